@@ -1,0 +1,250 @@
+extension ReplicatingArray {
+    /// Applies an operation from another replica (or this one: a duplicate is a no-op) and returns
+    /// the visible changes it caused, in order.
+    ///
+    /// An insertion whose anchor, or whose replica's earlier insertions, have not arrived yet is
+    /// buffered and applied as soon as they do; so is a removal of elements not yet inserted.
+    /// - Complexity: O(log n + k + size of the leaves touched), plus the buffered operations it
+    ///   releases.
+    @discardableResult
+    public mutating func apply(_ operation: ReplicatingArrayOperation<Element>) -> [ReplicatingArrayChange<Element>] {
+        makeUnique()
+        var changes: [ReplicatingArrayChange<Element>] = []
+        switch operation {
+        case .insert(let insertion):
+            if storage.integrate(insertion, changes: &changes) {
+                storage.releasePending(changes: &changes)
+            } else {
+                storage.pendingInsertions.append(insertion)
+            }
+        case .remove(let ranges):
+            storage.remove(ranges, changes: &changes)
+        }
+        return changes
+    }
+
+    /// Applies operations in order; returns all visible changes.
+    @discardableResult
+    public mutating func apply<S: Sequence>(contentsOf operations: S) -> [ReplicatingArrayChange<Element>] where S.Element == ReplicatingArrayOperation<Element> {
+        var changes: [ReplicatingArrayChange<Element>] = []
+        for operation in operations { changes.append(contentsOf: apply(operation)) }
+        return changes
+    }
+}
+
+extension ReplicatingArrayStorage {
+    /// The IDs of visible elements `range`, as few ranges as possible.
+    func idRanges(ofVisible range: Range<Int>) -> [ElementIDRange] {
+        var result: [ElementIDRange] = []
+        var (leaf, i) = leaf(holding: range.lowerBound)
+        var (run, offset, _) = leaf.runHolding(visible: i)
+        var remaining = range.count
+        while remaining > 0 {
+            if run == leaf.runs.count {
+                guard let next = leaf.next else { break }
+                leaf = next
+                run = 0
+                offset = 0
+                continue
+            }
+            let r = leaf.runs[run]
+            if !r.isDeleted {
+                let take = Swift.min(Int(r.length) - offset, remaining)
+                let start = ElementID(replica: replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
+                if let last = result.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {
+                    result[result.count - 1].count += UInt64(take)
+                } else {
+                    result.append(ElementIDRange(start: start, count: UInt64(take)))
+                }
+                remaining -= take
+            }
+            run += 1
+            offset = 0
+        }
+        return result
+    }
+
+    /// Marks the elements in `ranges` removed; elements not yet inserted are remembered and removed
+    /// when they arrive. Appends visible changes to `changes` when given.
+    func remove(_ ranges: [ElementIDRange], changes: UnsafeMutablePointer<[ReplicatingArrayChange<Element>]>?) {
+        for range in ranges where range.count > 0 {
+            let have = known(range.start.replica)
+            let end = range.counters.upperBound
+            if end > have {
+                let missing = Swift.max(range.start.counter, have)..<end
+                pendingRemovals[range.start.replica, default: []].append(missing)
+            }
+            guard let replica = replicaIndex[range.start.replica] else { continue }
+            var counter = range.start.counter
+            let presentEnd = Swift.min(end, have)
+            while counter < presentEnd {
+                guard let (leaf, run, offset) = locate(replica: replica, counter: counter) else { break }
+                let r = leaf.runs[run]
+                let take = Swift.min(Int(r.length) - offset, Int(presentEnd - counter))
+                if !r.isDeleted { removeVisible(leaf, run: run, offset: offset, count: take, changes: changes) }
+                counter += UInt64(take)
+            }
+        }
+    }
+
+    func remove(_ ranges: [ElementIDRange], changes: inout [ReplicatingArrayChange<Element>]) {
+        withUnsafeMutablePointer(to: &changes) { remove(ranges, changes: $0) }
+    }
+
+    /// Turns `count` visible elements of run `run` starting at `offset` into tombstones.
+    private func removeVisible(_ leaf: Leaf, run: Int, offset: Int, count: Int, changes: UnsafeMutablePointer<[ReplicatingArrayChange<Element>]>?) {
+        let contentIndex = leaf.contentStart(ofRun: run) + offset
+        if let changes {
+            changes.pointee.append(.removed(at: start(of: leaf).visible + contentIndex, count: count))
+        }
+        let removedRange = contentIndex..<(contentIndex + count)
+        let breaks = countBreaks(in: leaf.content[removedRange])
+        leaf.content.removeSubrange(removedRange)
+        var target = run
+        if offset > 0 {
+            splitRun(leaf, run, at: offset)
+            target += 1
+        }
+        if count < Int(leaf.runs[target].length) { splitRun(leaf, target, at: count) }
+        leaf.runs[target].isDeleted = true
+        coalesce(leaf, around: target)
+        leaf.breaks -= breaks
+        adjustCounts(from: leaf, visible: -count, breaks: -breaks)
+    }
+
+    /// Integrates a remote insertion into the anchor tree. Returns false, changing nothing, when it
+    /// cannot be applied yet (a gap in its replica's counters, or its anchor missing).
+    func integrate(_ original: ReplicatingArrayInsertion<Element>, changes: inout [ReplicatingArrayChange<Element>]) -> Bool {
+        let n = original.count
+        guard n > 0 else { return true }
+        let have = known(original.id.replica)
+        if original.id.counter + UInt64(n) <= have { return true }
+        if original.id.counter > have { return false }
+        let insertion = original.id.counter < have ? original.droppingFirst(Int(have - original.id.counter)) : original
+        if let anchor = insertion.anchor, !contains(anchor) { return false }
+        if let anchor = insertion.anchor, anchor.replica == insertion.id.replica, anchor.counter >= insertion.id.counter { return false }
+
+        let me = intern(insertion.id.replica)
+        let count = insertion.count
+        let stamp = insertion.timestamp
+        // Find where the new run goes: right after its anchor, past every newer sibling subtree.
+        var leaf: Leaf
+        var run: Int
+        var extendable = false
+        if let anchor = insertion.anchor, let anchorReplica = replicaIndex[anchor.replica],
+           let (l, r, offset) = locate(replica: anchorReplica, counter: anchor.counter) {
+            leaf = l
+            run = r
+            let anchorRun = leaf.runs[run]
+            if offset + 1 < Int(anchorRun.length) {
+                if timestamp(of: anchorRun, offset: offset + 1) < stamp {
+                    splitRun(leaf, run, at: offset + 1)
+                }
+                run += 1
+            } else {
+                run += 1
+                extendable = anchorRun.replica == me && anchorRun.end == insertion.id.counter
+                    && anchorRun.lamport + UInt64(anchorRun.length) == insertion.lamport
+                    && !anchorRun.isDeleted && !insertion.isRemoved
+            }
+        } else {
+            leaf = firstLeaf
+            run = 0
+        }
+        // Skip runs that are newer siblings (or their descendants): their first element is newer.
+        // The insertion point stays right after the last run skipped, in that run's leaf.
+        var scanLeaf = leaf
+        var scanRun = run
+        while true {
+            if scanRun == scanLeaf.runs.count {
+                guard let next = scanLeaf.next else { break }
+                scanLeaf = next
+                scanRun = 0
+                continue
+            }
+            guard timestamp(of: scanLeaf.runs[scanRun], offset: 0) > stamp else { break }
+            scanRun += 1
+            leaf = scanLeaf
+            run = scanRun
+            extendable = false
+        }
+        if run == leaf.runs.count, leaf.breaks > 0, let next = leaf.next {
+            // Right after a paragraph's final break: start the next paragraph's leaf instead.
+            leaf = next
+            run = 0
+            extendable = false
+        }
+
+        let contentIndex = leaf.contentStart(ofRun: run)
+        if case .elements(let elements) = insertion.content {
+            if extendable, run > 0, leaf.runs[run - 1].replica == me, leaf.runs[run - 1].end == insertion.id.counter {
+                leaf.runs[run - 1].length += UInt32(count)
+            } else {
+                leaf.runs.insert(Run(
+                    counter: insertion.id.counter, lamport: insertion.lamport,
+                    anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
+                    anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
+                    length: UInt32(count), isDeleted: false), at: run)
+            }
+            leaf.content.insert(contentsOf: elements, at: contentIndex)
+            let breaks = countBreaks(in: elements)
+            leaf.breaks += breaks
+            adjustCounts(from: leaf, visible: count, breaks: breaks)
+            changes.append(.inserted(at: start(of: leaf).visible + contentIndex, elements: elements))
+        } else {
+            leaf.runs.insert(Run(
+                counter: insertion.id.counter, lamport: insertion.lamport,
+                anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
+                anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
+                length: UInt32(count), isDeleted: true), at: run)
+            coalesce(leaf, around: run)
+        }
+        idIndex[Int(me)].append(contentsOf: repeatElement(leaf.number, count: count))
+        maxLamport = Swift.max(maxLamport, insertion.lamport + UInt64(count) - 1)
+        normalize(leaf)
+        applyPendingRemovals(of: insertion.id.replica, changes: &changes)
+        return true
+    }
+
+    /// Applies remembered removals whose elements have now arrived.
+    private func applyPendingRemovals(of replica: ReplicaID, changes: inout [ReplicatingArrayChange<Element>]) {
+        guard let waiting = pendingRemovals[replica] else { return }
+        let have = known(replica)
+        var ready: [ElementIDRange] = []
+        var still: [Range<UInt64>] = []
+        for range in waiting {
+            if range.lowerBound < have {
+                ready.append(ElementIDRange(start: ElementID(replica: replica, counter: range.lowerBound),
+                                            count: Swift.min(range.upperBound, have) - range.lowerBound))
+            }
+            if range.upperBound > have { still.append(Swift.max(range.lowerBound, have)..<range.upperBound) }
+        }
+        guard !ready.isEmpty else { return }
+        pendingRemovals[replica] = still.isEmpty ? nil : still
+        remove(ready, changes: &changes)
+    }
+
+    /// Applies buffered insertions that have become applicable, until none is.
+    func releasePending(changes: inout [ReplicatingArrayChange<Element>]) {
+        var progress = !pendingInsertions.isEmpty
+        while progress {
+            progress = false
+            var index = 0
+            while index < pendingInsertions.count {
+                if integrate(pendingInsertions[index], changes: &changes) {
+                    pendingInsertions.remove(at: index)
+                    progress = true
+                } else {
+                    index += 1
+                }
+            }
+        }
+    }
+}
+
+extension ReplicatingArrayInsertion {
+    var isRemoved: Bool {
+        if case .removed = content { return true }
+        return false
+    }
+}

@@ -1,0 +1,245 @@
+/// An array that many replicas edit concurrently and that always converges: a replicated growable
+/// array (RGA) built for real editing traces.
+///
+/// Model: every element ever inserted has an `ElementID` (replica, counter), a Lamport counter, and
+/// an anchor, the element it was inserted after. Document order is a depth-first walk of the anchor
+/// tree with siblings newest first (by Lamport counter, then replica). Removed elements stay as
+/// tombstones without content so later insertions can still anchor to them.
+///
+/// Storage: consecutive insertions by one replica are one run record; runs live in leaves (one per
+/// paragraph when `paragraphBreak` is given), a B+ tree of visible counts over the leaves finds an
+/// index in O(log n), and an ID index finds an element's leaf in O(1).
+///
+/// Invariants (checked by `_checkInvariants()`):
+/// 1. Each leaf's content is exactly the elements of its visible runs, in order; its break count
+///    matches; every branch's counts are the sums of its children's; all leaves are at one depth
+///    and the leaf list follows tree order.
+/// 2. For every replica, counters 0..<n each appear in exactly one run, and the ID index maps each
+///    to the leaf holding it.
+/// 3. Every run's anchor exists and comes earlier in document order, with a smaller Lamport counter.
+/// 4. With a paragraph break predicate, a visible break is the last visible element of its leaf.
+///
+/// Value semantics: copies share storage until one of them is mutated.
+public struct ReplicatingArray<Element> {
+    var storage: ReplicatingArrayStorage<Element>
+    /// The replica that makes this copy's local edits; not part of the replicated state.
+    public var replica: ReplicaID
+    let paragraphBreak: ((Element) -> Bool)?
+
+    /// An empty array edited locally as `replica`. When `paragraphBreak` is given, storage and
+    /// indexes are kept per paragraph (elements up to and including a break).
+    public init(replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil) {
+        self.replica = replica
+        self.paragraphBreak = paragraphBreak
+        self.storage = ReplicatingArrayStorage(isBreak: paragraphBreak)
+    }
+
+    /// An array holding `elements`, inserted by `replica`.
+    public init<S: Sequence>(_ elements: S, replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil) where S.Element == Element {
+        self.init(replica: replica, paragraphBreak: paragraphBreak)
+        insert(contentsOf: Array(elements), at: 0)
+    }
+
+    @inline(__always)
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
+    // MARK: Reading
+
+    /// Number of visible elements. - Complexity: O(1)
+    public var count: Int { storage.count }
+
+    public var isEmpty: Bool { storage.count == 0 }
+
+    /// The visible element at `index`. - Complexity: O(log n)
+    public subscript(index: Int) -> Element {
+        precondition(index >= 0 && index < count, "ReplicatingArray index out of range")
+        let (leaf, i) = storage.leaf(holding: index)
+        return leaf.content[i]
+    }
+
+    /// All visible elements in order. - Complexity: O(n)
+    public var elements: [Element] {
+        var result: [Element] = []
+        result.reserveCapacity(count)
+        var leaf: ReplicatingArrayStorage<Element>.Leaf? = storage.firstLeaf
+        while let l = leaf {
+            result.append(contentsOf: l.content)
+            leaf = l.next
+        }
+        return result
+    }
+
+    /// Visible elements in `range`. - Complexity: O(log n + range.count)
+    public func elements(in range: Range<Int>) -> [Element] {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ReplicatingArray range out of bounds")
+        guard !range.isEmpty else { return [] }
+        var result: [Element] = []
+        result.reserveCapacity(range.count)
+        var (leaf, i) = storage.leaf(holding: range.lowerBound)
+        while result.count < range.count {
+            let take = Swift.min(leaf.content.count - i, range.count - result.count)
+            result.append(contentsOf: leaf.content[i..<(i + take)])
+            guard let next = leaf.next else { break }
+            leaf = next
+            i = 0
+        }
+        return result
+    }
+
+    /// The ID of the visible element at `index`. - Complexity: O(log n)
+    public func id(at index: Int) -> ElementID {
+        precondition(index >= 0 && index < count, "ReplicatingArray index out of range")
+        let (leaf, i) = storage.leaf(holding: index)
+        let (run, offset, _) = leaf.runHolding(visible: i)
+        let r = leaf.runs[run]
+        return ElementID(replica: storage.replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
+    }
+
+    /// The current index of the element `id`, or nil if this copy does not have it or it was
+    /// removed. - Complexity: O(log n)
+    public func index(of id: ElementID) -> Int? {
+        guard let replica = storage.replicaIndex[id.replica],
+              let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter),
+              !leaf.runs[run].isDeleted
+        else { return nil }
+        return storage.start(of: leaf).visible + leaf.contentStart(ofRun: run) + offset
+    }
+
+    /// The index where an element inserted right after `id` would appear: the index after `id`
+    /// when visible, else the position its tombstone occupies; nil if unknown. Anchors positions
+    /// (cursors) to elements. - Complexity: O(log n)
+    public func index(after id: ElementID) -> Int? {
+        guard let replica = storage.replicaIndex[id.replica],
+              let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter)
+        else { return nil }
+        let visibleOffset = leaf.runs[run].isDeleted ? 0 : offset + 1
+        return storage.start(of: leaf).visible + leaf.contentStart(ofRun: run) + visibleOffset
+    }
+
+    /// How many elements of each replica this copy has.
+    /// - Complexity: O(replicas)
+    public var versionVector: VersionVector {
+        var counts: [ReplicaID: UInt64] = [:]
+        for (i, replica) in storage.replicas.enumerated() { counts[replica] = UInt64(storage.idIndex[i].count) }
+        return VersionVector(counts)
+    }
+
+    /// True when this copy has the element `id` (visible or removed).
+    public func contains(_ id: ElementID) -> Bool { storage.contains(id) }
+
+    /// Number of operations received but not yet applicable (waiting for what they depend on).
+    public var pendingOperationCount: Int {
+        storage.pendingInsertions.count + storage.pendingRemovals.values.reduce(0) { $0 + $1.count }
+    }
+
+    // MARK: Local edits
+
+    /// Inserts `newElements` at `index`; returns the operation to ship to other replicas (nil when
+    /// there was nothing to insert). - Complexity: O(log n + k + size of one leaf)
+    @discardableResult
+    public mutating func insert<C: Collection>(contentsOf newElements: C, at index: Int) -> ReplicatingArrayOperation<Element>? where C.Element == Element {
+        precondition(index >= 0 && index <= count, "ReplicatingArray insertion index out of range")
+        let n = newElements.count
+        guard n > 0 else { return nil }
+        makeUnique()
+        let s = storage
+        let me = s.intern(replica)
+        let counter = UInt64(s.idIndex[Int(me)].count)
+        let lamport = s.maxLamport + 1
+        let anchor: ElementID?
+        var leaf: ReplicatingArrayStorage<Element>.Leaf
+        var newRun = ReplicatingArrayStorage<Element>.Run(
+            counter: counter, lamport: lamport, anchorCounter: 0, replica: me,
+            anchorReplica: ReplicatingArrayStorage<Element>.noReplica, length: UInt32(n), isDeleted: false)
+        if index == 0 {
+            anchor = nil
+            leaf = s.firstLeaf
+            leaf.runs.insert(newRun, at: 0)
+            leaf.content.insert(contentsOf: newElements, at: 0)
+        } else {
+            let (l, i) = s.leaf(holding: index - 1)
+            leaf = l
+            let (run, offset, contentStart) = leaf.runHolding(visible: i)
+            let r = leaf.runs[run]
+            anchor = ElementID(replica: s.replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
+            var contentIndex = contentStart + offset + 1
+            if offset + 1 == Int(r.length), r.replica == me, r.end == counter, r.lamport + UInt64(r.length) == lamport {
+                leaf.runs[run].length += UInt32(n)
+            } else if offset + 1 == Int(r.length), run + 1 == leaf.runs.count, leaf.breaks > 0, let next = l.next {
+                // Right after a paragraph's final break: the new text starts the next paragraph's leaf.
+                newRun.anchorReplica = r.replica
+                newRun.anchorCounter = r.counter + UInt64(offset)
+                leaf = next
+                leaf.runs.insert(newRun, at: 0)
+                contentIndex = 0
+            } else {
+                if offset + 1 < Int(r.length) { s.splitRun(leaf, run, at: offset + 1) }
+                newRun.anchorReplica = r.replica
+                newRun.anchorCounter = r.counter + UInt64(offset)
+                leaf.runs.insert(newRun, at: run + 1)
+            }
+            if contentIndex == leaf.content.count {
+                leaf.content.append(contentsOf: newElements)
+            } else {
+                leaf.content.insert(contentsOf: newElements, at: contentIndex)
+            }
+        }
+        let breaks = s.countBreaks(in: newElements)
+        leaf.breaks += breaks
+        s.adjustCounts(from: leaf, visible: n, breaks: breaks)
+        s.idIndex[Int(me)].append(contentsOf: repeatElement(leaf.number, count: n))
+        s.maxLamport = lamport + UInt64(n) - 1
+        s.normalize(leaf)
+        return .insert(ReplicatingArrayInsertion(
+            id: ElementID(replica: replica, counter: counter), lamport: lamport, anchor: anchor,
+            content: .elements(Array(newElements))))
+    }
+
+    /// Inserts one element at `index`; returns the operation to ship.
+    @discardableResult
+    public mutating func insert(_ element: Element, at index: Int) -> ReplicatingArrayOperation<Element> {
+        // A one-element insertion always yields an operation.
+        insert(contentsOf: CollectionOfOne(element), at: index) ?? .remove([])
+    }
+
+    @discardableResult
+    public mutating func append(_ element: Element) -> ReplicatingArrayOperation<Element> {
+        insert(element, at: count)
+    }
+
+    /// Removes the elements in `range`; returns the operation to ship (nil for an empty range).
+    /// - Complexity: O(log n + k + size of the leaves touched)
+    @discardableResult
+    public mutating func removeSubrange(_ range: Range<Int>) -> ReplicatingArrayOperation<Element>? {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ReplicatingArray range out of bounds")
+        guard !range.isEmpty else { return nil }
+        makeUnique()
+        let ranges = storage.idRanges(ofVisible: range)
+        storage.remove(ranges, changes: nil)
+        return .remove(ranges)
+    }
+
+    /// Removes the element at `index`; returns the operation to ship.
+    @discardableResult
+    public mutating func remove(at index: Int) -> ReplicatingArrayOperation<Element> {
+        removeSubrange(index..<(index + 1)) ?? .remove([])
+    }
+
+    /// Replaces `range` with `newElements` (a removal, then an insertion at the same place);
+    /// returns the operations to ship, in order.
+    @discardableResult
+    public mutating func replaceSubrange<C: Collection>(_ range: Range<Int>, with newElements: C) -> [ReplicatingArrayOperation<Element>] where C.Element == Element {
+        var operations: [ReplicatingArrayOperation<Element>] = []
+        if let removal = removeSubrange(range) { operations.append(removal) }
+        if let insertion = insert(contentsOf: newElements, at: range.lowerBound) { operations.append(insertion) }
+        return operations
+    }
+}
+
+extension ReplicatingArray: CustomStringConvertible {
+    public var description: String { "ReplicatingArray(\(elements))" }
+}
+
+extension ReplicatingArray: @unchecked Sendable where Element: Sendable {}
