@@ -15,7 +15,7 @@ let package = Package(
         // The CRDT library: pure Swift, no I/O, no JSON.
         .target(
             name: "ReplicatingTypes",
-            swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+            swiftSettings: [.unsafeFlags(["-cross-module-optimization", "-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         // jansson through pkg-config; only the JSON module imports it.
         .systemLibrary(

@@ -74,7 +74,7 @@ extension ReplicatingArrayStorage {
                 let missing = Swift.max(range.start.counter, have)..<end
                 pendingRemovals[range.start.replica, default: []].append(missing)
             }
-            guard let replica = replicaIndex[range.start.replica] else { continue }
+            guard let replica = index(of: range.start.replica) else { continue }
             var counter = range.start.counter
             let presentEnd = Swift.min(end, have)
             while counter < presentEnd {
@@ -131,7 +131,7 @@ extension ReplicatingArrayStorage {
         var leaf: Leaf
         var run: Int
         var extendable = false
-        if let anchor = insertion.anchor, let anchorReplica = replicaIndex[anchor.replica],
+        if let anchor = insertion.anchor, let anchorReplica = index(of: anchor.replica),
            let (l, r, offset) = locate(replica: anchorReplica, counter: anchor.counter) {
             leaf = l
             run = r

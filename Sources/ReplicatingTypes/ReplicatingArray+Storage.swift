@@ -121,9 +121,20 @@ final class ReplicatingArrayStorage<Element> {
 
     // MARK: Replicas
 
+    /// The most recently interned replica, to skip hashing on the common path.
+    private var lastInterned: (id: ReplicaID, index: UInt32)?
+
+    @inline(__always)
+    func index(of replica: ReplicaID) -> UInt32? {
+        if let last = lastInterned, last.id == replica { return last.index }
+        guard let index = replicaIndex[replica] else { return nil }
+        lastInterned = (replica, index)
+        return index
+    }
+
     @inline(__always)
     func intern(_ replica: ReplicaID) -> UInt32 {
-        if let index = replicaIndex[replica] { return index }
+        if let index = index(of: replica) { return index }
         let index = UInt32(replicas.count)
         replicas.append(replica)
         replicaIndex[replica] = index
@@ -133,7 +144,7 @@ final class ReplicatingArrayStorage<Element> {
 
     /// Number of elements of `replica` this copy has (the next counter it expects).
     func known(_ replica: ReplicaID) -> UInt64 {
-        guard let index = replicaIndex[replica] else { return 0 }
+        guard let index = index(of: replica) else { return 0 }
         return UInt64(idIndex[Int(index)].count)
     }
 

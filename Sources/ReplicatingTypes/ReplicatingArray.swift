@@ -100,7 +100,7 @@ public struct ReplicatingArray<Element> {
     /// The current index of the element `id`, or nil if this copy does not have it or it was
     /// removed. - Complexity: O(log n)
     public func index(of id: ElementID) -> Int? {
-        guard let replica = storage.replicaIndex[id.replica],
+        guard let replica = storage.index(of: id.replica),
               let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter),
               !leaf.runs[run].isDeleted
         else { return nil }
@@ -111,7 +111,7 @@ public struct ReplicatingArray<Element> {
     /// when visible, else the position its tombstone occupies; nil if unknown. Anchors positions
     /// (cursors) to elements. - Complexity: O(log n)
     public func index(after id: ElementID) -> Int? {
-        guard let replica = storage.replicaIndex[id.replica],
+        guard let replica = storage.index(of: id.replica),
               let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter)
         else { return nil }
         let visibleOffset = leaf.runs[run].isDeleted ? 0 : offset + 1
