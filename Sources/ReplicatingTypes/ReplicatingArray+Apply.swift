@@ -8,19 +8,25 @@ extension ReplicatingArray {
     ///   releases.
     @discardableResult
     public mutating func apply(_ operation: ReplicatingArrayOperation<Element>) -> [ReplicatingArrayChange<Element>] {
-        makeUnique()
         var changes: [ReplicatingArrayChange<Element>] = []
+        apply(operation) { changes.append($0) }
+        return changes
+    }
+
+    /// Applies an operation, calling `report` with each visible change right after it happens,
+    /// while the array is in exactly the state that change produced.
+    mutating func apply(_ operation: ReplicatingArrayOperation<Element>, report: (ReplicatingArrayChange<Element>) -> Void) {
+        makeUnique()
         switch operation {
         case .insert(let insertion):
-            if storage.integrate(insertion, changes: &changes) {
-                storage.releasePending(changes: &changes)
+            if storage.integrate(insertion, report: report) {
+                storage.releasePending(report: report)
             } else {
                 storage.pendingInsertions.append(insertion)
             }
         case .remove(let ranges):
-            storage.remove(ranges, changes: &changes)
+            withoutActuallyEscaping(report) { storage.remove(ranges, report: $0) }
         }
-        return changes
     }
 
     /// Applies operations in order; returns all visible changes.
@@ -65,8 +71,8 @@ extension ReplicatingArrayStorage {
     }
 
     /// Marks the elements in `ranges` removed; elements not yet inserted are remembered and removed
-    /// when they arrive. Appends visible changes to `changes` when given.
-    func remove(_ ranges: [ElementIDRange], changes: UnsafeMutablePointer<[ReplicatingArrayChange<Element>]>?) {
+    /// when they arrive. Reports visible changes when `report` is given.
+    func remove(_ ranges: [ElementIDRange], report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         for range in ranges where range.count > 0 {
             let have = known(range.start.replica)
             let end = range.counters.upperBound
@@ -81,23 +87,17 @@ extension ReplicatingArrayStorage {
                 guard let (leaf, run, offset) = locate(replica: replica, counter: counter) else { break }
                 let r = leaf.runs[run]
                 let take = Swift.min(Int(r.length) - offset, Int(presentEnd - counter))
-                if !r.isDeleted { removeVisible(leaf, run: run, offset: offset, count: take, changes: changes) }
+                if !r.isDeleted { removeVisible(leaf, run: run, offset: offset, count: take, report: report) }
                 counter += UInt64(take)
             }
         }
     }
 
-    func remove(_ ranges: [ElementIDRange], changes: inout [ReplicatingArrayChange<Element>]) {
-        withUnsafeMutablePointer(to: &changes) { remove(ranges, changes: $0) }
-    }
-
     /// Turns `count` visible elements of run `run` starting at `offset` into tombstones.
-    private func removeVisible(_ leaf: Leaf, run: Int, offset: Int, count: Int, changes: UnsafeMutablePointer<[ReplicatingArrayChange<Element>]>?) {
+    private func removeVisible(_ leaf: Leaf, run: Int, offset: Int, count: Int, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         let contentIndex = leaf.contentStart(ofRun: run) + offset
-        if let changes {
-            changes.pointee.append(.removed(at: start(of: leaf).visible + contentIndex, count: count))
-        }
         let removedRange = contentIndex..<(contentIndex + count)
+        let removed = report == nil ? [] : Array(leaf.content[removedRange])
         let breaks = countBreaks(in: leaf.content[removedRange])
         leaf.content.removeSubrange(removedRange)
         var target = run
@@ -110,11 +110,12 @@ extension ReplicatingArrayStorage {
         coalesce(leaf, around: target)
         leaf.breaks -= breaks
         adjustCounts(from: leaf, visible: -count, breaks: -breaks)
+        report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
     }
 
     /// Integrates a remote insertion into the anchor tree. Returns false, changing nothing, when it
     /// cannot be applied yet (a gap in its replica's counters, or its anchor missing).
-    func integrate(_ original: ReplicatingArrayInsertion<Element>, changes: inout [ReplicatingArrayChange<Element>]) -> Bool {
+    func integrate(_ original: ReplicatingArrayInsertion<Element>, report: (ReplicatingArrayChange<Element>) -> Void) -> Bool {
         let n = original.count
         guard n > 0 else { return true }
         let have = known(original.id.replica)
@@ -176,6 +177,7 @@ extension ReplicatingArrayStorage {
         }
 
         let contentIndex = leaf.contentStart(ofRun: run)
+        var at: Int?
         if case .elements(let elements) = insertion.content {
             if extendable, run > 0, leaf.runs[run - 1].replica == me, leaf.runs[run - 1].end == insertion.id.counter {
                 leaf.runs[run - 1].length += UInt32(count)
@@ -190,7 +192,7 @@ extension ReplicatingArrayStorage {
             let breaks = countBreaks(in: elements)
             leaf.breaks += breaks
             adjustCounts(from: leaf, visible: count, breaks: breaks)
-            changes.append(.inserted(at: start(of: leaf).visible + contentIndex, elements: elements))
+            at = start(of: leaf).visible + contentIndex
         } else {
             leaf.runs.insert(Run(
                 counter: insertion.id.counter, lamport: insertion.lamport,
@@ -202,12 +204,13 @@ extension ReplicatingArrayStorage {
         idIndex[Int(me)].append(contentsOf: repeatElement(leaf.number, count: count))
         maxLamport = Swift.max(maxLamport, insertion.lamport + UInt64(count) - 1)
         normalize(leaf)
-        applyPendingRemovals(of: insertion.id.replica, changes: &changes)
+        if let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: elements)) }
+        applyPendingRemovals(of: insertion.id.replica, report: report)
         return true
     }
 
     /// Applies remembered removals whose elements have now arrived.
-    private func applyPendingRemovals(of replica: ReplicaID, changes: inout [ReplicatingArrayChange<Element>]) {
+    private func applyPendingRemovals(of replica: ReplicaID, report: (ReplicatingArrayChange<Element>) -> Void) {
         guard let waiting = pendingRemovals[replica] else { return }
         let have = known(replica)
         var ready: [ElementIDRange] = []
@@ -221,17 +224,17 @@ extension ReplicatingArrayStorage {
         }
         guard !ready.isEmpty else { return }
         pendingRemovals[replica] = still.isEmpty ? nil : still
-        remove(ready, changes: &changes)
+        withoutActuallyEscaping(report) { remove(ready, report: $0) }
     }
 
     /// Applies buffered insertions that have become applicable, until none is.
-    func releasePending(changes: inout [ReplicatingArrayChange<Element>]) {
+    func releasePending(report: (ReplicatingArrayChange<Element>) -> Void) {
         var progress = !pendingInsertions.isEmpty
         while progress {
             progress = false
             var index = 0
             while index < pendingInsertions.count {
-                if integrate(pendingInsertions[index], changes: &changes) {
+                if integrate(pendingInsertions[index], report: report) {
                     pendingInsertions.remove(at: index)
                     progress = true
                 } else {

@@ -63,7 +63,7 @@ public struct ReplicatingArrayInsertion<Element> {
 /// the moment its change happens (after the changes before it), so an editor can replay them.
 public enum ReplicatingArrayChange<Element> {
     case inserted(at: Int, elements: [Element])
-    case removed(at: Int, count: Int)
+    case removed(at: Int, elements: [Element])
 }
 
 extension ReplicatingArrayOperation: Sendable where Element: Sendable {}

@@ -8,27 +8,58 @@ extension ReplicatingArray {
     /// - Complexity: O(log n)
     public func startOfParagraph(_ paragraph: Int) -> Int {
         precondition(paragraph >= 0 && paragraph < paragraphCount, "paragraph out of range")
-        guard paragraph > 0 else { return 0 }
-        // A visible break always ends its leaf, so paragraph k starts right after the leaf holding break k-1.
-        let (leaf, _) = storage.leaf(holdingBreak: paragraph - 1)
-        return storage.start(of: leaf).visible + leaf.content.count
+        return storage.startOfParagraph(paragraph)
     }
 
     /// The range of paragraph `paragraph`'s elements, without its final break.
     /// - Complexity: O(log n)
     public func rangeOfParagraph(_ paragraph: Int) -> Range<Int> {
-        let start = startOfParagraph(paragraph)
-        let end = paragraph + 1 < paragraphCount ? startOfParagraph(paragraph + 1) - 1 : count
-        return start..<end
+        precondition(paragraph >= 0 && paragraph < paragraphCount, "paragraph out of range")
+        return storage.rangeOfParagraph(paragraph)
     }
 
     /// The paragraph holding the element at `index` (`index == count` is in the last paragraph).
     /// - Complexity: O(log n)
     public func paragraph(containing index: Int) -> Int {
         precondition(index >= 0 && index <= count, "index out of range")
-        guard index < count else { return paragraphCount - 1 }
-        let (leaf, _) = storage.leaf(holding: index)
+        return storage.paragraph(containing: index)
+    }
+}
+
+extension ReplicatingArrayStorage {
+    func startOfParagraph(_ paragraph: Int) -> Int {
+        guard paragraph > 0 else { return 0 }
+        // A visible break always ends its leaf, so paragraph k starts right after the leaf holding break k-1.
+        let (leaf, _) = leaf(holdingBreak: paragraph - 1)
+        return start(of: leaf).visible + leaf.content.count
+    }
+
+    func rangeOfParagraph(_ paragraph: Int) -> Range<Int> {
+        let start = startOfParagraph(paragraph)
+        let end = paragraph < root.breaks ? startOfParagraph(paragraph + 1) - 1 : count
+        return start..<end
+    }
+
+    func paragraph(containing index: Int) -> Int {
+        guard index < count else { return root.breaks }
+        let (leaf, _) = leaf(holding: index)
         // Only a leaf's last visible element can be a break, so none precedes `index` inside the leaf.
-        return storage.start(of: leaf).breaks
+        return start(of: leaf).breaks
+    }
+
+    /// Visible elements in `range`. - Complexity: O(log n + range.count)
+    func elements(in range: Range<Int>) -> [Element] {
+        guard !range.isEmpty else { return [] }
+        var result: [Element] = []
+        result.reserveCapacity(range.count)
+        var (leaf, i) = leaf(holding: range.lowerBound)
+        while result.count < range.count {
+            let take = Swift.min(leaf.content.count - i, range.count - result.count)
+            result.append(contentsOf: leaf.content[i..<(i + take)])
+            guard let next = leaf.next else { break }
+            leaf = next
+            i = 0
+        }
+        return result
     }
 }

@@ -74,18 +74,7 @@ public struct ReplicatingArray<Element> {
     /// Visible elements in `range`. - Complexity: O(log n + range.count)
     public func elements(in range: Range<Int>) -> [Element] {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "ReplicatingArray range out of bounds")
-        guard !range.isEmpty else { return [] }
-        var result: [Element] = []
-        result.reserveCapacity(range.count)
-        var (leaf, i) = storage.leaf(holding: range.lowerBound)
-        while result.count < range.count {
-            let take = Swift.min(leaf.content.count - i, range.count - result.count)
-            result.append(contentsOf: leaf.content[i..<(i + take)])
-            guard let next = leaf.next else { break }
-            leaf = next
-            i = 0
-        }
-        return result
+        return storage.elements(in: range)
     }
 
     /// The ID of the visible element at `index`. - Complexity: O(log n)
@@ -217,7 +206,7 @@ public struct ReplicatingArray<Element> {
         guard !range.isEmpty else { return nil }
         makeUnique()
         let ranges = storage.idRanges(ofVisible: range)
-        storage.remove(ranges, changes: nil)
+        storage.remove(ranges, report: nil)
         return .remove(ranges)
     }
 

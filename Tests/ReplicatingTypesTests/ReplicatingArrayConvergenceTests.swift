@@ -29,7 +29,9 @@ private struct SimulatedReplica {
         for change in array.apply(operation) {
             switch change {
             case .inserted(let at, let elements): mirror.insert(contentsOf: elements, at: at)
-            case .removed(let at, let n): mirror.removeSubrange(at..<(at + n))
+            case .removed(let at, let removed):
+                #expect(Array(mirror[at..<(at + removed.count)]) == removed, "reported removed elements differ")
+                mirror.removeSubrange(at..<(at + removed.count))
             }
         }
     }

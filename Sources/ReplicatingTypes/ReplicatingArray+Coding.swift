@@ -1,0 +1,199 @@
+/// The binary form of `ReplicatingArray` operations (format version 1).
+///
+/// A batch is: version byte, replica table (count, IDs), operation count, operations. An insertion
+/// is a tag byte (kind, anchor form, same-replica flag), the replica's table index unless it is
+/// the previous insertion's, its counter as a delta from that replica's next expected counter, its
+/// Lamport counter as a delta from the previous insertion's end, the anchor (often implied: the
+/// previous element of the same replica), the run length and the content. A removal is a list of
+/// (replica index, counter, count) ranges. A whole array's state is the batch of
+/// `operations(since: [])`, so decoding a state re-derives its order and cannot smuggle in an
+/// order the algorithm would not produce.
+public enum ReplicatingArrayCoding {
+    static let maxOperations = 1 << 24
+    static let maxRunLength = 1 << 26
+    static let maxReplicas = 1 << 16
+
+    enum Kind: UInt8 { case insertElements = 0, insertRemoved = 1, remove = 2 }
+    enum AnchorForm: UInt8 { case start = 0, previousOfSameReplica = 1, sameReplica = 2, otherReplica = 3 }
+
+    public static func encode<Element: ReplicatingElementCodable>(_ operations: [ReplicatingArrayOperation<Element>]) -> [UInt8] {
+        var replicas: [ReplicaID] = []
+        var replicaIndex: [ReplicaID: Int] = [:]
+        func index(_ r: ReplicaID) -> Int {
+            if let i = replicaIndex[r] { return i }
+            replicaIndex[r] = replicas.count
+            replicas.append(r)
+            return replicas.count - 1
+        }
+        for op in operations {
+            switch op {
+            case .insert(let ins):
+                _ = index(ins.id.replica)
+                if let a = ins.anchor { _ = index(a.replica) }
+            case .remove(let ranges):
+                for r in ranges { _ = index(r.start.replica) }
+            }
+        }
+        var w = BinaryWriter()
+        w.write(UInt8(ReplicatingTypesInfo.formatVersion))
+        w.writeVarint(UInt64(replicas.count))
+        for r in replicas { w.writeVarint(r.rawValue) }
+        w.writeVarint(UInt64(operations.count))
+        var nextCounter: [Int: UInt64] = [:]
+        var previousReplica = -1
+        var previousLamportEnd: UInt64 = 0
+        for op in operations {
+            switch op {
+            case .insert(let ins):
+                let r = index(ins.id.replica)
+                var tag: UInt8
+                switch ins.content {
+                case .elements: tag = Kind.insertElements.rawValue
+                case .removed: tag = Kind.insertRemoved.rawValue
+                }
+                let form: AnchorForm
+                if let a = ins.anchor {
+                    if a.replica != ins.id.replica { form = .otherReplica }
+                    else if a.counter &+ 1 == ins.id.counter { form = .previousOfSameReplica }
+                    else { form = .sameReplica }
+                } else {
+                    form = .start
+                }
+                tag |= form.rawValue << 2
+                if r == previousReplica { tag |= 1 << 4 }
+                w.write(tag)
+                if r != previousReplica { w.writeVarint(UInt64(r)) }
+                w.writeSignedVarint(Int64(bitPattern: ins.id.counter &- (nextCounter[r] ?? 0)))
+                w.writeSignedVarint(Int64(bitPattern: ins.lamport &- previousLamportEnd))
+                switch form {
+                case .start, .previousOfSameReplica: break
+                case .sameReplica: w.writeSignedVarint(Int64(bitPattern: (ins.anchor?.counter ?? 0) &- ins.id.counter))
+                case .otherReplica:
+                    w.writeVarint(UInt64(index(ins.anchor?.replica ?? ins.id.replica)))
+                    w.writeVarint(ins.anchor?.counter ?? 0)
+                }
+                w.writeVarint(UInt64(ins.count))
+                if case .elements(let elements) = ins.content { Element.encode(elements, into: &w) }
+                nextCounter[r] = ins.id.counter &+ UInt64(ins.count)
+                previousReplica = r
+                previousLamportEnd = ins.lamport &+ UInt64(ins.count)
+            case .remove(let ranges):
+                w.write(Kind.remove.rawValue)
+                w.writeVarint(UInt64(ranges.count))
+                for range in ranges {
+                    w.writeVarint(UInt64(index(range.start.replica)))
+                    w.writeVarint(range.start.counter)
+                    w.writeVarint(range.count)
+                }
+            }
+        }
+        return w.bytes
+    }
+
+    public static func decode<Element: ReplicatingElementCodable>(_ bytes: [UInt8], as: Element.Type = Element.self) throws(BinaryDecodingError) -> [ReplicatingArrayOperation<Element>] {
+        var r = BinaryReader(bytes)
+        let version = try r.readByte()
+        guard version == UInt8(ReplicatingTypesInfo.formatVersion) else { throw .unsupportedVersion(version) }
+        let replicaCount = try r.readCount(limit: Swift.min(maxReplicas, r.remaining))
+        var replicas: [ReplicaID] = []
+        for _ in 0..<replicaCount { replicas.append(ReplicaID(try r.readVarint())) }
+        func replica(_ i: Int) throws(BinaryDecodingError) -> ReplicaID {
+            guard i < replicas.count else { throw .invalid("replica index \(i) outside the table of \(replicas.count)") }
+            return replicas[i]
+        }
+        let count = try r.readCount(limit: Swift.min(maxOperations, r.remaining))
+        var operations: [ReplicatingArrayOperation<Element>] = []
+        operations.reserveCapacity(count)
+        var nextCounter: [Int: UInt64] = [:]
+        var previousReplica = -1
+        var previousLamportEnd: UInt64 = 0
+        for _ in 0..<count {
+            let tag = try r.readByte()
+            guard let kind = Kind(rawValue: tag & 0b11) else { throw .invalid("unknown operation kind \(tag & 0b11)") }
+            switch kind {
+            case .insertElements, .insertRemoved:
+                guard tag >> 5 == 0, let form = AnchorForm(rawValue: (tag >> 2) & 0b11) else { throw .invalid("unknown flags in tag \(tag)") }
+                let rIndex = tag & (1 << 4) != 0 ? previousReplica : try r.readCount(limit: replicas.count)
+                let id = try replica(rIndex)
+                let counter = (nextCounter[rIndex] ?? 0) &+ UInt64(bitPattern: try r.readSignedVarint())
+                let lamport = previousLamportEnd &+ UInt64(bitPattern: try r.readSignedVarint())
+                let anchor: ElementID?
+                switch form {
+                case .start: anchor = nil
+                case .previousOfSameReplica:
+                    guard counter > 0 else { throw .invalid("run at counter 0 cannot follow an earlier element of its replica") }
+                    anchor = ElementID(replica: id, counter: counter - 1)
+                case .sameReplica: anchor = ElementID(replica: id, counter: counter &+ UInt64(bitPattern: try r.readSignedVarint()))
+                case .otherReplica: anchor = ElementID(replica: try replica(try r.readCount(limit: replicas.count)), counter: try r.readVarint())
+                }
+                let length = try r.readCount(limit: maxRunLength)
+                guard length > 0 else { throw .invalid("empty run") }
+                guard counter <= UInt64.max - UInt64(length), lamport <= UInt64.max - UInt64(length) else { throw .invalid("counter overflow") }
+                let content: ReplicatingArrayInsertion<Element>.Content =
+                    kind == .insertElements ? .elements(try Element.decode(count: length, from: &r)) : .removed(count: length)
+                operations.append(.insert(ReplicatingArrayInsertion(id: ElementID(replica: id, counter: counter), lamport: lamport, anchor: anchor, content: content)))
+                nextCounter[rIndex] = counter + UInt64(length)
+                previousReplica = rIndex
+                previousLamportEnd = lamport + UInt64(length)
+            case .remove:
+                let n = try r.readCount(limit: r.remaining)
+                var ranges: [ElementIDRange] = []
+                ranges.reserveCapacity(n)
+                for _ in 0..<n {
+                    let id = try replica(try r.readCount(limit: replicas.count))
+                    let start = try r.readVarint()
+                    let length = try r.readVarint()
+                    guard start <= UInt64.max - length else { throw .invalid("removal range overflows") }
+                    ranges.append(ElementIDRange(start: ElementID(replica: id, counter: start), count: length))
+                }
+                operations.append(.remove(ranges))
+            }
+        }
+        guard r.isAtEnd else { throw .invalid("\(r.remaining) unexpected bytes after the last operation") }
+        return operations
+    }
+}
+
+extension ReplicatingArray where Element: ReplicatingElementCodable {
+    /// The whole replicated state in the compact binary form (format version 1).
+    public func encodedState() -> [UInt8] {
+        ReplicatingArrayCoding.encode(operations())
+    }
+
+    /// Rebuilds an array from `encodedState()` bytes, edited locally as `replica`. Throws, leaving
+    /// nothing half-built, on malformed bytes or a state that refers to elements it lacks.
+    public init(decodingState bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil) throws(BinaryDecodingError) {
+        let operations = try ReplicatingArrayCoding.decode(bytes, as: Element.self)
+        self.init(replica: replica, paragraphBreak: paragraphBreak)
+        apply(contentsOf: operations)
+        guard pendingOperationCount == 0 else {
+            throw .invalid("state refers to \(pendingOperationCount) elements it does not contain")
+        }
+    }
+}
+
+extension ReplicatingArray: Codable where Element: Codable {
+    private enum CodingKeys: String, CodingKey { case formatVersion, replica, operations }
+
+    /// Decodes the state written by `encode(to:)`. The paragraph-break predicate is not data: a
+    /// decoded array has none (use `ReplicatingText` for text).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let version = try container.decode(Int.self, forKey: .formatVersion)
+        guard version == ReplicatingTypesInfo.formatVersion else {
+            throw DecodingError.dataCorruptedError(forKey: .formatVersion, in: container, debugDescription: "unsupported format version \(version)")
+        }
+        self.init(replica: try container.decode(ReplicaID.self, forKey: .replica))
+        apply(contentsOf: try container.decode([ReplicatingArrayOperation<Element>].self, forKey: .operations))
+        guard pendingOperationCount == 0 else {
+            throw DecodingError.dataCorruptedError(forKey: .operations, in: container, debugDescription: "operations refer to elements they do not contain")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(ReplicatingTypesInfo.formatVersion, forKey: .formatVersion)
+        try container.encode(replica, forKey: .replica)
+        try container.encode(operations(), forKey: .operations)
+    }
+}

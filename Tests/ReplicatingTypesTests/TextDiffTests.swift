@@ -1,0 +1,55 @@
+import Testing
+import ReplicatingTypes
+
+@Suite struct TextDiffTests {
+    @Test(arguments: [
+        ("", ""), ("", "abc"), ("abc", ""), ("abc", "abc"), ("abc", "abxc"), ("a\nb\nc\n", "a\nc\n"),
+        ("one\ntwo\nthree", "one\n2\nthree\nfour"), ("x😀y\r\n", "x😃y\r\n"), ("kitten", "sitting"),
+    ])
+    func editsReproduceTheNewText(old: String, new: String) {
+        let oldScalars = Array(old.unicodeScalars)
+        let edits = TextDiff.edits(from: old, to: new)
+        #expect(TextDiff.apply(edits, to: oldScalars).string == new)
+        // Sorted and disjoint.
+        for (x, y) in zip(edits, edits.dropFirst()) { #expect(x.range.upperBound <= y.range.lowerBound) }
+    }
+
+    @Test func oneTypedCharacterIsOneInsertion() {
+        let edits = TextDiff.edits(from: "hello world\nsecond\n", to: "hello, world\nsecond\n")
+        #expect(edits == [TextEdit(range: 5..<5, replacement: [","])])
+    }
+
+    @Test func editDistanceIsMinimal() {
+        // kitten -> sitting: 2 substitutions + 1 insertion = 5 scalars touched at most (3 edits).
+        let edits = TextDiff.edits(from: "kitten", to: "sitting")
+        let removed = edits.reduce(0) { $0 + $1.range.count }
+        let inserted = edits.reduce(0) { $0 + $1.replacement.count }
+        #expect(removed + inserted == 5)
+    }
+
+    @Test(arguments: [41, 42, 43, 44] as [UInt64])
+    func randomTextsRoundTrip(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        for _ in 0..<50 {
+            let old = (0..<Int.random(in: 0...60, using: &random)).map { _ in testAlphabet.randomElement(using: &random)! }
+            var new = old
+            for _ in 0..<Int.random(in: 0...6, using: &random) {
+                let at = Int.random(in: 0...new.count, using: &random)
+                let n = Int.random(in: 0...Swift.min(4, new.count - at), using: &random)
+                new.replaceSubrange(at..<(at + n), with: (0..<Int.random(in: 0...4, using: &random)).map { _ in testAlphabet.randomElement(using: &random)! })
+            }
+            #expect(TextDiff.apply(TextDiff.edits(from: old, to: new), to: old) == new, "seed \(seed)")
+        }
+    }
+
+    @Test func largeDocumentWithOneChangedLine() {
+        let line = Array("the quick brown fox jumps over the lazy dog, again and again and again\n".unicodeScalars)
+        var old: [Unicode.Scalar] = []
+        for _ in 0..<40_000 { old.append(contentsOf: line) }
+        var new = old
+        new.insert("!", at: old.count / 2 + 7)
+        let edits = TextDiff.edits(from: old, to: new)
+        #expect(edits.count == 1)
+        #expect(edits.first?.replacement == ["!"])
+    }
+}
