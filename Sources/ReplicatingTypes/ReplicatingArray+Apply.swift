@@ -19,15 +19,32 @@ extension ReplicatingArray {
         makeUnique()
         switch operation {
         case .insert(let insertion):
-            if storage.integrate(insertion, report: report) {
-                storage.releasePending(report: report)
-            } else {
-                storage.pendingInsertions.append(insertion)
+            switch storage.integrate(insertion, report: report) {
+            case .applied: storage.releasePending(report: report)
+            case .waiting: storage.pendingInsertions.append(insertion)
+            case .invalid: storage.rejectedOperationCount += 1
             }
         case .remove(let ranges):
             withoutActuallyEscaping(report) { storage.remove(ranges, report: $0) }
         }
     }
+
+    /// Why `operation` can never be applied (it contradicts what this copy holds, or itself), or
+    /// nil if it can be applied now or once what it depends on arrives. `apply` drops such
+    /// operations, changing nothing, and counts them in `rejectedOperationCount`.
+    public func validationError(for operation: ReplicatingArrayOperation<Element>) -> String? {
+        switch operation {
+        case .insert(let insertion): return storage.validationError(for: insertion)
+        case .remove(let ranges):
+            for range in ranges where range.start.counter > UInt64.max - range.count {
+                return "removal range \(range) overflows"
+            }
+            return nil
+        }
+    }
+
+    /// Number of operations dropped because they could never be applied (see `validationError`).
+    public var rejectedOperationCount: Int { storage.rejectedOperationCount }
 
     /// Applies operations in order; returns all visible changes.
     @discardableResult
@@ -113,17 +130,45 @@ extension ReplicatingArrayStorage {
         report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
     }
 
-    /// Integrates a remote insertion into the anchor tree. Returns false, changing nothing, when it
-    /// cannot be applied yet (a gap in its replica's counters, or its anchor missing).
-    func integrate(_ original: ReplicatingArrayInsertion<Element>, report: (ReplicatingArrayChange<Element>) -> Void) -> Bool {
+    enum Integration { case applied, waiting, invalid }
+
+    /// Why `insertion` can never be applied, as far as this copy can tell now; nil otherwise.
+    func validationError(for insertion: ReplicatingArrayInsertion<Element>) -> String? {
+        let n = UInt64(insertion.count)
+        guard insertion.id.counter <= UInt64.max - n, insertion.lamport <= UInt64.max - n else {
+            return "insertion \(insertion.id) overflows its counters"
+        }
+        if let anchor = insertion.anchor, anchor.replica == insertion.id.replica, anchor.counter >= insertion.id.counter {
+            return "insertion \(insertion.id) is anchored to its own replica's later element \(anchor)"
+        }
+        if let anchor = insertion.anchor, let r = index(of: anchor.replica), let (leaf, run, offset) = locate(replica: r, counter: anchor.counter),
+           leaf.runs[run].lamport + UInt64(offset) >= insertion.lamport {
+            return "insertion \(insertion.id) has Lamport counter \(insertion.lamport), not after its anchor \(anchor)"
+        }
+        // A known ID must be the same insertion: same Lamport counter (and anchor, for a run start).
+        if n > 0, let r = index(of: insertion.id.replica), let (leaf, run, offset) = locate(replica: r, counter: insertion.id.counter) {
+            let existing = leaf.runs[run]
+            let existingAnchor = offset == 0 ? anchor(of: existing) : ElementID(replica: insertion.id.replica, counter: insertion.id.counter - 1)
+            if existing.lamport + UInt64(offset) != insertion.lamport || existingAnchor != insertion.anchor {
+                return "insertion \(insertion.id) conflicts with the element this copy has under that ID"
+            }
+        }
+        return nil
+    }
+
+    /// Integrates a remote insertion into the anchor tree. Changes nothing when it cannot be
+    /// applied yet (a gap in its replica's counters, or its anchor missing) or ever (invalid).
+    func integrate(_ original: ReplicatingArrayInsertion<Element>, report: (ReplicatingArrayChange<Element>) -> Void) -> Integration {
         let n = original.count
-        guard n > 0 else { return true }
+        guard n > 0 else { return .applied }
+        if validationError(for: original) != nil { return .invalid }
         let have = known(original.id.replica)
-        if original.id.counter + UInt64(n) <= have { return true }
-        if original.id.counter > have { return false }
+        if original.id.counter + UInt64(n) <= have { return .applied }
+        if original.id.counter > have { return .waiting }
         let insertion = original.id.counter < have ? original.droppingFirst(Int(have - original.id.counter)) : original
-        if let anchor = insertion.anchor, !contains(anchor) { return false }
-        if let anchor = insertion.anchor, anchor.replica == insertion.id.replica, anchor.counter >= insertion.id.counter { return false }
+        if let anchor = insertion.anchor, !contains(anchor) { return .waiting }
+        // The anchor is known now: its Lamport counter must be smaller (checked again for trimmed runs).
+        if original.id.counter < have, validationError(for: insertion) != nil { return .invalid }
 
         let me = intern(insertion.id.replica)
         let count = insertion.count
@@ -206,7 +251,7 @@ extension ReplicatingArrayStorage {
         normalize(leaf)
         if let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: elements)) }
         applyPendingRemovals(of: insertion.id.replica, report: report)
-        return true
+        return .applied
     }
 
     /// Applies remembered removals whose elements have now arrived.
@@ -234,10 +279,14 @@ extension ReplicatingArrayStorage {
             progress = false
             var index = 0
             while index < pendingInsertions.count {
-                if integrate(pendingInsertions[index], report: report) {
+                switch integrate(pendingInsertions[index], report: report) {
+                case .applied:
                     pendingInsertions.remove(at: index)
                     progress = true
-                } else {
+                case .invalid:
+                    pendingInsertions.remove(at: index)
+                    rejectedOperationCount += 1
+                case .waiting:
                     index += 1
                 }
             }

@@ -98,7 +98,7 @@ public enum ReplicatingArrayCoding {
         var replicas: [ReplicaID] = []
         for _ in 0..<replicaCount { replicas.append(ReplicaID(try r.readVarint())) }
         func replica(_ i: Int) throws(BinaryDecodingError) -> ReplicaID {
-            guard i < replicas.count else { throw .invalid("replica index \(i) outside the table of \(replicas.count)") }
+            guard i >= 0, i < replicas.count else { throw .invalid("replica index \(i) outside the table of \(replicas.count)") }
             return replicas[i]
         }
         let count = try r.readCount(limit: Swift.min(maxOperations, r.remaining))
@@ -166,6 +166,7 @@ extension ReplicatingArray where Element: ReplicatingElementCodable {
         let operations = try ReplicatingArrayCoding.decode(bytes, as: Element.self)
         self.init(replica: replica, paragraphBreak: paragraphBreak)
         apply(contentsOf: operations)
+        guard rejectedOperationCount == 0 else { throw .invalid("state holds \(rejectedOperationCount) contradictory insertions") }
         guard pendingOperationCount == 0 else {
             throw .invalid("state refers to \(pendingOperationCount) elements it does not contain")
         }
@@ -185,7 +186,7 @@ extension ReplicatingArray: Codable where Element: Codable {
         }
         self.init(replica: try container.decode(ReplicaID.self, forKey: .replica))
         apply(contentsOf: try container.decode([ReplicatingArrayOperation<Element>].self, forKey: .operations))
-        guard pendingOperationCount == 0 else {
+        guard pendingOperationCount == 0, rejectedOperationCount == 0 else {
             throw DecodingError.dataCorruptedError(forKey: .operations, in: container, debugDescription: "operations refer to elements they do not contain")
         }
     }

@@ -104,6 +104,8 @@ final class ReplicatingArrayStorage<Element> {
     let isBreak: ((Element) -> Bool)?
     /// Insertions waiting for an earlier insertion of their replica or for their anchor.
     var pendingInsertions: [ReplicatingArrayInsertion<Element>] = []
+    /// Operations dropped because they could never be applied.
+    var rejectedOperationCount = 0
     /// Removals of elements this copy does not have yet, by replica.
     var pendingRemovals: [ReplicaID: [Range<UInt64>]] = [:]
 
@@ -420,6 +422,7 @@ final class ReplicatingArrayStorage<Element> {
         result.maxLamport = maxLamport
         result.pendingInsertions = pendingInsertions
         result.pendingRemovals = pendingRemovals
+        result.rejectedOperationCount = rejectedOperationCount
         var leaf: Leaf? = firstLeaf
         while let source = leaf {
             result.appendBuilt(runs: source.runs, content: source.content)

@@ -143,3 +143,34 @@ private struct Message {
         #expect(b == a)
     }
 }
+
+@Suite struct InvalidOperationTests {
+    @Test func insertionNotAfterItsAnchorIsRejectedAndChangesNothing() {
+        var a = ReplicatingArray<Unicode.Scalar>(Array("abc".unicodeScalars), replica: ReplicaID(1))
+        let before = a
+        let bogus = ReplicatingArrayOperation<Unicode.Scalar>.insert(ReplicatingArrayInsertion(
+            id: ElementID(replica: ReplicaID(2), counter: 0), lamport: 1,
+            anchor: ElementID(replica: ReplicaID(1), counter: 2), content: .elements(["x"])))
+        #expect(a.validationError(for: bogus) != nil)
+        #expect(a.apply(bogus).isEmpty)
+        #expect(a == before)
+        #expect(a.rejectedOperationCount == 1)
+    }
+
+    @Test func duplicateIDWithDifferentHistoryIsRejected() {
+        var a = ReplicatingArray<Unicode.Scalar>(Array("abc".unicodeScalars), replica: ReplicaID(1))
+        let forged = ReplicatingArrayOperation<Unicode.Scalar>.insert(ReplicatingArrayInsertion(
+            id: ElementID(replica: ReplicaID(1), counter: 0), lamport: 40, anchor: nil, content: .elements(["z"])))
+        #expect(a.validationError(for: forged) != nil)
+        a.apply(forged)
+        #expect(a.elements.string == "abc")
+    }
+
+    @Test func selfAnchoredInsertionIsRejectedNotBufferedForever() {
+        var a = ReplicatingArray<Unicode.Scalar>(replica: ReplicaID(1))
+        a.apply(.insert(ReplicatingArrayInsertion(id: ElementID(replica: ReplicaID(2), counter: 0), lamport: 1,
+                                                  anchor: ElementID(replica: ReplicaID(2), counter: 0), content: .elements(["q"]))))
+        #expect(a.pendingOperationCount == 0)
+        #expect(a.rejectedOperationCount == 1)
+    }
+}
