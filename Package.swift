@@ -33,10 +33,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Heap statistics for the benchmark (glibc's mallinfo2 is not in Swift's Glibc module).
+        .target(name: "CMallocStats"),
         .executableTarget(
             name: "quire-bench",
             dependencies: [
-                "ReplicatingTypes", "EditingTraces", "JSON",
+                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

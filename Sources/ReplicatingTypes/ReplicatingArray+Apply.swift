@@ -56,37 +56,6 @@ extension ReplicatingArray {
 }
 
 extension ReplicatingArrayStorage {
-    /// The IDs of visible elements `range`, as few ranges as possible.
-    func idRanges(ofVisible range: Range<Int>) -> [ElementIDRange] {
-        var result: [ElementIDRange] = []
-        var (leaf, i) = leaf(holding: range.lowerBound)
-        var (run, offset, _) = leaf.runHolding(visible: i)
-        var remaining = range.count
-        while remaining > 0 {
-            if run == leaf.runs.count {
-                guard let next = leaf.next else { break }
-                leaf = next
-                run = 0
-                offset = 0
-                continue
-            }
-            let r = leaf.runs[run]
-            if !r.isDeleted {
-                let take = Swift.min(Int(r.length) - offset, remaining)
-                let start = ElementID(replica: replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
-                if let last = result.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {
-                    result[result.count - 1].count += UInt64(take)
-                } else {
-                    result.append(ElementIDRange(start: start, count: UInt64(take)))
-                }
-                remaining -= take
-            }
-            run += 1
-            offset = 0
-        }
-        return result
-    }
-
     /// Marks the elements in `ranges` removed; elements not yet inserted are remembered and removed
     /// when they arrive. Reports visible changes when `report` is given.
     func remove(_ ranges: [ElementIDRange], report: ((ReplicatingArrayChange<Element>) -> Void)?) {
@@ -111,7 +80,7 @@ extension ReplicatingArrayStorage {
     }
 
     /// Turns `count` visible elements of run `run` starting at `offset` into tombstones.
-    private func removeVisible(_ leaf: Leaf, run: Int, offset: Int, count: Int, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
+    func removeVisible(_ leaf: Leaf, run: Int, offset: Int, count: Int, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         let contentIndex = leaf.contentStart(ofRun: run) + offset
         let removedRange = contentIndex..<(contentIndex + count)
         let removed = report == nil ? [] : Array(leaf.content[removedRange])

@@ -148,7 +148,7 @@ public struct ReplicatingArray<Element> {
             leaf.runs.insert(newRun, at: 0)
             leaf.content.insert(contentsOf: newElements, at: 0)
         } else {
-            let (l, i) = s.leaf(holding: index - 1)
+            let (l, i) = s.leafForEdit(holding: index - 1)
             leaf = l
             let (run, offset, contentStart) = leaf.runHolding(visible: i)
             let r = leaf.runs[run]
@@ -178,7 +178,11 @@ public struct ReplicatingArray<Element> {
         let breaks = s.countBreaks(in: newElements)
         leaf.breaks += breaks
         s.adjustCounts(from: leaf, visible: n, breaks: breaks)
-        s.idIndex[Int(me)].append(contentsOf: repeatElement(leaf.number, count: n))
+        if n == 1 {
+            s.idIndex[Int(me)].append(leaf.number)
+        } else {
+            s.idIndex[Int(me)].append(contentsOf: repeatElement(leaf.number, count: n))
+        }
         s.maxLamport = lamport + UInt64(n) - 1
         s.normalize(leaf)
         return .insert(ReplicatingArrayInsertion(
@@ -205,8 +209,24 @@ public struct ReplicatingArray<Element> {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "ReplicatingArray range out of bounds")
         guard !range.isEmpty else { return nil }
         makeUnique()
-        let ranges = storage.idRanges(ofVisible: range)
-        storage.remove(ranges, report: nil)
+        let s = storage
+        var ranges: [ElementIDRange] = []
+        var remaining = range.count
+        // Removed elements vanish from the visible order, so each chunk starts at the same index.
+        while remaining > 0 {
+            let (leaf, i) = s.leafForEdit(holding: range.lowerBound)
+            let (run, offset, _) = leaf.runHolding(visible: i)
+            let r = leaf.runs[run]
+            let take = Swift.min(Int(r.length) - offset, remaining)
+            let start = ElementID(replica: s.replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
+            if let last = ranges.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {
+                ranges[ranges.count - 1].count += UInt64(take)
+            } else {
+                ranges.append(ElementIDRange(start: start, count: UInt64(take)))
+            }
+            s.removeVisible(leaf, run: run, offset: offset, count: take, report: nil)
+            remaining -= take
+        }
         return .remove(ranges)
     }
 

@@ -1,0 +1,110 @@
+import ArgumentParser
+import EditingTraces
+import Foundation
+import JSON
+import ReplicatingTypes
+
+/// `quire-bench`: replays editing traces and prints the figures of DESIGN.md section 6.
+@main
+struct QuireBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quire-bench",
+        abstract: "Replay editing traces into ReplicatingArray and print speed, memory and size figures.")
+
+    @Argument(help: "Trace files (.json or .json.gz, editing-traces format). Default: every trace in ../shared/traces.")
+    var traces: [String] = []
+
+    @Option(help: "Repetitions per measurement (the median is reported).")
+    var repetitions = 5
+
+    @Flag(help: "Print one JSON object per trace.")
+    var json = false
+
+    @Flag(help: "Also run ../shared/bench/anchors.py (Loro, Yrs) on each trace in this run and print the ratios.")
+    var anchors = false
+
+    @Option(help: ArgumentHelp("Only replay locally this many times (for profilers); print nothing else.", visibility: .hidden))
+    var profileLocal: Int?
+
+    func run() throws {
+        let paths = traces.isEmpty ? EditingTrace.sharedTracePaths() : traces
+        if let times = profileLocal {
+            for path in paths {
+                let trace = try EditingTrace(contentsOf: path)
+                var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+                for _ in 0..<times {
+                    var array = TraceBenchmark.makeArray(1)
+                    operations.removeAll(keepingCapacity: true)
+                    TraceBenchmark.replay(trace.patches[...], into: &array, operations: &operations)
+                }
+            }
+            return
+        }
+        guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
+        for path in paths {
+            let trace = try EditingTrace(contentsOf: path)
+            let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
+            let anchor = anchors ? Anchors.measure(tracePath: path, repetitions: 3) : [:]
+            let edits = trace.patches.count
+            let bytesPerChar = Double(r.heapBytes) / Double(Swift.max(r.liveCharacters, 1))
+            var row: [String: JSONValue] = [
+                "trace": .string(trace.name), "edits": .integer(Int64(edits)),
+                "seconds": .double(r.localSeconds), "editsPerSecond": .double(Double(edits) / r.localSeconds),
+                "peakMemoryBytes": .integer(Int64(Measure.peakResidentBytes())),
+                "heapBytes": .integer(Int64(r.heapBytes)), "bytesPerLiveChar": .double(bytesPerChar),
+                "finalTextMatches": .bool(r.finalTextMatches), "liveChars": .integer(Int64(r.liveCharacters)),
+                "runs": .integer(Int64(r.runs)),
+                "floorGapBufferSeconds": .double(r.floorSeconds), "ratioToFloor": .double(r.localSeconds / r.floorSeconds),
+                "remoteSeconds": .double(r.remoteSeconds), "remoteMatches": .bool(r.remoteMatches),
+                "remoteToLocalRatio": .double(r.remoteSeconds / r.localSeconds),
+                "mergeHalvesSeconds": .double(r.mergeSeconds),
+                "averageKeystrokeOpBytes": .double(r.averageKeystrokeBytes),
+                "encodedStateBytes": .integer(Int64(r.encodedStateBytes)), "decodeStateSeconds": .double(r.decodeSeconds),
+            ]
+            for (mode, seconds) in anchor {
+                row["anchor:\(mode)"] = .double(seconds)
+                row["speedupOver:\(mode)"] = .double(seconds / r.localSeconds)
+            }
+            if json {
+                print(JSONSerializer(sortedKeys: true).string(.object(row)))
+            } else {
+                print("""
+                \(trace.name): \(edits) edits, final text \(r.finalTextMatches ? "matches" : "DIFFERS")
+                  local replay     \(ms(r.localSeconds))  \(Int(Double(edits) / r.localSeconds)) edits/s  (\(fmt(r.localSeconds / r.floorSeconds))x the gap-buffer floor of \(ms(r.floorSeconds)))
+                  remote replay    \(ms(r.remoteSeconds))  (\(fmt(r.remoteSeconds / r.localSeconds))x local; \(r.remoteMatches ? "same state" : "STATE DIFFERS"))
+                  merge of halves  \(ms(r.mergeSeconds))
+                  memory           \(fmt(bytesPerChar)) bytes per live char (\(r.heapBytes) heap bytes, \(r.liveCharacters) chars, \(r.runs) runs); peak RSS \(Measure.peakResidentBytes() / 1_048_576) MiB
+                  wire             \(fmt(r.averageKeystrokeBytes)) bytes per keystroke op; final state \(r.encodedStateBytes / 1024) KiB, decoded in \(ms(r.decodeSeconds))
+                """)
+                for (mode, seconds) in anchor.sorted(by: { $0.key < $1.key }) {
+                    print("  \(mode.padding(toLength: 18, withPad: " ", startingAt: 0)) \(ms(seconds))  (Quire local replay is \(fmt(seconds / r.localSeconds))x faster)")
+                }
+            }
+        }
+    }
+
+    private func ms(_ seconds: Double) -> String { String(format: "%8.2f ms", seconds * 1000) }
+    private func fmt(_ x: Double) -> String { String(format: "%.2f", x) }
+}
+
+/// Runs the shared anchors script (Loro, Yrs through Python) on the same machine, same run.
+enum Anchors {
+    static func measure(tracePath: String, repetitions: Int) -> [String: Double] {
+        guard let traces = EditingTrace.sharedTracesDirectory() else { return [:] }
+        let script = (traces as NSString).deletingLastPathComponent + "/bench/anchors.py"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, tracePath, "--json", "--reps", String(repetitions)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        do { try process.run() } catch { return [:] }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var result: [String: Double] = [:]
+        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+            guard let row = try? JSONParser().parse(String(line)), let mode = row["mode"]?.stringValue else { continue }
+            if case .double(let s)? = row["seconds"] { result[mode] = s }
+        }
+        return result
+    }
+}

@@ -1,0 +1,113 @@
+import EditingTraces
+import ReplicatingTypes
+
+/// Figures for one trace: the gap-buffer floor, local and remote replay, merge of concurrent
+/// halves, memory and encoded sizes.
+struct TraceBenchmark {
+    let trace: EditingTrace
+    let repetitions: Int
+
+    struct Result {
+        var floorSeconds = 0.0
+        var localSeconds = 0.0
+        var remoteSeconds = 0.0
+        var mergeSeconds = 0.0
+        var finalTextMatches = false
+        var remoteMatches = false
+        var liveCharacters = 0
+        var heapBytes = 0
+        var runs = 0
+        var averageKeystrokeBytes = 0.0
+        var encodedStateBytes = 0
+        var decodeSeconds = 0.0
+    }
+
+    static func makeArray(_ replica: UInt64) -> ReplicatingArray<Unicode.Scalar> {
+        ReplicatingArray(replica: ReplicaID(replica), paragraphBreak: ReplicatingText.isLineBreak)
+    }
+
+    /// One edit at a time through the public API, keeping every returned operation.
+    static func replay(_ patches: ArraySlice<EditingTrace.Patch>, into array: inout ReplicatingArray<Unicode.Scalar>,
+                       operations: inout [ReplicatingArrayOperation<Unicode.Scalar>]) {
+        for patch in patches {
+            if patch.removeCount > 0, let op = array.removeSubrange(patch.position..<(patch.position + patch.removeCount)) {
+                operations.append(op)
+            }
+            if let op = array.insert(contentsOf: patch.insert, at: patch.position) { operations.append(op) }
+        }
+    }
+
+    func run() -> Result {
+        var result = Result()
+        let patches = trace.patches
+        let endScalars = Array(trace.endContent.unicodeScalars)
+
+        result.floorSeconds = Measure.median(repetitions) {
+            var buffer = GapBuffer<Unicode.Scalar>(capacity: 1024, filler: " ")
+            for p in patches { buffer.replace(at: p.position, removing: p.removeCount, with: p.insert) }
+            precondition(buffer.count == endScalars.count)
+        }
+
+        var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        operations.reserveCapacity(patches.count + 16)
+        var final = Self.makeArray(1)
+        result.localSeconds = Measure.median(repetitions) {
+            var array = Self.makeArray(1)
+            operations.removeAll(keepingCapacity: true)
+            Self.replay(patches[...], into: &array, operations: &operations)
+            final = array
+        }
+        result.finalTextMatches = final.elements == endScalars
+        result.liveCharacters = final.count
+        result.runs = final._checkInvariants()
+
+        // Memory: heap held by a freshly replayed array, tombstones and indexes included.
+        var kept: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        let before = Measure.heapInUse()
+        var measured = Self.makeArray(1)
+        Self.replay(patches[...], into: &measured, operations: &kept)
+        let afterWithOps = Measure.heapInUse()
+        kept = []
+        result.heapBytes = Measure.heapInUse() - before
+        _ = afterWithOps
+
+        var remoteFinal = Self.makeArray(2)
+        result.remoteSeconds = Measure.median(repetitions) {
+            var remote = Self.makeArray(2)
+            for op in operations { remote.apply(op) }
+            remoteFinal = remote
+        }
+        result.remoteMatches = remoteFinal == final
+
+        // Two replicas that each made half of the edits concurrently: both replay the first half
+        // of the trace as different replicas, then one merges the other's state.
+        let half = patches[..<(patches.count / 2)]
+        var a = Self.makeArray(3), b = Self.makeArray(4)
+        var scratch: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        Self.replay(half, into: &a, operations: &scratch)
+        Self.replay(half, into: &b, operations: &scratch)
+        var merged = a
+        result.mergeSeconds = Measure.median(repetitions) { merged = a.merged(with: b) }
+        precondition(merged.count == a.count + b.count && merged == b.merged(with: a), "merge lost or disagreed")
+
+        // Wire: each single-character operation on its own, and the whole final state.
+        var keystrokeBytes = 0, keystrokes = 0
+        for op in operations {
+            switch op {
+            case .insert(let ins) where ins.count == 1: break
+            case .remove(let ranges) where ranges.count == 1 && ranges[0].count == 1: break
+            default: continue
+            }
+            keystrokeBytes += ReplicatingArrayCoding.encode([op]).count
+            keystrokes += 1
+        }
+        result.averageKeystrokeBytes = keystrokes > 0 ? Double(keystrokeBytes) / Double(keystrokes) : 0
+        let state = final.encodedState()
+        result.encodedStateBytes = state.count
+        result.decodeSeconds = Measure.median(repetitions) {
+            let decoded = try? ReplicatingArray<Unicode.Scalar>(decodingState: state, replica: ReplicaID(5), paragraphBreak: ReplicatingText.isLineBreak)
+            precondition(decoded?.count == final.count)
+        }
+        return result
+    }
+}
