@@ -86,6 +86,7 @@ extension ReplicatingArrayStorage {
         let removed = report == nil ? [] : Array(leaf.content[removedRange])
         let breaks = countBreaks(in: leaf.content[removedRange])
         leaf.content.removeSubrange(removedRange)
+        Self.trimCapacity(&leaf.content)
         var target = run
         if offset > 0 {
             splitRun(leaf, run, at: offset)
@@ -101,21 +102,31 @@ extension ReplicatingArrayStorage {
 
     enum Integration { case applied, waiting, invalid }
 
-    /// Why `insertion` can never be applied, as far as this copy can tell now; nil otherwise.
-    func validationError(for insertion: ReplicatingArrayInsertion<Element>) -> String? {
+    /// The checks of `validationError` that need no lookup in the tree.
+    @inline(__always)
+    func cheapValidationError(for insertion: ReplicatingArrayInsertion<Element>) -> String? {
         let n = UInt64(insertion.count)
-        guard insertion.id.counter <= UInt64.max - n, insertion.lamport <= UInt64.max - n else {
+        guard insertion.id.counter <= UInt64.max - n, insertion.lamport <= UInt64.max - n, n <= UInt64(Self.maxRunLength) else {
             return "insertion \(insertion.id) overflows its counters"
         }
         if let anchor = insertion.anchor, anchor.replica == insertion.id.replica, anchor.counter >= insertion.id.counter {
             return "insertion \(insertion.id) is anchored to its own replica's later element \(anchor)"
         }
+        if index(of: insertion.id.replica) == nil, replicas.count >= Self.maxReplicas {
+            return "insertion \(insertion.id) would make more than \(Self.maxReplicas) replicas in one array"
+        }
+        return nil
+    }
+
+    /// Why `insertion` can never be applied, as far as this copy can tell now; nil otherwise.
+    func validationError(for insertion: ReplicatingArrayInsertion<Element>) -> String? {
+        if let reason = cheapValidationError(for: insertion) { return reason }
         if let anchor = insertion.anchor, let r = index(of: anchor.replica), let (leaf, run, offset) = locate(replica: r, counter: anchor.counter),
            leaf.runs[run].lamport + UInt64(offset) >= insertion.lamport {
             return "insertion \(insertion.id) has Lamport counter \(insertion.lamport), not after its anchor \(anchor)"
         }
         // A known ID must be the same insertion: same Lamport counter (and anchor, for a run start).
-        if n > 0, let r = index(of: insertion.id.replica), let (leaf, run, offset) = locate(replica: r, counter: insertion.id.counter) {
+        if insertion.count > 0, let r = index(of: insertion.id.replica), let (leaf, run, offset) = locate(replica: r, counter: insertion.id.counter) {
             let existing = leaf.runs[run]
             let existingAnchor = offset == 0 ? anchor(of: existing) : ElementID(replica: insertion.id.replica, counter: insertion.id.counter - 1)
             if existing.lamport + UInt64(offset) != insertion.lamport || existingAnchor != insertion.anchor {
@@ -130,14 +141,17 @@ extension ReplicatingArrayStorage {
     func integrate(_ original: ReplicatingArrayInsertion<Element>, report: (ReplicatingArrayChange<Element>) -> Void) -> Integration {
         let n = original.count
         guard n > 0 else { return .applied }
-        if validationError(for: original) != nil { return .invalid }
         let have = known(original.id.replica)
-        if original.id.counter + UInt64(n) <= have { return .applied }
-        if original.id.counter > have { return .waiting }
+        // What is already here must be the same insertion; what is new needs its predecessors.
+        if original.id.counter < have || original.id.counter > have {
+            if validationError(for: original) != nil { return .invalid }
+            if original.id.counter + UInt64(n) <= have { return .applied }
+            if original.id.counter > have { return .waiting }
+        } else if cheapValidationError(for: original) != nil {
+            return .invalid
+        }
         let insertion = original.id.counter < have ? original.droppingFirst(Int(have - original.id.counter)) : original
         if let anchor = insertion.anchor, !contains(anchor) { return .waiting }
-        // The anchor is known now: its Lamport counter must be smaller (checked again for trimmed runs).
-        if original.id.counter < have, validationError(for: insertion) != nil { return .invalid }
 
         let me = intern(insertion.id.replica)
         let count = insertion.count
@@ -151,6 +165,8 @@ extension ReplicatingArrayStorage {
             leaf = l
             run = r
             let anchorRun = leaf.runs[run]
+            // Causality: an element is always newer than the element it was inserted after.
+            guard anchorRun.lamport + UInt64(offset) < insertion.lamport else { return .invalid }
             if offset + 1 < Int(anchorRun.length) {
                 if timestamp(of: anchorRun, offset: offset + 1) < stamp {
                     splitRun(leaf, run, at: offset + 1)
@@ -215,7 +231,7 @@ extension ReplicatingArrayStorage {
                 length: UInt32(count), isDeleted: true), at: run)
             coalesce(leaf, around: run)
         }
-        idIndex[Int(me)].append(contentsOf: repeatElement(leaf.number, count: count))
+        idIndex[Int(me)].append(leaf.number, count: count)
         maxLamport = Swift.max(maxLamport, insertion.lamport + UInt64(count) - 1)
         normalize(leaf)
         if let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: elements)) }

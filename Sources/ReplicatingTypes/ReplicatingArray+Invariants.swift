@@ -50,7 +50,7 @@ extension ReplicatingArrayStorage {
         precondition(leaf == nil, "leaf list longer than tree")
 
         // 2. Every counter once, indexed to its leaf. 3. Anchors earlier, with smaller Lamport.
-        var seen = idIndex.map { ContiguousArray(repeating: false, count: $0.count) }
+        var seen = idIndex.map { [Bool](repeating: false, count: $0.count) }
         var runs = 0
         for leaf in leavesInTreeOrder {
             for run in leaf.runs {
@@ -77,5 +77,39 @@ extension ReplicatingArrayStorage {
         }
         precondition(seen.allSatisfy { $0.allSatisfy { $0 } }, "a counter missing from the runs")
         return runs
+    }
+}
+
+/// Where a `ReplicatingArray`'s memory goes, in elements and bytes of reserved capacity; for
+/// benchmarks and tuning.
+public struct ReplicatingArrayStorageStatistics: Sendable, CustomStringConvertible {
+    public var leaves = 0
+    public var runs = 0
+    public var runBytes = 0
+    public var contentBytes = 0
+    public var idIndexBytes = 0
+    public var leafObjectBytes = 0
+
+    public var totalBytes: Int { runBytes + contentBytes + idIndexBytes + leafObjectBytes }
+
+    public var description: String {
+        "\(leaves) leaves, \(runs) runs; bytes: runs \(runBytes), content \(contentBytes), ID index \(idIndexBytes), leaf objects \(leafObjectBytes)"
+    }
+}
+
+extension ReplicatingArray {
+    public var _storageStatistics: ReplicatingArrayStorageStatistics {
+        var stats = ReplicatingArrayStorageStatistics()
+        let runStride = MemoryLayout<ReplicatingArrayStorage<Element>.Run>.stride
+        for leaf in storage.leafTable {
+            stats.leaves += 1
+            stats.runs += leaf.runs.count
+            stats.runBytes += leaf.runs.capacity * runStride
+            stats.contentBytes += leaf.content.capacity * MemoryLayout<Element>.stride
+            // Object header and fields, plus the two array headers.
+            stats.leafObjectBytes += 96 + 2 * 32
+        }
+        for column in storage.idIndex { stats.idIndexBytes += column.reservedBytes }
+        return stats
     }
 }

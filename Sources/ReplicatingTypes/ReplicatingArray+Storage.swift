@@ -7,25 +7,49 @@
 /// paragraphs: a visible break is always the last visible element of its leaf.
 final class ReplicatingArrayStorage<Element> {
     /// Sentinel replica index meaning "no anchor: the start of the array".
-    static var noReplica: UInt32 { .max }
+    static var noReplica: UInt16 { .max }
     static var maxRunsPerLeaf: Int { 64 }
     static var maxContentPerLeaf: Int { 1024 }
     static var maxChildrenPerBranch: Int { 32 }
 
     /// One record: `length` consecutive elements of one replica, with consecutive counters and
-    /// Lamport counters, each following the previous; all visible or all tombstones.
+    /// Lamport counters, each following the previous; all visible or all tombstones. 32 bytes.
     struct Run {
         var counter: UInt64
         var lamport: UInt64
         var anchorCounter: UInt64
-        var replica: UInt32
-        var anchorReplica: UInt32
-        var length: UInt32
-        var isDeleted: Bool
+        var replica: UInt16
+        var anchorReplica: UInt16
+        /// The length in the low 31 bits; the top bit marks tombstones.
+        private var lengthAndFlag: UInt32
+
+        init(counter: UInt64, lamport: UInt64, anchorCounter: UInt64, replica: UInt16, anchorReplica: UInt16, length: UInt32, isDeleted: Bool) {
+            self.counter = counter
+            self.lamport = lamport
+            self.anchorCounter = anchorCounter
+            self.replica = replica
+            self.anchorReplica = anchorReplica
+            self.lengthAndFlag = length | (isDeleted ? 0x8000_0000 : 0)
+        }
+
+        @inline(__always) var length: UInt32 {
+            get { lengthAndFlag & 0x7FFF_FFFF }
+            set { lengthAndFlag = (lengthAndFlag & 0x8000_0000) | newValue }
+        }
+
+        @inline(__always) var isDeleted: Bool {
+            get { lengthAndFlag & 0x8000_0000 != 0 }
+            set { lengthAndFlag = (lengthAndFlag & 0x7FFF_FFFF) | (newValue ? 0x8000_0000 : 0) }
+        }
 
         var visibleLength: Int { isDeleted ? 0 : Int(length) }
         var end: UInt64 { counter + UInt64(length) }
     }
+
+    /// Most distinct replicas one array records (replica indexes are 16 bits; one value is the
+    /// "no anchor" sentinel).
+    static var maxReplicas: Int { Int(UInt16.max) }
+    static var maxRunLength: Int { 0x7FFF_FFFF }
 
     final class Leaf {
         var runs: ContiguousArray<Run> = []
@@ -60,7 +84,7 @@ final class ReplicatingArrayStorage<Element> {
 
         /// The index of the run holding `counter` of replica `replica`, if this leaf has it.
         @inline(__always)
-        func runHolding(replica: UInt32, counter: UInt64) -> Int? {
+        func runHolding(replica: UInt16, counter: UInt64) -> Int? {
             for r in runs.indices where runs[r].replica == replica && runs[r].counter <= counter && counter < runs[r].end {
                 return r
             }
@@ -97,9 +121,9 @@ final class ReplicatingArrayStorage<Element> {
     unowned(unsafe) var firstLeaf: Leaf
     /// Replica IDs by local index, and back.
     var replicas: ContiguousArray<ReplicaID> = []
-    var replicaIndex: [ReplicaID: UInt32] = [:]
+    var replicaIndex: [ReplicaID: UInt16] = [:]
     /// For each replica index, the leaf number of each of its elements, by counter.
-    var idIndex: ContiguousArray<ContiguousArray<UInt32>> = []
+    var idIndex: ContiguousArray<LeafIndexColumn> = []
     var maxLamport: UInt64 = 0
     let isBreak: ((Element) -> Bool)?
     /// The leaf of the last local edit and the index of its first visible element. A count change
@@ -128,10 +152,10 @@ final class ReplicatingArrayStorage<Element> {
     // MARK: Replicas
 
     /// The most recently interned replica, to skip hashing on the common path.
-    private var lastInterned: (id: ReplicaID, index: UInt32)?
+    private var lastInterned: (id: ReplicaID, index: UInt16)?
 
     @inline(__always)
-    func index(of replica: ReplicaID) -> UInt32? {
+    func index(of replica: ReplicaID) -> UInt16? {
         if let last = lastInterned, last.id == replica { return last.index }
         guard let index = replicaIndex[replica] else { return nil }
         lastInterned = (replica, index)
@@ -139,12 +163,13 @@ final class ReplicatingArrayStorage<Element> {
     }
 
     @inline(__always)
-    func intern(_ replica: ReplicaID) -> UInt32 {
+    func intern(_ replica: ReplicaID) -> UInt16 {
         if let index = index(of: replica) { return index }
-        let index = UInt32(replicas.count)
+        precondition(replicas.count < Self.maxReplicas, "more than \(Self.maxReplicas) replicas in one array")
+        let index = UInt16(replicas.count)
         replicas.append(replica)
         replicaIndex[replica] = index
-        idIndex.append([])
+        idIndex.append(LeafIndexColumn())
         return index
     }
 
@@ -254,10 +279,9 @@ final class ReplicatingArrayStorage<Element> {
     /// The leaf, run and offset of an element by ID, if this copy has it.
     /// - Complexity: O(runs in one leaf)
     @inline(__always)
-    func locate(replica: UInt32, counter: UInt64) -> (Leaf, Int, Int)? {
-        let column = idIndex[Int(replica)]
-        guard counter < UInt64(column.count) else { return nil }
-        let leaf = leafTable[Int(column[Int(counter)])]
+    func locate(replica: UInt16, counter: UInt64) -> (Leaf, Int, Int)? {
+        guard counter < UInt64(idIndex[Int(replica)].count) else { return nil }
+        let leaf = leafTable[Int(idIndex[Int(replica)][Int(counter)])]
         guard let run = leaf.runHolding(replica: replica, counter: counter) else { return nil }
         return (leaf, run, Int(counter - leaf.runs[run].counter))
     }
@@ -367,13 +391,12 @@ final class ReplicatingArrayStorage<Element> {
         leaf.runs.removeSubrange(run...)
         right.content.append(contentsOf: leaf.content[contentStart...])
         leaf.content.removeSubrange(contentStart...)
+        Self.trimCapacity(&leaf.runs)
+        Self.trimCapacity(&leaf.content)
         let movedBreaks = countBreaks(in: right.content)
         right.breaks = movedBreaks
         leaf.breaks -= movedBreaks
-        for r in right.runs {
-            let replica = Int(r.replica)
-            for c in Int(r.counter)..<Int(r.end) { idIndex[replica][c] = right.number }
-        }
+        for r in right.runs { idIndex[Int(r.replica)].assign(right.number, to: Int(r.counter)..<Int(r.end)) }
         right.next = leaf.next
         right.previous = leaf
         leaf.next?.previous = right
@@ -429,6 +452,16 @@ final class ReplicatingArrayStorage<Element> {
         }
     }
 
+    /// Gives back memory an array no longer needs (after a split or a large removal).
+    @inline(__always)
+    static func trimCapacity<T>(_ array: inout ContiguousArray<T>) {
+        guard array.capacity > 2 * array.count + 16 else { return }
+        var trimmed = ContiguousArray<T>()
+        trimmed.reserveCapacity(array.count)
+        trimmed.append(contentsOf: array)
+        array = trimmed
+    }
+
     // MARK: Copying
 
     /// A deep copy with the same document order and indexes (leaves are repacked).
@@ -436,8 +469,8 @@ final class ReplicatingArrayStorage<Element> {
         let result = ReplicatingArrayStorage(isBreak: isBreak)
         result.replicas = replicas
         result.replicaIndex = replicaIndex
-        result.idIndex = ContiguousArray(repeating: [], count: replicas.count)
-        for (i, column) in idIndex.enumerated() { result.idIndex[i] = ContiguousArray(repeating: 0, count: column.count) }
+        result.idIndex = ContiguousArray(repeating: LeafIndexColumn(), count: replicas.count)
+        for (i, column) in idIndex.enumerated() { result.idIndex[i].append(0, count: column.count) }
         result.maxLamport = maxLamport
         result.pendingInsertions = pendingInsertions
         result.pendingRemovals = pendingRemovals
@@ -463,10 +496,7 @@ final class ReplicatingArrayStorage<Element> {
         let breaks = countBreaks(in: content)
         last.breaks = breaks
         adjustCounts(from: last, visible: content.count, breaks: breaks)
-        for r in runs {
-            let replica = Int(r.replica)
-            for c in Int(r.counter)..<Int(r.end) { idIndex[replica][c] = last.number }
-        }
+        for r in runs { idIndex[Int(r.replica)].assign(last.number, to: Int(r.counter)..<Int(r.end)) }
         normalize(last)
     }
 }

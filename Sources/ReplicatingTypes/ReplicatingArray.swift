@@ -132,6 +132,7 @@ public struct ReplicatingArray<Element> {
         precondition(index >= 0 && index <= count, "ReplicatingArray insertion index out of range")
         let n = newElements.count
         guard n > 0 else { return nil }
+        precondition(n <= ReplicatingArrayStorage<Element>.maxRunLength, "insertion too long")
         makeUnique()
         let s = storage
         let me = s.intern(replica)
@@ -178,11 +179,7 @@ public struct ReplicatingArray<Element> {
         let breaks = s.countBreaks(in: newElements)
         leaf.breaks += breaks
         s.adjustCounts(from: leaf, visible: n, breaks: breaks)
-        if n == 1 {
-            s.idIndex[Int(me)].append(leaf.number)
-        } else {
-            s.idIndex[Int(me)].append(contentsOf: repeatElement(leaf.number, count: n))
-        }
+        s.idIndex[Int(me)].append(leaf.number, count: n)
         s.maxLamport = lamport + UInt64(n) - 1
         s.normalize(leaf)
         return .insert(ReplicatingArrayInsertion(

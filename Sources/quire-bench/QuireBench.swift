@@ -53,7 +53,7 @@ struct QuireBench: ParsableCommand {
                 "peakMemoryBytes": .integer(Int64(Measure.peakResidentBytes())),
                 "heapBytes": .integer(Int64(r.heapBytes)), "bytesPerLiveChar": .double(bytesPerChar),
                 "finalTextMatches": .bool(r.finalTextMatches), "liveChars": .integer(Int64(r.liveCharacters)),
-                "runs": .integer(Int64(r.runs)),
+                "runs": .integer(Int64(r.runs)), "storage": .string(r.statistics),
                 "floorGapBufferSeconds": .double(r.floorSeconds), "ratioToFloor": .double(r.localSeconds / r.floorSeconds),
                 "remoteSeconds": .double(r.remoteSeconds), "remoteMatches": .bool(r.remoteMatches),
                 "remoteToLocalRatio": .double(r.remoteSeconds / r.localSeconds),
@@ -74,6 +74,7 @@ struct QuireBench: ParsableCommand {
                   remote replay    \(ms(r.remoteSeconds))  (\(fmt(r.remoteSeconds / r.localSeconds))x local; \(r.remoteMatches ? "same state" : "STATE DIFFERS"))
                   merge of halves  \(ms(r.mergeSeconds))
                   memory           \(fmt(bytesPerChar)) bytes per live char (\(r.heapBytes) heap bytes, \(r.liveCharacters) chars, \(r.runs) runs); peak RSS \(Measure.peakResidentBytes() / 1_048_576) MiB
+                  storage          \(r.statistics)
                   wire             \(fmt(r.averageKeystrokeBytes)) bytes per keystroke op; final state \(r.encodedStateBytes / 1024) KiB, decoded in \(ms(r.decodeSeconds))
                 """)
                 for (mode, seconds) in anchor.sorted(by: { $0.key < $1.key }) {

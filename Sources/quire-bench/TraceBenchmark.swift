@@ -20,6 +20,7 @@ struct TraceBenchmark {
         var averageKeystrokeBytes = 0.0
         var encodedStateBytes = 0
         var decodeSeconds = 0.0
+        var statistics = ""
     }
 
     static func makeArray(_ replica: UInt64) -> ReplicatingArray<Unicode.Scalar> {
@@ -69,6 +70,7 @@ struct TraceBenchmark {
         let afterWithOps = Measure.heapInUse()
         kept = []
         result.heapBytes = Measure.heapInUse() - before
+        result.statistics = measured._storageStatistics.description
         _ = afterWithOps
 
         var remoteFinal = Self.makeArray(2)
