@@ -60,7 +60,9 @@ public struct EditingTrace: Sendable {
                 patches.append(Patch(position: Int(position), removeCount: Int(remove), insert: Array(insert.unicodeScalars)))
             }
         }
-        self.name = URL(fileURLWithPath: path).lastPathComponent
+        // Name by the path below the traces folder: two variants may share a file name.
+        let parts = URL(fileURLWithPath: path).pathComponents
+        self.name = parts.suffix(parts.dropLast().last == "traces" ? 1 : 2).joined(separator: "/")
         self.startContent = start
         self.endContent = end
         self.patches = patches

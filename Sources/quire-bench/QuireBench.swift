@@ -11,7 +11,7 @@ struct QuireBench: ParsableCommand {
         commandName: "quire-bench",
         abstract: "Replay editing traces into ReplicatingArray and print speed, memory and size figures.")
 
-    @Argument(help: "Trace files (.json or .json.gz, editing-traces format). Default: every trace in ../shared/traces.")
+    @Argument(help: "Trace files (.json or .json.gz, editing-traces format). Default: every trace in ../shared/traces, plus a 3 MB document benchmark.")
     var traces: [String] = []
 
     @Option(help: "Repetitions per measurement (the median is reported).")
@@ -41,6 +41,7 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
+        if traces.isEmpty { runDocumentBenchmark() }
         for path in paths {
             let trace = try EditingTrace(contentsOf: path)
             let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
@@ -81,6 +82,27 @@ struct QuireBench: ParsableCommand {
                     print("  \(mode.padding(toLength: 18, withPad: " ", startingAt: 0)) \(ms(seconds))  (Quire local replay is \(fmt(seconds / r.localSeconds))x faster)")
                 }
             }
+        }
+    }
+
+    private func runDocumentBenchmark() {
+        let d = DocumentBenchmark(repetitions: repetitions).run()
+        if json {
+            let row: [String: JSONValue] = [
+                "document": .string("war-and-peace-sized"), "bytes": .integer(Int64(d.bytes)), "lines": .integer(Int64(d.lines)),
+                "openSeconds": .double(d.openSeconds), "keystrokeSeconds": .double(d.keystrokeSeconds),
+                "positionLookupSeconds": .double(d.lookupSeconds), "oneLineDiffSeconds": .double(d.diffSeconds),
+                "oneLineDiffEdits": .integer(Int64(d.diffEdits)),
+            ]
+            print(JSONSerializer(sortedKeys: true).string(.object(row)))
+        } else {
+            print("""
+            \(d.bytes / 1_000_000) MB document, \(d.lines) lines:
+              open              \(ms(d.openSeconds))
+              keystroke         \(String(format: "%8.1f µs", d.keystrokeSeconds * 1e6)) (UTF-16 position lookup + insertion in the middle)
+              position lookup   \(String(format: "%8.1f µs", d.lookupSeconds * 1e6))
+              one-line diff     \(ms(d.diffSeconds)) for the whole text resent with one line changed (\(d.diffEdits) edit)
+            """)
         }
     }
 
