@@ -10,6 +10,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // The CRDT library: pure Swift, no I/O, no JSON.
@@ -26,12 +29,28 @@ let package = Package(
         .target(name: "JSON", dependencies: ["CJansson"]),
         // Loads the editing traces in ../shared/traces for tests and benchmarks.
         .target(name: "EditingTraces", dependencies: ["JSON"]),
+        // JSON-RPC 2.0 framing, message shapes and errors; no SwiftNIO, no CRDT internals.
+        .target(name: "QuireProtocol", dependencies: ["JSON"]),
+        // Documents, editor sessions, sync; SwiftNIO for stdio and sockets.
+        .target(
+            name: "QuireDaemon",
+            dependencies: [
+                "ReplicatingTypes", "QuireProtocol", "JSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .executableTarget(
             name: "quire",
             dependencies: [
-                "ReplicatingTypes",
+                "QuireDaemon", "ReplicatingTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // Heap statistics for the benchmark (glibc's mallinfo2 is not in Swift's Glibc module).
         .target(name: "CMallocStats"),
@@ -44,5 +63,11 @@ let package = Package(
         ),
         .testTarget(name: "ReplicatingTypesTests", dependencies: ["ReplicatingTypes", "EditingTraces"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "QuireProtocolTests", dependencies: ["QuireProtocol", "JSON"]),
+        .testTarget(
+            name: "QuireDaemonTests",
+            dependencies: ["QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
     ]
 )

@@ -353,12 +353,14 @@ final class ReplicatingArrayStorage<Element> {
         var current = leaf
         while true {
             if let isBreak, current.breaks > 1 || (current.breaks == 1 && !isBreak(current.content[current.content.count - 1])) {
-                // Split right after the first visible break.
-                var index = 0
-                while !isBreak(current.content[index]) { index += 1 }
+                // Split right after the last visible break that does not end the leaf: the part
+                // moved out is one paragraph, so splitting a long text costs O(n), not O(n^2).
+                var index = current.content.count - 1
+                if isBreak(current.content[index]) { index -= 1 }
+                while !isBreak(current.content[index]) { index -= 1 }
                 let (run, offset, _) = current.runHolding(visible: index)
                 if offset + 1 < Int(current.runs[run].length) { splitRun(current, run, at: offset + 1) }
-                current = split(current, at: run + 1)
+                normalize(split(current, at: run + 1))
                 continue
             }
             if current.runs.count > Self.maxRunsPerLeaf || current.content.count > Self.maxContentPerLeaf {

@@ -1,0 +1,58 @@
+import QuireProtocol
+import ReplicatingTypes
+
+/// Turns an editor's change, positioned in the text the editor shows, into the minimal
+/// character-level CRDT operations on that text.
+///
+/// Guarantees: a change that does not fit the text (a position past the end of a line or of
+/// the text, inside a character, a reversed range, lines past the end) throws before anything
+/// is modified; whatever the form of the change (a range, whole lines, the full text), only the
+/// characters that really differ become operations, so resending a whole line for one keystroke
+/// yields one insertion.
+enum ChangeResolver {
+    typealias Operation = ReplicatingArrayOperation<Unicode.Scalar>
+
+    static func apply(_ change: WireChange, to text: inout ReplicatingText, encoding: PositionEncoding) throws(ResponseError) -> [Operation] {
+        switch change {
+        case .full(let newText):
+            return text.replaceAll(with: newText)
+        case .range(let range, let newText):
+            let textRange = TextRange(start: TextPosition(line: range.start.line, character: range.start.character),
+                                      end: TextPosition(line: range.end.line, character: range.end.character))
+            let offsets: Range<Int>
+            do { offsets = try text.offsets(of: textRange, in: encoding) } catch { throw .positionOutOfRange(error.description) }
+            return replaceMinimally(offsets, with: Array(newText.unicodeScalars), in: &text)
+        case .lines(let lines, let newLines):
+            let lineCount = text.lineCount
+            guard lines.upperBound <= lineCount else {
+                throw .positionOutOfRange("lines \(lines.lowerBound)..<\(lines.upperBound) reach past the end: the text has \(lineCount) lines")
+            }
+            let old: Range<Int>
+            let replacement: String
+            if lines.upperBound < lineCount {
+                old = text.scalars.startOfParagraph(lines.lowerBound)..<text.scalars.startOfParagraph(lines.upperBound)
+                replacement = newLines.map { $0 + "\n" }.joined()
+            } else if lines.lowerBound > 0 {
+                // The region reaches the end of the text: take the break before it instead of after.
+                old = (text.scalars.startOfParagraph(lines.lowerBound) - 1)..<text.count
+                replacement = newLines.map { "\n" + $0 }.joined()
+            } else {
+                old = 0..<text.count
+                replacement = newLines.joined(separator: "\n")
+            }
+            return replaceMinimally(old, with: Array(replacement.unicodeScalars), in: &text)
+        }
+    }
+
+    /// Replaces `range` by `replacement` with only the character edits between the two.
+    /// - Complexity: O(range + replacement + diff) plus O(log n) per edit.
+    static func replaceMinimally(_ range: Range<Int>, with replacement: [Unicode.Scalar], in text: inout ReplicatingText) -> [Operation] {
+        let old = range.isEmpty ? [] : text.scalars.elements(in: range)
+        var operations: [Operation] = []
+        for edit in TextDiff.edits(from: old, to: replacement).reversed() {
+            let lower = range.lowerBound + edit.range.lowerBound, upper = range.lowerBound + edit.range.upperBound
+            operations.append(contentsOf: text.replace(lower..<upper, with: edit.replacement))
+        }
+        return operations
+    }
+}

@@ -1,0 +1,263 @@
+import JSON
+import Logging
+import QuireProtocol
+import ReplicatingTypes
+
+/// One editor attached to the daemon: the LSP-style lifecycle, the negotiated position
+/// encoding, the user shown to others, and a view per open document.
+///
+/// Guarantees: requests before `initialize` get -32002 and change nothing; after `shutdown`
+/// only `exit` is accepted; every request gets exactly one reply (the processor sends it);
+/// a failed request changes no document.
+public final class EditorSession: MessageHandler {
+    public enum State: Sendable { case uninitialized, running, shutDown }
+
+    public let id: Int
+    let replica: ReplicaID
+    private unowned let daemon: Daemon
+    private let send: (Message) -> Void
+    public private(set) var state = State.uninitialized
+    private(set) var encoding = PositionEncoding.utf16
+    private(set) var user = WireUser(name: "anonymous")
+    private var views: [String: EditorView] = [:]
+    /// Called with the exit status when the editor sends `exit`.
+    public var onExit: ((Int32) -> Void)?
+
+    init(id: Int, replica: ReplicaID, daemon: Daemon, send: @escaping (Message) -> Void) {
+        self.id = id
+        self.replica = replica
+        self.daemon = daemon
+        self.send = send
+    }
+
+    var openDocuments: [String] { views.keys.sorted() }
+    func view(of uri: String) -> EditorView? { views[uri] }
+    func forgetView(_ uri: String) { views[uri] = nil }
+
+    private var logger: Logger { daemon.logger }
+
+    // MARK: MessageHandler
+
+    public func handleRequest(id: RequestID, method: String, params: JSONValue?) -> Result<JSONValue, ResponseError> {
+        do {
+            return .success(try answer(method: method, params: params))
+        } catch {
+            logger.notice("session \(self.id): \(method) (id \(id)) failed: \(error.message)")
+            return .failure(error)
+        }
+    }
+
+    public func handleNotification(method: String, params: JSONValue?) {
+        do {
+            try handle(notification: method, params: params)
+        } catch {
+            logger.warning("session \(id): dropped notification \(method): \(error.message)")
+        }
+    }
+
+    public func handleResponse(id: RequestID, result: Result<JSONValue, ResponseError>) {
+        logger.debug("session \(self.id): ignored a response to request \(id): the daemon sends no requests")
+    }
+
+    public func dropped(_ reason: String) {
+        logger.warning("session \(id): \(reason)")
+    }
+
+    // MARK: Requests
+
+    private func answer(method: String, params: JSONValue?) throws(ResponseError) -> JSONValue {
+        switch state {
+        case .uninitialized where method != InitializeRequest.method:
+            throw .serverNotInitialized
+        case .running where method == InitializeRequest.method:
+            throw .invalidRequest("initialize was already sent")
+        case .shutDown:
+            throw .invalidRequest("the session is shut down: only exit is accepted")
+        default: break
+        }
+        switch method {
+        case InitializeRequest.method: return try initialize(InitializeRequest(params: params))
+        case LifecycleMethod.shutdown:
+            state = .shutDown
+            return .null
+        case OpenDocumentRequest.method: return try open(OpenDocumentRequest(params: params))
+        case DocumentRequest.closeMethod:
+            let request = try DocumentRequest(params: params)
+            _ = try openView(request.uri)
+            daemon.close(request.uri, in: self)
+            return .null
+        case DocumentRequest.textMethod:
+            let request = try DocumentRequest(params: params)
+            let view = try openView(request.uri)
+            let text = view.sent.string
+            return DocumentRequest.TextResult(uri: request.uri, text: text, epoch: view.epoch, hash: TextHash.sha256Hex(text)).json
+        case DocumentRequest.resyncMethod:
+            let request = try DocumentRequest(params: params)
+            let view = try openView(request.uri)
+            guard let document = daemon.document(request.uri) else { throw .unknownDocument(request.uri) }
+            view.resync(to: document.text)
+            let text = document.text.string
+            logger.info("session \(id): \(request.uri) resynced, epoch \(view.epoch)")
+            return DocumentRequest.TextResult(uri: request.uri, text: text, epoch: view.epoch, hash: TextHash.sha256Hex(text)).json
+        case ListDocumentsRequest.method:
+            return .array(daemon.documentList.map(\.json))
+        case EditDocumentMessage.method:
+            let revision = try edit(EditDocumentMessage(params: params))
+            return EditDocumentMessage.acknowledgement(editorRevision: revision)
+        case MessageRegistry.statusMethod:
+            return status()
+        default:
+            throw .methodNotFound(method)
+        }
+    }
+
+    private func handle(notification method: String, params: JSONValue?) throws(ResponseError) {
+        switch method {
+        case LifecycleMethod.exit:
+            let status: Int32 = state == .shutDown ? 0 : 1
+            logger.info("session \(id): exit with status \(status)")
+            onExit?(status)
+            return
+        case LifecycleMethod.cancelRequest:
+            _ = try CancelRequestNotification(params: params)
+            return
+        default: break
+        }
+        guard state == .running else {
+            throw .invalidRequest(state == .uninitialized ? "not initialized" : "shut down")
+        }
+        switch method {
+        case LifecycleMethod.initialized: return
+        case EditDocumentMessage.method:
+            let message = try EditDocumentMessage(params: params)
+            do {
+                _ = try edit(message)
+            } catch {
+                // Nobody can be told through a reply: say it in a notification the editor can show.
+                send(.notification(method: "window/showMessage", params: [
+                    "type": 1, "message": .string("Quire rejected an edit of \(message.uri): \(error.message). Resync the document."),
+                ]))
+                throw error
+            }
+        case CursorMessage.method:
+            try updateSelections(CursorMessage(params: params))
+        default:
+            throw .methodNotFound(method)
+        }
+    }
+
+    // MARK: Behaviour
+
+    private func initialize(_ request: InitializeRequest) throws(ResponseError) -> JSONValue {
+        if let version = request.protocolVersion, version != MessageRegistry.protocolVersion {
+            throw .invalidParams("params.protocolVersion: \(version) is not supported; this daemon speaks version \(MessageRegistry.protocolVersion)")
+        }
+        let offered = request.positionEncodings.compactMap(PositionEncoding.init(rawValue:))
+        encoding = offered.first ?? .utf16
+        if let user = request.user { self.user = user }
+        state = .running
+        logger.info("session \(id): initialized by \(request.clientName ?? "an unnamed client") for \(user.name), positions in \(encoding.rawValue)")
+        return InitializeRequest.Result(
+            protocolVersion: MessageRegistry.protocolVersion, serverVersion: daemon.configuration.serverVersion,
+            positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description
+        ).json
+    }
+
+    private func open(_ request: OpenDocumentRequest) throws(ResponseError) -> JSONValue {
+        guard views[request.uri] == nil else { throw .documentAlreadyOpen(request.uri) }
+        let editorText = request.text ?? ""
+        let (document, created) = daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
+        let view = EditorView(uri: request.uri, text: document.text, replica: replica, encoding: encoding)
+        views[request.uri] = view
+        // The daemon's text wins: tell the editor how to get there from what it shows.
+        let target = document.text.string
+        let changes = created || target == editorText ? [] : Self.changes(from: editorText, to: target, in: encoding)
+        daemon.sendAllSelections(in: document, to: self)
+        logger.info("session \(id): opened \(request.uri) (\(created ? "created" : "joined"), \(document.text.count) characters)")
+        return OpenDocumentRequest.Result(uri: request.uri, epoch: view.epoch, created: created, changes: changes,
+                                          hash: TextHash.sha256Hex(target)).json
+    }
+
+    /// Minimal changes that turn `old` into `new`, to apply in order (last in the text first, so
+    /// each position is also a position in `old`).
+    static func changes(from old: String, to new: String, in encoding: PositionEncoding) -> [WireChange] {
+        let shown = ReplicatingText(old, replica: ReplicaID(0))
+        return TextDiff.edits(from: Array(old.unicodeScalars), to: Array(new.unicodeScalars)).reversed().map { edit in
+            let start = shown.position(ofOffset: edit.range.lowerBound, in: encoding)
+            let end = shown.position(ofOffset: edit.range.upperBound, in: encoding)
+            return .range(WireRange(start: WirePosition(line: start.line, character: start.character),
+                                    end: WirePosition(line: end.line, character: end.character)),
+                          text: String(String.UnicodeScalarView(edit.replacement)))
+        }
+    }
+
+    /// Applies an editor edit; returns the editor revision it became.
+    private func edit(_ message: EditDocumentMessage) throws(ResponseError) -> Int {
+        let view = try openView(message.uri)
+        guard let document = daemon.document(message.uri) else { throw .unknownDocument(message.uri) }
+        let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes)
+        daemon.contribute(operations, to: document, from: self)
+        return view.editorRevision
+    }
+
+    private func updateSelections(_ message: CursorMessage) throws(ResponseError) {
+        let view = try openView(message.uri)
+        guard let document = daemon.document(message.uri) else { throw .unknownDocument(message.uri) }
+        guard message.epoch == view.epoch, let text = view.text(atRevision: message.revision) else {
+            logger.debug("session \(id): cursor update for an outdated revision ignored")
+            return
+        }
+        var selections: [(anchor: SharedDocument.Anchor, head: SharedDocument.Anchor)] = []
+        for range in message.selections {
+            do {
+                let start = try text.offset(of: TextPosition(line: range.start.line, character: range.start.character), in: encoding)
+                let end = try text.offset(of: TextPosition(line: range.end.line, character: range.end.character), in: encoding)
+                selections.append((SharedDocument.anchor(ofOffset: start, in: text), SharedDocument.anchor(ofOffset: end, in: text)))
+            } catch {
+                throw .positionOutOfRange(error.description)
+            }
+        }
+        document.selections[id] = SharedDocument.RemoteSelection(user: user, selections: selections)
+        daemon.broadcastSelections(of: self, in: document)
+    }
+
+    /// Sends session `sessionID`'s selections in `document`, positioned in what this editor was sent.
+    func sendSelections(of sessionID: Int, in document: SharedDocument) {
+        guard let view = views[document.uri] else { return }
+        let remote = document.selections[sessionID]
+        let text = view.sent
+        var ranges: [WireRange] = []
+        for selection in remote?.selections ?? [] {
+            guard let start = SharedDocument.offset(of: selection.anchor, in: text),
+                  let end = SharedDocument.offset(of: selection.head, in: text) else { continue }
+            let a = text.position(ofOffset: start, in: encoding), b = text.position(ofOffset: end, in: encoding)
+            ranges.append(WireRange(start: WirePosition(line: a.line, character: a.character), end: WirePosition(line: b.line, character: b.character)))
+        }
+        let message = CursorMessage(uri: document.uri, epoch: view.epoch, revision: view.editorRevision, selections: ranges,
+                                    session: sessionID, user: remote?.user ?? WireUser(name: ""))
+        send(.notification(method: CursorMessage.method, params: message.json))
+    }
+
+    /// Sends one daemon edit per document with operations this editor has not seen.
+    func sendPendingEdits() {
+        for uri in views.keys.sorted() {
+            guard let view = views[uri], view.hasUnsentOperations,
+                  let edit = view.makeDaemonEdit(hashLimit: daemon.configuration.hashLimit) else { continue }
+            send(.notification(method: EditDocumentMessage.method, params: edit.json))
+        }
+    }
+
+    private func status() -> JSONValue {
+        [
+            "sessionId": .integer(Int64(id)), "replica": .string(replica.description),
+            "sessions": .integer(Int64(daemon.sessions.count)),
+            "documents": .array(daemon.documentList.map(\.json)),
+            "peers": [],
+        ]
+    }
+
+    private func openView(_ uri: String) throws(ResponseError) -> EditorView {
+        guard let view = views[uri] else { throw .unknownDocument(uri) }
+        return view
+    }
+}

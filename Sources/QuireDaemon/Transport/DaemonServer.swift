@@ -1,0 +1,156 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Runs a `Daemon` on one event loop: an editor on stdio (the protocol gets a private copy of
+/// fd 1, and fd 1 is pointed at stderr so a stray print cannot corrupt the stream) and, when
+/// asked, more editors on a Unix socket.
+public final class DaemonServer {
+    public struct Options: Sendable {
+        public var serveStdio = true
+        public var socketPath: String?
+        public init(serveStdio: Bool = true, socketPath: String? = nil) {
+            self.serveStdio = serveStdio
+            self.socketPath = socketPath
+        }
+    }
+
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let daemon: Daemon
+    private let options: Options
+    private let logger: Logger
+
+    public init(daemon: Daemon, options: Options, logger: Logger) {
+        self.daemon = daemon
+        self.options = options
+        self.logger = logger
+    }
+
+    /// Serves until the stdio editor exits (or forever with only a socket); returns the exit status.
+    public func run() throws -> Int32 {
+        let loop = group.next()
+        let exitPromise = loop.makePromise(of: Int32.self)
+        let exitStatus = ExitLatch(exitPromise)
+        let daemon = self.daemon
+        if let path = options.socketPath {
+            try? FileManager.default.removeItem(atPath: path)
+            let server = try ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 16)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(EditorChannelHandler(
+                            makeConnection: { write in
+                                let connection = EditorConnection(daemon: daemon, write: write)
+                                connection.session.onExit = { _ in channel.close(promise: nil) }
+                                return connection
+                            },
+                            onClose: { _ in }))
+                    }
+                }
+                .bind(unixDomainSocketPath: path).wait()
+            logger.info("listening for editors on \(path)")
+            _ = server
+        }
+        if options.serveStdio {
+            let protocolOutput = dup(1)
+            dup2(2, 1)
+            if Self.isRegularFile(0) || Self.isRegularFile(protocolOutput) {
+                // `quire < file` or `quire > file`: NIO's pipe channel refuses regular files.
+                serveFiles(input: 0, output: protocolOutput, on: loop, exitStatus: exitStatus)
+            } else {
+                try servePipes(input: 0, output: protocolOutput, exitStatus: exitStatus)
+            }
+        }
+        let status = try exitPromise.futureResult.wait()
+        try? group.syncShutdownGracefully()
+        if let path = options.socketPath { try? FileManager.default.removeItem(atPath: path) }
+        return status
+    }
+
+    private func servePipes(input: Int32, output protocolOutput: Int32, exitStatus: ExitLatch) throws {
+        let daemon = self.daemon
+        do {
+            let channel = try NIOPipeBootstrap(group: group)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(EditorChannelHandler(
+                            makeConnection: { write in
+                                let connection = EditorConnection(daemon: daemon, write: write)
+                                connection.session.onExit = { status in
+                                    channel.close(promise: nil)
+                                    exitStatus.finish(status)
+                                }
+                                return connection
+                            },
+                            onClose: { connection in
+                                // End of input without exit: as in LSP, status 1 unless shut down.
+                                exitStatus.finish(connection.session.state == .shutDown ? 0 : 1)
+                            }))
+                    }
+                }
+                .takingOwnershipOfDescriptors(input: input, output: protocolOutput).wait()
+            _ = channel
+        }
+    }
+
+    /// Reads `input` on a thread of its own and hands the bytes to the loop; writes replies
+    /// straight to `output`. Used when stdin or stdout is a regular file.
+    private func serveFiles(input: Int32, output: Int32, on loop: EventLoop, exitStatus: ExitLatch) {
+        let daemon = self.daemon
+        let connection = try? loop.submit {
+            let connection = EditorConnection(daemon: daemon) { bytes in Self.writeAll(bytes, to: output) }
+            connection.session.onExit = { status in exitStatus.finish(status) }
+            return connection
+        }.wait()
+        guard let connection else { exitStatus.finish(1); return }
+        let thread = Thread {
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                let bytes = Array(chunk[0..<n])
+                loop.execute { connection.receive(bytes) }
+            }
+            loop.execute {
+                connection.endOfInput()
+                exitStatus.finish(connection.session.state == .shutDown ? 0 : 1)
+            }
+        }
+        thread.start()
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    private static func isRegularFile(_ fd: Int32) -> Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+}
+
+/// The daemon's exit status, settled once: by the editor's `exit`, or by the end of its input.
+/// Used only on the daemon's event loop.
+final class ExitLatch: @unchecked Sendable {
+    private let promise: EventLoopPromise<Int32>
+    private var settled = false
+
+    init(_ promise: EventLoopPromise<Int32>) {
+        self.promise = promise
+    }
+
+    func finish(_ status: Int32) {
+        guard !settled else { return }
+        settled = true
+        promise.succeed(status)
+    }
+}

@@ -1,0 +1,54 @@
+import JSON
+import Logging
+import QuireProtocol
+
+/// One editor's byte stream, independent of how the bytes travel: framing in, JSON-RPC
+/// processing, replies and notifications framed out in the mode the editor spoke.
+///
+/// Guarantees: each frame is handled completely (reply sent, then pending daemon edits flushed)
+/// before the next; a framing error is logged and, when it may have eaten a request, answered
+/// with a -32700 carrying id null, and the stream carries on with the next frame.
+public final class EditorConnection {
+    public let session: EditorSession
+    private let daemon: Daemon
+    private var framer: MessageFramer
+    private var writer = FrameWriter()
+    private let processor = MessageProcessor()
+    private let write: ([UInt8]) -> Void
+    private let serializer = JSONSerializer(sortedKeys: true)
+
+    /// - Parameter write: sends framed bytes to the editor.
+    public init(daemon: Daemon, write: @escaping ([UInt8]) -> Void) {
+        self.daemon = daemon
+        self.write = write
+        framer = MessageFramer(maximumFrameBytes: daemon.configuration.maximumFrameBytes)
+        var send: ((Message) -> Void)?
+        session = daemon.makeSession { message in send?(message) }
+        send = { [unowned self] message in self.send(message.json) }
+    }
+
+    /// Bytes read from the editor.
+    public func receive(_ bytes: some Collection<UInt8>) {
+        for event in framer.feed(bytes) {
+            writer.lineDelimited = framer.mode == .lineDelimited
+            switch event {
+            case .message(let body):
+                if let reply = processor.process(body, with: session) { send(reply) }
+                daemon.flush()
+            case .error(let error):
+                daemon.logger.warning("session \(session.id): \(error.description)")
+                send(Message.errorResponse(id: nil, .parseError(error.description)).json)
+            }
+        }
+    }
+
+    /// The editor closed its end of the stream.
+    public func endOfInput() {
+        if let error = framer.finish() { daemon.logger.warning("session \(session.id): \(error.description)") }
+        daemon.endSession(session)
+    }
+
+    private func send(_ value: JSONValue) {
+        write(writer.frame(serializer.serialize(value)))
+    }
+}

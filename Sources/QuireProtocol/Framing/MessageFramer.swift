@@ -1,0 +1,233 @@
+/// Cuts a byte stream into JSON-RPC message bodies: LSP `Content-Length` frames, or, when the
+/// first non-blank byte of the stream is `{` or `[`, one JSON text per line.
+///
+/// A small state machine fed with whatever a read returned (a byte at a time or many messages at
+/// once). Guarantees:
+/// 1. Header names are matched case-insensitively; `Content-Type` and unknown headers are
+///    accepted and ignored; a header line may end in `\r\n` or `\n`.
+/// 2. No body over `maximumFrameBytes` is ever buffered: its bytes are counted off and dropped,
+///    and one `.frameTooLarge` error is reported for it.
+/// 3. After a header error the framer resynchronizes at the next `Content-Length` line, so one
+///    bad frame never wedges the stream.
+/// 4. In line mode, blank lines are skipped and a trailing `\r` is removed.
+public struct MessageFramer: Sendable {
+    public enum Mode: Sendable, Equatable { case undetermined, contentLength, lineDelimited }
+
+    /// What one call to `feed` produced, in stream order.
+    public enum Event: Sendable, Equatable {
+        case message([UInt8])
+        case error(FramingError)
+    }
+
+    public let maximumFrameBytes: Int
+    public let maximumHeaderBytes: Int
+    public private(set) var mode: Mode = .undetermined
+
+    private var buffer: [UInt8] = []
+    private var scan = 0
+    private var state = State.header
+    private enum State: Sendable {
+        case header
+        case body(length: Int)
+        case skipping(remaining: Int)
+        case resynchronizing
+        case skippingLine
+    }
+
+    public init(maximumFrameBytes: Int = 8 << 20, maximumHeaderBytes: Int = 8 << 10) {
+        self.maximumFrameBytes = maximumFrameBytes
+        self.maximumHeaderBytes = maximumHeaderBytes
+    }
+
+    /// Bytes received but not yet part of a complete message.
+    public var bufferedByteCount: Int { buffer.count }
+
+    /// Adds bytes from the stream; returns the complete messages and errors they finished.
+    /// - Complexity: O(bytes fed), amortized.
+    public mutating func feed(_ bytes: some Collection<UInt8>) -> [Event] {
+        buffer.append(contentsOf: bytes)
+        var events: [Event] = []
+        while step(into: &events) {}
+        compact()
+        return events
+    }
+
+    /// The stream ended: reports a frame left incomplete, if any.
+    public mutating func finish() -> FramingError? {
+        defer { buffer.removeAll(); scan = 0 }
+        switch state {
+        case .body, .skipping: return .truncatedFrame(bufferedBytes: buffer.count)
+        case .header, .resynchronizing, .skippingLine:
+            let leftover = buffer.contains { !Self.isBlank($0) }
+            return leftover ? .truncatedFrame(bufferedBytes: buffer.count) : nil
+        }
+    }
+
+    // MARK: The state machine
+
+    /// Makes one step of progress; false when more bytes are needed.
+    private mutating func step(into events: inout [Event]) -> Bool {
+        if mode == .undetermined {
+            guard let first = buffer.firstIndex(where: { !Self.isBlank($0) }) else { buffer.removeAll(); return false }
+            mode = (buffer[first] == UInt8(ascii: "{") || buffer[first] == UInt8(ascii: "[")) ? .lineDelimited : .contentLength
+        }
+        switch state {
+        case .skipping(let remaining):
+            let n = min(remaining, buffer.count)
+            buffer.removeFirst(n)
+            scan = 0
+            state = remaining - n == 0 ? .header : .skipping(remaining: remaining - n)
+            return remaining - n == 0
+        case .body(let length):
+            guard buffer.count >= length else { return false }
+            events.append(.message(Array(buffer[0..<length])))
+            buffer.removeFirst(length)
+            scan = 0
+            state = .header
+            return true
+        case .skippingLine:
+            guard let newline = buffer.firstIndex(of: 10) else { buffer.removeAll(); scan = 0; return false }
+            buffer.removeFirst(newline + 1)
+            scan = 0
+            state = .header
+            return true
+        case .resynchronizing:
+            return resynchronize()
+        case .header:
+            return mode == .lineDelimited ? nextLine(into: &events) : nextHeader(into: &events)
+        }
+    }
+
+    private mutating func nextLine(into events: inout [Event]) -> Bool {
+        guard let newline = buffer[scan...].firstIndex(of: 10) else {
+            scan = buffer.count
+            if buffer.count > maximumFrameBytes {
+                events.append(.error(.frameTooLarge(size: nil, limit: maximumFrameBytes)))
+                buffer.removeAll()
+                scan = 0
+                state = .skippingLine
+            }
+            return false
+        }
+        var line = buffer[0..<newline]
+        if line.last == 13 { line = line.dropLast() }
+        if line.count > maximumFrameBytes {
+            events.append(.error(.frameTooLarge(size: line.count, limit: maximumFrameBytes)))
+        } else if line.contains(where: { !Self.isBlank($0) }) {
+            events.append(.message(Array(line)))
+        }
+        buffer.removeFirst(newline + 1)
+        scan = 0
+        return true
+    }
+
+    private mutating func nextHeader(into events: inout [Event]) -> Bool {
+        // Skip blank bytes between frames.
+        if let first = buffer.firstIndex(where: { !Self.isBlank($0) }) {
+            if first > 0 { buffer.removeFirst(first); scan = 0 }
+        } else {
+            buffer.removeAll()
+            scan = 0
+            return false
+        }
+        guard let end = headerEnd() else {
+            if buffer.count > maximumHeaderBytes {
+                events.append(.error(.headerTooLong(limit: maximumHeaderBytes)))
+                buffer.removeFirst(1)
+                scan = 0
+                state = .resynchronizing
+                return true
+            }
+            return false
+        }
+        let header = Array(buffer[0..<end.headerLength])
+        buffer.removeFirst(end.consumed)
+        scan = 0
+        switch Self.contentLength(in: header) {
+        case .success(let length) where length > maximumFrameBytes:
+            events.append(.error(.frameTooLarge(size: length, limit: maximumFrameBytes)))
+            state = .skipping(remaining: length)
+        case .success(let length):
+            state = .body(length: length)
+        case .failure(let error):
+            events.append(.error(error))
+            state = .resynchronizing
+        }
+        return true
+    }
+
+    /// Finds the blank line that ends a header block: `\r\n\r\n` or `\n\n`.
+    private mutating func headerEnd() -> (headerLength: Int, consumed: Int)? {
+        var i = max(scan, 0)
+        while i < buffer.count {
+            if buffer[i] == 10 {
+                if i + 1 < buffer.count, buffer[i + 1] == 10 { return (i, i + 2) }
+                if i + 2 < buffer.count, buffer[i + 1] == 13, buffer[i + 2] == 10 { return (i, i + 3) }
+            }
+            i += 1
+        }
+        scan = max(0, buffer.count - 3)
+        return nil
+    }
+
+    /// Drops bytes up to the next line that starts with `Content-Length` (any case).
+    private mutating func resynchronize() -> Bool {
+        let needle = Array("content-length".utf8)
+        var lineStart = 0
+        while lineStart < buffer.count {
+            let available = buffer.count - lineStart
+            if available < needle.count {
+                let prefix = buffer[lineStart...].map(Self.lowercased)
+                if Array(needle.prefix(prefix.count)) == prefix { break }
+            } else if buffer[lineStart..<(lineStart + needle.count)].map(Self.lowercased) == needle {
+                buffer.removeFirst(lineStart)
+                scan = 0
+                state = .header
+                return true
+            }
+            guard let newline = buffer[lineStart...].firstIndex(of: 10) else { lineStart = buffer.count; break }
+            lineStart = newline + 1
+        }
+        buffer.removeFirst(min(lineStart, buffer.count))
+        scan = 0
+        return false
+    }
+
+    private static func contentLength(in header: [UInt8]) -> Result<Int, FramingError> {
+        var length: Int?
+        for rawLine in header.split(separator: 10, omittingEmptySubsequences: true) {
+            var line = rawLine[...]
+            if line.last == 13 { line = line.dropLast() }
+            if line.isEmpty { continue }
+            let text = String(decoding: line, as: UTF8.self)
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return .failure(.malformedHeader(text)) }
+            let name = String(decoding: line[..<colon], as: UTF8.self).trimmingBlanks().lowercased()
+            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingBlanks()
+            guard !name.isEmpty else { return .failure(.malformedHeader(text)) }
+            if name == "content-length" {
+                guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), value.utf8.count <= 18, let n = Int(value) else {
+                    return .failure(.invalidContentLength(value))
+                }
+                length = n
+            }
+        }
+        guard let length else { return .failure(.missingContentLength) }
+        return .success(length)
+    }
+
+    private mutating func compact() {
+        if buffer.isEmpty { buffer = []; scan = 0 }
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 10 || byte == 13 }
+    private static func lowercased(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
+}
+
+extension String {
+    func trimmingBlanks() -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,76 @@
+import JSON
+
+/// The error member of a JSON-RPC response: `{code, message, data?}`. Codes are listed in
+/// `protocol/errors.md`; the constructors below are the only ones the daemon uses.
+public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var code: Int
+    public var message: String
+    public var data: JSONValue?
+
+    public init(code: Int, message: String, data: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["code": .integer(Int64(code)), "message": .string(message)]
+        if let data { members["data"] = data }
+        return .object(members)
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    // JSON-RPC 2.0
+    public static let parseErrorCode = -32700
+    public static let invalidRequestCode = -32600
+    public static let methodNotFoundCode = -32601
+    public static let invalidParamsCode = -32602
+    public static let internalErrorCode = -32603
+    // LSP
+    public static let serverNotInitializedCode = -32002
+    public static let requestCancelledCode = -32800
+    // Quire, -32000...-32099
+    public static let unknownDocumentCode = -32010
+    public static let positionOutOfRangeCode = -32011
+    public static let revisionFromFutureCode = -32012
+    public static let documentAlreadyOpenCode = -32013
+    public static let staleEpochCode = -32014
+    public static let shuttingDownCode = -32015
+    public static let unavailableCode = -32016
+
+    public static func parseError(_ detail: String) -> ResponseError {
+        ResponseError(code: parseErrorCode, message: "Parse error: \(detail)")
+    }
+    public static func invalidRequest(_ detail: String) -> ResponseError {
+        ResponseError(code: invalidRequestCode, message: "Invalid Request: \(detail)")
+    }
+    public static func methodNotFound(_ method: String) -> ResponseError {
+        ResponseError(code: methodNotFoundCode, message: "Method not found: \(method)")
+    }
+    public static func invalidParams(_ detail: String) -> ResponseError {
+        ResponseError(code: invalidParamsCode, message: "Invalid params: \(detail)")
+    }
+    public static func internalError(_ detail: String) -> ResponseError {
+        ResponseError(code: internalErrorCode, message: "Internal error: \(detail)")
+    }
+    public static let serverNotInitialized = ResponseError(code: serverNotInitializedCode, message: "Server not initialized: send initialize first")
+    public static func unknownDocument(_ uri: String) -> ResponseError {
+        ResponseError(code: unknownDocumentCode, message: "Unknown document \(uri.debugDescription): open it first", data: ["uri": .string(uri)])
+    }
+    public static func positionOutOfRange(_ detail: String) -> ResponseError {
+        ResponseError(code: positionOutOfRangeCode, message: "Position out of range: \(detail)")
+    }
+    public static func revisionFromFuture(got: Int, latest: Int) -> ResponseError {
+        ResponseError(code: revisionFromFutureCode, message: "Revision \(got) was never sent: the latest daemon revision is \(latest)",
+                      data: ["revision": .integer(Int64(got)), "latest": .integer(Int64(latest))])
+    }
+    public static func documentAlreadyOpen(_ uri: String) -> ResponseError {
+        ResponseError(code: documentAlreadyOpenCode, message: "Document \(uri.debugDescription) is already open in this session")
+    }
+    public static func staleEpoch(got: Int, current: Int) -> ResponseError {
+        ResponseError(code: staleEpochCode, message: "Epoch \(got) is over: the document was resynced to epoch \(current)",
+                      data: ["epoch": .integer(Int64(got)), "current": .integer(Int64(current))])
+    }
+    public static let shuttingDown = ResponseError(code: shuttingDownCode, message: "Shutting down: only exit is accepted after shutdown")
+}

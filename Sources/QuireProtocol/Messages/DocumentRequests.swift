@@ -1,0 +1,59 @@
+import JSON
+
+/// Requests that name one document and nothing else: `document/close` (stop sharing it in this
+/// session; the reply is `null`), `document/text` (the daemon's current text) and
+/// `document/resync` (replace the editor's text with the daemon's and start a new epoch).
+public struct DocumentRequest: Sendable, Equatable {
+    public static let closeMethod = "document/close"
+    public static let textMethod = "document/text"
+    public static let resyncMethod = "document/resync"
+
+    public var uri: String
+
+    public init(params: JSONValue?) throws(ResponseError) {
+        uri = try ParamsReader(params).string("uri")
+    }
+
+    /// The reply to `document/text` and `document/resync`.
+    public struct TextResult: Sendable {
+        public var uri: String
+        public var text: String
+        public var epoch: Int
+        public var hash: String
+
+        public init(uri: String, text: String, epoch: Int, hash: String) {
+            self.uri = uri
+            self.text = text
+            self.epoch = epoch
+            self.hash = hash
+        }
+
+        public var json: JSONValue {
+            ["uri": .string(uri), "text": .string(text), "epoch": .integer(Int64(epoch)), "hash": .string(hash)]
+        }
+    }
+}
+
+/// `document/list` (editor -> daemon, request, no params): every document the daemon holds.
+public enum ListDocumentsRequest {
+    public static let method = "document/list"
+
+    public struct Entry: Sendable {
+        public var uri: String
+        public var lines: Int
+        public var characters: Int
+        public var openInSessions: Int
+
+        public init(uri: String, lines: Int, characters: Int, openInSessions: Int) {
+            self.uri = uri
+            self.lines = lines
+            self.characters = characters
+            self.openInSessions = openInSessions
+        }
+
+        public var json: JSONValue {
+            ["uri": .string(uri), "lines": .integer(Int64(lines)), "characters": .integer(Int64(characters)),
+             "editors": .integer(Int64(openInSessions))]
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import JSON
+
+/// `document/edit`, both directions.
+///
+/// Editor -> daemon (a request, whose reply acknowledges the edit once applied, or a
+/// notification): `revision` is the number of daemon edits the editor has applied in `epoch`.
+/// Daemon -> editor (a notification): `revision` is the number of editor edits the daemon had
+/// applied in `epoch` when it made this one; the editor applies it only if that equals its own
+/// count of edits sent, and drops it otherwise (the daemon then resends). `hash` is the SHA-256
+/// (hex) of the editor's whole text after applying, when the document is small enough.
+public struct EditDocumentMessage: Sendable, Equatable {
+    public static let method = "document/edit"
+
+    public var uri: String
+    public var epoch: Int
+    public var revision: Int
+    public var changes: [WireChange]
+    public var hash: String?
+
+    public init(uri: String, epoch: Int, revision: Int, changes: [WireChange], hash: String? = nil) {
+        self.uri = uri
+        self.epoch = epoch
+        self.revision = revision
+        self.changes = changes
+        self.hash = hash
+    }
+
+    public init(params: JSONValue?) throws(ResponseError) {
+        let reader = try ParamsReader(params)
+        uri = try reader.string("uri")
+        epoch = try reader.optionalInt("epoch") ?? 0
+        revision = try reader.nonNegativeInt("revision")
+        var changes: [WireChange] = []
+        for change in try reader.objects("changes") { changes.append(try WireChange(change)) }
+        self.changes = changes
+        hash = try reader.optionalString("hash")
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "uri": .string(uri), "epoch": .integer(Int64(epoch)), "revision": .integer(Int64(revision)),
+            "changes": .array(changes.map(\.json)),
+        ]
+        if let hash { members["hash"] = .string(hash) }
+        return .object(members)
+    }
+
+    /// The reply to an editor's edit request: the editor revision it became.
+    public static func acknowledgement(editorRevision: Int) -> JSONValue {
+        ["editorRevision": .integer(Int64(editorRevision))]
+    }
+}

@@ -1,0 +1,32 @@
+/// Every method of the editor protocol, with its direction and kind; `protocol/README.md`
+/// describes each one. The daemon answers `Method not found` for anything else.
+public enum MessageRegistry {
+    public enum Kind: Sendable { case request, notification, requestOrNotification }
+    public enum Direction: Sendable { case editorToDaemon, daemonToEditor, both }
+
+    public struct Entry: Sendable {
+        public var method: String
+        public var kind: Kind
+        public var direction: Direction
+    }
+
+    public static let protocolVersion = 1
+
+    public static let statusMethod = "quire/status"
+
+    public static let all: [Entry] = [
+        Entry(method: InitializeRequest.method, kind: .request, direction: .editorToDaemon),
+        Entry(method: LifecycleMethod.initialized, kind: .notification, direction: .editorToDaemon),
+        Entry(method: LifecycleMethod.shutdown, kind: .request, direction: .editorToDaemon),
+        Entry(method: LifecycleMethod.exit, kind: .notification, direction: .editorToDaemon),
+        Entry(method: LifecycleMethod.cancelRequest, kind: .notification, direction: .editorToDaemon),
+        Entry(method: OpenDocumentRequest.method, kind: .request, direction: .editorToDaemon),
+        Entry(method: DocumentRequest.closeMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: DocumentRequest.textMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: DocumentRequest.resyncMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: ListDocumentsRequest.method, kind: .request, direction: .editorToDaemon),
+        Entry(method: EditDocumentMessage.method, kind: .requestOrNotification, direction: .both),
+        Entry(method: CursorMessage.method, kind: .notification, direction: .both),
+        Entry(method: statusMethod, kind: .request, direction: .editorToDaemon),
+    ]
+}

@@ -1,0 +1,46 @@
+import JSON
+
+/// `document/open` (editor -> daemon, request): start sharing a document, named by `uri` (any
+/// string: a `file:` URI or a plain name). `text` is what the editor shows now.
+///
+/// If the daemon does not have the document yet, it is created with `text`. If it does, the
+/// daemon's text wins and the reply's `changes` turn the editor's text into it with minimal
+/// edits. The editor applies them before sending anything else for this document.
+public struct OpenDocumentRequest: Sendable, Equatable {
+    public static let method = "document/open"
+
+    public var uri: String
+    public var text: String?
+
+    public init(params: JSONValue?) throws(ResponseError) {
+        let reader = try ParamsReader(params)
+        uri = try reader.string("uri")
+        guard !uri.isEmpty else { throw .invalidParams("params.uri: must not be empty") }
+        text = try reader.optionalString("text")
+    }
+
+    public struct Result: Sendable {
+        public var uri: String
+        public var epoch: Int
+        public var created: Bool
+        public var changes: [WireChange]
+        public var hash: String?
+
+        public init(uri: String, epoch: Int, created: Bool, changes: [WireChange], hash: String?) {
+            self.uri = uri
+            self.epoch = epoch
+            self.created = created
+            self.changes = changes
+            self.hash = hash
+        }
+
+        public var json: JSONValue {
+            var members: [String: JSONValue] = [
+                "uri": .string(uri), "epoch": .integer(Int64(epoch)), "created": .bool(created),
+                "changes": .array(changes.map(\.json)),
+            ]
+            if let hash { members["hash"] = .string(hash) }
+            return .object(members)
+        }
+    }
+}
