@@ -66,7 +66,10 @@ let package = Package(
         .testTarget(name: "QuireProtocolTests", dependencies: ["QuireProtocol", "JSON"]),
         .testTarget(
             name: "QuireDaemonTests",
-            dependencies: ["QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]

@@ -32,6 +32,10 @@ enum ChangeResolver {
             if lines.upperBound < lineCount {
                 old = text.scalars.startOfParagraph(lines.lowerBound)..<text.scalars.startOfParagraph(lines.upperBound)
                 replacement = newLines.map { $0 + "\n" }.joined()
+            } else if lines.lowerBound == lineCount {
+                // Lines appended after the last one.
+                old = text.count..<text.count
+                replacement = newLines.map { "\n" + $0 }.joined()
             } else if lines.lowerBound > 0 {
                 // The region reaches the end of the text: take the break before it instead of after.
                 old = (text.scalars.startOfParagraph(lines.lowerBound) - 1)..<text.count

@@ -103,8 +103,13 @@ final class EditorView {
             changes.append(contentsOf: sentCopy!.apply(op, reportingIn: encoding))
         }
         if changes.isEmpty {
-            // Nothing the editor would see (tombstones only): it already shows this state.
-            for op in operations { confirmed.apply(op) }
+            // Nothing the editor would see. With edits pending, the operations ride along with
+            // the last one (they may remove what that edit removed, which `confirmed` still shows).
+            if pending.isEmpty {
+                for op in operations { confirmed.apply(op) }
+            } else {
+                pending[pending.count - 1].operations.append(contentsOf: operations)
+            }
             return nil
         }
         sentRevision += 1

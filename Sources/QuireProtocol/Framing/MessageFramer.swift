@@ -7,7 +7,7 @@
 ///    accepted and ignored; a header line may end in `\r\n` or `\n`.
 /// 2. No body over `maximumFrameBytes` is ever buffered: its bytes are counted off and dropped,
 ///    and one `.frameTooLarge` error is reported for it.
-/// 3. After a header error the framer resynchronizes at the next `Content-Length` line, so one
+/// 3. After a header error the framer resynchronizes at the next `Content-Length`, so one
 ///    bad frame never wedges the stream.
 /// 4. In line mode, blank lines are skipped and a trailing `\r` is removed.
 public struct MessageFramer: Sendable {
@@ -170,25 +170,23 @@ public struct MessageFramer: Sendable {
         return nil
     }
 
-    /// Drops bytes up to the next line that starts with `Content-Length` (any case).
+    /// Drops bytes up to the next `Content-Length` (any case), wherever it starts: the body of
+    /// a frame whose header was bad may run straight into the next header.
     private mutating func resynchronize() -> Bool {
         let needle = Array("content-length".utf8)
-        var lineStart = 0
-        while lineStart < buffer.count {
-            let available = buffer.count - lineStart
-            if available < needle.count {
-                let prefix = buffer[lineStart...].map(Self.lowercased)
-                if Array(needle.prefix(prefix.count)) == prefix { break }
-            } else if buffer[lineStart..<(lineStart + needle.count)].map(Self.lowercased) == needle {
-                buffer.removeFirst(lineStart)
+        var i = 0
+        while i + needle.count <= buffer.count {
+            if Self.lowercased(buffer[i]) == needle[0],
+               zip(buffer[i..<(i + needle.count)], needle).allSatisfy({ Self.lowercased($0) == $1 }) {
+                buffer.removeFirst(i)
                 scan = 0
                 state = .header
                 return true
             }
-            guard let newline = buffer[lineStart...].firstIndex(of: 10) else { lineStart = buffer.count; break }
-            lineStart = newline + 1
+            i += 1
         }
-        buffer.removeFirst(min(lineStart, buffer.count))
+        // Keep a tail that may be the start of the needle.
+        buffer.removeFirst(max(0, buffer.count - (needle.count - 1)))
         scan = 0
         return false
     }

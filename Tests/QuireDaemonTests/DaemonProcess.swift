@@ -1,0 +1,108 @@
+import Foundation
+import JSON
+import QuireProtocol
+
+/// The built `quire` binary run as a child process, spoken to through pipes with LSP framing,
+/// its replies collected by a reader thread and waited for with timeouts (never fixed sleeps).
+final class DaemonProcess: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let lock = NSCondition()
+    private var received: [JSONValue] = []
+    private var framer = MessageFramer(maximumFrameBytes: 64 << 20)
+    private var ended = false
+
+    /// The `quire` executable next to the test bundle.
+    static var binary: URL {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundle, bundle.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("quire")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return bundle.appendingPathComponent("quire")
+    }
+
+    init(arguments: [String] = []) throws {
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let handle = output.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let data = handle.availableData
+                lock.lock()
+                if data.isEmpty { ended = true; lock.broadcast(); lock.unlock(); return }
+                for event in framer.feed([UInt8](data)) {
+                    if case .message(let body) = event, let value = try? JSONParser().parse(body) { received.append(value) }
+                }
+                lock.broadcast()
+                lock.unlock()
+            }
+        }.start()
+        let errorHandle = errors.fileHandleForReading
+        Thread { while !errorHandle.availableData.isEmpty {} }.start()
+    }
+
+    func send(_ text: String) {
+        send(bytes: Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8))
+    }
+
+    func send(bytes: [UInt8]) {
+        input.fileHandleForWriting.write(Data(bytes))
+    }
+
+    func send(_ value: JSONValue) { send(JSONSerializer().string(value)) }
+
+    func closeInput() { try? input.fileHandleForWriting.close() }
+
+    /// Waits until `count` messages in all have arrived; returns them all.
+    @discardableResult
+    func waitForMessages(_ count: Int, timeout: TimeInterval = 20) -> [JSONValue] {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while received.count < count && !ended && lock.wait(until: deadline) {}
+        return received
+    }
+
+    /// Waits for the first message matching `predicate`.
+    func waitFor(timeout: TimeInterval = 20, _ predicate: (JSONValue) -> Bool) -> JSONValue? {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if let match = received.first(where: predicate) { return match }
+            if ended || !lock.wait(until: deadline) { return received.first(where: predicate) }
+        }
+    }
+
+    func reply(to id: Int64, timeout: TimeInterval = 20) -> JSONValue? {
+        waitFor(timeout: timeout) { $0["id"] == .integer(id) && $0["method"] == nil }
+    }
+
+    var messages: [JSONValue] {
+        lock.lock()
+        defer { lock.unlock() }
+        return received
+    }
+
+    /// Waits for the process to end; kills it after `timeout`. Returns its status.
+    func waitForExit(timeout: TimeInterval = 20) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}

@@ -1,0 +1,158 @@
+import JSON
+import Testing
+@testable import QuireDaemon
+import QuireProtocol
+import ReplicatingTypes
+
+/// Opening, editing and closing documents through the protocol, and every way an edit can be wrong.
+@Suite struct DocumentEditingTests {
+    static func setUp(text: String = "hello\nworld\n", encodings: [String] = ["utf-16"]) -> (Daemon, TestEditor) {
+        var next: UInt64 = 0
+        let daemon = Daemon(replicaSource: { next += 1; return ReplicaID(next) })
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize(encodings: encodings)
+        editor.open("notes", text: text)
+        return (daemon, editor)
+    }
+
+    static func elementCount(_ daemon: Daemon, _ uri: String = "notes") -> UInt64 {
+        daemon.documents[uri]?.text.versionVector.counts.values.reduce(0, +) ?? 0
+    }
+
+    @Test func openCreatesTheDocumentWithTheEditorsText() {
+        let (daemon, editor) = Self.setUp()
+        #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
+        let text = editor.request("document/text", ["uri": "notes"])
+        #expect(text["result"]?["text"] == "hello\nworld\n")
+        #expect(text["result"]?["hash"]?.stringValue == TextHashForTests.sha256("hello\nworld\n"))
+        #expect(editor.request("document/list")["result"]?.arrayValue?.first?["lines"] == 3)
+    }
+
+    @Test func rangeEditIsAppliedAndAcknowledged() {
+        let (daemon, editor) = Self.setUp()
+        let reply = editor.edit(5..<5, with: "!")
+        #expect(reply["result"]?["editorRevision"] == 1)
+        #expect(daemon.documents["notes"]?.text.string == "hello!\nworld\n")
+    }
+
+    @Test func wholeLineResentForOneKeystrokeIsOneInsertion() {
+        let (daemon, editor) = Self.setUp()
+        let before = Self.elementCount(daemon)
+        editor.text = Array("hello\nwor-ld\n".unicodeScalars)
+        editor.sendEdit(["lines": ["start": 1, "end": 2], "newLines": ["wor-ld"]])
+        #expect(daemon.documents["notes"]?.text.string == "hello\nwor-ld\n")
+        #expect(Self.elementCount(daemon) == before + 1, "one new element, not a new line")
+        // A whole line as a range replacement is reduced too.
+        editor.text = Array("hello\nwor-ld?\n".unicodeScalars)
+        editor.sendEdit(["range": ["start": ["line": 1, "character": 0], "end": ["line": 1, "character": 6]], "text": "wor-ld?"])
+        #expect(Self.elementCount(daemon) == before + 2)
+        // And so is the full text.
+        editor.text = Array("hello\nwor-ld?\n.".unicodeScalars)
+        editor.sendEdit(["text": "hello\nwor-ld?\n."])
+        #expect(Self.elementCount(daemon) == before + 3)
+        #expect(daemon.documents["notes"]?.text.string == "hello\nwor-ld?\n.")
+    }
+
+    @Test func lineChangesAtTheEndAndInsertingAndDeletingLines() {
+        let (daemon, editor) = Self.setUp(text: "a\nb\nc")
+        editor.sendEdit(["lines": ["start": 3, "end": 3], "newLines": ["d"]])
+        #expect(daemon.documents["notes"]?.text.string == "a\nb\nc\nd")
+        editor.sendEdit(["lines": ["start": 1, "end": 1], "newLines": ["x", "y"]])
+        #expect(daemon.documents["notes"]?.text.string == "a\nx\ny\nb\nc\nd")
+        editor.sendEdit(["lines": ["start": 4, "end": 6], "newLines": []])
+        #expect(daemon.documents["notes"]?.text.string == "a\nx\ny\nb")
+        editor.sendEdit(["lines": ["start": 0, "end": 4], "newLines": []])
+        #expect(daemon.documents["notes"]?.text.string == "")
+    }
+
+    @Test(arguments: [
+        (#"{"start":{"line":0,"character":6},"end":{"line":0,"character":6}}"#, -32011),
+        (#"{"start":{"line":9,"character":0},"end":{"line":9,"character":0}}"#, -32011),
+        (#"{"start":{"line":1,"character":2},"end":{"line":0,"character":1}}"#, -32011),
+        (#"{"start":{"line":-1,"character":0},"end":{"line":0,"character":0}}"#, -32602),
+    ])
+    func badRangeIsRefusedAndChangesNothing(range: String, code: Int) throws {
+        let (daemon, editor) = Self.setUp()
+        let before = daemon.documents["notes"]?.text
+        let reply = editor.request("document/edit", [
+            "uri": "notes", "revision": 0, "changes": [["range": try JSONParser().parse(range), "text": "x"]],
+        ])
+        #expect(reply["error"]?["code"] == .integer(Int64(code)))
+        #expect(daemon.documents["notes"]?.text == before)
+    }
+
+    @Test func aBadChangeAfterAGoodOneLeavesNoTrace() {
+        let (daemon, editor) = Self.setUp()
+        let reply = editor.request("document/edit", [
+            "uri": "notes", "revision": 0, "changes": [
+                ["range": ["start": ["line": 0, "character": 0], "end": ["line": 0, "character": 0]], "text": "ok "],
+                ["lines": ["start": 7, "end": 8], "newLines": []],
+            ],
+        ])
+        #expect(reply["error"]?["code"] == -32011)
+        #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
+        // The editor revision did not advance: the next good edit is revision 1.
+        #expect(editor.request("document/edit", ["uri": "notes", "revision": 0, "changes": [["text": "x"]]])["result"]?["editorRevision"] == 1)
+    }
+
+    @Test func revisionFromTheFutureAndStaleEpochAndUnknownDocument() {
+        let (daemon, editor) = Self.setUp()
+        let future = editor.request("document/edit", ["uri": "notes", "revision": 5, "changes": [["text": "x"]]])
+        #expect(future["error"]?["code"] == -32012)
+        let stale = editor.request("document/edit", ["uri": "notes", "epoch": 3, "revision": 0, "changes": [["text": "x"]]])
+        #expect(stale["error"]?["code"] == -32014)
+        let unknown = editor.request("document/edit", ["uri": "other", "revision": 0, "changes": [["text": "x"]]])
+        #expect(unknown["error"]?["code"] == -32010)
+        #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
+    }
+
+    @Test func badEditAsNotificationIsReportedInAMessage() {
+        let (daemon, editor) = Self.setUp()
+        editor.notify("document/edit", ["uri": "notes", "revision": 0, "changes": [["range": ["start": ["line": 5, "character": 0], "end": ["line": 5, "character": 0]], "text": "x"]]])
+        #expect(editor.take("window/showMessage").count == 1)
+        #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
+    }
+
+    @Test(arguments: ["utf-8", "utf-16", "utf-32"])
+    func positionsInEveryEncodingWithAstralAndCombiningCharacters(encoding: String) {
+        let (daemon, editor) = Self.setUp(text: "a😀e\u{301}b\n𝄞x\n", encodings: [encoding])
+        #expect(editor.encoding.rawValue == encoding)
+        editor.edit(4..<4, with: "→")      // after the combining accent
+        editor.edit(8..<9, with: "Y")      // replace x on the second line, after an astral character
+        editor.edit(1..<2, with: "")       // delete the emoji
+        #expect(daemon.documents["notes"]?.text.string == editor.string)
+        #expect(editor.string == "ae\u{301}→b\n𝄞Y\n")
+        // Inside a surrogate pair or a UTF-8 sequence is an error, not a crash.
+        if encoding != "utf-32" {
+            let reply = editor.request("document/edit", ["uri": "notes", "revision": 0, "changes": [
+                ["range": ["start": ["line": 1, "character": 1], "end": ["line": 1, "character": 1]], "text": "z"]]])
+            #expect(reply["error"]?["code"] == -32011)
+        }
+    }
+
+    @Test func crlfTextRoundTrips() {
+        let (daemon, editor) = Self.setUp(text: "one\r\ntwo\r\n")
+        editor.edit(3..<3, with: "!")
+        #expect(daemon.documents["notes"]?.text.string == "one!\r\ntwo\r\n")
+        #expect(editor.request("document/text", ["uri": "notes"])["result"]?["text"] == "one!\r\ntwo\r\n")
+    }
+
+    @Test func joiningAnExistingDocumentReturnsMinimalChanges() {
+        let (daemon, _) = Self.setUp(text: "shared text\nline two\n")
+        let second = TestEditor(daemon: daemon)
+        second.initialize()
+        let reply = second.open("notes", text: "shared test\nline two\n")
+        #expect(reply["result"]?["created"] == false)
+        #expect(reply["result"]?["changes"]?.arrayValue?.count == 1)
+        #expect(second.string == "shared text\nline two\n")
+        #expect(reply["result"]?["hash"]?.stringValue == TextHashForTests.sha256(second.string))
+    }
+
+    @Test func closeForgetsTheViewAndOpenTwiceIsAnError() {
+        let (_, editor) = Self.setUp()
+        #expect(editor.request("document/open", ["uri": "notes", "text": ""])["error"]?["code"] == -32013)
+        #expect(editor.request("document/close", ["uri": "notes"])["result"] == .null)
+        #expect(editor.request("document/text", ["uri": "notes"])["error"]?["code"] == -32010)
+        #expect(editor.request("document/close", ["uri": "notes"])["error"]?["code"] == -32010)
+    }
+}

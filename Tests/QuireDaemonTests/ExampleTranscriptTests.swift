@@ -1,0 +1,113 @@
+import Foundation
+import JSON
+import Testing
+
+/// protocol/examples replayed against the real binary, so the spec is executable; and the
+/// shared JSON conformance files thrown at the real binary over a pipe.
+@Suite(.serialized) struct ExampleTranscriptTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let examples: [String] = {
+        let directory = repository.appendingPathComponent("protocol/examples").path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".jsonl") && !$0.hasSuffix(".replies.jsonl") }.map { String($0.dropLast(6)) }.sorted()
+    }()
+
+    static func lines(_ path: String) -> [String] {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// True when `got` equals `expected`, where the string `"*"` in `expected` matches anything.
+    static func matches(_ got: JSONValue, _ expected: JSONValue) -> Bool {
+        switch (got, expected) {
+        case (_, .string("*")): return true
+        case (.object(let g), .object(let e)):
+            return g.keys.sorted() == e.keys.sorted() && e.allSatisfy { key, value in g[key].map { matches($0, value) } ?? false }
+        case (.array(let g), .array(let e)):
+            return g.count == e.count && zip(g, e).allSatisfy { matches($0, $1) }
+        default: return got == expected
+        }
+    }
+
+    @Test func examplesExist() {
+        #expect(Self.examples.contains("hello"))
+        #expect(FileManager.default.isExecutableFile(atPath: DaemonProcess.binary.path), "build quire first: swift build")
+    }
+
+    @Test(arguments: examples)
+    func transcriptFromAFileInLineMode(name: String) throws {
+        let directory = Self.repository.appendingPathComponent("protocol/examples")
+        let process = Process()
+        process.executableURL = DaemonProcess.binary
+        process.standardInput = try FileHandle(forReadingFrom: directory.appendingPathComponent("\(name).jsonl"))
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let got = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let expected = Self.lines(directory.appendingPathComponent("\(name).replies.jsonl").path)
+        #expect(got.count == expected.count)
+        for (g, e) in zip(got, expected) {
+            #expect(Self.matches(try JSONParser().parse(g), try JSONParser().parse(e)), "\(g)\nexpected \(e)")
+        }
+    }
+
+    @Test(arguments: examples)
+    func transcriptThroughAPipeWithContentLengthFraming(name: String) throws {
+        let directory = Self.repository.appendingPathComponent("protocol/examples")
+        let daemon = try DaemonProcess()
+        for line in Self.lines(directory.appendingPathComponent("\(name).jsonl").path) { daemon.send(line) }
+        #expect(daemon.waitForExit() == 0)
+        let expected = Self.lines(directory.appendingPathComponent("\(name).replies.jsonl").path)
+        let got = daemon.waitForMessages(expected.count)
+        #expect(got.count == expected.count)
+        for (g, e) in zip(got, expected) {
+            #expect(Self.matches(g, try JSONParser().parse(e)), "\(g)\nexpected \(e)")
+        }
+    }
+
+    @Test func everyConformanceFileGetsOneAnswerAndTheDaemonKeepsServing() throws {
+        let directory = Self.repository.deletingLastPathComponent().appendingPathComponent("shared/conformance/json")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }.sorted()
+        #expect(names.count == 318)
+        let daemon = try DaemonProcess()
+        daemon.send(#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{}}"#)
+        for name in names {
+            let body = try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+            daemon.send(bytes: Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+        }
+        daemon.send(#"{"jsonrpc":"2.0","id":"last","method":"document/list"}"#)
+        let last = daemon.waitFor { $0["id"] == "last" }
+        #expect(last?["result"] == [])
+        let replies = daemon.messages
+        // One reply for the initialize, one per file, one for the final request.
+        #expect(replies.count == names.count + 2)
+        for (name, reply) in zip(names, replies.dropFirst()) {
+            let isParseError = reply["error"]?["code"] == -32700
+            if name.hasPrefix("n_") { #expect(isParseError, "\(name) must be a parse error") }
+            if name.hasPrefix("y_") && name != "y_object_escaped_null_in_key.json" { #expect(!isParseError, "\(name) is valid JSON") }
+        }
+        daemon.send(#"{"jsonrpc":"2.0","id":"bye","method":"shutdown"}"#)
+        daemon.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
+        #expect(daemon.waitForExit() == 0)
+    }
+
+    @Test func truncatedFrameAtEndOfInputEndsWithStatusOne() throws {
+        let daemon = try DaemonProcess()
+        daemon.send(bytes: Array("Content-Length: 100\r\n\r\n{\"jsonrpc\"".utf8))
+        daemon.closeInput()
+        #expect(daemon.waitForExit() == 1)
+    }
+
+    @Test func invalidUTF8GetsAParseErrorAndTheDaemonGoesOn() throws {
+        let daemon = try DaemonProcess()
+        let body: [UInt8] = Array(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"user":{"name":""#.utf8) + [0xFF, 0xFE] + Array(#""}}}"#.utf8)
+        daemon.send(bytes: Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+        daemon.send(#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#)
+        #expect(daemon.waitForMessages(1).first?["error"]?["code"] == -32700)
+        #expect(daemon.reply(to: 2)?["result"] != nil)
+    }
+}

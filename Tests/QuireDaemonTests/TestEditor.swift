@@ -1,0 +1,176 @@
+import Crypto
+import Foundation
+import JSON
+import Logging
+import QuireDaemon
+import QuireProtocol
+import ReplicatingTypes
+
+/// A scripted editor attached to an in-process daemon through the real framing and JSON-RPC
+/// code, holding its own plain text and applying daemon edits by the protocol's rules.
+final class TestEditor {
+    private(set) var connection: EditorConnection!
+    private var framer = MessageFramer()
+    private let parser = JSONParser()
+    /// Everything the daemon sent, in order, not yet taken.
+    var inbox: [JSONValue] = []
+    /// Daemon messages held back to simulate latency, delivered by `deliver`.
+    var held: [JSONValue] = []
+    var holdIncoming = false
+    private var nextID: Int64 = 1
+
+    // The editor's document, by the protocol's rules.
+    var uri = ""
+    var text: [Unicode.Scalar] = []
+    var encoding = PositionEncoding.utf16
+    var epoch = 0
+    var editorRevision = 0
+    var daemonRevision = 0
+    var dropped = 0
+    var hashMismatches = 0
+
+    init(daemon: Daemon) {
+        connection = EditorConnection(daemon: daemon) { [unowned self] bytes in
+            for event in self.framer.feed(bytes) {
+                guard case .message(let body) = event, let value = try? self.parser.parse(body) else { continue }
+                self.inbox.append(value)
+            }
+        }
+    }
+
+    func sendRaw(_ bytes: [UInt8]) { connection.receive(bytes) }
+
+    func sendRaw(_ text: String) { sendRaw(Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8)) }
+
+    /// Sends a request and returns its reply (taken out of the inbox).
+    @discardableResult
+    func request(_ method: String, _ params: JSONValue = [:]) -> JSONValue {
+        let id = nextID
+        nextID += 1
+        send(Message.request(id: .number(id), method: method, params: params).json)
+        guard let index = inbox.firstIndex(where: { $0["id"] == .integer(id) && $0["method"] == nil }) else { return .null }
+        return inbox.remove(at: index)
+    }
+
+    func notify(_ method: String, _ params: JSONValue = [:]) {
+        send(Message.notification(method: method, params: params).json)
+    }
+
+    private func send(_ value: JSONValue) {
+        sendRaw(String(decoding: JSONSerializer().serialize(value), as: UTF8.self))
+        if holdIncoming {
+            held.append(contentsOf: inbox.filter { $0["method"] != nil })
+            inbox.removeAll { $0["method"] != nil }
+        }
+    }
+
+    func take(_ method: String) -> [JSONValue] {
+        let taken = inbox.filter { $0["method"] == .string(method) }
+        inbox.removeAll { $0["method"] == .string(method) }
+        return taken
+    }
+
+    // MARK: Protocol behaviour
+
+    func initialize(user: String = "ann", encodings: [String] = ["utf-16"]) -> JSONValue {
+        let reply = request("initialize", [
+            "protocolVersion": 1, "clientInfo": ["name": "test"], "user": ["name": .string(user)],
+            "capabilities": ["general": ["positionEncodings": .array(encodings.map { .string($0) })]],
+        ])
+        if let chosen = reply["result"]?["capabilities"]?["positionEncoding"]?.stringValue, let e = PositionEncoding(rawValue: chosen) {
+            encoding = e
+        }
+        notify("initialized")
+        return reply
+    }
+
+    @discardableResult
+    func open(_ uri: String, text: String) -> JSONValue {
+        self.uri = uri
+        self.text = Array(text.unicodeScalars)
+        let reply = request("document/open", ["uri": .string(uri), "text": .string(text)])
+        for change in reply["result"]?["changes"]?.arrayValue ?? [] { apply(change) }
+        epoch = Int(reply["result"]?["epoch"]?.integerValue ?? 0)
+        editorRevision = 0
+        daemonRevision = 0
+        return reply
+    }
+
+    /// Replaces `range` (scalar offsets) in the editor's text and tells the daemon, as a range
+    /// change in the negotiated encoding. Returns the reply.
+    @discardableResult
+    func edit(_ range: Range<Int>, with replacement: String, asRequest: Bool = true) -> JSONValue {
+        let start = position(of: range.lowerBound), end = position(of: range.upperBound)
+        text.replaceSubrange(range, with: Array(replacement.unicodeScalars))
+        return sendEdit(["range": ["start": start, "end": end], "text": .string(replacement)], asRequest: asRequest)
+    }
+
+    /// Sends one change object describing an edit already made to `text`.
+    @discardableResult
+    func sendEdit(_ change: JSONValue, asRequest: Bool = true) -> JSONValue {
+        editorRevision += 1
+        let params: JSONValue = ["uri": .string(uri), "epoch": .integer(Int64(epoch)), "revision": .integer(Int64(daemonRevision)), "changes": [change]]
+        if asRequest { return request("document/edit", params) }
+        notify("document/edit", params)
+        return .null
+    }
+
+    /// Applies daemon messages: everything in the inbox, or `count` held ones.
+    func deliver(held count: Int = Int.max) {
+        held.append(contentsOf: inbox.filter { $0["method"] != nil })
+        inbox.removeAll { $0["method"] != nil }
+        let batch = held.prefix(count)
+        held.removeFirst(batch.count)
+        for message in batch { receive(message) }
+    }
+
+    func deliverInbox() {
+        let messages = inbox.filter { $0["method"] != nil }
+        inbox.removeAll { $0["method"] != nil }
+        if holdIncoming { held.append(contentsOf: messages) } else { for m in messages { receive(m) } }
+    }
+
+    private func receive(_ message: JSONValue) {
+        guard message["method"] == "document/edit", let params = message["params"], params["uri"] == .string(uri) else { return }
+        guard params["epoch"] == .integer(Int64(epoch)), params["revision"] == .integer(Int64(editorRevision)) else {
+            dropped += 1
+            return
+        }
+        for change in params["changes"]?.arrayValue ?? [] { apply(change) }
+        daemonRevision += 1
+        if let hash = params["hash"]?.stringValue, hash != TextHashForTests.sha256(string) { hashMismatches += 1 }
+    }
+
+    func apply(_ change: JSONValue) {
+        guard let range = change["range"], let start = offset(of: range["start"]), let end = offset(of: range["end"]),
+              let replacement = change["text"]?.stringValue else { return }
+        text.replaceSubrange(start..<end, with: Array(replacement.unicodeScalars))
+    }
+
+    var string: String { String(String.UnicodeScalarView(text)) }
+
+    // MARK: Positions in the negotiated encoding
+
+    func position(of offset: Int) -> JSONValue {
+        var line = 0, lineStart = 0
+        for i in 0..<offset where text[i] == "\n" { line += 1; lineStart = i + 1 }
+        let character = encoding.width(of: text[lineStart..<offset])
+        return ["line": .integer(Int64(line)), "character": .integer(Int64(character))]
+    }
+
+    func offset(of position: JSONValue?) -> Int? {
+        guard let line = position?["line"]?.integerValue, let character = position?["character"]?.integerValue else { return nil }
+        var i = 0, l = 0
+        while l < line { guard i < text.count else { return nil }; if text[i] == "\n" { l += 1 }; i += 1 }
+        var units = 0
+        while units < character { guard i < text.count, text[i] != "\n" else { return nil }; units += encoding.width(of: text[i]); i += 1 }
+        return i
+    }
+}
+
+/// SHA-256 hex computed independently of the daemon's own helper.
+enum TextHashForTests {
+    static func sha256(_ text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
