@@ -57,8 +57,9 @@ let package = Package(
         .executableTarget(
             name: "quire-bench",
             dependencies: [
-                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats",
+                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ReplicatingTypesTests", dependencies: ["ReplicatingTypes", "EditingTraces"]),

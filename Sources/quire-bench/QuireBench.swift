@@ -17,6 +17,9 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
+    @Option(help: "Run only these parts: traces, document, daemon (comma-separated). Default: all.")
+    var only: String?
+
     @Flag(help: "Print one JSON object per trace.")
     var json = false
 
@@ -41,8 +44,10 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        if traces.isEmpty { runDocumentBenchmark() }
-        for path in paths {
+        let parts = Set((only ?? "traces,document,daemon").split(separator: ",").map(String.init))
+        if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
+        if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
+        for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)
             let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
             let anchor = anchors ? Anchors.measure(tracePath: path, repetitions: 3) : [:]
@@ -102,6 +107,26 @@ struct QuireBench: ParsableCommand {
               keystroke         \(String(format: "%8.1f µs", d.keystrokeSeconds * 1e6)) (UTF-16 position lookup + insertion in the middle)
               position lookup   \(String(format: "%8.1f µs", d.lookupSeconds * 1e6))
               one-line diff     \(ms(d.diffSeconds)) for the whole text resent with one line changed (\(d.diffEdits) edit)
+            """)
+        }
+    }
+
+    private func runDaemonBenchmark() {
+        let d = DaemonBenchmark(edits: 100_000, repetitions: Swift.max(1, repetitions / 2)).run()
+        if json {
+            let row: [String: JSONValue] = [
+                "daemon": "stdio-path-in-process", "edits": .integer(Int64(d.edits)),
+                "requestEditsPerSecond": .double(d.requestEditsPerSecond), "notificationEditsPerSecond": .double(d.notificationEditsPerSecond),
+                "bytesToOtherEditor": .integer(Int64(d.bytesToOtherEditor)),
+                "openThreeMegabyteSeconds": .double(d.openLargeSeconds), "keystrokeInThreeMegabyteSeconds": .double(d.keystrokeLargeSeconds),
+            ]
+            print(JSONSerializer(sortedKeys: true).string(.object(row)))
+        } else {
+            print("""
+            daemon (framing + JSON + CRDT, a second editor receiving every edit):
+              typing            \(Int(d.requestEditsPerSecond)) edits/s as requests, \(Int(d.notificationEditsPerSecond)) edits/s as notifications (\(d.edits) single-character edits)
+              to the other      \(d.bytesToOtherEditor / d.edits) bytes per keystroke sent to the other editor
+              3 MB document     opened through document/open in \(ms(d.openLargeSeconds)); a keystroke in its middle \(String(format: "%.1f µs", d.keystrokeLargeSeconds * 1e6))
             """)
         }
     }

@@ -18,12 +18,12 @@ import JSON
         let text = JSONSerializer(sortedKeys: true).string(["s": "a\u{0}b😀"])
         #expect(text == #"{"s":"a\u0000b😀"}"#)
         // Keys with NUL are refused by jansson on parse, so only check the value path here.
-        let reparsed = try JSONParser().parse(JSONSerializer().serialize(["v": value["plain"] ?? nil, "w": "a\u{0}b😀\u{301}"]))
+        let reparsed = try JSONParser().parse(JSONSerializer().serialize(["v": value["plain"] ?? .null, "w": "a\u{0}b😀\u{301}"]))
         #expect(reparsed["w"] == "a\u{0}b😀\u{301}")
     }
 
     @Test func sortedKeysAreDeterministic() {
-        let value: JSONValue = ["b": 1, "a": [true, nil, 2.5], "c": ["z": "y", "x": "w"]]
+        let value: JSONValue = ["b": 1, "a": [true, .null, 2.5], "c": ["z": "y", "x": "w"]]
         #expect(JSONSerializer(sortedKeys: true).string(value) == #"{"a":[true,null,2.5],"b":1,"c":{"x":"w","z":"y"}}"#)
     }
 

@@ -21,6 +21,7 @@ import Testing
 
         let second = try DaemonProcess(arguments: ["attach", path])
         second.send(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"user":{"name":"bob"}}}"#)
+        #expect(second.reply(to: 1)?["result"] != nil)
         second.send(#"{"jsonrpc":"2.0","id":2,"method":"document/open","params":{"uri":"doc","text":""}}"#)
         let opened = second.reply(to: 2)
         #expect(opened?["result"]?["created"] == false)

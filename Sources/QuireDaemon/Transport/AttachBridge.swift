@@ -9,29 +9,33 @@ public enum AttachBridge {
     public static func run(socketPath: String) throws -> Int32 {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
-        let done = group.next().makePromise(of: Int32.self)
+        let donePromise = group.next().makePromise(of: Int32.self)
+        let done = ExitLatch(donePromise)
         nonisolated(unsafe) var stdio: Channel?
         nonisolated(unsafe) var socket: Channel?
         let socketChannel = try ClientBootstrap(group: group)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
-                channel.pipeline.addHandler(ByteForwarder(to: { stdio }, onEnd: { done.succeed(0) }))
+                socket = channel
+                return channel.pipeline.addHandler(ByteForwarder(to: { stdio }, onEnd: { done.finish(0) }))
             }
             .connect(unixDomainSocketPath: socketPath).wait()
-        socket = socketChannel
         let output = dup(1)
         dup2(2, 1)
-        stdio = try NIOPipeBootstrap(group: group)
+        // Each channel is recorded in its initializer, on the loop, before it can read: a reply
+        // must never find its way out missing.
+        _ = try NIOPipeBootstrap(group: group)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
-                channel.pipeline.addHandler(ByteForwarder(to: { socket }, onEnd: {
+                stdio = channel
+                return channel.pipeline.addHandler(ByteForwarder(to: { socket }, onEnd: {
                     // The editor closed stdin: let the daemon see end of input, then wait for it to close.
                     socket?.close(mode: .output, promise: nil)
                 }))
             }
             .takingOwnershipOfDescriptors(input: 0, output: output).wait()
-        let status = try done.futureResult.wait()
-        stdio?.close(promise: nil)
+        let status = try donePromise.futureResult.wait()
+        try? group.next().submit { stdio?.close(promise: nil) }.wait()
         socketChannel.close(promise: nil)
         return status
     }

@@ -102,9 +102,9 @@ public final class DaemonServer {
         let connection = try? loop.submit {
             let connection = EditorConnection(daemon: daemon) { bytes in Self.writeAll(bytes, to: output) }
             connection.session.onExit = { status in exitStatus.finish(status) }
-            return connection
+            return NIOLoopBound(connection, eventLoop: loop)
         }.wait()
-        guard let connection else { exitStatus.finish(1); return }
+        guard let bound = connection else { exitStatus.finish(1); return }
         let thread = Thread {
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {
@@ -112,11 +112,11 @@ public final class DaemonServer {
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }
                 let bytes = Array(chunk[0..<n])
-                loop.execute { connection.receive(bytes) }
+                loop.execute { bound.value.receive(bytes) }
             }
             loop.execute {
-                connection.endOfInput()
-                exitStatus.finish(connection.session.state == .shutDown ? 0 : 1)
+                bound.value.endOfInput()
+                exitStatus.finish(bound.value.session.state == .shutDown ? 0 : 1)
             }
         }
         thread.start()

@@ -5,9 +5,9 @@ import QuireProtocol
 /// One editor's byte stream, independent of how the bytes travel: framing in, JSON-RPC
 /// processing, replies and notifications framed out in the mode the editor spoke.
 ///
-/// Guarantees: each frame is handled completely (reply sent, then pending daemon edits flushed)
-/// before the next; a framing error is logged and, when it may have eaten a request, answered
-/// with a -32700 carrying id null, and the stream carries on with the next frame.
+/// Guarantees: each frame is handled completely (its reply sent) before the next, and the daemon
+/// edits a read caused are flushed when the read is done; a framing error is logged and answered
+/// with a -32700 carrying id null (it may have eaten a request), and the stream carries on.
 public final class EditorConnection {
     public let session: EditorSession
     private let daemon: Daemon
@@ -27,19 +27,21 @@ public final class EditorConnection {
         send = { [unowned self] message in self.send(message.json) }
     }
 
-    /// Bytes read from the editor.
+    /// Bytes read from the editor. Every message in them is answered in order; then the daemon
+    /// edits they caused are sent, so a burst of keystrokes read at once reaches other editors
+    /// as one edit each.
     public func receive(_ bytes: some Collection<UInt8>) {
         for event in framer.feed(bytes) {
             writer.lineDelimited = framer.mode == .lineDelimited
             switch event {
             case .message(let body):
                 if let reply = processor.process(body, with: session) { send(reply) }
-                daemon.flush()
             case .error(let error):
                 daemon.logger.warning("session \(session.id): \(error.description)")
                 send(Message.errorResponse(id: nil, .parseError(error.description)).json)
             }
         }
+        daemon.flush()
     }
 
     /// The editor closed its end of the stream.
