@@ -82,7 +82,16 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     func reply(to id: Int64, timeout: TimeInterval = 20) -> JSONValue? {
-        waitFor(timeout: timeout) { $0["id"] == .integer(id) && $0["method"] == nil }
+        waitFor(timeout: timeout) { $0["id"] == .integer(id) && !$0.isNotification }
+    }
+
+    /// Removes and returns every message received so far.
+    func drain() -> [JSONValue] {
+        lock.lock()
+        defer { lock.unlock() }
+        let all = received
+        received.removeAll()
+        return all
     }
 
     var messages: [JSONValue] {

@@ -38,4 +38,52 @@ import Testing
         #expect(first.waitForExit() == 0)
         #expect(second.waitForExit() == 0, "attach ends when the daemon goes away")
     }
+
+    /// Two real editors (stdio and `quire attach`) typing at random, reading the daemon's edits
+    /// late so that edits cross: both end with the daemon's text.
+    @Test(arguments: [21, 22] as [UInt64])
+    func twoRealEditorsTypingAtRandomConverge(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let path = NSTemporaryDirectory() + "quire-test-\(getpid())-\(seed).sock"
+        let first = try DaemonProcess(arguments: ["--socket", path])
+        let a = TestEditor(process: first)
+        a.initialize(user: "ann", encodings: ["utf-16"])
+        a.open("doc", text: "first line\nsecond line\n")
+        #expect(Self.waitForFile(path))
+        let second = try DaemonProcess(arguments: ["attach", path])
+        let b = TestEditor(process: second)
+        b.initialize(user: "bob", encodings: ["utf-8"])
+        b.open("doc", text: "")
+        #expect(b.string == "first line\nsecond line\n")
+        a.holdIncoming = true
+        b.holdIncoming = true
+        let alphabet = ConcurrentEditingTests.alphabet
+        for _ in 0..<300 {
+            let editor = Bool.random(using: &random) ? a : b
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<6:
+                let at = Int.random(in: 0...editor.text.count, using: &random)
+                editor.edit(at..<at, with: alphabet.randomElement(using: &random) ?? "x", asRequest: Bool.random(using: &random))
+            case 6..<8 where !editor.text.isEmpty:
+                let start = Int.random(in: 0..<editor.text.count, using: &random)
+                editor.edit(start..<min(editor.text.count, start + 2), with: "")
+            default:
+                editor.deliver(held: Int.random(in: 0...2, using: &random))
+            }
+        }
+        // A barrier: once each editor's request is answered, everything it sent before was
+        // handled, and every daemon edit caused by it was written before that reply.
+        for _ in 0..<2 { for editor in [a, b] { editor.request("quire/status") } }
+        a.deliver()
+        b.deliver()
+        let daemonText = a.request("document/text", ["uri": "doc"])["result"]?["text"]?.stringValue
+        #expect(a.string == daemonText, "seed \(seed)")
+        #expect(b.string == daemonText, "seed \(seed)")
+        #expect(a.hashMismatches == 0 && b.hashMismatches == 0)
+        #expect(a.dropped + b.dropped > 0, "edits should have crossed")
+        a.request("shutdown")
+        a.notify("exit")
+        #expect(first.waitForExit() == 0)
+        #expect(second.waitForExit() == 0)
+    }
 }

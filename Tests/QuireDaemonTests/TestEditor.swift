@@ -10,6 +10,8 @@ import ReplicatingTypes
 /// code, holding its own plain text and applying daemon edits by the protocol's rules.
 final class TestEditor {
     private(set) var connection: EditorConnection!
+    /// Set when this editor talks to a real `quire` process instead of an in-process daemon.
+    private(set) var process: DaemonProcess?
     private var framer = MessageFramer()
     private let parser = JSONParser()
     /// Everything the daemon sent, in order, not yet taken.
@@ -38,7 +40,19 @@ final class TestEditor {
         }
     }
 
-    func sendRaw(_ bytes: [UInt8]) { connection.receive(bytes) }
+    /// An editor speaking to a real daemon process through its pipes.
+    init(process: DaemonProcess) {
+        self.process = process
+    }
+
+    func sendRaw(_ bytes: [UInt8]) {
+        if let process { process.send(bytes: bytes) } else { connection.receive(bytes) }
+    }
+
+    /// Moves what a real daemon has sent so far into the inbox.
+    func collect() {
+        if let process { inbox.append(contentsOf: process.drain()) }
+    }
 
     func sendRaw(_ text: String) { sendRaw(Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8)) }
 
@@ -48,7 +62,15 @@ final class TestEditor {
         let id = nextID
         nextID += 1
         send(Message.request(id: .number(id), method: method, params: params).json)
-        guard let index = inbox.firstIndex(where: { $0["id"] == .integer(id) && $0["method"] == nil }) else { return .null }
+        if let process {
+            _ = process.reply(to: id)
+            collect()
+            if holdIncoming {
+                held.append(contentsOf: inbox.filter(\.isNotification))
+                inbox.removeAll(where: \.isNotification)
+            }
+        }
+        guard let index = inbox.firstIndex(where: { $0["id"] == .integer(id) && !$0.isNotification }) else { return .null }
         return inbox.remove(at: index)
     }
 
@@ -59,8 +81,8 @@ final class TestEditor {
     private func send(_ value: JSONValue) {
         sendRaw(String(decoding: JSONSerializer().serialize(value), as: UTF8.self))
         if holdIncoming {
-            held.append(contentsOf: inbox.filter { $0["method"] != nil })
-            inbox.removeAll { $0["method"] != nil }
+            held.append(contentsOf: inbox.filter(\.isNotification))
+            inbox.removeAll(where: \.isNotification)
         }
     }
 
@@ -117,16 +139,18 @@ final class TestEditor {
 
     /// Applies daemon messages: everything in the inbox, or `count` held ones.
     func deliver(held count: Int = Int.max) {
-        held.append(contentsOf: inbox.filter { $0["method"] != nil })
-        inbox.removeAll { $0["method"] != nil }
+        collect()
+        held.append(contentsOf: inbox.filter(\.isNotification))
+        inbox.removeAll(where: \.isNotification)
         let batch = held.prefix(count)
         held.removeFirst(batch.count)
         for message in batch { receive(message) }
     }
 
     func deliverInbox() {
-        let messages = inbox.filter { $0["method"] != nil }
-        inbox.removeAll { $0["method"] != nil }
+        collect()
+        let messages = inbox.filter(\.isNotification)
+        inbox.removeAll(where: \.isNotification)
         if holdIncoming { held.append(contentsOf: messages) } else { for m in messages { receive(m) } }
     }
 
@@ -173,4 +197,9 @@ enum TextHashForTests {
     static func sha256(_ text: String) -> String {
         SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
+}
+
+extension JSONValue {
+    /// True for a message with a method (a notification or a request from the daemon).
+    var isNotification: Bool { objectValue?.keys.contains("method") ?? false }
 }
