@@ -17,8 +17,11 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, document, daemon (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, document, daemon, stdio (comma-separated). Default: all.")
     var only: String?
+
+    @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
+    var quire: String?
 
     @Flag(help: "Print one JSON object per trace.")
     var json = false
@@ -44,9 +47,10 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,document,daemon").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,document,daemon,stdio").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
+        if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
         for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)
             let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
@@ -108,6 +112,21 @@ struct QuireBench: ParsableCommand {
               position lookup   \(String(format: "%8.1f µs", d.lookupSeconds * 1e6))
               one-line diff     \(ms(d.diffSeconds)) for the whole text resent with one line changed (\(d.diffEdits) edit)
             """)
+        }
+    }
+
+    private func runStdioBenchmark() throws {
+        let sibling = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("quire").path
+        let binary = quire ?? sibling
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw ValidationError("no quire binary at \(binary): build it (swift build -c release) or pass --quire")
+        }
+        let r = try StdioBenchmark(binary: binary, edits: 100_000).run()
+        if json {
+            print(JSONSerializer(sortedKeys: true).string(["stdio": .string(binary), "edits": 100_000, "replies": .integer(Int64(r.replies)),
+                                                           "editsPerSecond": .double(r.editsPerSecond)]))
+        } else {
+            print("real binary over stdio: \(Int(r.editsPerSecond)) single-character edits/s, each acknowledged (\(r.replies) replies read)")
         }
     }
 
