@@ -13,11 +13,14 @@ public final class Daemon {
         /// Daemon edits carry a text hash only for documents up to this many scalars (hashing is O(n)).
         public var hashLimit: Int
         public var maximumFrameBytes: Int
+        /// JSON nested deeper than this is a parse error.
+        public var maximumNestingDepth: Int
         public var serverVersion: String
 
-        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, serverVersion: String = "0.2.0") {
+        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.2.0") {
             self.hashLimit = hashLimit
             self.maximumFrameBytes = maximumFrameBytes
+            self.maximumNestingDepth = maximumNestingDepth
             self.serverVersion = serverVersion
         }
     }

@@ -106,7 +106,7 @@ struct QuireBench: ParsableCommand {
             print(JSONSerializer(sortedKeys: true).string(.object(row)))
         } else {
             print("""
-            \(d.bytes / 1_000_000) MB document, \(d.lines) lines:
+            \(String(format: "%.1f", Double(d.bytes) / 1e6)) MB document, \(d.lines) lines:
               open              \(ms(d.openSeconds))
               keystroke         \(String(format: "%8.1f µs", d.keystrokeSeconds * 1e6)) (UTF-16 position lookup + insertion in the middle)
               position lookup   \(String(format: "%8.1f µs", d.lookupSeconds * 1e6))

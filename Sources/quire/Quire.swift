@@ -32,11 +32,15 @@ struct Quire: ParsableCommand {
     @Option(help: "Largest accepted message, in bytes.")
     var maxFrameBytes: Int = 8 << 20
 
+    @Option(help: "Deepest accepted nesting of JSON arrays and objects.")
+    var maxNestingDepth: Int = 64
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level \(logLevel.debugDescription)")
         }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
+        guard (8...2048).contains(maxNestingDepth) else { throw ValidationError("--max-nesting-depth must be between 8 and 2048") }
         if noStdio && socket == nil { throw ValidationError("--no-stdio needs --socket: there would be nothing to serve") }
     }
 
@@ -48,7 +52,7 @@ struct Quire: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "quire")
-        let daemon = Daemon(configuration: Daemon.Configuration(maximumFrameBytes: maxFrameBytes, serverVersion: Self.version), logger: logger)
+        let daemon = Daemon(configuration: Daemon.Configuration(maximumFrameBytes: maxFrameBytes, maximumNestingDepth: maxNestingDepth, serverVersion: Self.version), logger: logger)
         let server = DaemonServer(daemon: daemon, options: DaemonServer.Options(serveStdio: !noStdio, socketPath: socket), logger: logger)
         let status = try server.run()
         throw ExitCode(status)

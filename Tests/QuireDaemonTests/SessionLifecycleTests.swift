@@ -98,3 +98,33 @@ import ReplicatingTypes
         #expect(reply.arrayValue?[1]["error"]?["code"] == -32601)
     }
 }
+
+/// Limits set at start-up reach the wire.
+@Suite struct ConfiguredLimitTests {
+    @Test func nestingDeeperThanConfiguredIsAParseError() {
+        let daemon = Daemon(configuration: Daemon.Configuration(maximumNestingDepth: 8))
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        editor.sendRaw(#"{"jsonrpc":"2.0","id":5,"method":"document/list","params":{"a":[[[[[[[[[1]]]]]]]]]}}"#)
+        #expect(editor.inbox.last?["error"]?["code"] == -32700)
+        editor.sendRaw(#"{"jsonrpc":"2.0","id":6,"method":"document/list","params":{"a":[[[1]]]}}"#)
+        #expect(editor.inbox.last?["result"] == [])
+    }
+
+    @Test func severalDocumentsAtOnceStaySeparate() {
+        let daemon = Daemon()
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        editor.open("one", text: "first")
+        editor.edit(5..<5, with: "!")
+        let other = editor.request("document/open", ["uri": "two", "text": "second"])
+        #expect(other["result"]?["created"] == true)
+        editor.uri = "two"
+        editor.text = Array("second".unicodeScalars)
+        editor.daemonRevision = 0
+        editor.edit(0..<0, with: ">")
+        #expect(daemon.documents["one"]?.text.string == "first!")
+        #expect(daemon.documents["two"]?.text.string == ">second")
+        #expect(editor.request("document/list")["result"]?.arrayValue?.map { $0["uri"] } == ["one", "two"])
+    }
+}

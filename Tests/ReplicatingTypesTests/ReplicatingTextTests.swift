@@ -157,3 +157,20 @@ enum JSONEncoderShim {
         try JSONDecoder().decode(type, from: data)
     }
 }
+
+/// A whole file inserted at once (an editor opening it) is split into paragraphs correctly,
+/// also in the middle of existing text.
+@Suite struct LargeInsertionTests {
+    @Test func manyParagraphsInsertedAtOnce() {
+        let lines = (0..<3000).map { "line \($0) — with “quotes” and 😀" }
+        let text = lines.joined(separator: "\n") + "\n"
+        var doc = ReplicatingText(text, replica: ReplicaID(1))
+        #expect(doc.scalars._checkInvariants() >= 0)
+        #expect(doc.lineCount == 3001)
+        #expect(doc.line(1234) == lines[1234])
+        doc.replace(doc.scalars.startOfParagraph(10)..<doc.scalars.startOfParagraph(10), with: Array("a\nb\nc\n".unicodeScalars))
+        doc.scalars._checkInvariants()
+        #expect(doc.line(10) == "a" && doc.line(12) == "c" && doc.line(13) == lines[10])
+        #expect(doc.string == (lines[..<10] + ["a", "b", "c"] + lines[10...]).joined(separator: "\n") + "\n")
+    }
+}

@@ -13,7 +13,7 @@ public final class EditorConnection {
     private let daemon: Daemon
     private var framer: MessageFramer
     private var writer = FrameWriter()
-    private let processor = MessageProcessor()
+    private let processor: MessageProcessor
     private let write: ([UInt8]) -> Void
     private let serializer = JSONSerializer(sortedKeys: true)
 
@@ -22,6 +22,7 @@ public final class EditorConnection {
         self.daemon = daemon
         self.write = write
         framer = MessageFramer(maximumFrameBytes: daemon.configuration.maximumFrameBytes)
+        processor = MessageProcessor(parser: JSONParser(maximumDepth: daemon.configuration.maximumNestingDepth))
         var send: ((Message) -> Void)?
         session = daemon.makeSession { message in send?(message) }
         send = { [unowned self] message in self.send(message.json) }
