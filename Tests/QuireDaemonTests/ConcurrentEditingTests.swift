@@ -29,13 +29,19 @@ struct SeededGenerator: RandomNumberGenerator {
         return Daemon(replicaSource: { next += 1; return ReplicaID(next) })
     }
 
-    @Test func crossingEditsAreDroppedAndResent() {
-        let daemon = Self.makeDaemon()
+    /// A daemon and two editors that both opened "doc" with `text`.
+    static func twoEditors(sharing text: String) -> (Daemon, TestEditor, TestEditor) {
+        let daemon = makeDaemon()
         let a = TestEditor(daemon: daemon), b = TestEditor(daemon: daemon)
         a.initialize(user: "ann")
         b.initialize(user: "bob")
-        a.open("doc", text: "one\ntwo\n")
-        b.open("doc", text: "one\ntwo\n")
+        a.open("doc", text: text)
+        b.open("doc", text: text)
+        return (daemon, a, b)
+    }
+
+    @Test func crossingEditsAreDroppedAndResent() {
+        let (daemon, a, b) = Self.twoEditors(sharing: "one\ntwo\n")
         b.holdIncoming = true
         a.edit(3..<3, with: "!")             // the daemon sends this to b, which has not read it yet
         b.edit(7..<7, with: "?")             // b types meanwhile: its edit crosses the daemon's
@@ -49,12 +55,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     @Test func enterInTheMiddleOfALineWhileTheOtherTypesAtItsEnd() {
-        let daemon = Self.makeDaemon()
-        let a = TestEditor(daemon: daemon), b = TestEditor(daemon: daemon)
-        a.initialize()
-        b.initialize()
-        a.open("doc", text: "helloworld")
-        b.open("doc", text: "helloworld")
+        let (_, a, b) = Self.twoEditors(sharing: "helloworld")
         a.holdIncoming = true
         b.holdIncoming = true
         a.edit(5..<5, with: "\n")
@@ -115,12 +116,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     @Test func corruptedEditorRecoversWithResync() {
-        let daemon = Self.makeDaemon()
-        let a = TestEditor(daemon: daemon), b = TestEditor(daemon: daemon)
-        a.initialize()
-        b.initialize()
-        a.open("doc", text: "abc\n")
-        b.open("doc", text: "abc\n")
+        let (_, a, b) = Self.twoEditors(sharing: "abc\n")
         b.text = Array("XYZ\n".unicodeScalars)   // changed behind the client's back
         a.edit(0..<0, with: ">")
         b.deliverInbox()
