@@ -94,6 +94,7 @@ final class TestEditor {
 
     // MARK: Protocol behaviour
 
+    @discardableResult
     func initialize(user: String = "ann", encodings: [String] = ["utf-16"]) -> JSONValue {
         let reply = request("initialize", [
             "protocolVersion": 1, "clientInfo": ["name": "test"], "user": ["name": .string(user)],
