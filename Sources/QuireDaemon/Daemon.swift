@@ -16,8 +16,19 @@ public final class Daemon {
         /// JSON nested deeper than this is a parse error.
         public var maximumNestingDepth: Int
         public var serverVersion: String
+        /// The secret peers prove they know; peering is refused without one.
+        public var peerSecret: [UInt8]?
+        /// This daemon's user, shown to peers.
+        public var userName: String
+        public var maximumPeerFrameBytes = 16 << 20
+        public var maximumOperationsPerFrame = 10_000
+        /// Operations waiting for anchors that have not arrived; a peer that exceeds it is cut off.
+        public var maximumBufferedOperations = 10_000
 
-        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.2.0") {
+        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.2.0",
+                    peerSecret: [UInt8]? = nil, userName: String = "quire") {
+            self.peerSecret = peerSecret
+            self.userName = userName
             self.hashLimit = hashLimit
             self.maximumFrameBytes = maximumFrameBytes
             self.maximumNestingDepth = maximumNestingDepth
@@ -27,23 +38,40 @@ public final class Daemon {
 
     public let configuration: Configuration
     let logger: Logger
+    /// This daemon's own identity towards peers.
+    public let replica: ReplicaID
     private var nextReplica: () -> ReplicaID
+    private var randomBytes: (Int) -> [UInt8]
     private(set) var documents: [String: SharedDocument] = [:]
     private(set) var sessions: [Int: EditorSession] = [:]
     private var nextSessionID = 1
+    /// Replica IDs this daemon handed out: a peer claiming more of their edits than exist lies.
+    private var ownReplicas: Set<ReplicaID> = []
+    private(set) var links: [Int: PeerLink] = [:]
+    private var nextLinkID = 1
 
     /// - Parameter replicaSource: draws the replica ID of each new editor session; inject a
     ///   counter in tests, a random source in the daemon.
+    ///   `randomBytes` draws nonces and document IDs (inject a seeded source in tests).
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "quire"),
-                replicaSource: @escaping () -> ReplicaID = { ReplicaID(UInt64.random(in: 1...UInt64.max)) }) {
+                replicaSource: @escaping () -> ReplicaID = { ReplicaID(UInt64.random(in: 1...UInt64.max)) },
+                randomBytes: @escaping (Int) -> [UInt8] = { n in (0..<n).map { _ in UInt8.random(in: 0...255) } }) {
         self.configuration = configuration
         self.logger = logger
         self.nextReplica = replicaSource
+        self.randomBytes = randomBytes
+        self.replica = replicaSource()
+    }
+
+    private func randomID() -> UInt64 {
+        randomBytes(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// A new editor session whose outgoing messages go to `send`.
     public func makeSession(send: @escaping (Message) -> Void) -> EditorSession {
-        let session = EditorSession(id: nextSessionID, replica: nextReplica(), daemon: self, send: send)
+        let replica = nextReplica()
+        ownReplicas.insert(replica)
+        let session = EditorSession(id: nextSessionID, replica: replica, daemon: self, send: send)
         nextSessionID += 1
         sessions[session.id] = session
         logger.info("editor session \(session.id) started")
@@ -64,7 +92,7 @@ public final class Daemon {
     /// The document `uri`, created from `text` by `view`'s replica when new.
     func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) -> (SharedDocument, created: Bool) {
         if let existing = documents[uri] { return (existing, false) }
-        let document = SharedDocument(uri: uri, text: makeText())
+        let document = SharedDocument(uri: uri, id: randomID(), text: makeText())
         documents[uri] = document
         logger.info("document \(uri) created with \(document.text.count) characters")
         return (document, true)
@@ -86,6 +114,62 @@ public final class Daemon {
         for other in sessions.values where other !== session {
             other.view(of: document.uri)?.enqueue(operations)
         }
+        for link in links.values { link.sendOperations(operations, of: document) }
+    }
+
+    // MARK: Peers
+
+    /// A new link to a peer over a byte stream; call `start()` once the stream is up.
+    /// Throws when no secret is configured: unauthenticated peering is never allowed.
+    public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) throws -> PeerLink {
+        guard let secret = configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
+        let link = PeerLink(id: nextLinkID, daemon: self, secret: secret, nonce: randomBytes(32), write: write, close: close)
+        nextLinkID += 1
+        links[link.id] = link
+        return link
+    }
+
+    func peerLinkEstablished(_ link: PeerLink) {}
+
+    func peerLinkClosed(_ link: PeerLink) {
+        links[link.id] = nil
+    }
+
+    /// Operations a peer sent: only those this daemon did not have go into the document, to the
+    /// editors that have it open, and on to every other peer (so chains and meshes converge
+    /// without echoes). Sent to editors at the next `flush()`.
+    func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, fromPeer origin: PeerLink) {
+        let fresh = operations.filter { document.isNew($0) }
+        guard !fresh.isEmpty else { return }
+        document.apply(fresh)
+        for session in sessions.values { session.view(of: document.uri)?.enqueue(fresh) }
+        for link in links.values where link !== origin { link.sendOperations(fresh, of: document) }
+    }
+
+    /// The local document a peer's document `uri` with `id` maps to, created when new. Two
+    /// documents created independently under one name are kept apart: the peer's is stored as
+    /// `uri#id` (protocol/peer.md), never merged into ours.
+    func documentForPeer(uri: String, id: UInt64, from link: PeerLink) -> SharedDocument {
+        var name = uri
+        if let existing = documents[uri] {
+            if existing.id == id { return existing }
+            name = "\(uri)#\(String(id, radix: 16))"
+            if let renamed = documents[name] { return renamed }
+            logger.warning("peer link \(link.id): document \(uri) exists here with another history; keeping the peer's as \(name)")
+        }
+        let document = SharedDocument(uri: name, id: id, text: ReplicatingText(replica: replica))
+        documents[name] = document
+        return document
+    }
+
+    /// A description of a count in `vector` for one of this daemon's own replicas that exceeds
+    /// what `document` holds: edits that were never made.
+    func impossibleClaim(in vector: VersionVector, for document: SharedDocument) -> String? {
+        let have = document.text.versionVector
+        for (replica, count) in vector.counts where ownReplicas.contains(replica) && count > have[replica] {
+            return "\(count) edits of replica \(replica) claimed, \(have[replica]) made"
+        }
+        return nil
     }
 
     /// Sends every session the daemon edits it is owed. Called after each incoming message
@@ -115,6 +199,17 @@ public final class Daemon {
         documents.values.sorted { $0.uri < $1.uri }.map { document in
             ListDocumentsRequest.Entry(uri: document.uri, lines: document.text.lineCount, characters: document.text.count,
                                        openInSessions: sessions.values.filter { $0.view(of: document.uri) != nil }.count)
+        }
+    }
+}
+
+/// Why a peer link could not be made.
+public enum PeeringError: Error, CustomStringConvertible {
+    case noSecret
+
+    public var description: String {
+        switch self {
+        case .noSecret: return "peering needs a shared secret: set QUIRE_SECRET or pass --secret-file"
         }
     }
 }

@@ -21,18 +21,56 @@ final class SharedDocument {
     }
 
     let uri: String
+    /// Tells apart documents created independently under the same name (on different daemons).
+    let id: UInt64
     private(set) var text: ReplicatingText
     /// Selections by session id.
     var selections: [Int: RemoteSelection] = [:]
 
-    init(uri: String, text: ReplicatingText) {
+    init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri
+        self.id = id
         self.text = text
     }
 
     /// Applies operations a session or peer made. - Complexity: O(k log n)
     func apply(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         for op in operations { text.apply(op) }
+    }
+
+    /// Why `operation` contradicts what this document holds, beyond what the CRDT checks: an
+    /// insertion reusing IDs of visible characters with other characters. Nil when consistent.
+    /// - Complexity: O(k log n) for the k elements already known.
+    func contentConflict(_ operation: ReplicatingArrayOperation<Unicode.Scalar>) -> String? {
+        guard case .insert(let insertion) = operation, case .elements(let content) = insertion.content else { return nil }
+        for (i, scalar) in content.enumerated() {
+            let id = ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(i))
+            guard text.scalars.contains(id) else { break }
+            if let index = text.scalars.index(of: id), text.scalars[index] != scalar {
+                return "element \(id) is already \(text.scalars[index].escaped(asASCII: true)), not \(scalar.escaped(asASCII: true))"
+            }
+        }
+        return nil
+    }
+
+    /// Whether `operation` would change this document (so it is worth relaying): an insertion
+    /// whose last element is not here yet, or a removal of an element still visible.
+    func isNew(_ operation: ReplicatingArrayOperation<Unicode.Scalar>) -> Bool {
+        switch operation {
+        case .insert(let insertion):
+            guard insertion.count > 0 else { return false }
+            return !text.scalars.contains(ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(insertion.count) - 1))
+        case .remove(let ranges):
+            var budget = 1 << 20
+            for range in ranges {
+                for counter in range.counters {
+                    if text.scalars.index(of: ElementID(replica: range.start.replica, counter: counter)) != nil { return true }
+                    budget -= 1
+                    if budget == 0 { return true }   // too large to check cheaply: apply and relay it
+                }
+            }
+            return false
+        }
     }
 
     /// The anchor of scalar offset `offset` in `view`.

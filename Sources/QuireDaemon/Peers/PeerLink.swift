@@ -1,0 +1,233 @@
+import JSON
+import Logging
+import QuireProtocol
+import ReplicatingTypes
+
+/// One link to another Quire daemon, over any byte stream: handshake (version, replica,
+/// HMAC proof of the shared secret both ways), delta sync of every document, then live
+/// operations both ways.
+///
+/// Guarantees: nothing the peer sends touches a document before it has proven the secret;
+/// a peer that speaks garbage, sends an oversized frame, an operation that can never apply or a
+/// version vector claiming edits this daemon never made is cut off with a logged reason, and
+/// the operations of a rejected frame are not applied (each frame is validated whole first).
+public final class PeerLink {
+    public enum State: String, Sendable { case handshaking, established, closed }
+
+    /// Protocol version spoken by this build; a peer with another one is refused.
+    public static let protocolVersion = 1
+
+    public let id: Int
+    private unowned let daemon: Daemon
+    private let write: ([UInt8]) -> Void
+    private let closeTransport: () -> Void
+    private var framer: PeerFramer
+    private let nonce: String
+    private let authenticator: PeerAuthenticator
+    public private(set) var state = State.handshaking
+    private var theirHello: (replica: UInt64, user: String, nonce: String)?
+    private var theyProved = false
+    private var sentDocuments = false
+    public private(set) var peerUser: String?
+    public private(set) var closeReason: String?
+    public private(set) var bytesIn = 0
+    public private(set) var bytesOut = 0
+    public private(set) var operationsIn = 0
+    public private(set) var operationsOut = 0
+    /// Called once when the link closes, with the reason.
+    public var onClose: ((String) -> Void)?
+
+    init(id: Int, daemon: Daemon, secret: [UInt8], nonce: [UInt8], write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
+        self.id = id
+        self.daemon = daemon
+        self.write = write
+        self.closeTransport = close
+        self.nonce = PeerAuthenticator.hex(nonce)
+        authenticator = PeerAuthenticator(secret: secret)
+        framer = PeerFramer(maximumFrameBytes: daemon.configuration.maximumPeerFrameBytes)
+    }
+
+    private var logger: Logger { daemon.logger }
+
+    /// Opens the handshake; both sides call it as soon as the stream is up.
+    public func start() {
+        send(.hello([
+            "protocol": .integer(Int64(Self.protocolVersion)), "replica": .string(String(daemon.replica.rawValue)),
+            "user": .string(daemon.configuration.userName), "nonce": .string(nonce),
+        ]))
+    }
+
+    /// Bytes from the peer.
+    public func receive(_ bytes: some Collection<UInt8>) {
+        guard state != .closed else { return }
+        bytesIn += bytes.count
+        for event in framer.feed(bytes) {
+            guard state != .closed else { return }
+            switch event {
+            case .tooLarge(let size):
+                cut("frame of \(size) bytes exceeds the limit of \(framer.maximumFrameBytes)")
+            case .frame(let body):
+                do {
+                    try handle(PeerFrame.decode(body))
+                } catch {
+                    cut("malformed frame: \(error)")
+                }
+            }
+        }
+    }
+
+    /// The stream ended.
+    public func endOfInput() {
+        guard state != .closed else { return }
+        finish("the peer closed the connection" + (framer.bufferedByteCount > 0 ? " in the middle of a frame" : ""))
+    }
+
+    // MARK: Frames
+
+    private func handle(_ frame: PeerFrame) throws {
+        switch frame {
+        case .hello(let hello):
+            guard theirHello == nil else { return cut("a second hello") }
+            guard hello["protocol"] == .integer(Int64(Self.protocolVersion)) else {
+                return cut("protocol version mismatch: the peer speaks \(hello["protocol"].map { JSONSerializer().string($0) } ?? "none"), this daemon \(Self.protocolVersion)")
+            }
+            guard let replicaText = hello["replica"]?.stringValue, let replica = UInt64(replicaText),
+                  let theirNonce = hello["nonce"]?.stringValue, theirNonce.utf8.count >= 32 else {
+                return cut("malformed hello")
+            }
+            guard replica != daemon.replica.rawValue else { return cut("the peer is this daemon itself") }
+            theirHello = (replica, hello["user"]?.stringValue ?? "", theirNonce)
+            peerUser = hello["user"]?.stringValue
+            send(.auth(["proof": .string(authenticator.proof(theirNonce: theirNonce, ourNonce: nonce, ourReplica: daemon.replica.rawValue))]))
+        case .auth(let auth):
+            guard let hello = theirHello, !theyProved else { return cut("authentication out of order") }
+            guard let proof = auth["proof"]?.stringValue,
+                  authenticator.verify(proof, ourNonce: nonce, theirNonce: hello.nonce, theirReplica: hello.replica) else {
+                return cut("authentication failed: wrong secret")
+            }
+            theyProved = true
+            state = .established
+            logger.info("peer link \(id): established with \(hello.user.isEmpty ? "replica \(hello.replica)" : hello.user)")
+            sendDocumentList()
+            daemon.peerLinkEstablished(self)
+        case .documents(let list):
+            guard state == .established else { return cut("documents before authentication") }
+            try sendWhatTheyLack(list)
+        case .operations(let uri, let documentID, let payload):
+            guard state == .established else { return cut("operations before authentication") }
+            try receiveOperations(uri: uri, documentID: documentID, payload: payload)
+        case .heartbeat:
+            break
+        case .bye(let reason):
+            finish("the peer said goodbye: \(reason)")
+        }
+    }
+
+    private func sendDocumentList() {
+        guard !sentDocuments else { return }
+        sentDocuments = true
+        let entries: [JSONValue] = daemon.documents.values.sorted { $0.uri < $1.uri }.map { document in
+            var version: [String: JSONValue] = [:]
+            for (replica, count) in document.text.versionVector.counts { version[String(replica.rawValue)] = .integer(Int64(count)) }
+            return ["uri": .string(document.uri), "id": .string(String(document.id)), "version": .object(version)]
+        }
+        send(.documents(["documents": .array(entries)]))
+    }
+
+    /// Delta sync: for every document here, the operations the peer's version vector lacks.
+    private func sendWhatTheyLack(_ list: JSONValue) throws {
+        guard let entries = list["documents"]?.arrayValue else { return cut("malformed document list") }
+        var theirs: [String: (id: UInt64, version: VersionVector)] = [:]
+        for entry in entries {
+            guard let uri = entry["uri"]?.stringValue, let idText = entry["id"]?.stringValue, let id = UInt64(idText),
+                  let version = entry["version"]?.objectValue else { return cut("malformed document list entry") }
+            var counts: [ReplicaID: UInt64] = [:]
+            for (key, value) in version {
+                guard let replica = UInt64(key), let count = value.integerValue, count >= 0 else { return cut("malformed version vector") }
+                counts[ReplicaID(replica)] = UInt64(count)
+            }
+            let vector = VersionVector(counts)
+            if let local = daemon.documents[uri], local.id == id, let claim = daemon.impossibleClaim(in: vector, for: local) {
+                return cut("version vector from the future: \(claim)")
+            }
+            theirs[uri] = (id, vector)
+        }
+        for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) {
+            let known = theirs[document.uri].flatMap { $0.id == document.id ? $0.version : nil } ?? VersionVector()
+            let operations = document.text.operations(since: known)
+            if !operations.isEmpty { sendOperations(operations, of: document) }
+        }
+    }
+
+    private func receiveOperations(uri: String, documentID: UInt64, payload: [UInt8]) throws {
+        let operations: [ReplicatingArrayOperation<Unicode.Scalar>]
+        do {
+            operations = try ReplicatingArrayCoding.decode(payload, as: Unicode.Scalar.self)
+        } catch {
+            return cut("undecodable operations for \(uri): \(error)")
+        }
+        guard operations.count <= daemon.configuration.maximumOperationsPerFrame else {
+            return cut("\(operations.count) operations in one frame exceeds the limit of \(daemon.configuration.maximumOperationsPerFrame)")
+        }
+        var removed: UInt64 = 0
+        for case .remove(let ranges) in operations { for range in ranges { removed &+= range.count } }
+        guard removed <= 1 << 32 else { return cut("a removal of \(removed) elements is not a real edit") }
+        let document = daemon.documentForPeer(uri: uri, id: documentID, from: self)
+        for op in operations {
+            if let problem = document.text.scalars.validationError(for: op) ?? document.contentConflict(op) {
+                return cut("invalid operation for \(uri): \(problem)")
+            }
+        }
+        operationsIn += operations.count
+        daemon.contribute(operations, to: document, fromPeer: self)
+        if document.text.scalars.pendingOperationCount > daemon.configuration.maximumBufferedOperations {
+            cut("more than \(daemon.configuration.maximumBufferedOperations) operations of \(uri) wait for anchors that never arrived")
+        }
+    }
+
+    // MARK: Sending
+
+    /// Ships operations of `document` to the peer (only once the link is established).
+    func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) {
+        guard state == .established, !operations.isEmpty else { return }
+        // Bounded frames: split long lists.
+        let limit = daemon.configuration.maximumOperationsPerFrame
+        var start = 0
+        while start < operations.count {
+            let chunk = Array(operations[start..<min(start + limit, operations.count)])
+            send(.operations(uri: document.uri, documentID: document.id, payload: ReplicatingArrayCoding.encode(chunk)))
+            operationsOut += chunk.count
+            start += limit
+        }
+    }
+
+    private func send(_ frame: PeerFrame) {
+        let bytes = frame.encoded()
+        bytesOut += bytes.count
+        write(bytes)
+    }
+
+    /// Disconnects a misbehaving peer, saying why (to it and to the log).
+    func cut(_ reason: String) {
+        guard state != .closed else { return }
+        logger.warning("peer link \(id): cut off: \(reason)")
+        send(.bye(reason: reason))
+        finish(reason)
+    }
+
+    /// Closes the link without blame (shutting down, or the peer left).
+    public func close(_ reason: String) {
+        guard state != .closed else { return }
+        send(.bye(reason: reason))
+        finish(reason)
+    }
+
+    private func finish(_ reason: String) {
+        state = .closed
+        closeReason = reason
+        logger.info("peer link \(id): closed: \(reason)")
+        closeTransport()
+        daemon.peerLinkClosed(self)
+        onClose?(reason)
+    }
+}

@@ -1,0 +1,146 @@
+import JSON
+
+/// One message of the peer protocol (protocol/peer.md). On the wire: a 4-byte big-endian body
+/// length, then the body: one kind byte and the payload. Control messages carry a small JSON
+/// object; operations carry the document's name and the CRDT's compact binary encoding, which
+/// this module treats as opaque bytes.
+public enum PeerFrame: Equatable, Sendable {
+    case hello(JSONValue)
+    case auth(JSONValue)
+    case documents(JSONValue)
+    case operations(uri: String, documentID: UInt64, payload: [UInt8])
+    case heartbeat
+    case bye(reason: String)
+
+    enum Kind: UInt8 {
+        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6
+    }
+
+    /// Why a frame body is not a peer message.
+    public struct DecodingError: Error, Equatable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The framed bytes: length, kind, payload.
+    public func encoded() -> [UInt8] {
+        var body: [UInt8]
+        switch self {
+        case .hello(let v): body = [Kind.hello.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
+        case .auth(let v): body = [Kind.auth.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
+        case .documents(let v): body = [Kind.documents.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
+        case .operations(let uri, let id, let payload):
+            let name = Array(uri.utf8)
+            body = [Kind.operations.rawValue]
+            body.reserveCapacity(1 + 4 + name.count + 8 + payload.count)
+            Self.appendVarint(UInt64(name.count), to: &body)
+            body += name
+            for shift in stride(from: 56, through: 0, by: -8) { body.append(UInt8(truncatingIfNeeded: id >> UInt64(shift))) }
+            body += payload
+        case .heartbeat: body = [Kind.heartbeat.rawValue]
+        case .bye(let reason): body = [Kind.bye.rawValue] + Array(reason.utf8)
+        }
+        let n = UInt32(body.count)
+        return [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)] + body
+    }
+
+    /// Decodes one frame body (without its length prefix).
+    public static func decode(_ body: [UInt8]) throws(DecodingError) -> PeerFrame {
+        guard let first = body.first, let kind = Kind(rawValue: first) else {
+            throw DecodingError(description: "unknown frame kind \(body.first.map(String.init) ?? "(empty frame)")")
+        }
+        let payload = Array(body.dropFirst())
+        switch kind {
+        case .hello: return .hello(try json(payload))
+        case .auth: return .auth(try json(payload))
+        case .documents: return .documents(try json(payload))
+        case .heartbeat: return .heartbeat
+        case .bye: return .bye(reason: String(decoding: payload, as: UTF8.self))
+        case .operations:
+            var index = 0
+            guard let length = readVarint(payload, &index), length <= 4096, index + Int(length) + 8 <= payload.count else {
+                throw DecodingError(description: "operations frame with a malformed document name")
+            }
+            guard let uri = String(validating: payload[index..<(index + Int(length))], as: UTF8.self) else {
+                throw DecodingError(description: "document name is not UTF-8")
+            }
+            index += Int(length)
+            var id: UInt64 = 0
+            for byte in payload[index..<(index + 8)] { id = id << 8 | UInt64(byte) }
+            index += 8
+            return .operations(uri: uri, documentID: id, payload: Array(payload[index...]))
+        }
+    }
+
+    private static func json(_ bytes: [UInt8]) throws(DecodingError) -> JSONValue {
+        do {
+            let value = try JSONParser(maximumDepth: 16).parse(bytes)
+            guard case .object = value else { throw DecodingError(description: "control message is not a JSON object") }
+            return value
+        } catch let error as DecodingError {
+            throw error
+        } catch {
+            throw DecodingError(description: "control message is not JSON: \(error)")
+        }
+    }
+
+    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 { bytes.append(UInt8(v & 0x7F) | 0x80); v >>= 7 }
+        bytes.append(UInt8(v))
+    }
+
+    static func readVarint(_ bytes: [UInt8], _ index: inout Int) -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.count, shift < 64 {
+            let byte = bytes[index]
+            index += 1
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+        return nil
+    }
+}
+
+/// Cuts a peer byte stream into frame bodies: a 4-byte big-endian length, then that many bytes.
+///
+/// Guarantees: a length over `maximumFrameBytes` is an error before any of its body is
+/// buffered; after an error the stream is not trusted again (the link is cut).
+public struct PeerFramer: Sendable {
+    public let maximumFrameBytes: Int
+    private var buffer: [UInt8] = []
+    public private(set) var failed = false
+
+    public init(maximumFrameBytes: Int = 16 << 20) {
+        self.maximumFrameBytes = maximumFrameBytes
+    }
+
+    public enum Event: Equatable, Sendable {
+        case frame([UInt8])
+        case tooLarge(Int)
+    }
+
+    public var bufferedByteCount: Int { buffer.count }
+
+    public mutating func feed(_ bytes: some Collection<UInt8>) -> [Event] {
+        guard !failed else { return [] }
+        buffer.append(contentsOf: bytes)
+        var events: [Event] = []
+        var start = 0
+        while buffer.count - start >= 4 {
+            let length = Int(buffer[start]) << 24 | Int(buffer[start + 1]) << 16 | Int(buffer[start + 2]) << 8 | Int(buffer[start + 3])
+            if length > maximumFrameBytes {
+                failed = true
+                buffer.removeAll()
+                events.append(.tooLarge(length))
+                return events
+            }
+            guard buffer.count - start - 4 >= length else { break }
+            events.append(.frame(Array(buffer[(start + 4)..<(start + 4 + length)])))
+            start += 4 + length
+        }
+        buffer.removeFirst(start)
+        return events
+    }
+}

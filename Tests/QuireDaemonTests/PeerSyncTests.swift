@@ -1,0 +1,231 @@
+import Foundation
+import JSON
+import Testing
+@testable import QuireDaemon
+import QuireProtocol
+import ReplicatingTypes
+
+/// Daemons paired in process: handshake, delta sync, live edits from editors on each side,
+/// relays along chains, partitions, and peers that misbehave.
+@Suite struct PeerSyncTests {
+    static func text(_ daemon: Daemon, _ uri: String = "notes") -> String? { daemon.documents[uri]?.text.string }
+
+    @Test func editsFlowBothWaysBetweenEditorsOnTwoDaemons() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        let ann = TestEditor(daemon: a)
+        ann.initialize(user: "ann")
+        ann.open("notes", text: "hello\n")
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        #expect(wire.a?.state == .established && wire.b?.state == .established)
+        #expect(Self.text(b) == "hello\n")
+        let bob = TestEditor(daemon: b)
+        bob.initialize(user: "bob")
+        bob.open("notes", text: "hello\n")
+        bob.edit(5..<5, with: " world")
+        net.pump([a, b])
+        ann.deliverInbox()
+        #expect(ann.string == "hello world\n")
+        ann.edit(0..<1, with: "H")
+        net.pump([a, b])
+        bob.deliverInbox()
+        #expect(bob.string == "Hello world\n")
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func concurrentTypingOnBothSidesConverges(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        let editors = [TestEditor(daemon: a), TestEditor(daemon: b), TestEditor(daemon: b)]
+        editors[0].initialize()
+        editors[0].open("notes", text: "one\ntwo\nthree\n")
+        try net.link(a, b)
+        net.pump([a, b])
+        for editor in editors.dropFirst() {
+            editor.initialize(encodings: ["utf-8"])
+            editor.open("notes", text: "")
+        }
+        for editor in editors { editor.holdIncoming = true }
+        for _ in 0..<300 {
+            let editor = editors.randomElement(using: &random)!
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<5:
+                let at = Int.random(in: 0...editor.text.count, using: &random)
+                editor.edit(at..<at, with: ConcurrentEditingTests.alphabet.randomElement(using: &random)!)
+            case 5..<7 where !editor.text.isEmpty:
+                let start = Int.random(in: 0..<editor.text.count, using: &random)
+                editor.edit(start..<min(start + 2, editor.text.count), with: "")
+            case 7:
+                net.pump([a, b], limit: Int.random(in: 1...3, using: &random))
+            default:
+                editor.deliver(held: Int.random(in: 0...2, using: &random))
+            }
+        }
+        net.pump([a, b])
+        for editor in editors { editor.deliver() }
+        #expect(Self.text(a) == Self.text(b), "seed \(seed)")
+        for editor in editors { #expect(editor.string == Self.text(a), "seed \(seed)") }
+        a.documents["notes"]?.text.scalars._checkInvariants()
+    }
+
+    @Test func chainWhereTheEndsNeverMeet() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200), c = net.makeDaemon(300)
+        let ann = TestEditor(daemon: a), cat = TestEditor(daemon: c)
+        ann.initialize()
+        ann.open("notes", text: "abc")
+        try net.link(a, b)
+        try net.link(b, c)
+        net.pump([a, b, c])
+        cat.initialize()
+        cat.open("notes", text: "")
+        #expect(cat.string == "abc")
+        cat.edit(3..<3, with: "d")
+        ann.edit(0..<0, with: ">")
+        net.pump([a, b, c])
+        ann.deliverInbox()
+        cat.deliverInbox()
+        #expect(ann.string == ">abcd" && cat.string == ">abcd")
+        #expect(Self.text(b) == ">abcd")
+    }
+
+    @Test func partitionThenHealSendsOnlyWhatIsMissing() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        let ann = TestEditor(daemon: a), bob = TestEditor(daemon: b)
+        ann.initialize()
+        let big = (0..<2000).map { "line \($0) of a long shared document" }.joined(separator: "\n")
+        ann.open("notes", text: big)
+        let first = try net.link(a, b)
+        net.pump([a, b])
+        bob.initialize()
+        bob.open("notes", text: big)
+        net.sever(first)
+        // Offline on both sides.
+        for i in 0..<20 { ann.edit(i..<i, with: "a") }
+        for i in 0..<20 { bob.edit(bob.text.count..<bob.text.count, with: "b\(i)") }
+        let second = try net.link(a, b)
+        net.pump([a, b])
+        ann.deliverInbox()
+        bob.deliverInbox()
+        #expect(Self.text(a) == Self.text(b))
+        #expect(ann.string == bob.string)
+        #expect(ann.string.hasPrefix(String(repeating: "a", count: 20)) && ann.string.hasSuffix("b19"))
+        // The catch-up carried the missing edits, not the document (about 70 KB).
+        let bytes = (second.a?.bytesOut ?? 0) + (second.b?.bytesOut ?? 0)
+        #expect(bytes < 4_000, "caught up with \(bytes) bytes")
+    }
+
+    @Test func sameNameWithIndependentHistoriesKeepsBoth() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        let ann = TestEditor(daemon: a), bob = TestEditor(daemon: b)
+        ann.initialize()
+        ann.open("notes", text: "ann's notes")
+        bob.initialize()
+        bob.open("notes", text: "bob's notes")
+        try net.link(a, b)
+        net.pump([a, b])
+        #expect(Self.text(a) == "ann's notes" && Self.text(b) == "bob's notes")
+        let annCopyOfBobs = a.documents.keys.first { $0.hasPrefix("notes#") }
+        let bobCopyOfAnns = b.documents.keys.first { $0.hasPrefix("notes#") }
+        #expect(annCopyOfBobs.flatMap { Self.text(a, $0) } == "bob's notes")
+        #expect(bobCopyOfAnns.flatMap { Self.text(b, $0) } == "ann's notes")
+    }
+
+    @Test func wrongSecretIsRefusedAndNothingCrosses() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100, secret: "right"), b = net.makeDaemon(200, secret: "wrong")
+        let ann = TestEditor(daemon: a)
+        ann.initialize()
+        ann.open("notes", text: "private")
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        #expect(wire.a?.state == .closed && wire.b?.state == .closed)
+        #expect(wire.a?.closeReason?.contains("authentication failed") == true || wire.b?.closeReason?.contains("authentication failed") == true)
+        #expect(b.documents.isEmpty)
+        #expect(a.links.isEmpty && b.links.isEmpty)
+    }
+
+    @Test func noSecretNoPeering() {
+        let daemon = PeerTestNetwork().makeDaemon(1, secret: nil)
+        #expect(throws: PeeringError.self) { try daemon.makePeerLink(write: { _ in }, close: {}) }
+    }
+
+    /// A fake peer that writes raw bytes to one real link.
+    static func rawPeer(_ daemon: Daemon) throws -> (PeerLink, () -> [UInt8]) {
+        var out: [UInt8] = []
+        let link = try daemon.makePeerLink(write: { out += $0 }, close: {})
+        link.start()
+        return (link, { out })
+    }
+
+    @Test func wrongProtocolVersionIsNamed() throws {
+        let daemon = PeerTestNetwork().makeDaemon(1)
+        let (link, _) = try Self.rawPeer(daemon)
+        link.receive(PeerFrame.hello(["protocol": 99, "replica": "5", "nonce": .string(String(repeating: "ab", count: 16))]).encoded())
+        #expect(link.state == .closed)
+        #expect(link.closeReason?.contains("protocol version mismatch") == true)
+    }
+
+    @Test func garbageIsCutOffAndTheDaemonKeepsServingItsEditor() throws {
+        let daemon = PeerTestNetwork().makeDaemon(1)
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        editor.open("notes", text: "x")
+        let (link, _) = try Self.rawPeer(daemon)
+        link.receive(Array("GET / HTTP/1.1\r\n\r\n".utf8))
+        #expect(link.state == .closed)
+        #expect(editor.request("document/text", ["uri": "notes"])["result"]?["text"] == "x")
+    }
+
+    @Test func oversizedFrameIsRefusedBeforeItsBody() throws {
+        let daemon = PeerTestNetwork().makeDaemon(1)
+        let (link, _) = try Self.rawPeer(daemon)
+        link.receive([0x7F, 0xFF, 0xFF, 0xFF, 1, 2, 3])
+        #expect(link.state == .closed)
+        #expect(link.closeReason?.contains("exceeds the limit") == true)
+    }
+
+    @Test func operationsBeforeAuthenticationAreRefused() throws {
+        let daemon = PeerTestNetwork().makeDaemon(1)
+        let (link, _) = try Self.rawPeer(daemon)
+        var text = ReplicatingText(replica: ReplicaID(77))
+        let ops = text.replace(0..<0, with: Array("sneaky".unicodeScalars))
+        link.receive(PeerFrame.operations(uri: "notes", documentID: 1, payload: ReplicatingArrayCoding.encode(ops)).encoded())
+        #expect(link.state == .closed)
+        #expect(daemon.documents.isEmpty)
+    }
+
+    @Test func invalidOperationsAndClaimsFromTheFutureAreCutOff() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        let ann = TestEditor(daemon: a)
+        ann.initialize()
+        ann.open("notes", text: "abc")
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        guard let document = a.documents["notes"], let bSide = wire.b else { Issue.record("no link"); return }
+        // A duplicate ID with different content, sent by b as if it were real.
+        let annReplica = try #require(ann.connection.session.replica)
+        var forged = ReplicatingText(replica: annReplica)   // reuses the IDs of ann's own "abc"
+        let ops = forged.replace(0..<0, with: Array("XYZ".unicodeScalars))
+        bSide.sendOperations(ops, of: b.documents["notes"]!)
+        net.pump([a, b])
+        #expect(document.text.string == "abc", "the forged operation was not applied")
+        #expect(wire.a?.state == .closed)
+        #expect(wire.a?.closeReason?.contains("invalid operation") == true)
+
+        // A version vector claiming edits a's editor never made.
+        let again = try net.link(a, b)
+        net.pump([a, b])
+        #expect(again.a?.state == .established)
+        let claim = PeerFrame.documents(["documents": [["uri": "notes", "id": .string(String(document.id)),
+                                                        "version": .object([String(annReplica.rawValue): 999])]]])
+        again.a?.receive(claim.encoded())
+        #expect(again.a?.state == .closed)
+        #expect(again.a?.closeReason?.contains("from the future") == true)
+    }
+}

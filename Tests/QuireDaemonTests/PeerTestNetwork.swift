@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+@testable import QuireDaemon
+import ReplicatingTypes
+
+/// Daemons linked by in-memory byte streams. Bytes are queued, not delivered at once, so a test
+/// decides when the network carries them (`pump`), and can cut a link in the middle.
+final class PeerTestNetwork {
+    final class Wire {
+        var aToB: [[UInt8]] = []
+        var bToA: [[UInt8]] = []
+        var a: PeerLink?
+        var b: PeerLink?
+        var open = true
+    }
+
+    private(set) var wires: [Wire] = []
+    private var seed: UInt64 = 0
+
+    /// A daemon with its own replica IDs (`base` + n) and the given secret.
+    func makeDaemon(_ base: UInt64, secret: String? = "s3cret", user: String = "peer") -> Daemon {
+        var next = base
+        var random = SeededGenerator(seed: base)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return Daemon(configuration: Daemon.Configuration(peerSecret: secret.map { Array($0.utf8) }, userName: user), logger: logger,
+                      replicaSource: { next += 1; return ReplicaID(next) },
+                      randomBytes: { n in (0..<n).map { _ in UInt8.random(in: 0...255, using: &random) } })
+    }
+
+    /// Links two daemons and starts both handshakes.
+    @discardableResult
+    func link(_ a: Daemon, _ b: Daemon) throws -> Wire {
+        let wire = Wire()
+        wire.a = try a.makePeerLink(write: { [weak wire] in if wire?.open == true { wire?.aToB.append($0) } }, close: { [weak wire] in wire?.open = false })
+        wire.b = try b.makePeerLink(write: { [weak wire] in if wire?.open == true { wire?.bToA.append($0) } }, close: { [weak wire] in wire?.open = false })
+        wires.append(wire)
+        wire.a?.start()
+        wire.b?.start()
+        return wire
+    }
+
+    /// Carries queued bytes until nothing moves; flushes daemon edits to editors as it goes.
+    func pump(_ daemons: [Daemon], limit: Int = 10_000) {
+        for _ in 0..<limit {
+            var moved = false
+            for wire in wires {
+                if !wire.aToB.isEmpty { let chunk = wire.aToB.removeFirst(); wire.b?.receive(chunk); moved = true }
+                if !wire.bToA.isEmpty { let chunk = wire.bToA.removeFirst(); wire.a?.receive(chunk); moved = true }
+            }
+            for daemon in daemons { daemon.flush() }
+            if !moved { return }
+        }
+    }
+
+    /// Cuts a link as a network failure would: queued bytes are lost, both ends see the stream end.
+    func sever(_ wire: Wire) {
+        wire.aToB.removeAll()
+        wire.bToA.removeAll()
+        wire.open = false
+        wire.a?.endOfInput()
+        wire.b?.endOfInput()
+    }
+}
