@@ -49,6 +49,8 @@ public final class Daemon {
     private var ownReplicas: Set<ReplicaID> = []
     private(set) var links: [Int: PeerLink] = [:]
     private var nextLinkID = 1
+    /// Listening and connecting for `peer/*` requests; set by the server that runs the daemon.
+    public weak var transport: PeerTransport?
 
     /// - Parameter replicaSource: draws the replica ID of each new editor session; inject a
     ///   counter in tests, a random source in the daemon.
@@ -129,10 +131,30 @@ public final class Daemon {
         return link
     }
 
-    func peerLinkEstablished(_ link: PeerLink) {}
+    func peerLinkEstablished(_ link: PeerLink) {
+        announce(link, event: "joined", reason: nil)
+    }
 
     func peerLinkClosed(_ link: PeerLink) {
         links[link.id] = nil
+        announce(link, event: link.closeReason.map { $0.hasPrefix("the peer") || $0.hasPrefix("shutting") ? "left" : "failed" } ?? "left",
+                 reason: link.closeReason)
+    }
+
+    /// Tells every editor that a peer joined, left or failed (`peer/changed`).
+    private func announce(_ link: PeerLink, event: String, reason: String?) {
+        logger.info("peer link \(link.id) \(event)\(reason.map { ": \($0)" } ?? "")")
+        for session in sessions.values { session.sendPeerChange(link, event: event, reason: reason) }
+    }
+
+    /// Heartbeats for every link; the server calls it every `interval` seconds.
+    public func tickPeers(now: Double, interval: Double) {
+        for link in links.values.sorted(by: { $0.id < $1.id }) { link.tick(now: now, interval: interval) }
+    }
+
+    /// Closes every peer link (the daemon is exiting).
+    public func closeAllPeers() {
+        for link in links.values { link.close("shutting down") }
     }
 
     /// Operations a peer sent: only those this daemon did not have go into the document, to the

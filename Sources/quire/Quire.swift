@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import QuireDaemon
 import ReplicatingTypes
@@ -17,7 +18,7 @@ struct Quire: ParsableCommand {
         The protocol is described in protocol/README.md.
         """,
         version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion))",
-        subcommands: [Attach.self]
+        subcommands: [Attach.self, Peer.self]
     )
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
@@ -28,6 +29,8 @@ struct Quire: ParsableCommand {
 
     @Flag(help: "Do not serve stdin/stdout (with --socket: serve the socket only, until killed).")
     var noStdio = false
+
+    @OptionGroup var peering: PeeringOptions
 
     @Option(help: "Largest accepted message, in bytes.")
     var maxFrameBytes: Int = 8 << 20
@@ -41,21 +44,106 @@ struct Quire: ParsableCommand {
         }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard (8...2048).contains(maxNestingDepth) else { throw ValidationError("--max-nesting-depth must be between 8 and 2048") }
-        if noStdio && socket == nil { throw ValidationError("--no-stdio needs --socket: there would be nothing to serve") }
+        if noStdio && socket == nil && peering.listen.isEmpty && peering.connect.isEmpty && peering.connectCommand.isEmpty {
+            throw ValidationError("--no-stdio needs --socket or peering: there would be nothing to serve")
+        }
     }
 
     func run() throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .warning
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        bootstrapLogging(logLevel)
+        var configuration = Daemon.Configuration(maximumFrameBytes: maxFrameBytes, maximumNestingDepth: maxNestingDepth, serverVersion: Self.version)
+        try peering.configure(&configuration)
+        var options = DaemonServer.Options(serveStdio: !noStdio, socketPath: socket)
+        peering.apply(to: &options)
+        throw ExitCode(try runDaemon(configuration: configuration, options: options))
+    }
+}
+
+/// Logs go to stderr at `level`; stdout belongs to the protocol.
+func bootstrapLogging(_ level: String) {
+    let level = Logger.Level(rawValue: level) ?? .warning
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+}
+
+func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Options) throws -> Int32 {
+    let logger = Logger(label: "quire")
+    let daemon = Daemon(configuration: configuration, logger: logger)
+    return try DaemonServer(daemon: daemon, options: options, logger: logger).run()
+}
+
+/// Peering flags shared by `quire` and `quire peer`.
+struct PeeringOptions: ParsableArguments {
+    @Option(name: .customLong("listen"), help: "Accept peers on [host:]port (loopback by default; port 0 picks one). Repeatable.")
+    var listen: [String] = []
+
+    @Option(name: .customLong("connect"), help: "Connect to a peer at host:port, reconnecting with backoff. Repeatable.")
+    var connect: [String] = []
+
+    @Option(name: .customLong("connect-command"), help: "Run this command and peer over its stdin/stdout, e.g. 'ssh host quire peer --stdio'. Repeatable.")
+    var connectCommand: [String] = []
+
+    @Option(help: "File holding the shared peer secret (or set QUIRE_SECRET). Never given on the command line itself.")
+    var secretFile: String?
+
+    @Option(help: "Your name, shown to peers.")
+    var userName: String = ProcessInfo.processInfo.environment["USER"] ?? "quire"
+
+    func configure(_ configuration: inout Daemon.Configuration) throws {
+        configuration.userName = userName
+        if let secretFile {
+            guard let data = FileManager.default.contents(atPath: secretFile) else { throw ValidationError("cannot read the secret file \(secretFile)") }
+            var bytes = [UInt8](data)
+            while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
+            guard !bytes.isEmpty else { throw ValidationError("the secret file \(secretFile) is empty") }
+            configuration.peerSecret = bytes
+        } else if let secret = ProcessInfo.processInfo.environment["QUIRE_SECRET"], !secret.isEmpty {
+            configuration.peerSecret = Array(secret.utf8)
         }
-        let logger = Logger(label: "quire")
-        let daemon = Daemon(configuration: Daemon.Configuration(maximumFrameBytes: maxFrameBytes, maximumNestingDepth: maxNestingDepth, serverVersion: Self.version), logger: logger)
-        let server = DaemonServer(daemon: daemon, options: DaemonServer.Options(serveStdio: !noStdio, socketPath: socket), logger: logger)
-        let status = try server.run()
-        throw ExitCode(status)
+        if configuration.peerSecret == nil && !(listen.isEmpty && connect.isEmpty && connectCommand.isEmpty) {
+            throw ValidationError("peering needs a shared secret: set QUIRE_SECRET or pass --secret-file")
+        }
+    }
+
+    func apply(to options: inout DaemonServer.Options) {
+        options.listen = listen
+        options.connect = connect
+        options.connectCommands = connectCommand
+    }
+}
+
+/// `quire peer --stdio`: a daemon that speaks the peer protocol on stdin/stdout, for
+/// `--connect-command 'ssh host quire peer --stdio'`.
+struct Peer: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Speak the peer protocol on stdin/stdout (the far end of --connect-command).")
+
+    @Flag(help: "Peer over stdin/stdout (required: the only mode so far).")
+    var stdio = false
+
+    @Option(help: "Also accept editors on this Unix socket.")
+    var socket: String?
+
+    @Option(help: "Log level.")
+    var logLevel: String = "warning"
+
+    @OptionGroup var peering: PeeringOptions
+
+    func validate() throws {
+        guard stdio else { throw ValidationError("quire peer needs --stdio") }
+    }
+
+    func run() throws {
+        bootstrapLogging(logLevel)
+        var configuration = Daemon.Configuration(serverVersion: Quire.version)
+        try peering.configure(&configuration)
+        guard configuration.peerSecret != nil else { throw ValidationError("peering needs a shared secret: set QUIRE_SECRET or pass --secret-file") }
+        var options = DaemonServer.Options(serveStdio: false, socketPath: socket)
+        peering.apply(to: &options)
+        options.peerStdio = true
+        throw ExitCode(try runDaemon(configuration: configuration, options: options))
     }
 }
 

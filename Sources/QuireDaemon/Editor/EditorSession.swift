@@ -106,6 +106,36 @@ public final class EditorSession: MessageHandler {
             return EditDocumentMessage.acknowledgement(editorRevision: revision)
         case MessageRegistry.statusMethod:
             return status()
+        case PeerRequests.statusMethod:
+            return peerStatus()
+        case PeerRequests.listenMethod:
+            let request = try PeerRequests.Listen(params: params)
+            let transport = try peerTransport()
+            do {
+                return ["port": .integer(Int64(try transport.listen(host: request.host, port: request.port)))]
+            } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot listen on \(request.host):\(request.port): \(error)")
+            }
+        case PeerRequests.stopListeningMethod:
+            let port = try PeerRequests.port(params)
+            return ["stopped": .bool(try peerTransport().stopListening(port: port))]
+        case PeerRequests.connectMethod:
+            let request = try PeerRequests.Connect(params: params)
+            let transport = try peerTransport()
+            do {
+                switch request {
+                case .tcp(let host, let port): try transport.connect(host: host, port: port)
+                case .command(let command): try transport.connect(command: command)
+                }
+            } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect: \(error)")
+            }
+            return .null
+        case PeerRequests.disconnectMethod:
+            let id = try PeerRequests.link(params)
+            guard let link = daemon.links[id] else { throw .invalidParams("params.link: no peer link \(id)") }
+            link.close("disconnected by an editor")
+            return .null
         default:
             throw .methodNotFound(method)
         }
@@ -252,8 +282,41 @@ public final class EditorSession: MessageHandler {
             "sessionId": .integer(Int64(id)), "replica": .string(replica.description),
             "sessions": .integer(Int64(daemon.sessions.count)),
             "documents": .array(daemon.documentList.map(\.json)),
-            "peers": [],
+            "peers": peerStatus(),
         ]
+    }
+
+    private func peerStatus() -> JSONValue {
+        [
+            "replica": .string(daemon.replica.description),
+            "listening": .array((daemon.transport?.listeningPorts ?? []).map { .integer(Int64($0)) }),
+            "links": .array(daemon.links.values.sorted { $0.id < $1.id }.map { link in
+                [
+                    "link": .integer(Int64(link.id)), "state": .string(link.state.rawValue), "user": .string(link.peerUser ?? ""),
+                    "address": .string(link.address), "bytesIn": .integer(Int64(link.bytesIn)), "bytesOut": .integer(Int64(link.bytesOut)),
+                    "operationsIn": .integer(Int64(link.operationsIn)), "operationsOut": .integer(Int64(link.operationsOut)),
+                ]
+            }),
+        ]
+    }
+
+    private func peerTransport() throws(ResponseError) -> PeerTransport {
+        guard daemon.configuration.peerSecret != nil else {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Peering needs a shared secret: start quire with QUIRE_SECRET set or --secret-file")
+        }
+        guard let transport = daemon.transport else {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "This daemon has no network transport")
+        }
+        return transport
+    }
+
+    /// `peer/changed`: a peer joined, left or failed.
+    func sendPeerChange(_ link: PeerLink, event: String, reason: String?) {
+        guard state == .running else { return }
+        var params: [String: JSONValue] = ["link": .integer(Int64(link.id)), "event": .string(event), "user": .string(link.peerUser ?? ""),
+                                           "address": .string(link.address)]
+        if let reason { params["reason"] = .string(reason) }
+        send(.notification(method: PeerRequests.changedMethod, params: .object(params)))
     }
 
     private func openView(_ uri: String) throws(ResponseError) -> EditorView {

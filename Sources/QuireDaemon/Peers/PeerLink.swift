@@ -25,6 +25,8 @@ public final class PeerLink {
     private let nonce: String
     private let authenticator: PeerAuthenticator
     public private(set) var state = State.handshaking
+    /// True once the handshake completed (it stays true after the link closes).
+    public private(set) var wasEstablished = false
     private var theirHello: (replica: UInt64, user: String, nonce: String)?
     private var theyProved = false
     private var sentDocuments = false
@@ -36,6 +38,11 @@ public final class PeerLink {
     public private(set) var operationsOut = 0
     /// Called once when the link closes, with the reason.
     public var onClose: ((String) -> Void)?
+    /// Where the link goes, for status ("tcp 127.0.0.1:7070", "command ssh ...", "stdio").
+    public var address = ""
+    /// Seconds (on the caller's clock) when the peer last sent anything.
+    private var lastHeard: Double?
+    private var lastSent: Double?
 
     init(id: Int, daemon: Daemon, secret: [UInt8], nonce: [UInt8], write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
         self.id = id
@@ -61,6 +68,7 @@ public final class PeerLink {
     public func receive(_ bytes: some Collection<UInt8>) {
         guard state != .closed else { return }
         bytesIn += bytes.count
+        heardFrom = true
         for event in framer.feed(bytes) {
             guard state != .closed else { return }
             switch event {
@@ -76,10 +84,29 @@ public final class PeerLink {
         }
     }
 
+    /// Sends editors what this link's operations changed (after a read).
+    func daemonFlush() { daemon.flush() }
+
     /// The stream ended.
     public func endOfInput() {
         guard state != .closed else { return }
         finish("the peer closed the connection" + (framer.bufferedByteCount > 0 ? " in the middle of a frame" : ""))
+    }
+
+    private var heardFrom = false
+
+    /// Heartbeats and dead-peer detection, driven by a timer: sends a heartbeat when nothing
+    /// was sent for `interval`, and cuts the link when nothing was heard for `3 * interval`.
+    public func tick(now: Double, interval: Double) {
+        guard state != .closed else { return }
+        if heardFrom || lastHeard == nil { lastHeard = now; heardFrom = false }
+        if let last = lastHeard, now - last > 3 * interval {
+            return cut("no word from the peer for \(Int(now - last)) seconds")
+        }
+        if state == .established, now - (lastSent ?? 0) >= interval {
+            send(.heartbeat)
+            lastSent = now
+        }
     }
 
     // MARK: Frames
@@ -107,6 +134,7 @@ public final class PeerLink {
             }
             theyProved = true
             state = .established
+            wasEstablished = true
             logger.info("peer link \(id): established with \(hello.user.isEmpty ? "replica \(hello.replica)" : hello.user)")
             sendDocumentList()
             daemon.peerLinkEstablished(self)

@@ -10,6 +10,14 @@ public final class DaemonServer {
     public struct Options: Sendable {
         public var serveStdio = true
         public var socketPath: String?
+        /// `[host:]port` to accept peers on (port 0 picks one and logs it).
+        public var listen: [String] = []
+        /// `host:port` peers to connect to (reconnecting with backoff).
+        public var connect: [String] = []
+        /// Commands to run and peer over (`ssh host quire peer --stdio`).
+        public var connectCommands: [String] = []
+        /// Speak the peer protocol on stdin/stdout instead of serving an editor there.
+        public var peerStdio = false
         public init(serveStdio: Bool = true, socketPath: String? = nil) {
             self.serveStdio = serveStdio
             self.socketPath = socketPath
@@ -33,6 +41,9 @@ public final class DaemonServer {
         let exitPromise = loop.makePromise(of: Int32.self)
         let exitStatus = ExitLatch(exitPromise)
         let daemon = self.daemon
+        let network = PeerNetwork(daemon: daemon, group: group, logger: logger)
+        try loop.submit { daemon.transport = network }.wait()
+        try startPeering(network, on: loop)
         if let path = options.socketPath {
             try? FileManager.default.removeItem(atPath: path)
             let server = try ServerBootstrap(group: group)
@@ -52,7 +63,11 @@ public final class DaemonServer {
             logger.info("listening for editors on \(path)")
             _ = server
         }
-        if options.serveStdio {
+        if options.peerStdio {
+            let output = dup(1)
+            dup2(2, 1)
+            try loop.submit { try network.serveStdio(input: 0, output: output) { exitStatus.finish(0) } }.wait()
+        } else if options.serveStdio {
             let protocolOutput = dup(1)
             dup2(2, 1)
             if Self.isRegularFile(0) || Self.isRegularFile(protocolOutput) {
@@ -63,9 +78,41 @@ public final class DaemonServer {
             }
         }
         let status = try exitPromise.futureResult.wait()
+        try? loop.submit { network.shutdown() }.wait()
         try? group.syncShutdownGracefully()
         if let path = options.socketPath { try? FileManager.default.removeItem(atPath: path) }
         return status
+    }
+
+    /// The peering asked for on the command line. Listening ports are logged at info level and
+    /// printed to stderr, so `--listen 0` tells which port it got.
+    private func startPeering(_ network: PeerNetwork, on loop: EventLoop) throws {
+        for spec in options.listen {
+            let (host, port) = try Self.hostAndPort(spec, defaultHost: "127.0.0.1")
+            let bound = try loop.submit { try network.listen(host: host, port: port) }.wait()
+            FileHandle.standardError.write(Data("quire: listening for peers on \(host):\(bound)\n".utf8))
+        }
+        for spec in options.connect {
+            let (host, port) = try Self.hostAndPort(spec, defaultHost: nil)
+            try loop.submit { try network.connect(host: host, port: port) }.wait()
+        }
+        for command in options.connectCommands {
+            try loop.submit { try network.connect(command: command) }.wait()
+        }
+    }
+
+    /// Parses `host:port`, `[v6]:port` or, with a default host, `port`.
+    static func hostAndPort(_ spec: String, defaultHost: String?) throws -> (String, Int) {
+        var host = defaultHost
+        var portText = spec
+        if let colon = spec.lastIndex(of: ":") {
+            host = String(spec[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            portText = String(spec[spec.index(after: colon)...])
+        }
+        guard let host, !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
+            throw PeerNetworkError("\(spec.debugDescription) is not \(defaultHost == nil ? "host:port" : "[host:]port")")
+        }
+        return (host, port)
     }
 
     private func servePipes(input: Int32, output protocolOutput: Int32, exitStatus: ExitLatch) throws {

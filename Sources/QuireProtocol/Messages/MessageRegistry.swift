@@ -28,5 +28,11 @@ public enum MessageRegistry {
         Entry(method: EditDocumentMessage.method, kind: .requestOrNotification, direction: .both),
         Entry(method: CursorMessage.method, kind: .notification, direction: .both),
         Entry(method: statusMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: PeerRequests.listenMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: PeerRequests.stopListeningMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: PeerRequests.connectMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: PeerRequests.disconnectMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: PeerRequests.statusMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: PeerRequests.changedMethod, kind: .notification, direction: .daemonToEditor),
     ]
 }

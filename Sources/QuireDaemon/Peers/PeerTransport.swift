@@ -1,0 +1,14 @@
+/// What the daemon asks of the network layer when an editor asks for peering: listening and
+/// connecting happen outside the (I/O-free) daemon core.
+public protocol PeerTransport: AnyObject {
+    /// Starts accepting peers; returns the port actually bound (port 0 picks one).
+    func listen(host: String, port: Int) throws -> Int
+    /// Stops accepting new peers; live links stay up.
+    func stopListening(port: Int) -> Bool
+    /// Connects to a peer, reconnecting with backoff when the link drops.
+    func connect(host: String, port: Int) throws
+    /// Runs a command and peers over its stdin/stdout (for example `ssh host quire peer --stdio`).
+    func connect(command: String) throws
+    /// The ports being listened on.
+    var listeningPorts: [Int] { get }
+}

@@ -1,0 +1,60 @@
+import NIOCore
+
+/// Feeds a peer channel's bytes to a `PeerLink` on the daemon's event loop and writes its frames
+/// back; the link starts its handshake as soon as the channel is active.
+final class PeerChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let makeLink: (Channel) -> PeerLink?
+    private var link: PeerLink?
+
+    init(makeLink: @escaping (Channel) -> PeerLink?) {
+        self.makeLink = makeLink
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        link = makeLink(context.channel)
+        if link == nil { context.close(promise: nil) }
+        link?.start()
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        if let bytes = buffer.readBytes(length: buffer.readableBytes) { link?.receive(bytes) }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        link?.daemonFlush()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            link?.endOfInput()
+            context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        link?.endOfInput()
+        link = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        link?.endOfInput()
+        context.close(promise: nil)
+    }
+}
+
+extension Channel {
+    /// Writes bytes from the daemon (always called on the channel's event loop).
+    func writeBytes(_ bytes: [UInt8]) {
+        var buffer = allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        writeAndFlush(buffer, promise: nil)
+    }
+}

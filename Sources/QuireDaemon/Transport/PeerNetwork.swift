@@ -1,0 +1,186 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The daemon's peer links over SwiftNIO: TCP listeners, outgoing TCP links that reconnect with
+/// backoff, links over a command's stdin/stdout, and the heartbeat timer. Lives on the daemon's
+/// event loop; every daemon call happens there.
+final class PeerNetwork: PeerTransport, @unchecked Sendable {
+    private let daemon: Daemon
+    private let loop: EventLoop
+    private let group: EventLoopGroup
+    private let logger: Logger
+    private var listeners: [Int: Channel] = [:]
+    private var heartbeat: RepeatedTask?
+    private let heartbeatInterval: Double
+    private var stopping = false
+
+    init(daemon: Daemon, group: EventLoopGroup, logger: Logger, heartbeatInterval: Double = 5) {
+        self.daemon = daemon
+        self.group = group
+        self.loop = group.next()
+        self.logger = logger
+        self.heartbeatInterval = heartbeatInterval
+        let start = DispatchTime.now().uptimeNanoseconds
+        heartbeat = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .milliseconds(Int64(heartbeatInterval * 1000))) { [daemon] _ in
+            daemon.tickPeers(now: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9, interval: heartbeatInterval)
+        }
+    }
+
+    var listeningPorts: [Int] { listeners.keys.sorted() }
+
+    private func handler(address: String, onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
+        PeerChannelHandler { [daemon, logger] channel in
+            do {
+                let link = try daemon.makePeerLink(write: { channel.writeBytes($0) }, close: { channel.close(promise: nil) })
+                link.address = address
+                link.onClose = { [weak link] reason in onClose?(reason, link?.wasEstablished ?? false) }
+                return link
+            } catch {
+                logger.error("peer link refused: \(error)")
+                return nil
+            }
+        }
+    }
+
+    /// Binds synchronously (so the reply can name the port, without waiting on the event loop),
+    /// then hands the socket to NIO.
+    func listen(host: String, port: Int) throws -> Int {
+        let (socket, bound) = try Self.bindListeningSocket(host: host, port: port)
+        ServerBootstrap(group: loop)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { [self] channel in
+                let remote = channel.remoteAddress.map { "\($0)" } ?? "?"
+                return channel.pipeline.addHandler(handler(address: "tcp from \(remote)"))
+            }
+            .withBoundSocket(socket)
+            .whenComplete { [self] result in
+                switch result {
+                case .success(let channel): listeners[bound] = channel
+                case .failure(let error): logger.error("cannot listen on \(host):\(bound): \(error)")
+                }
+            }
+        logger.info("listening for peers on \(host):\(bound)")
+        return bound
+    }
+
+    /// A TCP socket bound to `host` (IPv4 or IPv6 literal, or `localhost`) and listening.
+    static func bindListeningSocket(host: String, port: Int) throws -> (NIOBSDSocket.Handle, Int) {
+        let name = host == "localhost" ? "127.0.0.1" : host
+        var v4 = sockaddr_in(), v6 = sockaddr_in6()
+        let isV4 = inet_pton(AF_INET, name, &v4.sin_addr) == 1
+        let isV6 = !isV4 && inet_pton(AF_INET6, name, &v6.sin6_addr) == 1
+        guard isV4 || isV6 else { throw PeerNetworkError("\(host) is not an IP address (use 127.0.0.1, ::1, 0.0.0.0 or localhost)") }
+        let fd = socket(isV4 ? AF_INET : AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw PeerNetworkError("socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let bound: Int32
+        if isV4 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = in_port_t(UInt16(port).bigEndian)
+            bound = withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        } else {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            bound = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        }
+        guard bound == 0, Glibc.listen(fd, 128) == 0 else {
+            let why = String(cString: strerror(errno))
+            close(fd)
+            throw PeerNetworkError("cannot listen on \(host):\(port): \(why)")
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let actual = withUnsafePointer(to: &storage) { pointer -> Int in
+            isV4 ? Int(UInt16(bigEndian: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }))
+                 : Int(UInt16(bigEndian: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }))
+        }
+        return (fd, actual)
+    }
+
+    func stopListening(port: Int) -> Bool {
+        guard let channel = listeners.removeValue(forKey: port) else { return false }
+        channel.close(promise: nil)
+        return true
+    }
+
+    func connect(host: String, port: Int) throws {
+        connect(host: host, port: port, attempt: 0)
+    }
+
+    /// Connects, and after the link drops (or the connection fails) tries again with exponential
+    /// backoff from 0.5 s up to 30 s; a link that got established resets the backoff.
+    private func connect(host: String, port: Int, attempt: Int) {
+        guard !stopping else { return }
+        let retry: (String, Bool) -> Void = { [weak self] reason, wasEstablished in
+            guard let self, !self.stopping, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
+                  !reason.contains("disconnected by an editor") else { return }
+            let next = wasEstablished ? 0 : attempt + 1
+            let delay = min(30.0, 0.5 * pow(2.0, Double(min(next, 6))))
+            self.logger.info("peer \(host):\(port): reconnecting in \(delay) s (\(reason))")
+            self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) { self.connect(host: host, port: port, attempt: next) }
+        }
+        _ = ClientBootstrap(group: loop)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { [self] channel in
+                channel.pipeline.addHandler(handler(address: "tcp to \(host):\(port)", onClose: retry))
+            }
+            .connect(host: host, port: port)
+            .whenFailure { error in retry("cannot connect: \(error)", false) }
+    }
+
+    func connect(command: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let toChild = Pipe(), fromChild = Pipe()
+        process.standardInput = toChild
+        process.standardOutput = fromChild
+        try process.run()
+        let input = dup(fromChild.fileHandleForReading.fileDescriptor)
+        let output = dup(toChild.fileHandleForWriting.fileDescriptor)
+        try? fromChild.fileHandleForReading.close()
+        try? toChild.fileHandleForWriting.close()
+        NIOPipeBootstrap(group: loop)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelInitializer { [self] channel in
+                channel.pipeline.addHandler(handler(address: "command \(command)", onClose: { _, _ in
+                    if process.isRunning { process.terminate() }
+                }))
+            }
+            .takingOwnershipOfDescriptors(input: input, output: output)
+            .whenFailure { [logger] error in logger.error("cannot peer over \(command): \(error)") }
+        logger.info("peering over the stdio of: \(command)")
+    }
+
+    /// Peers over this process's own stdin/stdout (`quire peer --stdio`).
+    func serveStdio(input: Int32, output: Int32, onEnd: @escaping () -> Void) throws {
+        _ = try NIOPipeBootstrap(group: loop)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelInitializer { [self] channel in
+                channel.pipeline.addHandler(handler(address: "stdio", onClose: { _, _ in onEnd() }))
+            }
+            .takingOwnershipOfDescriptors(input: input, output: output).wait()
+    }
+
+    func shutdown() {
+        stopping = true
+        heartbeat?.cancel()
+        for channel in listeners.values { channel.close(promise: nil) }
+        listeners.removeAll()
+        daemon.closeAllPeers()
+    }
+}
+
+/// A peer listener or connection that could not be set up.
+struct PeerNetworkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,47 @@
+import JSON
+
+/// The editor's side of peering: `peer/listen`, `peer/stopListening`, `peer/connect`,
+/// `peer/disconnect`, `peer/status` (requests) and `peer/changed` (daemon -> editor notification).
+public enum PeerRequests {
+    public static let listenMethod = "peer/listen"
+    public static let stopListeningMethod = "peer/stopListening"
+    public static let connectMethod = "peer/connect"
+    public static let disconnectMethod = "peer/disconnect"
+    public static let statusMethod = "peer/status"
+    public static let changedMethod = "peer/changed"
+
+    /// `peer/listen` params: `host` (default loopback) and `port` (0 picks a free one).
+    public struct Listen: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+
+        public init(params: JSONValue?) throws(ResponseError) {
+            let reader = try ParamsReader(params)
+            host = try reader.optionalString("host") ?? "127.0.0.1"
+            port = try reader.optionalInt("port") ?? 0
+            guard (0...65535).contains(port) else { throw .invalidParams("params.port: \(port) is not a TCP port") }
+        }
+    }
+
+    /// `peer/connect` params: `host` and `port`, or `command` (run with /bin/sh, peer over its stdio).
+    public enum Connect: Sendable, Equatable {
+        case tcp(host: String, port: Int)
+        case command(String)
+
+        public init(params: JSONValue?) throws(ResponseError) {
+            let reader = try ParamsReader(params)
+            if let command = try reader.optionalString("command") {
+                guard !command.isEmpty else { throw .invalidParams("params.command: must not be empty") }
+                self = .command(command)
+                return
+            }
+            let port = try reader.int("port")
+            guard (1...65535).contains(port) else { throw .invalidParams("params.port: \(port) is not a TCP port") }
+            self = .tcp(host: try reader.optionalString("host") ?? "127.0.0.1", port: port)
+        }
+    }
+
+    /// `peer/disconnect` and `peer/stopListening` params.
+    public static func link(_ params: JSONValue?) throws(ResponseError) -> Int { try ParamsReader(params).int("link") }
+    public static func port(_ params: JSONValue?) throws(ResponseError) -> Int { try ParamsReader(params).int("port") }
+}
