@@ -25,7 +25,7 @@ public final class Daemon {
         /// Operations waiting for anchors that have not arrived; a peer that exceeds it is cut off.
         public var maximumBufferedOperations = 10_000
 
-        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.2.0",
+        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.3.0",
                     peerSecret: [UInt8]? = nil, userName: String = "quire") {
             self.peerSecret = peerSecret
             self.userName = userName

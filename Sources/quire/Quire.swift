@@ -4,21 +4,29 @@ import Logging
 import QuireDaemon
 import ReplicatingTypes
 
-/// The `quire` command line: by default the daemon, serving one editor on stdio.
+/// The `quire` command line: by default (`quire serve`) the daemon, serving one editor on stdio.
 @main
 struct Quire: ParsableCommand {
-    static let version = "0.2.0"
+    static let version = "0.3.0"
 
     static let configuration = CommandConfiguration(
         commandName: "quire",
-        abstract: "Collaborative text-editing daemon: editors attach over stdio with JSON-RPC 2.0.",
+        abstract: "Collaborative text-editing daemon: editors attach over stdio with JSON-RPC 2.0, daemons pair as peers.",
+        discussion: "Without a subcommand, `quire` is `quire serve`. The protocols are described in protocol/README.md and protocol/peer.md.",
+        version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion), peer protocol \(PeerLink.protocolVersion))",
+        subcommands: [Serve.self, Attach.self, Peer.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+/// `quire serve` (the default): the daemon, serving the editor that started it on stdio.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the editor on stdin/stdout (the default).",
         discussion: """
-        With no subcommand, serves the editor that started it on stdin/stdout (LSP Content-Length \
-        frames, or one JSON message per line when the first byte is '{' or '['). Logs go to stderr. \
-        The protocol is described in protocol/README.md.
-        """,
-        version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion))",
-        subcommands: [Attach.self, Peer.self]
+        Serves the editor that started it on stdin/stdout (LSP Content-Length frames, or one JSON \
+        message per line when the first byte is '{' or '['). Logs go to stderr.
+        """
     )
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
@@ -51,7 +59,7 @@ struct Quire: ParsableCommand {
 
     func run() throws {
         bootstrapLogging(logLevel)
-        var configuration = Daemon.Configuration(maximumFrameBytes: maxFrameBytes, maximumNestingDepth: maxNestingDepth, serverVersion: Self.version)
+        var configuration = Daemon.Configuration(maximumFrameBytes: maxFrameBytes, maximumNestingDepth: maxNestingDepth, serverVersion: Quire.version)
         try peering.configure(&configuration)
         var options = DaemonServer.Options(serveStdio: !noStdio, socketPath: socket)
         peering.apply(to: &options)

@@ -24,9 +24,14 @@ final class DaemonProcess: @unchecked Sendable {
         return bundle.appendingPathComponent("quire")
     }
 
-    init(arguments: [String] = []) throws {
+    private var errorText = ""
+
+    init(arguments: [String] = [], environment: [String: String] = [:]) throws {
         process.executableURL = Self.binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
@@ -45,7 +50,16 @@ final class DaemonProcess: @unchecked Sendable {
             }
         }.start()
         let errorHandle = errors.fileHandleForReading
-        Thread { while !errorHandle.availableData.isEmpty {} }.start()
+        Thread { [self] in
+            while true {
+                let data = errorHandle.availableData
+                if data.isEmpty { return }
+                lock.lock()
+                errorText += String(decoding: data, as: UTF8.self)
+                lock.broadcast()
+                lock.unlock()
+            }
+        }.start()
     }
 
     func send(_ text: String) {
@@ -83,6 +97,23 @@ final class DaemonProcess: @unchecked Sendable {
 
     func reply(to id: Int64, timeout: TimeInterval = 20) -> JSONValue? {
         waitFor(timeout: timeout) { $0["id"] == .integer(id) && !$0.isNotification }
+    }
+
+    /// Waits until stderr holds a line containing `needle`; returns that line.
+    func waitForLog(containing needle: String, timeout: TimeInterval = 20) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if let line = errorText.split(separator: "\n").first(where: { $0.contains(needle) }) { return String(line) }
+            if !lock.wait(until: deadline) { return nil }
+        }
+    }
+
+    var log: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return errorText
     }
 
     /// Removes and returns every message received so far.

@@ -229,3 +229,27 @@ import ReplicatingTypes
         #expect(again.a?.closeReason?.contains("from the future") == true)
     }
 }
+
+/// Dead-peer detection, driven by a fake clock.
+@Suite struct PeerHeartbeatTests {
+    @Test func silentPeerIsCutAfterThreeIntervalsAndHeartbeatsKeepALinkAlive() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        // Both sides tick: heartbeats flow and nobody is cut.
+        for second in stride(from: 0.0, through: 60.0, by: 5.0) {
+            a.tickPeers(now: second, interval: 5)
+            b.tickPeers(now: second, interval: 5)
+            net.pump([a, b])
+        }
+        #expect(wire.a?.state == .established && wire.b?.state == .established)
+        // b stalls: it neither sends nor answers. a cuts it after more than three intervals.
+        for second in stride(from: 65.0, through: 90.0, by: 5.0) {
+            a.tickPeers(now: second, interval: 5)
+            wire.aToB.removeAll()
+        }
+        #expect(wire.a?.state == .closed)
+        #expect(wire.a?.closeReason?.contains("no word from the peer") == true)
+    }
+}

@@ -66,7 +66,7 @@ public final class DaemonServer {
         if options.peerStdio {
             let output = dup(1)
             dup2(2, 1)
-            try loop.submit { try network.serveStdio(input: 0, output: output) { exitStatus.finish(0) } }.wait()
+            try loop.submit { network.serveStdio(input: 0, output: output) { exitStatus.finish(0) } }.wait()
         } else if options.serveStdio {
             let protocolOutput = dup(1)
             dup2(2, 1)

@@ -161,13 +161,17 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     }
 
     /// Peers over this process's own stdin/stdout (`quire peer --stdio`).
-    func serveStdio(input: Int32, output: Int32, onEnd: @escaping () -> Void) throws {
-        _ = try NIOPipeBootstrap(group: loop)
+    func serveStdio(input: Int32, output: Int32, onEnd: @escaping () -> Void) {
+        NIOPipeBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { [self] channel in
                 channel.pipeline.addHandler(handler(address: "stdio", onClose: { _, _ in onEnd() }))
             }
-            .takingOwnershipOfDescriptors(input: input, output: output).wait()
+            .takingOwnershipOfDescriptors(input: input, output: output)
+            .whenFailure { [logger] error in
+                logger.error("cannot peer over stdin/stdout: \(error)")
+                onEnd()
+            }
     }
 
     func shutdown() {

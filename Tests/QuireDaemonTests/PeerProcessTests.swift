@@ -1,0 +1,144 @@
+import Foundation
+import JSON
+import Testing
+
+/// Real `quire` daemons paired over loopback TCP and over a pipe (`--connect-command` running
+/// `quire peer --stdio`), each with a real editor typing at random.
+@Suite(.serialized) struct PeerProcessTests {
+    static let secret = ["QUIRE_SECRET": "correct horse"]
+
+    /// A daemon listening on a free loopback port; returns it and the port.
+    static func listeningDaemon(user: String, secret: [String: String] = secret) throws -> (DaemonProcess, Int) {
+        let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:0", "--user-name", user], environment: secret)
+        let line = daemon.waitForLog(containing: "listening for peers on") ?? ""
+        let port = Int(line.split(separator: ":").last ?? "") ?? 0
+        return (daemon, port)
+    }
+
+    /// Both editors type at random while their daemons sync; at the end both show the same text.
+    static func typeAtRandom(_ a: TestEditor, _ b: TestEditor, seed: UInt64, steps: Int = 200) {
+        var random = SeededGenerator(seed: seed)
+        a.holdIncoming = true
+        b.holdIncoming = true
+        for _ in 0..<steps {
+            let editor = Bool.random(using: &random) ? a : b
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                editor.deliver(held: Int.random(in: 0...2, using: &random))
+            } else if Int.random(in: 0..<4, using: &random) == 0, !editor.text.isEmpty {
+                let start = Int.random(in: 0..<editor.text.count, using: &random)
+                editor.edit(start..<min(start + 2, editor.text.count), with: "")
+            } else {
+                let at = Int.random(in: 0...editor.text.count, using: &random)
+                editor.edit(at..<at, with: ConcurrentEditingTests.alphabet.randomElement(using: &random) ?? "x")
+            }
+        }
+    }
+
+    /// Waits (with a timeout) until both editors, after reading everything, show the same text.
+    static func waitUntilConverged(_ a: TestEditor, _ b: TestEditor, timeout: TimeInterval = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            for editor in [a, b] { editor.request("quire/status") }
+            a.deliver()
+            b.deliver()
+            let textA = a.request("document/text", ["uri": "doc"])["result"]?["text"]?.stringValue
+            let textB = b.request("document/text", ["uri": "doc"])["result"]?["text"]?.stringValue
+            if textA == textB, a.string == textA, b.string == textB { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    static func shutDown(_ editors: [TestEditor], _ daemons: [DaemonProcess]) {
+        for editor in editors {
+            editor.request("shutdown")
+            editor.notify("exit")
+        }
+        for daemon in daemons { _ = daemon.waitForExit() }
+    }
+
+    @Test func twoDaemonsOverLoopbackTCPConverge() throws {
+        let (first, port) = try Self.listeningDaemon(user: "ann")
+        #expect(port > 0)
+        let a = TestEditor(process: first)
+        a.initialize(user: "ann")
+        a.open("doc", text: "shared\ntext\n")
+        let second = try DaemonProcess(arguments: ["--connect", "127.0.0.1:\(port)", "--user-name", "bob"], environment: Self.secret)
+        let b = TestEditor(process: second)
+        b.initialize(user: "bob")
+        // Wait for the link, then join the document.
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, b.request("peer/status")["result"]?["links"]?.arrayValue?.first?["state"] != "established" { usleep(10_000) }
+        usleep(100_000)
+        b.open("doc", text: "")
+        #expect(b.string == "shared\ntext\n")
+        Self.typeAtRandom(a, b, seed: 7)
+        #expect(Self.waitUntilConverged(a, b))
+        Self.shutDown([a, b], [first, second])
+    }
+
+    @Test func twoDaemonsOverACommandsStdioConverge() throws {
+        // The far daemon runs as `quire peer --stdio` under the first one, as over ssh, and
+        // takes its own editor on a socket.
+        let farSocket = NSTemporaryDirectory() + "quire-far-\(getpid()).sock"
+        try? FileManager.default.removeItem(atPath: farSocket)
+        let command = "'\(DaemonProcess.binary.path)' peer --stdio --user-name carol --socket '\(farSocket)'"
+        let first = try DaemonProcess(arguments: ["--connect-command", command, "--user-name", "ann"], environment: Self.secret)
+        let a = TestEditor(process: first)
+        a.initialize(user: "ann")
+        a.open("doc", text: "over a pipe\n")
+        #expect(SocketSessionTests.waitForFile(farSocket))
+        let far = try DaemonProcess(arguments: ["attach", farSocket])
+        let b = TestEditor(process: far)
+        b.initialize(user: "carol")
+        var links: [JSONValue] = []
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            links = a.request("peer/status")["result"]?["links"]?.arrayValue ?? []
+            if links.first?["state"] == "established", (links.first?["operationsOut"]?.integerValue ?? 0) > 0 { break }
+            usleep(10_000)
+        }
+        #expect(links.first?["user"] == "carol")
+        usleep(100_000)
+        b.open("doc", text: "")
+        #expect(b.string == "over a pipe\n")
+        Self.typeAtRandom(a, b, seed: 9)
+        #expect(Self.waitUntilConverged(a, b))
+        Self.shutDown([a], [first])
+        #expect(far.waitForExit() == 0, "the far daemon ends with its pipe")
+    }
+
+    @Test func wrongSecretIsRefusedAndBothKeepServing() throws {
+        let (first, port) = try Self.listeningDaemon(user: "ann")
+        let a = TestEditor(process: first)
+        a.initialize()
+        a.open("doc", text: "private\n")
+        let second = try DaemonProcess(arguments: ["--connect", "127.0.0.1:\(port)"], environment: ["QUIRE_SECRET": "wrong"])
+        let b = TestEditor(process: second)
+        b.initialize()
+        #expect(first.waitForLog(containing: "authentication failed") != nil)
+        #expect(b.request("document/list")["result"] == [])
+        #expect(a.request("document/text", ["uri": "doc"])["result"]?["text"] == "private\n")
+        Self.shutDown([a, b], [first, second])
+    }
+
+    @Test func garbageOnThePeerPortIsCutOff() throws {
+        let (first, port) = try Self.listeningDaemon(user: "ann")
+        let a = TestEditor(process: first)
+        a.initialize()
+        // A client that speaks HTTP at the peer port.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        #expect(connected == 0)
+        let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        #expect(first.waitForLog(containing: "cut off") != nil)
+        close(fd)
+        #expect(a.request("document/list")["result"] == [])
+        Self.shutDown([a], [first])
+    }
+}
