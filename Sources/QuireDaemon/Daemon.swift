@@ -97,6 +97,10 @@ public final class Daemon {
         let document = SharedDocument(uri: uri, id: randomID(), text: makeText())
         documents[uri] = document
         logger.info("document \(uri) created with \(document.text.count) characters")
+        for link in links.values {
+            link.announce(document)
+            link.sendOperations(document.text.operations(), of: document)
+        }
         return (document, true)
     }
 
@@ -151,6 +155,9 @@ public final class Daemon {
     public func tickPeers(now: Double, interval: Double) {
         for link in links.values.sorted(by: { $0.id < $1.id }) { link.tick(now: now, interval: interval) }
     }
+
+    /// The live links (for benchmarks and status).
+    public var linksForBenchmark: [PeerLink] { links.values.sorted { $0.id < $1.id } }
 
     /// Closes every peer link (the daemon is exiting).
     public func closeAllPeers() {

@@ -17,7 +17,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, document, daemon, stdio (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, document, daemon, stdio, peers (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
@@ -47,10 +47,11 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,document,daemon,stdio").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,document,daemon,stdio,peers").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
+        if traces.isEmpty && parts.contains("peers") { try runPeerBenchmark() }
         for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)
             let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
@@ -115,12 +116,38 @@ struct QuireBench: ParsableCommand {
         }
     }
 
-    private func runStdioBenchmark() throws {
+    private func quireBinary() throws -> String {
         let sibling = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("quire").path
         let binary = quire ?? sibling
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw ValidationError("no quire binary at \(binary): build it (swift build -c release) or pass --quire")
         }
+        return binary
+    }
+
+    private func runPeerBenchmark() throws {
+        let r = try PeerBenchmark(binary: try quireBinary()).run()
+        let l = r.latency
+        if json {
+            print(JSONSerializer(sortedKeys: true).string([
+                "peers": "loopback-tcp", "keystrokes": .integer(Int64(l.keystrokes)),
+                "typingP50Milliseconds": .double(l.typingP50), "typingP99Milliseconds": .double(l.typingP99),
+                "burstP50Milliseconds": .double(l.burstP50), "burstP99Milliseconds": .double(l.burstP99),
+                "catchUpEdits": .integer(Int64(r.catchUpEdits)), "catchUpSeconds": .double(r.catchUpSeconds), "catchUpBytes": .integer(Int64(r.catchUpBytes)),
+                "bulkDocumentBytes": .integer(Int64(r.bulkBytes)), "bulkSyncSeconds": .double(r.bulkSeconds), "bulkWireBytes": .integer(Int64(r.bulkWireBytes)),
+            ]))
+        } else {
+            print("""
+            peers (two real daemons on loopback TCP, an editor on each):
+              keystroke latency  typing p50 \(fmt(l.typingP50)) ms, p99 \(fmt(l.typingP99)) ms; burst of \(l.keystrokes) p50 \(fmt(l.burstP50)) ms, p99 \(fmt(l.burstP99)) ms
+              catch-up           \(r.catchUpEdits) missed edits in \(ms(r.catchUpSeconds)), \(r.catchUpBytes) bytes (in process)
+              initial sync       \(String(format: "%.1f", Double(r.bulkBytes) / 1e6)) MB document in \(ms(r.bulkSeconds)), \(r.bulkWireBytes) bytes on the wire (in process)
+            """)
+        }
+    }
+
+    private func runStdioBenchmark() throws {
+        let binary = try quireBinary()
         let r = try StdioBenchmark(binary: binary, edits: 100_000).run()
         if json {
             print(JSONSerializer(sortedKeys: true).string(["stdio": .string(binary), "edits": 100_000, "replies": .integer(Int64(r.replies)),

@@ -253,3 +253,91 @@ import ReplicatingTypes
         #expect(wire.a?.closeReason?.contains("no word from the peer") == true)
     }
 }
+
+/// The editor's peer requests, against a transport that records what it was asked.
+@Suite struct PeerRequestTests {
+    final class RecordingTransport: PeerTransport {
+        var asked: [String] = []
+        var listeningPorts: [Int] = []
+        func listen(host: String, port: Int) throws -> Int { asked.append("listen \(host):\(port)"); listeningPorts.append(7070); return 7070 }
+        func stopListening(port: Int) -> Bool { asked.append("stop \(port)"); return listeningPorts.contains(port) }
+        func connect(host: String, port: Int) throws { asked.append("connect \(host):\(port)") }
+        func connect(command: String) throws { asked.append("command \(command)") }
+    }
+
+    @Test func peerRequestsReachTheTransport() {
+        let daemon = PeerTestNetwork().makeDaemon(1)
+        let transport = RecordingTransport()
+        daemon.transport = transport
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        #expect(editor.request("peer/listen", ["port": 0])["result"]?["port"] == 7070)
+        #expect(editor.request("peer/connect", ["host": "example", "port": 9])["result"] == .null)
+        #expect(editor.request("peer/connect", ["command": "ssh h quire peer --stdio"])["result"] == .null)
+        #expect(editor.request("peer/stopListening", ["port": 7070])["result"]?["stopped"] == true)
+        #expect(transport.asked == ["listen 127.0.0.1:0", "connect example:9", "command ssh h quire peer --stdio", "stop 7070"])
+        #expect(editor.request("peer/listen", ["port": 70000])["error"]?["code"] == -32602)
+        #expect(editor.request("peer/disconnect", ["link": 42])["error"]?["code"] == -32602)
+        #expect(editor.request("peer/status")["result"]?["links"] == [])
+    }
+
+    @Test func withoutASecretPeeringIsUnavailable() {
+        let daemon = PeerTestNetwork().makeDaemon(1, secret: nil)
+        daemon.transport = RecordingTransport()
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let reply = editor.request("peer/listen", ["port": 0])
+        #expect(reply["error"]?["code"] == -32016)
+        #expect(reply["error"]?["message"]?.stringValue?.contains("secret") == true)
+    }
+
+    @Test func editorsHearPeersJoinAndLeave() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200, user: "bob")
+        let editor = TestEditor(daemon: a)
+        editor.initialize()
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        #expect(editor.take("peer/changed").map { $0["params"]?["event"] } == ["joined"])
+        net.sever(wire)
+        let left = editor.take("peer/changed")
+        #expect(left.first?["params"]?["user"] == "bob")
+        #expect(left.first?["params"]?["reason"] != nil)
+    }
+}
+
+/// A document is known to peers as soon as it exists, even empty, so an editor opening the same
+/// name on the other side joins it rather than starting an unrelated document.
+@Suite struct PeerDocumentAnnouncementTests {
+    @Test func emptyDocumentCreatedBeforeTheLinkIsJoined() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        let ann = TestEditor(daemon: a), bob = TestEditor(daemon: b)
+        ann.initialize()
+        ann.open("doc", text: "")
+        try net.link(a, b)
+        net.pump([a, b])
+        bob.initialize()
+        #expect(bob.open("doc", text: "")["result"]?["created"] == false)
+        bob.edit(0..<0, with: "hi")
+        net.pump([a, b])
+        ann.deliverInbox()
+        #expect(ann.string == "hi")
+    }
+
+    @Test func documentCreatedWhileLinkedIsJoinedWithItsText() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200)
+        try net.link(a, b)
+        net.pump([a, b])
+        let ann = TestEditor(daemon: a), bob = TestEditor(daemon: b)
+        ann.initialize()
+        ann.open("later", text: "typed before bob came\n")
+        net.pump([a, b])
+        bob.initialize()
+        let reply = bob.open("later", text: "")
+        #expect(reply["result"]?["created"] == false)
+        #expect(bob.string == "typed before bob came\n")
+        #expect(b.documents.keys.sorted() == ["later"], "no second copy")
+    }
+}

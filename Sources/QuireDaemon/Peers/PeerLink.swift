@@ -154,20 +154,30 @@ public final class PeerLink {
     private func sendDocumentList() {
         guard !sentDocuments else { return }
         sentDocuments = true
-        let entries: [JSONValue] = daemon.documents.values.sorted { $0.uri < $1.uri }.map { document in
-            var version: [String: JSONValue] = [:]
-            for (replica, count) in document.text.versionVector.counts { version[String(replica.rawValue)] = .integer(Int64(count)) }
-            return ["uri": .string(document.uri), "id": .string(String(document.id)), "version": .object(version)]
-        }
-        send(.documents(["documents": .array(entries)]))
+        send(.documents(["initial": true, "documents": .array(daemon.documents.values.sorted { $0.uri < $1.uri }.map(Self.entry))]))
     }
 
-    /// Delta sync: for every document here, the operations the peer's version vector lacks.
+    /// Tells the peer about a document created here after the link came up, so that an editor
+    /// opening that name on the other side joins it instead of starting an unrelated one.
+    func announce(_ document: SharedDocument) {
+        guard state == .established else { return }
+        send(.documents(["initial": false, "documents": [Self.entry(for: document)]]))
+    }
+
+    private static func entry(for document: SharedDocument) -> JSONValue {
+        var version: [String: JSONValue] = [:]
+        for (replica, count) in document.text.versionVector.counts { version[String(replica.rawValue)] = .integer(Int64(count)) }
+        return ["uri": .string(document.uri), "id": .string(String(document.id)), "version": .object(version)]
+    }
+
+    /// Delta sync: every document the peer listed gets a local copy (empty until its operations
+    /// arrive) and the operations its version vector lacks; after the first list, documents the
+    /// peer did not mention are sent whole.
     private func sendWhatTheyLack(_ list: JSONValue) throws {
         guard let entries = list["documents"]?.arrayValue else { return cut("malformed document list") }
-        var theirs: [String: (id: UInt64, version: VersionVector)] = [:]
+        var listed: Set<String> = []
         for entry in entries {
-            guard let uri = entry["uri"]?.stringValue, let idText = entry["id"]?.stringValue, let id = UInt64(idText),
+            guard let uri = entry["uri"]?.stringValue, !uri.isEmpty, let idText = entry["id"]?.stringValue, let id = UInt64(idText),
                   let version = entry["version"]?.objectValue else { return cut("malformed document list entry") }
             var counts: [ReplicaID: UInt64] = [:]
             for (key, value) in version {
@@ -178,12 +188,17 @@ public final class PeerLink {
             if let local = daemon.documents[uri], local.id == id, let claim = daemon.impossibleClaim(in: vector, for: local) {
                 return cut("version vector from the future: \(claim)")
             }
-            theirs[uri] = (id, vector)
-        }
-        for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) {
-            let known = theirs[document.uri].flatMap { $0.id == document.id ? $0.version : nil } ?? VersionVector()
-            let operations = document.text.operations(since: known)
+            let document = daemon.documentForPeer(uri: uri, id: id, from: self)
+            listed.insert(document.uri)
+            let operations = document.text.operations(since: document.id == id ? vector : VersionVector())
             if !operations.isEmpty { sendOperations(operations, of: document) }
+            // A later announcement of something we lack: say what we have, so the peer sends the rest.
+            if list["initial"] != .bool(true), document.id == id, !document.text.versionVector.dominates(vector) { announce(document) }
+        }
+        guard list["initial"] == .bool(true) else { return }
+        for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) {
+            let operations = document.text.operations()
+            if operations.isEmpty { announce(document) } else { sendOperations(operations, of: document) }
         }
     }
 

@@ -36,7 +36,6 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let revisionFromFutureCode = -32012
     public static let documentAlreadyOpenCode = -32013
     public static let staleEpochCode = -32014
-    public static let shuttingDownCode = -32015
     public static let unavailableCode = -32016
 
     public static func parseError(_ detail: String) -> ResponseError {
@@ -72,5 +71,4 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
         ResponseError(code: staleEpochCode, message: "Epoch \(got) is over: the document was resynced to epoch \(current)",
                       data: ["epoch": .integer(Int64(got)), "current": .integer(Int64(current))])
     }
-    public static let shuttingDown = ResponseError(code: shuttingDownCode, message: "Shutting down: only exit is accepted after shutdown")
 }
