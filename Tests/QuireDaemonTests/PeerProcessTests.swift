@@ -142,3 +142,72 @@ import Testing
         Self.shutDown([a], [first])
     }
 }
+
+/// Links that editors take down and bring back, and listeners stopped under live links.
+@Suite(.serialized) struct PeerLinkControlTests {
+    static func waitForLink(_ editor: TestEditor, state: String, timeout: TimeInterval = 20) -> JSONValue? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let link = editor.request("peer/status")["result"]?["links"]?.arrayValue?.first, link["state"] == .string(state) { return link }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    @Test func partitionAndHealOverTCPSendsOnlyWhatIsMissing() throws {
+        let (first, port) = try PeerProcessTests.listeningDaemon(user: "ann")
+        let a = TestEditor(process: first)
+        a.initialize()
+        let big = (0..<3000).map { "line \($0) of a shared document that is long enough" }.joined(separator: "\n")
+        a.open("doc", text: big)
+        let second = try DaemonProcess(arguments: ["--user-name", "bob"], environment: PeerProcessTests.secret)
+        let b = TestEditor(process: second)
+        b.initialize()
+        #expect(b.request("peer/connect", ["host": "127.0.0.1", "port": .integer(Int64(port))])["result"] == .null)
+        #expect(Self.waitForLink(b, state: "established") != nil)
+        usleep(200_000)
+        b.open("doc", text: "")
+        #expect(b.string == big)
+        // Cut the link, edit apart.
+        let link = b.request("peer/status")["result"]?["links"]?.arrayValue?.first?["link"] ?? .null
+        #expect(b.request("peer/disconnect", ["link": link])["result"] == .null)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !(b.request("peer/status")["result"]?["links"]?.arrayValue?.isEmpty ?? false) { usleep(10_000) }
+        for i in 0..<30 { a.edit(i..<i, with: "A") }
+        for _ in 0..<30 { b.edit(b.text.count..<b.text.count, with: "B") }
+        // Heal.
+        b.request("peer/connect", ["host": "127.0.0.1", "port": .integer(Int64(port))])
+        let healed = Self.waitForLink(b, state: "established")
+        #expect(PeerProcessTests.waitUntilConverged(a, b))
+        #expect(a.string.hasPrefix(String(repeating: "A", count: 30)) && a.string.hasSuffix(String(repeating: "B", count: 30)))
+        // The catch-up carried the 60 missing edits, not the 150 KB document.
+        let status = b.request("peer/status")["result"]?["links"]?.arrayValue?.first
+        let bytes = (status?["bytesIn"]?.integerValue ?? 0) + (status?["bytesOut"]?.integerValue ?? 0)
+        #expect(healed != nil && bytes > 0 && bytes < 8_000, "healed with \(bytes) bytes")
+        #expect(status?["behind"] == 0)
+        PeerProcessTests.shutDown([a, b], [first, second])
+    }
+
+    @Test func stoppingTheListenerKeepsLiveLinks() throws {
+        let first = try DaemonProcess(arguments: ["--user-name", "ann"], environment: PeerProcessTests.secret)
+        let a = TestEditor(process: first)
+        a.initialize()
+        let port = a.request("peer/listen", ["port": 0])["result"]?["port"]?.integerValue ?? 0
+        #expect(port > 0)
+        let second = try DaemonProcess(arguments: ["--connect", "127.0.0.1:\(port)"], environment: PeerProcessTests.secret)
+        let b = TestEditor(process: second)
+        b.initialize()
+        #expect(Self.waitForLink(a, state: "established") != nil)
+        #expect(a.request("peer/stopListening", ["port": .integer(port)])["result"]?["stopped"] == true)
+        #expect(a.request("peer/status")["result"]?["listening"] == [])
+        a.open("doc", text: "still linked")
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, b.request("document/list")["result"]?.arrayValue?.isEmpty ?? true { usleep(10_000) }
+        #expect(b.request("document/list")["result"]?.arrayValue?.first?["uri"] == "doc")
+        // A newcomer is no longer accepted.
+        let third = try DaemonProcess(arguments: ["--connect", "127.0.0.1:\(port)", "--log-level", "info"], environment: PeerProcessTests.secret)
+        #expect(third.waitForLog(containing: "cannot connect") != nil)
+        PeerProcessTests.shutDown([a, b], [first, second])
+        third.process.terminate()
+    }
+}

@@ -295,6 +295,7 @@ public final class EditorSession: MessageHandler {
                     "link": .integer(Int64(link.id)), "state": .string(link.state.rawValue), "user": .string(link.peerUser ?? ""),
                     "address": .string(link.address), "bytesIn": .integer(Int64(link.bytesIn)), "bytesOut": .integer(Int64(link.bytesOut)),
                     "operationsIn": .integer(Int64(link.operationsIn)), "operationsOut": .integer(Int64(link.operationsOut)),
+                    "behind": .integer(Int64(link.behind)),
                 ]
             }),
         ]

@@ -36,6 +36,27 @@ public final class PeerLink {
     public private(set) var bytesOut = 0
     public private(set) var operationsIn = 0
     public private(set) var operationsOut = 0
+    /// What the peer is known to have, per document: from its document list, plus every
+    /// operation sent to it or received from it. Drives `behind`.
+    private var peerVersions: [String: [ReplicaID: UInt64]] = [:]
+
+    /// Elements (characters and tombstones) this daemon has and the peer is not known to have.
+    public var behind: Int {
+        var total: UInt64 = 0
+        for (uri, document) in daemon.documents {
+            let theirs = peerVersions[uri] ?? [:]
+            for (replica, count) in document.text.versionVector.counts { total += count - min(count, theirs[replica] ?? 0) }
+        }
+        return Int(truncatingIfNeeded: total)
+    }
+
+    private func notePeerHas(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of uri: String) {
+        for case .insert(let insertion) in operations {
+            let end = insertion.id.counter + UInt64(insertion.count)
+            if (peerVersions[uri]?[insertion.id.replica] ?? 0) < end { peerVersions[uri, default: [:]][insertion.id.replica] = end }
+        }
+    }
+
     /// Called once when the link closes, with the reason.
     public var onClose: ((String) -> Void)?
     /// Where the link goes, for status ("tcp 127.0.0.1:7070", "command ssh ...", "stdio").
@@ -190,6 +211,7 @@ public final class PeerLink {
             }
             let document = daemon.documentForPeer(uri: uri, id: id, from: self)
             listed.insert(document.uri)
+            if document.id == id { peerVersions[document.uri] = counts }
             let operations = document.text.operations(since: document.id == id ? vector : VersionVector())
             if !operations.isEmpty { sendOperations(operations, of: document) }
             // A later announcement of something we lack: say what we have, so the peer sends the rest.
@@ -222,6 +244,7 @@ public final class PeerLink {
             }
         }
         operationsIn += operations.count
+        notePeerHas(operations, of: document.uri)
         daemon.contribute(operations, to: document, fromPeer: self)
         if document.text.scalars.pendingOperationCount > daemon.configuration.maximumBufferedOperations {
             cut("more than \(daemon.configuration.maximumBufferedOperations) operations of \(uri) wait for anchors that never arrived")
@@ -240,6 +263,7 @@ public final class PeerLink {
             let chunk = Array(operations[start..<min(start + limit, operations.count)])
             send(.operations(uri: document.uri, documentID: document.id, payload: ReplicatingArrayCoding.encode(chunk)))
             operationsOut += chunk.count
+            notePeerHas(chunk, of: document.uri)
             start += limit
         }
     }
