@@ -111,3 +111,27 @@ import Testing
         #expect(daemon.reply(to: 2)?["result"] != nil)
     }
 }
+
+/// How the daemon is started must never crash it: stdin or stdout on /dev/null, SIGTERM.
+@Suite(.serialized) struct ProcessEnvironmentTests {
+    @Test func devNullOnBothEndsEndsWithStatusOne() throws {
+        let process = Process()
+        process.executableURL = DaemonProcess.binary
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 1, "end of input without shutdown")
+    }
+
+    @Test func sigtermEndsTheDaemonCleanly() throws {
+        let daemon = try DaemonProcess(arguments: ["--log-level", "info"])
+        daemon.send(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+        #expect(daemon.reply(to: 1) != nil)
+        daemon.process.terminate()
+        #expect(daemon.waitForExit() == 0)
+        #expect(daemon.log.contains("shutting down"))
+    }
+}

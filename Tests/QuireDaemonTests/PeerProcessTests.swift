@@ -211,3 +211,33 @@ import Testing
         third.process.terminate()
     }
 }
+
+/// A link this daemon initiated comes back by itself after the peer restarts.
+@Suite(.serialized) struct PeerReconnectTests {
+    @Test func connectingSideReconnectsAfterThePeerRestarts() throws {
+        let (first, port) = try PeerProcessTests.listeningDaemon(user: "ann")
+        let second = try DaemonProcess(arguments: ["--connect", "127.0.0.1:\(port)", "--user-name", "bob", "--log-level", "info"],
+                                       environment: PeerProcessTests.secret)
+        let b = TestEditor(process: second)
+        b.initialize()
+        #expect(PeerLinkControlTests.waitForLink(b, state: "established") != nil)
+        first.process.terminate()
+        let killed = first.waitForExit()
+        #expect(killed != nil, "the first daemon should die")
+        #expect(second.waitForLog(containing: "reconnecting in") != nil, "\(second.log)")
+        // The same port again, with a document this time.
+        let restarted = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)", "--user-name", "ann"], environment: PeerProcessTests.secret)
+        let a = TestEditor(process: restarted)
+        a.initialize()
+        a.open("doc", text: "after the restart\n")
+        let deadline = Date().addingTimeInterval(30)
+        var documents: [JSONValue] = []
+        while Date() < deadline {
+            documents = b.request("document/list")["result"]?.arrayValue ?? []
+            if !documents.isEmpty { break }
+            usleep(20_000)
+        }
+        #expect(documents.first?["uri"] == "doc", "the link came back and synced")
+        PeerProcessTests.shutDown([a, b], [restarted, second])
+    }
+}

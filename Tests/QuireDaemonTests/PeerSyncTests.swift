@@ -341,3 +341,36 @@ import ReplicatingTypes
         #expect(b.documents.keys.sorted() == ["later"], "no second copy")
     }
 }
+
+/// Operations that wait for anchors that never come are bounded.
+@Suite struct PeerBufferBoundTests {
+    @Test func operationsWaitingForeverForTheirAnchorsCutThePeer() throws {
+        let net = PeerTestNetwork()
+        var config = Daemon.Configuration(peerSecret: Array("s3cret".utf8))
+        config.maximumBufferedOperations = 5
+        var next: UInt64 = 100
+        let a = Daemon(configuration: config, replicaSource: { next += 1; return ReplicaID(next) })
+        let b = net.makeDaemon(200)
+        let ann = TestEditor(daemon: a)
+        ann.initialize()
+        ann.open("notes", text: "abc")
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        // b sends insertions anchored to an element nobody ever made (replica 9999).
+        var ghost = ReplicatingText("ghost", replica: ReplicaID(9999))
+        var orphans: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        for i in 0..<10 {
+            ghost.replica = ReplicaID(5000 + UInt64(i))
+            orphans.append(contentsOf: ghost.replace(3..<3, with: ["x"]))
+        }
+        let forwarded = orphans.compactMap { op -> ReplicatingArrayOperation<Unicode.Scalar>? in
+            if case .insert = op { return op } else { return nil }
+        }
+        guard let document = b.documents["notes"] else { Issue.record("no document"); return }
+        wire.b?.sendOperations(forwarded, of: document)
+        net.pump([a, b])
+        #expect(wire.a?.state == .closed)
+        #expect(wire.a?.closeReason?.contains("wait for anchors") == true)
+        #expect(a.documents["notes"]?.text.string == "abc")
+    }
+}

@@ -7,6 +7,13 @@ import NIOPosix
 public enum AttachBridge {
     /// Runs until either side closes; returns 0 when the daemon closed first, 1 on failure.
     public static func run(socketPath: String) throws -> Int32 {
+        guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
+            throw PeerNetworkError("quire attach needs pipes, sockets or a terminal on stdin and stdout, as an editor gives it")
+        }
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&stopSignals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let donePromise = group.next().makePromise(of: Int32.self)

@@ -24,12 +24,19 @@ public final class DaemonServer {
         }
     }
 
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let group: MultiThreadedEventLoopGroup
     private let daemon: Daemon
     private let options: Options
     private let logger: Logger
 
     public init(daemon: Daemon, options: Options, logger: Logger) {
+        // Threads inherit the signal mask: unblock the stop signals before any thread starts, so a
+        // daemon launched by a parent that blocks them can still be stopped.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&stopSignals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.daemon = daemon
         self.options = options
         self.logger = logger
@@ -42,6 +49,19 @@ public final class DaemonServer {
         let exitStatus = ExitLatch(exitPromise)
         let daemon = self.daemon
         let network = PeerNetwork(daemon: daemon, group: group, logger: logger)
+        // SIGTERM, SIGINT and SIGHUP end the daemon cleanly: peers get a goodbye, the socket goes.
+        var signalSources: [DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [logger] in
+                logger.info("signal \(number): shutting down")
+                loop.execute { exitStatus.finish(0) }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+        defer { signalSources.forEach { $0.cancel() } }
         try loop.submit { daemon.transport = network }.wait()
         try startPeering(network, on: loop)
         if let path = options.socketPath {
@@ -64,14 +84,17 @@ public final class DaemonServer {
             _ = server
         }
         if options.peerStdio {
+            guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
+                throw PeerNetworkError("quire peer --stdio needs pipes or sockets on stdin and stdout (as ssh gives it)")
+            }
             let output = dup(1)
             dup2(2, 1)
             try loop.submit { network.serveStdio(input: 0, output: output) { exitStatus.finish(0) } }.wait()
         } else if options.serveStdio {
             let protocolOutput = dup(1)
             dup2(2, 1)
-            if Self.isRegularFile(0) || Self.isRegularFile(protocolOutput) {
-                // `quire < file` or `quire > file`: NIO's pipe channel refuses regular files.
+            if !Descriptors.isPollable(0) || !Descriptors.isPollable(protocolOutput) {
+                // `quire < file`, `quire > file`, `/dev/null`: NIO's pipe channel cannot take them.
                 serveFiles(input: 0, output: protocolOutput, on: loop, exitStatus: exitStatus)
             } else {
                 try servePipes(input: 0, output: protocolOutput, exitStatus: exitStatus)
@@ -143,7 +166,7 @@ public final class DaemonServer {
     }
 
     /// Reads `input` on a thread of its own and hands the bytes to the loop; writes replies
-    /// straight to `output`. Used when stdin or stdout is a regular file.
+    /// straight to `output`. Used when stdin or stdout is a regular file or a device.
     private func serveFiles(input: Int32, output: Int32, on loop: EventLoop, exitStatus: ExitLatch) {
         let daemon = self.daemon
         let connection = try? loop.submit {
@@ -179,10 +202,6 @@ public final class DaemonServer {
         }
     }
 
-    private static func isRegularFile(_ fd: Int32) -> Bool {
-        var info = stat()
-        return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
-    }
 }
 
 /// The daemon's exit status, settled once: by the editor's `exit`, or by the end of its input.
