@@ -24,6 +24,8 @@ public final class Daemon {
         public var maximumOperationsPerFrame = 10_000
         /// Operations waiting for anchors that have not arrived; a peer that exceeds it is cut off.
         public var maximumBufferedOperations = 10_000
+        /// Documents a daemon holds at most; a peer that would create more is cut off.
+        public var maximumDocuments = 10_000
 
         public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.3.0",
                     peerSecret: [UInt8]? = nil, userName: String = "quire") {

@@ -374,3 +374,23 @@ import ReplicatingTypes
         #expect(a.documents["notes"]?.text.string == "abc")
     }
 }
+
+/// A peer cannot make a daemon hold unbounded numbers of documents.
+@Suite struct PeerDocumentBoundTests {
+    @Test func tooManyDocumentsCutThePeer() throws {
+        let net = PeerTestNetwork()
+        var config = Daemon.Configuration(peerSecret: Array("s3cret".utf8))
+        config.maximumDocuments = 3
+        let a = Daemon(configuration: config)
+        let b = net.makeDaemon(200)
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        let bob = TestEditor(daemon: b)
+        bob.initialize()
+        for i in 0..<5 { bob.request("document/open", ["uri": .string("doc\(i)"), "text": "x"]) }
+        net.pump([a, b])
+        #expect(wire.a?.state == .closed)
+        #expect(wire.a?.closeReason?.contains("more than 3 documents") == true)
+        #expect(a.documents.count == 3)
+    }
+}

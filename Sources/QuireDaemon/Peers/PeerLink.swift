@@ -209,6 +209,9 @@ public final class PeerLink {
             if let local = daemon.documents[uri], local.id == id, let claim = daemon.impossibleClaim(in: vector, for: local) {
                 return cut("version vector from the future: \(claim)")
             }
+            if daemon.documents[uri] == nil, daemon.documents.count >= daemon.configuration.maximumDocuments {
+                return cut("more than \(daemon.configuration.maximumDocuments) documents")
+            }
             let document = daemon.documentForPeer(uri: uri, id: id, from: self)
             listed.insert(document.uri)
             if document.id == id { peerVersions[document.uri] = counts }
@@ -233,6 +236,9 @@ public final class PeerLink {
         }
         guard operations.count <= daemon.configuration.maximumOperationsPerFrame else {
             return cut("\(operations.count) operations in one frame exceeds the limit of \(daemon.configuration.maximumOperationsPerFrame)")
+        }
+        if daemon.documents[uri] == nil, daemon.documents.count >= daemon.configuration.maximumDocuments {
+            return cut("more than \(daemon.configuration.maximumDocuments) documents")
         }
         var removed: UInt64 = 0
         for case .remove(let ranges) in operations { for range in ranges { removed &+= range.count } }
