@@ -29,13 +29,20 @@ public final class DaemonServer {
     private let options: Options
     private let logger: Logger
 
+    /// SIGTERM, SIGINT and SIGHUP.
+    static func stopSignals() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, signal) }
+        return set
+    }
+
     public init(daemon: Daemon, options: Options, logger: Logger) {
-        // Threads inherit the signal mask: unblock the stop signals before any thread starts, so a
-        // daemon launched by a parent that blocks them can still be stopped.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&stopSignals, signal) }
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        // The stop signals are blocked in every thread (threads inherit the mask, so before any
+        // starts) and taken by one thread with sigwait: reliable whatever mask or disposition
+        // the parent left us.
+        var blocked = Self.stopSignals()
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.daemon = daemon
         self.options = options
@@ -50,18 +57,14 @@ public final class DaemonServer {
         let daemon = self.daemon
         let network = PeerNetwork(daemon: daemon, group: group, logger: logger)
         // SIGTERM, SIGINT and SIGHUP end the daemon cleanly: peers get a goodbye, the socket goes.
-        var signalSources: [DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT, SIGHUP] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [logger] in
-                logger.info("signal \(number): shutting down")
-                loop.execute { exitStatus.finish(0) }
-            }
-            source.resume()
-            signalSources.append(source)
-        }
-        defer { signalSources.forEach { $0.cancel() } }
+        let logger = self.logger
+        Thread {
+            var signals = DaemonServer.stopSignals()
+            var number: Int32 = 0
+            guard sigwait(&signals, &number) == 0 else { return }
+            logger.info("signal \(number): shutting down")
+            loop.execute { exitStatus.finish(0) }
+        }.start()
         try loop.submit { daemon.transport = network }.wait()
         try startPeering(network, on: loop)
         if let path = options.socketPath {
