@@ -1,0 +1,289 @@
+vim9script
+# The Quire client: starts the daemon as a job speaking LSP framing, shares buffers as
+# documents, sends changed lines, applies the daemon's edits by the revision rules of
+# protocol/README.md without echoing them, and shows other people's cursors.
+
+var job: job
+var channel: channel
+var ready = false
+# Per shared buffer: uri, epoch, editor and daemon revisions, and whether we are applying.
+var shared: dict<dict<any>> = {}
+var applying = false
+
+def Log(message: string)
+  if get(g:, 'quire_log', '') != ''
+    writefile([strftime('%H:%M:%S ') .. message], g:quire_log, 'a')
+  endif
+enddef
+
+def Warn(message: string)
+  echohl WarningMsg | echomsg 'quire: ' .. message | echohl None
+enddef
+
+# The document's text for a buffer: its lines joined by "\n", plus the final "\n" that 'eol'
+# stands for (protocol/decisions/line-breaks.md).
+export def DocumentText(buf: number): string
+  return join(getbufline(buf, 1, '$'), "\n") .. (getbufvar(buf, '&eol') ? "\n" : '')
+enddef
+
+# A request answered synchronously; returns its result, or null after showing the error.
+def Request(method: string, params: any, timeout = 10000): any
+  var reply = ch_evalexpr(channel, {method: method, params: params}, {timeout: timeout})
+  if type(reply) != v:t_dict || has_key(reply, 'error') || !has_key(reply, 'result')
+    Warn(method .. ' failed: ' .. (type(reply) == v:t_dict && has_key(reply, 'error') ? reply.error.message : 'no answer'))
+    return null
+  endif
+  return reply.result
+enddef
+
+def Start()
+  if ready
+    return
+  endif
+  var command = get(g:, 'quire_command', ['quire'])
+  var options = {in_mode: 'lsp', out_mode: 'lsp', callback: (_, msg) => OnMessage(msg),
+                 exit_cb: (_, status) => OnExit(status), noblock: 1}
+  if get(g:, 'quire_log', '') != ''
+    options.err_io = 'file'
+    options.err_name = g:quire_log .. '.daemon'
+  else
+    options.err_io = 'null'
+  endif
+  job = job_start(command, options)
+  channel = job_getchannel(job)
+  var reply = Request('initialize', {
+    protocolVersion: 1, clientInfo: {name: 'quire.vim', version: '1'},
+    user: {name: get(g:, 'quire_user', $USER ?? 'vim'), color: get(g:, 'quire_color', '#d7005f')},
+    capabilities: {general: {positionEncodings: ['utf-8']}}})
+  if type(reply) != v:t_dict || reply.capabilities.positionEncoding != 'utf-8'
+    Warn('the daemon did not agree to byte positions: ' .. string(reply))
+    return
+  endif
+  ch_sendexpr(channel, {method: 'initialized', params: {}})
+  ready = true
+  highlight default QuireCursor ctermbg=magenta ctermfg=white guibg=#d7005f guifg=white
+  prop_type_delete('quire_cursor')
+  prop_type_add('quire_cursor', {highlight: 'QuireCursor'})
+enddef
+
+def OnExit(status: number)
+  ready = false
+  shared = {}
+  Log('daemon exited with ' .. status)
+enddef
+
+# :QuireShare [name]: share the current buffer under name (default: its file name).
+export def Share(name: string)
+  Start()
+  if !ready
+    return
+  endif
+  var buf = bufnr()
+  var uri = name != '' ? name : (expand('%:p') != '' ? 'file://' .. expand('%:p') : 'buffer' .. buf)
+  var reply = Request('document/open', {uri: uri, text: DocumentText(buf)})
+  if type(reply) != v:t_dict
+    return
+  endif
+  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0}
+  ApplyChanges(buf, reply.changes)
+  shared[buf].listener = listener_add(OnLocalChange, buf)
+  augroup quire
+    exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
+  augroup END
+  Log('shared ' .. uri)
+enddef
+
+export def Open(name: string)
+  enew
+  Share(name)
+enddef
+
+# Changed lines go to the daemon as one `lines` change (protocol/README.md).
+def OnLocalChange(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
+  if applying || !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  var newLines = end - 1 + added >= start ? getbufline(buf, start, end - 1 + added) : []
+  ch_sendexpr(channel, {method: 'document/edit', params: {
+    uri: state.uri, epoch: state.epoch, revision: state.daemon,
+    changes: [{lines: {start: start - 1, end: end - 1}, newLines: newLines}]}})
+  state.editor += 1
+  Log('sent edit ' .. state.editor .. ': lines ' .. (start - 1) .. '..' .. (end - 1) .. ' ' .. string(newLines))
+enddef
+
+def OnMessage(message: dict<any>)
+  var method = get(message, 'method', '')
+  if method == 'document/edit'
+    OnDaemonEdit(message.params)
+  elseif method == 'cursor/update'
+    OnCursor(message.params)
+  elseif method == 'window/showMessage'
+    Warn(message.params.message)
+  elseif method == 'peer/changed'
+    Log('peer ' .. message.params.user .. ' ' .. message.params.event)
+  endif
+enddef
+
+def BufferOf(uri: string): number
+  for [buf, state] in items(shared)
+    if state.uri == uri
+      return str2nr(buf)
+    endif
+  endfor
+  return -1
+enddef
+
+# The revision rule: apply only if based on every edit we sent; otherwise drop (it comes again).
+def OnDaemonEdit(params: dict<any>)
+  var buf = BufferOf(params.uri)
+  if buf < 0
+    return
+  endif
+  listener_flush(buf)
+  var state = shared[buf]
+  if params.epoch != state.epoch || params.revision != state.editor
+    Log('dropped a daemon edit based on ' .. params.revision .. ', we are at ' .. state.editor)
+    return
+  endif
+  ApplyChanges(buf, params.changes)
+  state.daemon += 1
+  Log('applied daemon edit ' .. state.daemon .. ' based on ' .. params.revision)
+  if has_key(params, 'hash') && sha256(DocumentText(buf)) != params.hash
+    Log('hash mismatch: resyncing')
+    Resync(buf)
+  endif
+enddef
+
+# Applies range changes in order to the buffer, touching only the lines they cover. The
+# document's last line after a final "\n" is the 'eol' flag, not a buffer line.
+def ApplyChanges(buf: number, changes: list<any>)
+  applying = true
+  try
+    for change in changes
+      var lines = getbufline(buf, 1, '$')
+      if getbufvar(buf, '&eol')
+        add(lines, '')
+      endif
+      var first = change.range.start.line
+      var last = change.range.end.line
+      var prefix = strpart(lines[first], 0, change.range.start.character)
+      var suffix = strpart(lines[last], change.range.end.character)
+      var replacement = split(prefix .. change.text .. suffix, "\n", 1)
+      var result = lines[: first - 1] + replacement + lines[last + 1 :]
+      if first == 0
+        result = replacement + lines[last + 1 :]
+      endif
+      var eol = len(result) > 1 && result[-1] == ''
+      if eol
+        remove(result, -1)
+      endif
+      setbufvar(buf, '&eol', eol)
+      # Rewrite the changed region only, so marks and the cursor elsewhere stay put.
+      var oldCount = len(getbufline(buf, 1, '$'))
+      var keepTail = oldCount - min([last + 1, oldCount])
+      var newEnd = len(result) - keepTail
+      setbufline(buf, first + 1, result[first : newEnd - 1])
+      var have = len(getbufline(buf, 1, '$'))
+      if have > len(result)
+        deletebufline(buf, len(result) + 1 - keepTail, have - keepTail)
+      endif
+    endfor
+  finally
+    listener_flush(buf)
+    applying = false
+  endtry
+enddef
+
+# The escape hatch: the daemon's text replaces the buffer and a new epoch starts.
+export def Resync(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  var reply = Request('document/resync', {uri: state.uri})
+  if type(reply) != v:t_dict
+    return
+  endif
+  applying = true
+  try
+    var lines = split(reply.text, "\n", 1)
+    var eol = len(lines) > 1 && lines[-1] == ''
+    if eol
+      remove(lines, -1)
+    endif
+    setbufvar(buf, '&eol', eol)
+    deletebufline(buf, 1, '$')
+    setbufline(buf, 1, lines)
+  finally
+    listener_flush(buf)
+    applying = false
+  endtry
+  state.epoch = reply.epoch
+  state.editor = 0
+  state.daemon = 0
+enddef
+
+export def SendCursor(buf: number)
+  if !ready || !has_key(shared, buf) || buf != bufnr()
+    return
+  endif
+  listener_flush(buf)
+  var state = shared[buf]
+  var position = {line: line('.') - 1, character: col('.') - 1}
+  ch_sendexpr(channel, {method: 'cursor/update', params: {uri: state.uri, epoch: state.epoch, revision: state.daemon,
+    selections: [{start: position, end: position}]}})
+enddef
+
+def OnCursor(params: dict<any>)
+  var buf = BufferOf(params.uri)
+  if buf < 0
+    return
+  endif
+  prop_remove({type: 'quire_cursor', id: params.session, bufnr: buf, all: true})
+  for selection in params.selections
+    var lnum = selection.end.line + 1
+    if lnum <= len(getbufline(buf, 1, '$'))
+      prop_add(lnum, selection.end.character + 1, {type: 'quire_cursor', id: params.session, bufnr: buf, length: 1})
+    endif
+  endfor
+enddef
+
+export def Listen(port: string)
+  Start()
+  var reply = Request('peer/listen', {port: port == '' ? 0 : str2nr(port)})
+  if type(reply) == v:t_dict
+    echomsg 'quire: listening on port ' .. reply.port
+  endif
+enddef
+
+export def Connect(address: string)
+  Start()
+  var parts = split(address, ':')
+  Request('peer/connect', {host: parts[0], port: str2nr(parts[-1])})
+enddef
+
+export def ConnectCommand(command: string)
+  Start()
+  Request('peer/connect', {command: command})
+enddef
+
+export def Status()
+  Start()
+  var status = Request('quire/status', {})
+  if type(status) == v:t_dict
+    echo printf('quire: %d editor(s), %d document(s), %d peer link(s)', status.sessions, len(status.documents), len(status.peers.links))
+  endif
+enddef
+
+export def Stop()
+  if ready
+    Request('shutdown', {}, 2000)
+    ch_sendexpr(channel, {method: 'exit'})
+  endif
+  for [buf, state] in items(shared)
+    listener_remove(state.listener)
+  endfor
+  shared = {}
+  ready = false
+enddef

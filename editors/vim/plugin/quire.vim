@@ -1,0 +1,16 @@
+vim9script
+# Quire: collaborative editing through the quire daemon. See :help quire.
+
+if exists('g:loaded_quire')
+  finish
+endif
+g:loaded_quire = 1
+
+command! -nargs=? QuireShare quire#Share(<q-args>)
+command! -nargs=? QuireListen quire#Listen(<q-args>)
+command! -nargs=1 QuireConnect quire#Connect(<q-args>)
+command! -nargs=1 QuireConnectCommand quire#ConnectCommand(<q-args>)
+command! -nargs=1 QuireOpen quire#Open(<q-args>)
+command! QuireStatus quire#Status()
+command! QuireResync quire#Resync(bufnr())
+command! QuireStop quire#Stop()

@@ -1,0 +1,77 @@
+vim9script
+# Headless test of the Vim client against a real daemon: this Vim shares a buffer, a second
+# editor (a raw channel to the same daemon through `quire attach`) edits it concurrently, and
+# both must end with the daemon's text. Run by editors/vim/test/run.sh.
+
+var errors: list<string> = []
+
+def WaitFor(Condition: func(): bool, what: string, timeout = 5000)
+  var waited = 0
+  while !Condition() && waited < timeout
+    sleep 10m
+    waited += 10
+  endwhile
+  if !Condition()
+    add(errors, 'timed out waiting for ' .. what .. '; buffer: ' .. string(getline(1, '$')))
+  endif
+enddef
+
+runtime plugin/quire.vim
+
+var socket = $QUIRE_TEST_SOCKET
+var quire = $QUIRE_BINARY
+g:quire_command = [quire, 'attach', socket]
+g:quire_log = $QUIRE_TEST_LOG
+
+# The other editor: a plain LSP channel to the same daemon.
+var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var otherChannel = job_getchannel(other)
+var otherEdits: list<dict<any>> = []
+ch_setoptions(otherChannel, {callback: (_, msg) => add(otherEdits, msg)})
+ch_evalexpr(otherChannel, {method: 'initialize', params: {capabilities: {general: {positionEncodings: ['utf-8']}}}})
+
+# Vim shares a buffer.
+enew
+setline(1, ['hello', 'world'])
+QuireShare shared.txt
+var opened = ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: 'shared.txt', text: ''}})
+var otherText = opened.result.changes[0].text
+add(errors, otherText == "hello\nworld\n" ? '' : 'other editor saw ' .. string(otherText))
+
+# Local typing reaches the daemon as minimal edits.
+setline(1, 'hello there')
+listener_flush()
+WaitFor(() => ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text == "hello there\nworld\n", 'local edit to arrive')
+
+# A remote edit lands in the buffer without being echoed back.
+ch_evalexpr(otherChannel, {method: 'document/edit', params: {uri: 'shared.txt', revision: 1, changes: [
+  {range: {start: {line: 1, character: 5}, end: {line: 1, character: 5}}, text: '!'}]}})
+WaitFor(() => getline(2) == 'world!', 'remote edit in the buffer')
+sleep 100m
+var daemonText = ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text
+add(errors, daemonText == "hello there\nworld!\n" ? '' : 'no echo expected, daemon has ' .. string(daemonText))
+
+# Enter in the middle of a line here while the other editor types at its end: the typed text
+# stays at the end of what is now the second line.
+ch_sendexpr(otherChannel, {method: 'document/edit', params: {uri: 'shared.txt', revision: 1, changes: [
+  {range: {start: {line: 0, character: 11}, end: {line: 0, character: 11}}, text: '?'}]}})
+execute "normal! 1G6|i\<CR>"
+listener_flush()
+WaitFor(() => getline(1, '$') == ['hello', ' there?', 'world!'], 'both edits merged')
+daemonText = ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text
+add(errors, daemonText == join(getline(1, '$'), "\n") .. "\n" ? '' : 'buffer and daemon differ: ' .. string(daemonText))
+
+# Non-ASCII: byte positions.
+setline(3, 'wörld😀!')
+listener_flush()
+WaitFor(() => ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text == "hello\n there?\nwörld😀!\n", 'non-ASCII edit')
+
+# The escape hatch: a buffer corrupted behind the client's back comes back.
+quire#Resync(bufnr())
+add(errors, getline(1, '$') == ['hello', ' there?', 'wörld😀!'] ? '' : 'after resync: ' .. string(getline(1, '$')))
+
+quire#Stop()
+job_stop(other)
+filter(errors, (_, e) => e != '')
+writefile(errors, $QUIRE_TEST_RESULT)
+qall!
