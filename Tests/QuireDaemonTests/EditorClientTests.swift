@@ -5,10 +5,11 @@ import Testing
 @Suite(.serialized) struct EditorClientTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test func vimClient() throws {
+    /// Runs a test script of the repository with the built quire; returns its status and output.
+    static func run(_ script: String) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.repository.appendingPathComponent("editors/vim/test/run.sh").path, DaemonProcess.binary.path]
+        process.arguments = [repository.appendingPathComponent(script).path, DaemonProcess.binary.path]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -16,7 +17,24 @@ import Testing
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "Vim client tests (needs vim 9: apt-get install vim):\n\(text)")
-        #expect(text.contains("ok   test_share.vim"))
+        return (process.terminationStatus, text)
+    }
+
+    @Test func vimClient() throws {
+        let (status, text) = try Self.run("editors/vim/test/run.sh")
+        #expect(status == 0, "Vim client tests (needs vim 9: apt-get install vim):\n\(text)")
+        #expect(text.contains("ok   test_share.vim") && text.contains("ok   test_apply.vim"))
+    }
+
+    @Test func emacsClientByteCompilesCleanlyAndPassesItsTests() throws {
+        let (status, text) = try Self.run("editors/emacs/test/run.sh")
+        #expect(status == 0, "Emacs client tests (needs emacs 28: apt-get install emacs-nox):\n\(text)")
+        #expect(text.contains("1 results as expected, 0 unexpected"))
+    }
+
+    @Test func vimAndEmacsOnPairedDaemonsEndIdentical() throws {
+        let (status, text) = try Self.run("editors/test/e2e.sh")
+        #expect(status == 0, "end to end:\n\(text)")
+        #expect(text.contains("ok   e2e over loopback TCP") && text.contains("ok   e2e over a pipe"))
     }
 }

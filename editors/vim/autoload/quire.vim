@@ -179,20 +179,31 @@ def ApplyChanges(buf: number, changes: list<any>)
         remove(result, -1)
       endif
       setbufvar(buf, '&eol', eol)
-      # Rewrite the changed region only, so marks and the cursor elsewhere stay put.
+      # Replace the changed lines only (set, then insert or delete the difference), so marks
+      # and the cursor elsewhere stay put.
       var oldCount = len(getbufline(buf, 1, '$'))
-      var keepTail = oldCount - min([last + 1, oldCount])
-      var newEnd = len(result) - keepTail
-      setbufline(buf, first + 1, result[first : newEnd - 1])
-      var have = len(getbufline(buf, 1, '$'))
-      if have > len(result)
-        deletebufline(buf, len(result) + 1 - keepTail, have - keepTail)
+      var oldEnd = min([last + 1, oldCount])
+      var keepTail = oldCount - oldEnd
+      var newLines = result[first : len(result) - keepTail - 1]
+      var common = min([len(newLines), oldEnd - first])
+      if common > 0
+        setbufline(buf, first + 1, newLines[: common - 1])
+      endif
+      if len(newLines) > common
+        appendbufline(buf, first + common, newLines[common :])
+      elseif oldEnd - first > common
+        deletebufline(buf, first + common + 1, oldEnd)
       endif
     endfor
   finally
     listener_flush(buf)
     applying = false
   endtry
+enddef
+
+# For the client's own tests.
+export def ApplyChangesForTest(buf: number, changes: list<any>)
+  ApplyChanges(buf, changes)
 enddef
 
 # The escape hatch: the daemon's text replaces the buffer and a new epoch starts.

@@ -6,7 +6,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 work="$(mktemp -d)"
-trap 'kill "${daemon:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'if [ -n "${daemon:-}" ]; then kill "$daemon" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock" QUIRE_TEST_LOG="$work/client.log"
 "$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" 2>"$work/daemon.log" &
 daemon=$!

@@ -1,0 +1,280 @@
+;;; quire.el --- Collaborative editing with the Quire daemon  -*- lexical-binding: t; -*-
+
+;; Version: 0.1
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, convenience
+
+;;; Commentary:
+
+;; Shares buffers with the `quire' daemon (see protocol/README.md in the Quire repository):
+;; local changes go to the daemon as ranged edits with revisions, the daemon's edits are
+;; applied by the revision rule without being sent back, and other people's cursors show as
+;; overlays.  `M-x quire-share' starts it.
+
+;;; Code:
+
+(require 'jsonrpc)
+(require 'subr-x)
+
+(defgroup quire nil
+  "Collaborative editing with the Quire daemon."
+  :group 'tools
+  :prefix "quire-")
+
+(defcustom quire-command '("quire")
+  "The daemon to start, as a list.
+Use (\"quire\" \"attach\" PATH) to join a daemon started with --socket PATH."
+  :type '(repeat string))
+
+(defcustom quire-user-name (or (getenv "USER") "emacs")
+  "Your name, shown to others."
+  :type 'string)
+
+(defcustom quire-color "#005fd7"
+  "Your cursor colour for others."
+  :type 'string)
+
+(defface quire-cursor-face '((t :inverse-video t))
+  "Face of other people's cursors.")
+
+(defvar quire--connection nil "The jsonrpc connection to the daemon, or nil.")
+
+(defvar-local quire--state nil
+  "Plist of a shared buffer: :uri :epoch :editor :daemon.")
+
+(defvar-local quire--pending-start nil
+  "Start and end of the region about to change (`before-change-functions').")
+
+(defvar-local quire--cursors nil
+  "Overlays of other people's cursors, by session id.")
+
+(defvar quire--applying nil "Non-nil while applying the daemon's edits.")
+
+;;; Positions: zero-based lines, characters in code points (utf-32).
+
+(defun quire--position (pos)
+  "The protocol position of buffer position POS."
+  (save-excursion
+    (goto-char pos)
+    (list :line (1- (line-number-at-pos pos t)) :character (- pos (line-beginning-position)))))
+
+(defun quire--point (position)
+  "The buffer position of protocol POSITION, or nil when it is past the end."
+  (save-excursion
+    (goto-char (point-min))
+    (let ((line (plist-get position :line)) (character (plist-get position :character)))
+      (when (and (zerop (forward-line line))
+                 (<= character (- (line-end-position) (point))))
+        (+ (point) character)))))
+
+(defun quire--text ()
+  "The buffer's whole text, as the daemon holds it."
+  (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun quire--hash ()
+  "SHA-256 of the buffer's text in UTF-8."
+  (secure-hash 'sha256 (encode-coding-string (quire--text) 'utf-8-unix)))
+
+;;; The connection
+
+(defun quire--connect ()
+  "Start the daemon and initialize, unless already done."
+  (unless (and quire--connection (jsonrpc-running-p quire--connection))
+    (let* ((process (make-process :name "quire" :command quire-command :connection-type 'pipe
+                                  :coding 'utf-8-emacs-unix :noquery t
+                                  :stderr (get-buffer-create " *quire-stderr*")))
+           (connection (jsonrpc-process-connection
+                        :name "quire" :process process
+                        :notification-dispatcher #'quire--on-notification
+                        :request-dispatcher (lambda (&rest _) nil))))
+      (setq quire--connection connection)
+      (let ((reply (jsonrpc-request connection :initialize
+                                    (list :protocolVersion 1
+                                          :clientInfo '(:name "quire.el" :version "0.1")
+                                          :user (list :name quire-user-name :color quire-color)
+                                          :capabilities '(:general (:positionEncodings ["utf-32"]))))))
+        (unless (equal (plist-get (plist-get reply :capabilities) :positionEncoding) "utf-32")
+          (error "Quire: the daemon did not agree to code point positions"))
+        (jsonrpc-notify connection :initialized (make-hash-table))))))
+
+(defun quire--buffer-of (uri)
+  "The shared buffer of URI, or nil."
+  (seq-find (lambda (buffer) (equal (plist-get (buffer-local-value 'quire--state buffer) :uri) uri))
+            (buffer-list)))
+
+(defun quire--on-notification (_connection method params)
+  "Handle the daemon's notification METHOD with PARAMS."
+  (pcase method
+    ('document/edit
+     (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
+       (with-current-buffer buffer (quire--on-daemon-edit params))))
+    ('cursor/update
+     (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
+       (with-current-buffer buffer (quire--on-cursor params))))
+    ('window/showMessage (message "Quire: %s" (plist-get params :message)))
+    ('peer/changed (message "Quire: peer %s %s" (plist-get params :user) (plist-get params :event)))))
+
+;;; Local changes
+
+(defun quire--before-change (beg end)
+  "Remember where the region BEG..END starts and ends before it changes."
+  (when (and quire--state (not quire--applying))
+    (setq quire--pending-start (list (quire--position beg) (quire--position end)))))
+
+(defun quire--after-change (beg end _old-length)
+  "Send the change that made BEG..END to the daemon."
+  (when (and quire--state (not quire--applying))
+    (let ((change (if quire--pending-start
+                      (list :range (list :start (nth 0 quire--pending-start) :end (nth 1 quire--pending-start))
+                            :text (buffer-substring-no-properties beg end))
+                    (list :text (quire--text)))))
+      (setq quire--pending-start nil)
+      (jsonrpc-notify quire--connection :document/edit
+                      (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
+                            :revision (plist-get quire--state :daemon) :changes (vector change)))
+      (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor)))))))
+
+;;; The daemon's edits
+
+(defun quire--apply-changes (changes)
+  "Apply the daemon's CHANGES in order, without reporting them."
+  (let ((quire--applying t) (inhibit-modification-hooks t))
+    (save-excursion
+      (save-restriction
+        (widen)
+        (seq-doseq (change changes)
+          (let* ((range (plist-get change :range))
+                 (start (quire--point (plist-get range :start)))
+                 (end (quire--point (plist-get range :end))))
+            (unless (and start end) (error "Quire: change outside the buffer"))
+            (goto-char start)
+            (delete-region start end)
+            (insert (plist-get change :text))))))))
+
+(defun quire--on-daemon-edit (params)
+  "Apply the daemon's edit PARAMS if based on every edit we sent.
+Otherwise drop it: the daemon sends it again."
+  (when (and (equal (plist-get params :epoch) (plist-get quire--state :epoch))
+             (equal (plist-get params :revision) (plist-get quire--state :editor)))
+    (condition-case nil
+        (progn
+          (quire--apply-changes (plist-get params :changes))
+          (setq quire--state (plist-put quire--state :daemon (1+ (plist-get quire--state :daemon))))
+          (when (and (plist-get params :hash) (not (equal (plist-get params :hash) (quire--hash))))
+            (quire-resync)))
+      (error (quire-resync)))))
+
+(defun quire-resync ()
+  "Replace the buffer with the daemon's text and start a new epoch.
+This is the escape hatch when the buffer and the daemon disagree."
+  (interactive)
+  (when quire--state
+    (let ((reply (jsonrpc-request quire--connection :document/resync (list :uri (plist-get quire--state :uri)))))
+      (let ((quire--applying t) (inhibit-modification-hooks t))
+        (save-excursion
+          (save-restriction
+            (widen)
+            (erase-buffer)
+            (insert (plist-get reply :text)))))
+      (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0)))))
+
+;;; Cursors
+
+(defun quire--on-cursor (params)
+  "Show the selections in PARAMS of another session."
+  (let ((session (plist-get params :session)))
+    (when-let ((old (alist-get session quire--cursors)))
+      (mapc #'delete-overlay old))
+    (setf (alist-get session quire--cursors)
+          (seq-map (lambda (selection)
+                     (let* ((pos (or (quire--point (plist-get selection :end)) (point-max)))
+                            (overlay (make-overlay pos (min (1+ pos) (point-max)))))
+                       (overlay-put overlay 'face 'quire-cursor-face)
+                       (overlay-put overlay 'help-echo (plist-get (plist-get params :user) :name))
+                       overlay))
+                   (plist-get params :selections)))))
+
+(defun quire--send-cursor ()
+  "Tell the daemon where point is."
+  (when (and quire--state quire--connection)
+    (let ((position (quire--position (point))))
+      (jsonrpc-notify quire--connection :cursor/update
+                      (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
+                            :revision (plist-get quire--state :daemon)
+                            :selections (vector (list :start position :end position)))))))
+
+;;; Commands
+
+(define-minor-mode quire-mode
+  "Share this buffer through the Quire daemon."
+  :lighter " Quire"
+  (if quire-mode
+      (progn
+        (add-hook 'before-change-functions #'quire--before-change nil t)
+        (add-hook 'after-change-functions #'quire--after-change nil t)
+        (add-hook 'post-command-hook #'quire--send-cursor nil t))
+    (remove-hook 'before-change-functions #'quire--before-change t)
+    (remove-hook 'after-change-functions #'quire--after-change t)
+    (remove-hook 'post-command-hook #'quire--send-cursor t)
+    (when quire--connection
+      (ignore-errors (jsonrpc-request quire--connection :document/close (list :uri (plist-get quire--state :uri)))))
+    (setq quire--state nil)))
+
+(defun quire-share (name)
+  "Share the current buffer as document NAME."
+  (interactive (list (read-string "Share as: " (or (buffer-file-name) (buffer-name)))))
+  (quire--connect)
+  (let ((reply (jsonrpc-request quire--connection :document/open (list :uri name :text (quire--text)))))
+    (setq quire--state (list :uri name :epoch (plist-get reply :epoch) :editor 0 :daemon 0))
+    (quire--apply-changes (plist-get reply :changes))
+    (quire-mode 1)))
+
+(defun quire-open (name)
+  "Open document NAME in a new buffer."
+  (interactive "sDocument: ")
+  (switch-to-buffer (generate-new-buffer name))
+  (quire-share name))
+
+(defun quire-listen (port)
+  "Let other daemons connect on PORT (0 picks one)."
+  (interactive "nPort (0 picks one): ")
+  (quire--connect)
+  (message "Quire: listening on port %s"
+           (plist-get (jsonrpc-request quire--connection :peer/listen (list :port port)) :port)))
+
+(defun quire-connect (host port)
+  "Connect to the daemon at HOST and PORT."
+  (interactive "sHost: \nnPort: ")
+  (quire--connect)
+  (jsonrpc-request quire--connection :peer/connect (list :host host :port port)))
+
+(defun quire-connect-command (command)
+  "Peer over COMMAND's stdin and stdout.
+For example: ssh HOST quire peer --stdio."
+  (interactive "sCommand: ")
+  (quire--connect)
+  (jsonrpc-request quire--connection :peer/connect (list :command command)))
+
+(defun quire-status ()
+  "Show the daemon's editors, documents and peer links."
+  (interactive)
+  (quire--connect)
+  (let ((status (jsonrpc-request quire--connection :quire/status (make-hash-table))))
+    (message "Quire: %d editor(s), %d document(s), %d peer link(s)"
+             (plist-get status :sessions) (length (plist-get status :documents))
+             (length (plist-get (plist-get status :peers) :links)))))
+
+(defun quire-stop ()
+  "Stop sharing every buffer and shut the daemon down."
+  (interactive)
+  (dolist (buffer (buffer-list))
+    (with-current-buffer buffer (when quire-mode (quire-mode -1))))
+  (when quire--connection
+    (ignore-errors (jsonrpc-request quire--connection :shutdown (make-hash-table)))
+    (ignore-errors (jsonrpc-notify quire--connection :exit (make-hash-table)))
+    (ignore-errors (jsonrpc-shutdown quire--connection))
+    (setq quire--connection nil)))
+
+(provide 'quire)
+
+;;; quire.el ends here

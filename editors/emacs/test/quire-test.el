@@ -1,0 +1,80 @@
+;;; quire-test.el --- Headless tests of quire.el against a real daemon  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by editors/emacs/test/run.sh: QUIRE_BINARY and QUIRE_TEST_SOCKET name the daemon.
+;; A buffer is shared with quire.el while a second editor, a plain jsonrpc connection
+;; through `quire attach', edits the same document.
+
+;;; Code:
+
+(require 'ert)
+(require 'quire)
+
+(defvar quire-test--other nil "The second editor's connection.")
+
+(defun quire-test--wait (predicate &optional timeout)
+  "Process input until PREDICATE holds or TIMEOUT seconds pass; return its value."
+  (let ((deadline (+ (float-time) (or timeout 5))))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.01))
+    (funcall predicate)))
+
+(defun quire-test--other-request (method params)
+  "Send METHOD with PARAMS as the second editor and return the result."
+  (jsonrpc-request quire-test--other method params))
+
+(defun quire-test--daemon-text ()
+  "The document's text as the daemon sends it to the second editor."
+  (plist-get (quire-test--other-request :document/text '(:uri "shared.el.txt")) :text))
+
+(ert-deftest quire-test-share-edit-and-merge ()
+  (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
+         (quire-command (list binary "attach" socket)))
+    (setq quire-test--other
+          (jsonrpc-process-connection
+           :name "other"
+           :process (make-process :name "other" :command (list binary "attach" socket) :connection-type 'pipe
+                                  :coding 'utf-8-emacs-unix :noquery t)
+           :notification-dispatcher #'ignore :request-dispatcher #'ignore))
+    (quire-test--other-request :initialize '(:capabilities (:general (:positionEncodings ["utf-32"]))))
+    (with-temp-buffer
+      (insert "hello\nworld\n")
+      (quire-share "shared.el.txt")
+      (should quire-mode)
+      (let ((changes (plist-get (quire-test--other-request :document/open '(:uri "shared.el.txt" :text "")) :changes)))
+        (should (equal (plist-get (aref changes 0) :text) "hello\nworld\n")))
+      ;; Typing goes to the daemon.
+      (goto-char (point-min))
+      (end-of-line)
+      (insert " there")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text) "hello there\nworld\n"))))
+      ;; A remote edit lands without being echoed.
+      (quire-test--other-request :document/edit
+                                 '(:uri "shared.el.txt" :revision 1
+                                   :changes [(:range (:start (:line 1 :character 5) :end (:line 1 :character 5)) :text "!")]))
+      (should (quire-test--wait (lambda () (equal (buffer-string) "hello there\nworld!\n"))))
+      (accept-process-output nil 0.1)
+      (should (equal (quire-test--daemon-text) "hello there\nworld!\n"))
+      ;; Enter in the middle of a line here while the other editor types at its end.
+      (jsonrpc-notify quire-test--other :document/edit
+                      '(:uri "shared.el.txt" :revision 1
+                        :changes [(:range (:start (:line 0 :character 11) :end (:line 0 :character 11)) :text "?")]))
+      (goto-char (point-min))
+      (forward-char 5)
+      (insert "\n")
+      (should (quire-test--wait (lambda () (equal (buffer-string) "hello\n there?\nworld!\n"))))
+      (should (equal (quire-test--daemon-text) (buffer-string)))
+      ;; Non-ASCII: positions in code points.
+      (goto-char (point-max))
+      (insert "wörld😀é\n")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text) (buffer-string)))))
+      ;; The escape hatch.
+      (let ((inhibit-modification-hooks t)) (goto-char (point-min)) (insert "corrupt"))
+      (quire-resync)
+      (should (equal (buffer-string) "hello\n there?\nworld!\nwörld😀é\n"))
+      (quire-stop))))
+
+(provide 'quire-test)
+
+;;; quire-test.el ends here

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Byte-compiles quire.el (warnings are errors) and runs its ERT tests headless against the
+# built quire binary. Usage: editors/emacs/test/run.sh [path/to/quire]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+quire="${1:-$root/.build/debug/quire}"
+work="$(mktemp -d)"
+trap 'if [ -n "${daemon:-}" ]; then kill "$daemon" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+cp "$here/../quire.el" "$work/"
+emacs -Q --batch --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile "$work/quire.el"
+export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock"
+"$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" 2>"$work/daemon.log" &
+daemon=$!
+for _ in $(seq 1 500); do [ -S "$QUIRE_TEST_SOCKET" ] && break; sleep 0.01; done
+timeout 120 emacs -Q --batch -L "$work" -l "$here/quire-test.el" -f ert-run-tests-batch-and-exit
