@@ -32,9 +32,11 @@ import Testing
         #expect(text.contains("1 results as expected, 0 unexpected"))
     }
 
-    @Test func vimAndEmacsOnPairedDaemonsEndIdentical() throws {
+    @Test func editorsOnPairedDaemonsEndIdentical() throws {
         let (status, text) = try Self.run("editors/test/e2e.sh")
         #expect(status == 0, "end to end:\n\(text)")
-        #expect(text.contains("ok   e2e over loopback TCP") && text.contains("ok   e2e over a pipe"))
+        for pair in ["vim-emacs over tcp", "vim-emacs over pipe", "vim-vim over tcp", "emacs-emacs over tcp"] {
+            #expect(text.contains("ok   e2e \(pair)"), "\(pair):\n\(text)")
+        }
     }
 }

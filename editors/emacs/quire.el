@@ -15,6 +15,7 @@
 
 (require 'jsonrpc)
 (require 'subr-x)
+(require 'seq)
 
 (defgroup quire nil
   "Collaborative editing with the Quire daemon."

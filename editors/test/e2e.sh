@@ -1,54 +1,76 @@
 #!/usr/bin/env bash
-# End to end: a Vim and an Emacs, each on its own daemon, the daemons paired over loopback TCP
-# and then over a pipe (quire peer --stdio); both type at once; both buffers must end
-# identical and equal to the daemons' text. Usage: editors/test/e2e.sh [path/to/quire]
+# End to end: two editors, each on its own daemon, the daemons paired over loopback TCP or over
+# a pipe (quire peer --stdio); both type at once (inserts, deletes, Enter in the middle of a
+# line, joining lines, pasting, non-ASCII and emoji); both buffers must end identical.
+# Pairs: Vim-Emacs over TCP and over a pipe, Vim-Vim, Emacs-Emacs.
+# Usage: editors/test/e2e.sh [path/to/quire]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 export QUIRE_BINARY="$quire" QUIRE_SECRET="e2e-$$-secret"
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; pids=(); }
 trap cleanup EXIT
 failed=0
 
-run_pair() {  # $1: name of the topology; daemons already started on $QUIRE_SOCKET_A/B
-  local name="$1"
-  for _ in $(seq 1 1000); do [ -S "$QUIRE_SOCKET_A" ] && [ -S "$QUIRE_SOCKET_B" ] && break; sleep 0.01; done
-  timeout 120 vim -u NONE -i NONE -N --not-a-term -n --cmd "set rtp^=$root/editors/vim" -S "$here/e2e_vim.vim" </dev/null >/dev/null 2>&1 &
-  local vim=$!
-  timeout 120 emacs -Q --batch -L "$root/editors/emacs" -l "$here/e2e_emacs.el" >"$QUIRE_WORK/emacs.out" 2>&1 || true
-  wait "$vim" || true
-  if [ ! -f "$QUIRE_WORK/vim.result" ] || [ ! -f "$QUIRE_WORK/emacs.result" ]; then
-    echo "FAIL e2e over $name: an editor did not finish"; cat "$QUIRE_WORK/emacs.out"; failed=$((failed + 1)); return
+start_daemons() {  # $1: tcp or pipe
+  export QUIRE_WORK="$(mktemp -d)"
+  a="$QUIRE_WORK/a.sock" b="$QUIRE_WORK/b.sock"
+  if [ "$1" = tcp ]; then
+    "$quire" --no-stdio --socket "$a" --listen 127.0.0.1:0 2>"$QUIRE_WORK/a.log" & pids+=($!)
+    for _ in $(seq 1 500); do grep -q "listening for peers" "$QUIRE_WORK/a.log" 2>/dev/null && break; sleep 0.01; done
+    local port
+    port="$(grep -o 'listening for peers on 127.0.0.1:[0-9]*' "$QUIRE_WORK/a.log" | head -1 | sed 's/.*://')"
+    "$quire" --no-stdio --socket "$b" --connect "127.0.0.1:$port" 2>"$QUIRE_WORK/b.log" & pids+=($!)
+  else
+    "$quire" --no-stdio --socket "$a" --connect-command "'$quire' peer --stdio --socket '$b'" 2>"$QUIRE_WORK/a.log" & pids+=($!)
   fi
-  # Vim's lines plus its 'eol' flag, as text, against Emacs's buffer.
-  if python3 - "$QUIRE_WORK/vim.result" "$QUIRE_WORK/emacs.result" "$name" <<'PY'
-import sys
-lines = open(sys.argv[1], encoding="utf-8").read().split("\n")[:-1]
-eol = lines.pop() == "EOL"
-vim = "\n".join(lines) + ("\n" if eol else "")
-emacs = open(sys.argv[2], encoding="utf-8").read()
-if vim == emacs and "v19" in vim and "jumps over" in vim and "e19" in vim and "ünï😀" in vim:
-    print(f"ok   e2e over {sys.argv[3]}: {vim.count(chr(10)) + 1} lines, {len(vim)} characters, identical in Vim and Emacs")
+  for _ in $(seq 1 1000); do [ -S "$a" ] && [ -S "$b" ] && break; sleep 0.01; done
+}
+
+editor() {  # $1: vim or emacs, $2: role, $3: socket, $4: mark
+  if [ "$1" = vim ]; then
+    QUIRE_ROLE="$2" QUIRE_SOCKET="$3" QUIRE_MARK="$4" timeout 120 \
+      vim -u NONE -i NONE -N --not-a-term -n --cmd "set rtp^=$root/editors/vim" -S "$here/e2e_vim.vim" </dev/null >/dev/null 2>&1
+  else
+    QUIRE_ROLE="$2" QUIRE_SOCKET="$3" QUIRE_MARK="$4" timeout 120 \
+      emacs -Q --batch -L "$root/editors/emacs" -l "$here/e2e_emacs.el" >"$QUIRE_WORK/$2.out" 2>&1
+  fi
+}
+
+run_pair() {  # $1: first editor, $2: second editor, $3: tcp or pipe
+  start_daemons "$3"
+  editor "$1" first "$a" v & local first=$!
+  editor "$2" second "$b" w || true
+  wait "$first" || true
+  cleanup
+  if python3 - "$QUIRE_WORK" "$1" "$2" "$3" <<'PY'
+import os, sys
+work, first, second, how = sys.argv[1:]
+def text(role, kind):
+    path = os.path.join(work, f"{role}.{kind}.result")
+    if not os.path.exists(path):
+        return None
+    data = open(path, encoding="utf-8").read()
+    if kind == "emacs":
+        return data
+    lines = data.split("\n")[:-1]
+    eol = lines.pop() == "EOL"
+    return "\n".join(lines) + ("\n" if eol else "")
+one, two = text("first", first), text("second", second)
+name = f"{first}-{second} over {how}"
+if one is not None and one == two and all(s in one for s in ("v19", "w19", "lazy dog", "ünï😀")):
+    print(f"ok   e2e {name}: {one.count(chr(10)) + 1} lines, {len(one)} characters, identical")
     sys.exit(0)
-print(f"FAIL e2e over {sys.argv[3]}:\n  vim:   {vim!r}\n  emacs: {emacs!r}")
+print(f"FAIL e2e {name}:\n  first:  {one!r}\n  second: {two!r}")
 sys.exit(1)
 PY
   then :; else failed=$((failed + 1)); fi
 }
 
-# Over loopback TCP.
-export QUIRE_WORK="$(mktemp -d)" ; export QUIRE_SOCKET_A="$QUIRE_WORK/a.sock" QUIRE_SOCKET_B="$QUIRE_WORK/b.sock"
-"$quire" --no-stdio --socket "$QUIRE_SOCKET_A" --listen 127.0.0.1:0 2>"$QUIRE_WORK/a.log" & pids+=($!)
-for _ in $(seq 1 500); do grep -q "listening for peers" "$QUIRE_WORK/a.log" 2>/dev/null && break; sleep 0.01; done
-port="$(grep -o 'listening for peers on 127.0.0.1:[0-9]*' "$QUIRE_WORK/a.log" | head -1 | sed 's/.*://')"
-"$quire" --no-stdio --socket "$QUIRE_SOCKET_B" --connect "127.0.0.1:$port" 2>"$QUIRE_WORK/b.log" & pids+=($!)
-run_pair "loopback TCP"
-cleanup; pids=()
-
-# Over a pipe: daemon B runs under daemon A as `quire peer --stdio`, as over ssh.
-export QUIRE_WORK="$(mktemp -d)" ; export QUIRE_SOCKET_A="$QUIRE_WORK/a.sock" QUIRE_SOCKET_B="$QUIRE_WORK/b.sock"
-"$quire" --no-stdio --socket "$QUIRE_SOCKET_A" --connect-command "'$quire' peer --stdio --socket '$QUIRE_SOCKET_B'" 2>"$QUIRE_WORK/a.log" & pids+=($!)
-run_pair "a pipe (quire peer --stdio)"
+run_pair vim emacs tcp
+run_pair vim emacs pipe
+run_pair vim vim tcp
+run_pair emacs emacs tcp
 exit "$failed"

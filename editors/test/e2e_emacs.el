@@ -2,14 +2,18 @@
 
 ;;; Commentary:
 
-;; Joins the document the Vim side shared (through the other daemon), types a script, then
-;; waits for quiet and writes the final buffer.  Driven by editors/test/e2e.sh.
+;; As the first editor it shares a document, as the second it joins it through its own
+;; daemon; then it types a script, waits for quiet and writes its final buffer.  Driven by
+;; editors/test/e2e.sh with QUIRE_ROLE, QUIRE_SOCKET and QUIRE_MARK.
 
 ;;; Code:
 
 (require 'quire)
 
 (defvar e2e-work (getenv "QUIRE_WORK"))
+(defvar e2e-role (getenv "QUIRE_ROLE"))
+(defvar e2e-mark (getenv "QUIRE_MARK"))
+(defvar e2e-other-role (if (equal e2e-role "first") "second" "first"))
 
 (defun e2e-wait (predicate timeout)
   "Process input until PREDICATE holds or TIMEOUT seconds pass."
@@ -17,19 +21,25 @@
     (while (and (not (funcall predicate)) (< (float-time) deadline))
       (accept-process-output nil 0.01))))
 
-(let ((quire-command (list (getenv "QUIRE_BINARY") "attach" (getenv "QUIRE_SOCKET_B"))))
-  (e2e-wait (lambda () (file-exists-p (expand-file-name "vim.ready" e2e-work))) 20)
-  (quire--connect)
-  ;; Wait until the document has reached this daemon, so we join it.
-  (e2e-wait (lambda () (seq-find (lambda (d) (equal (plist-get d :uri) "e2e.txt"))
-                                 (jsonrpc-request quire--connection :document/list (make-hash-table))))
-            20)
+(let ((quire-command (list (getenv "QUIRE_BINARY") "attach" (getenv "QUIRE_SOCKET"))))
   (switch-to-buffer (generate-new-buffer "e2e"))
-  (quire-share "e2e.txt")
-  (with-temp-file (expand-file-name "emacs.ready" e2e-work) (insert "shared"))
+  (if (equal e2e-role "first")
+      (progn
+        (insert "The quick brown fox\njumps over the lazy dog.\n")
+        (quire-share "e2e.txt"))
+    (e2e-wait (lambda () (file-exists-p (expand-file-name "first.ready" e2e-work))) 20)
+    (quire--connect)
+    ;; Wait until the document has reached this daemon, so we join it.
+    (e2e-wait (lambda () (seq-find (lambda (d) (equal (plist-get d :uri) "e2e.txt"))
+                                   (jsonrpc-request quire--connection :document/list (make-hash-table))))
+              20)
+    (quire-share "e2e.txt"))
+  (with-temp-file (expand-file-name (concat e2e-role ".ready") e2e-work) (insert "shared"))
+  (e2e-wait (lambda () (file-exists-p (expand-file-name (concat e2e-other-role ".ready") e2e-work))) 20)
   (dotimes (i 20)
     (goto-char (point-max))
-    (insert (format "e%d " i))
+    (insert (format "%s%d " e2e-mark i))
+    (when (zerop (% i 7)) (insert "ünï😀"))
     (accept-process-output nil 0.015)
     (when (zerop (% i 3))
       (goto-char (point-min))
@@ -55,7 +65,7 @@
           (setq still (+ still 0.1))
         (setq last (buffer-string) still 0))))
   (let ((text (buffer-string)))
-    (with-temp-file (expand-file-name "emacs.result" e2e-work)
+    (with-temp-file (expand-file-name (concat e2e-role ".emacs.result") e2e-work)
       (insert text)))
   (kill-emacs 0))
 

@@ -1,21 +1,41 @@
 vim9script
-# End to end, the Vim side: share a document, type a script while the Emacs side types its
-# own, then wait for quiet and write the final buffer. Driven by editors/test/e2e.sh.
+# End to end, a Vim editor: as the first editor it shares a document, as the second it joins
+# it through its own daemon; then it types a script while the other editor types its own,
+# waits for quiet and writes its final buffer. Driven by editors/test/e2e.sh with QUIRE_ROLE
+# (first or second), QUIRE_SOCKET (its daemon) and QUIRE_MARK (what it types).
 runtime plugin/quire.vim
-g:quire_command = [$QUIRE_BINARY, 'attach', $QUIRE_SOCKET_A]
-g:quire_log = $QUIRE_WORK .. '/vim.log'
+var role = $QUIRE_ROLE
+var mark = $QUIRE_MARK
+var work = $QUIRE_WORK
+g:quire_command = [$QUIRE_BINARY, 'attach', $QUIRE_SOCKET]
+g:quire_log = work .. '/' .. role .. '.log'
+
+def WaitForFile(name: string)
+  var waited = 0
+  while !filereadable(work .. '/' .. name) && waited < 20000
+    sleep 10m
+    waited += 10
+  endwhile
+enddef
 
 enew
-setline(1, ['The quick brown fox', 'jumps over the lazy dog.'])
-QuireShare e2e.txt
-writefile(['shared'], $QUIRE_WORK .. '/vim.ready')
-
-# Wait for Emacs to join (it writes emacs.ready), then type.
-var waited = 0
-while !filereadable($QUIRE_WORK .. '/emacs.ready') && waited < 20000
-  sleep 10m
-  waited += 10
-endwhile
+if role == 'first'
+  setline(1, ['The quick brown fox', 'jumps over the lazy dog.'])
+  QuireShare e2e.txt
+  writefile(['shared'], work .. '/first.ready')
+  WaitForFile('second.ready')
+else
+  WaitForFile('first.ready')
+  # Join only once the document has reached this daemon.
+  var waited = 0
+  quire#Start()
+  while waited < 20000 && quire#DocumentNames()->index('e2e.txt') < 0
+    sleep 10m
+    waited += 10
+  endwhile
+  QuireShare e2e.txt
+  writefile(['shared'], work .. '/second.ready')
+endif
 
 def Type(keys: string)
   execute 'normal! ' .. keys
@@ -25,7 +45,7 @@ def Type(keys: string)
 enddef
 
 for i in range(20)
-  Type("1GA v" .. i)                     # append at the end of the first line
+  Type("1GA " .. mark .. i)                # append at the end of the first line
   if i % 5 == 0
     Type("2G0i\<CR>")                    # Enter at the start of the second line
   endif
@@ -53,5 +73,5 @@ while still < 1500
     still = 0
   endif
 endwhile
-writefile(getline(1, '$') + [&eol ? 'EOL' : 'NOEOL'], $QUIRE_WORK .. '/vim.result')
+writefile(getline(1, '$') + [&eol ? 'EOL' : 'NOEOL'], work .. '/' .. role .. '.vim.result')
 qall!

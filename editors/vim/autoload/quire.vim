@@ -36,7 +36,7 @@ def Request(method: string, params: any, timeout = 10000): any
   return reply.result
 enddef
 
-def Start()
+export def Start()
   if ready
     return
   endif
@@ -70,6 +70,13 @@ def OnExit(status: number)
   ready = false
   shared = {}
   Log('daemon exited with ' .. status)
+enddef
+
+# The documents the daemon holds (for joining one by name).
+export def DocumentNames(): list<string>
+  Start()
+  var documents = Request('document/list', {})
+  return type(documents) == v:t_list ? mapnew(documents, (_, d) => d.uri) : []
 enddef
 
 # :QuireShare [name]: share the current buffer under name (default: its file name).
