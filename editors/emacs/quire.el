@@ -35,8 +35,18 @@ Use (\"quire\" \"attach\" PATH) to join a daemon started with --socket PATH."
   "Your cursor colour for others."
   :type 'string)
 
+(defcustom quire-secret-file nil
+  "A file holding the secret shared with peers, passed as --secret-file.
+Or set QUIRE_SECRET in the environment."
+  :type '(choice (const nil) file))
+
 (defface quire-cursor-face '((t :inverse-video t))
   "Face of other people's cursors.")
+
+(defface quire-name-face '((t :inherit shadow :slant italic))
+  "Face of other people's names next to their cursors.")
+
+(defvar quire--peers 0 "Number of peer links of the daemon.")
 
 (defvar quire--connection nil "The jsonrpc connection to the daemon, or nil.")
 
@@ -81,7 +91,10 @@ Use (\"quire\" \"attach\" PATH) to join a daemon started with --socket PATH."
 (defun quire--connect ()
   "Start the daemon and initialize, unless already done."
   (unless (and quire--connection (jsonrpc-running-p quire--connection))
-    (let* ((process (make-process :name "quire" :command quire-command :connection-type 'pipe
+    (let* ((command (if (and quire-secret-file (not (member "attach" quire-command)))
+                        (append quire-command (list "--secret-file" (expand-file-name quire-secret-file)))
+                      quire-command))
+           (process (make-process :name "quire" :command command :connection-type 'pipe
                                   :coding 'utf-8-emacs-unix :noquery t
                                   :stderr (get-buffer-create " *quire-stderr*")))
            (connection (jsonrpc-process-connection
@@ -113,7 +126,10 @@ Use (\"quire\" \"attach\" PATH) to join a daemon started with --socket PATH."
      (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
        (with-current-buffer buffer (quire--on-cursor params))))
     ('window/showMessage (message "Quire: %s" (plist-get params :message)))
-    ('peer/changed (message "Quire: peer %s %s" (plist-get params :user) (plist-get params :event)))))
+    ('peer/changed
+     (setq quire--peers (max 0 (+ quire--peers (if (equal (plist-get params :event) "joined") 1 -1))))
+     (force-mode-line-update t)
+     (message "Quire: peer %s %s" (plist-get params :user) (plist-get params :event)))))
 
 ;;; Local changes
 
@@ -192,6 +208,9 @@ This is the escape hatch when the buffer and the daemon disagree."
                             (overlay (make-overlay pos (min (1+ pos) (point-max)))))
                        (overlay-put overlay 'face 'quire-cursor-face)
                        (overlay-put overlay 'help-echo (plist-get (plist-get params :user) :name))
+                       (overlay-put overlay 'after-string
+                                    (propertize (concat " " (plist-get (plist-get params :user) :name) " ")
+                                                'face 'quire-name-face))
                        overlay))
                    (plist-get params :selections)))))
 
@@ -206,9 +225,13 @@ This is the escape hatch when the buffer and the daemon disagree."
 
 ;;; Commands
 
+(defun quire--lighter ()
+  "The mode line text: Quire, with the number of peer links when any."
+  (if (> quire--peers 0) (format " Quire[%d]" quire--peers) " Quire"))
+
 (define-minor-mode quire-mode
   "Share this buffer through the Quire daemon."
-  :lighter " Quire"
+  :lighter (:eval (quire--lighter))
   (if quire-mode
       (progn
         (add-hook 'before-change-functions #'quire--before-change nil t)

@@ -37,13 +37,22 @@
            :process (make-process :name "other" :command (list binary "attach" socket) :connection-type 'pipe
                                   :coding 'utf-8-emacs-unix :noquery t)
            :notification-dispatcher #'ignore :request-dispatcher #'ignore))
-    (quire-test--other-request :initialize '(:capabilities (:general (:positionEncodings ["utf-32"]))))
+    (quire-test--other-request :initialize '(:user (:name "otto") :capabilities (:general (:positionEncodings ["utf-32"]))))
     (with-temp-buffer
       (insert "hello\nworld\n")
       (quire-share "shared.el.txt")
       (should quire-mode)
       (let ((changes (plist-get (quire-test--other-request :document/open '(:uri "shared.el.txt" :text "")) :changes)))
         (should (equal (plist-get (aref changes 0) :text) "hello\nworld\n")))
+;; The other editor's cursor shows here, with its name.
+      (jsonrpc-notify quire-test--other :cursor/update
+                      '(:uri "shared.el.txt" :revision 0
+                        :selections [(:start (:line 1 :character 2) :end (:line 1 :character 2))]))
+      (should (quire-test--wait
+               (lambda () (seq-find (lambda (o) (string-match-p "otto" (or (overlay-get o 'after-string) "")))
+                                    (overlays-in (point-min) (point-max))))))
+      (should (equal (overlay-start (seq-find (lambda (o) (overlay-get o 'after-string)) (overlays-in (point-min) (point-max))))
+                     (+ (point-min) 6 2)))
       ;; Typing goes to the daemon.
       (goto-char (point-min))
       (end-of-line)

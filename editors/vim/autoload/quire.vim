@@ -9,6 +9,9 @@ var ready = false
 # Per shared buffer: uri, epoch, editor and daemon revisions, and whether we are applying.
 var shared: dict<dict<any>> = {}
 var applying = false
+var peers = 0
+# Virtual-text name marks get their own (negative) ids: kept per buffer and session to remove them.
+var nameMarks: dict<number> = {}
 
 def Log(message: string)
   if get(g:, 'quire_log', '') != ''
@@ -40,7 +43,10 @@ export def Start()
   if ready
     return
   endif
-  var command = get(g:, 'quire_command', ['quire'])
+  var command = copy(get(g:, 'quire_command', ['quire']))
+  if get(g:, 'quire_secret_file', '') != '' && index(command, 'attach') < 0
+    command += ['--secret-file', expand(g:quire_secret_file)]
+  endif
   var options = {in_mode: 'lsp', out_mode: 'lsp', callback: (_, msg) => OnMessage(msg),
                  exit_cb: (_, status) => OnExit(status), noblock: 1}
   if get(g:, 'quire_log', '') != ''
@@ -62,8 +68,11 @@ export def Start()
   ch_sendexpr(channel, {method: 'initialized', params: {}})
   ready = true
   highlight default QuireCursor ctermbg=magenta ctermfg=white guibg=#d7005f guifg=white
+  highlight default QuireName ctermfg=magenta guifg=#d7005f cterm=italic gui=italic
   prop_type_delete('quire_cursor')
   prop_type_add('quire_cursor', {highlight: 'QuireCursor'})
+  prop_type_delete('quire_name')
+  prop_type_add('quire_name', {highlight: 'QuireName'})
 enddef
 
 def OnExit(status: number)
@@ -128,7 +137,10 @@ def OnMessage(message: dict<any>)
   elseif method == 'window/showMessage'
     Warn(message.params.message)
   elseif method == 'peer/changed'
+    peers += message.params.event == 'joined' ? 1 : -1
+    peers = max([peers, 0])
     Log('peer ' .. message.params.user .. ' ' .. message.params.event)
+    redrawstatus!
   endif
 enddef
 
@@ -259,12 +271,30 @@ def OnCursor(params: dict<any>)
     return
   endif
   prop_remove({type: 'quire_cursor', id: params.session, bufnr: buf, all: true})
+  var key = buf .. ':' .. params.session
+  if has_key(nameMarks, key)
+    prop_remove({type: 'quire_name', id: remove(nameMarks, key), bufnr: buf, all: true})
+  endif
   for selection in params.selections
     var lnum = selection.end.line + 1
     if lnum <= len(getbufline(buf, 1, '$'))
-      prop_add(lnum, selection.end.character + 1, {type: 'quire_cursor', id: params.session, bufnr: buf, length: 1})
+      var length = strlen(getbufline(buf, lnum)[0])
+      var col = min([selection.end.character + 1, length + 1])
+      if col <= length
+        prop_add(lnum, col, {type: 'quire_cursor', id: params.session, bufnr: buf, length: 1})
+      endif
+      # The name, as virtual text at the end of the line (Vim 9.0.0067 and later).
+      nameMarks[key] = prop_add(lnum, 0, {type: 'quire_name', bufnr: buf, text: '  ' .. params.user.name, text_align: 'after'})
     endif
   endfor
+enddef
+
+# For 'statusline': "[quire]" in a shared buffer, with the number of peer links when any.
+export def StatusLine(): string
+  if !has_key(shared, bufnr())
+    return ''
+  endif
+  return peers > 0 ? printf('[quire %d peer%s]', peers, peers == 1 ? '' : 's') : '[quire]'
 enddef
 
 export def Listen(port: string)

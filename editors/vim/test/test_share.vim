@@ -28,7 +28,7 @@ var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp
 var otherChannel = job_getchannel(other)
 var otherEdits: list<dict<any>> = []
 ch_setoptions(otherChannel, {callback: (_, msg) => add(otherEdits, msg)})
-ch_evalexpr(otherChannel, {method: 'initialize', params: {capabilities: {general: {positionEncodings: ['utf-8']}}}})
+ch_evalexpr(otherChannel, {method: 'initialize', params: {user: {name: 'otto'}, capabilities: {general: {positionEncodings: ['utf-8']}}}})
 
 # Vim shares a buffer.
 enew
@@ -37,6 +37,20 @@ QuireShare shared.txt
 var opened = ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: 'shared.txt', text: ''}})
 var otherText = opened.result.changes[0].text
 add(errors, otherText == "hello\nworld\n" ? '' : 'other editor saw ' .. string(otherText))
+
+# The other editor's cursor shows here, with its name.
+ch_sendexpr(otherChannel, {method: 'cursor/update', params: {uri: 'shared.txt', revision: 0,
+  selections: [{start: {line: 1, character: 2}, end: {line: 1, character: 2}}]}})
+WaitFor(() => len(prop_list(2, {types: ['quire_name']})) > 0, "the other editor's name")
+var cursorProps = prop_list(2, {types: ['quire_cursor']})
+add(errors, len(cursorProps) == 1 && cursorProps[0].col == 3 ? '' : 'cursor mark: ' .. string(cursorProps))
+var nameProps = prop_list(2, {types: ['quire_name']})
+add(errors, len(nameProps) == 1 ? '' : 'name mark: ' .. string(nameProps))
+# A second update moves it: still one mark of each.
+ch_sendexpr(otherChannel, {method: 'cursor/update', params: {uri: 'shared.txt', revision: 0,
+  selections: [{start: {line: 0, character: 1}, end: {line: 0, character: 1}}]}})
+WaitFor(() => len(prop_list(1, {types: ['quire_cursor']})) > 0, 'the moved cursor')
+add(errors, len(prop_list(2, {types: ['quire_name', 'quire_cursor']})) == 0 ? '' : 'old marks left on line 2')
 
 # Local typing reaches the daemon as minimal edits.
 setline(1, 'hello there')
