@@ -61,6 +61,12 @@ Or set QUIRE_SECRET in the environment."
 
 (defvar quire--applying nil "Non-nil while applying the daemon's edits.")
 
+(defvar quire--stopping nil "Non-nil once `quire-stop' ran: no reconnecting.")
+
+(defvar quire--reconnect-delay 0.25 "Seconds before the next reconnection attempt.")
+
+(defvar quire--reconnect-timer nil "The pending reconnection, if any.")
+
 ;;; Positions: zero-based lines, characters in code points (utf-32).
 
 (defun quire--position (pos)
@@ -100,7 +106,8 @@ Or set QUIRE_SECRET in the environment."
            (connection (jsonrpc-process-connection
                         :name "quire" :process process
                         :notification-dispatcher #'quire--on-notification
-                        :request-dispatcher (lambda (&rest _) nil))))
+                        :request-dispatcher (lambda (&rest _) nil)
+                        :on-shutdown (lambda (_connection) (quire--schedule-reconnect)))))
       (setq quire--connection connection)
       (let ((reply (jsonrpc-request connection :initialize
                                     (list :protocolVersion 1
@@ -110,6 +117,32 @@ Or set QUIRE_SECRET in the environment."
         (unless (equal (plist-get (plist-get reply :capabilities) :positionEncoding) "utf-32")
           (error "Quire: the daemon did not agree to code point positions"))
         (jsonrpc-notify connection :initialized (make-hash-table))))))
+
+(defun quire--shared-buffers ()
+  "The buffers being shared."
+  (seq-filter (lambda (buffer) (buffer-local-value 'quire--state buffer)) (buffer-list)))
+
+(defun quire--schedule-reconnect ()
+  "After the daemon went away, start it again later, backing off up to 5 seconds."
+  (setq quire--connection nil quire--peers 0)
+  (when (and (not quire--stopping) (not quire--reconnect-timer) (quire--shared-buffers))
+    (setq quire--reconnect-timer (run-at-time quire--reconnect-delay nil #'quire--reconnect))
+    (setq quire--reconnect-delay (min 5 (* 2 quire--reconnect-delay)))))
+
+(defun quire--reconnect ()
+  "Start the daemon again and reopen every shared buffer with its text."
+  (setq quire--reconnect-timer nil)
+  (condition-case nil
+      (progn
+        (quire--connect)
+        (setq quire--reconnect-delay 0.25)
+        (dolist (buffer (quire--shared-buffers))
+          (with-current-buffer buffer
+            (let* ((uri (plist-get quire--state :uri))
+                   (reply (jsonrpc-request quire--connection :document/open (list :uri uri :text (quire--text)))))
+              (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0))
+              (quire--apply-changes (plist-get reply :changes))))))
+    (error (quire--schedule-reconnect))))
 
 (defun quire--buffer-of (uri)
   "The shared buffer of URI, or nil."
@@ -139,8 +172,9 @@ Or set QUIRE_SECRET in the environment."
     (setq quire--pending-start (list (quire--position beg) (quire--position end)))))
 
 (defun quire--after-change (beg end _old-length)
-  "Send the change that made BEG..END to the daemon."
-  (when (and quire--state (not quire--applying))
+  "Send the change that made BEG..END to the daemon.
+While the daemon is away nothing is sent: the reopen sends the whole text."
+  (when (and quire--state (not quire--applying) quire--connection (jsonrpc-running-p quire--connection))
     (let ((change (if quire--pending-start
                       (list :range (list :start (nth 0 quire--pending-start) :end (nth 1 quire--pending-start))
                             :text (buffer-substring-no-properties beg end))
@@ -247,6 +281,7 @@ This is the escape hatch when the buffer and the daemon disagree."
 (defun quire-share (name)
   "Share the current buffer as document NAME."
   (interactive (list (read-string "Share as: " (or (buffer-file-name) (buffer-name)))))
+  (setq quire--stopping nil)
   (quire--connect)
   (let ((reply (jsonrpc-request quire--connection :document/open (list :uri name :text (quire--text)))))
     (setq quire--state (list :uri name :epoch (plist-get reply :epoch) :editor 0 :daemon 0))
@@ -291,6 +326,8 @@ For example: ssh HOST quire peer --stdio."
 (defun quire-stop ()
   "Stop sharing every buffer and shut the daemon down."
   (interactive)
+  (setq quire--stopping t)
+  (when quire--reconnect-timer (cancel-timer quire--reconnect-timer) (setq quire--reconnect-timer nil))
   (dolist (buffer (buffer-list))
     (with-current-buffer buffer (when quire-mode (quire-mode -1))))
   (when quire--connection

@@ -84,6 +84,53 @@
       (should (equal (buffer-string) "hello\n there?\nworld!\nwörld😀é\n"))
       (quire-stop))))
 
+(defun quire-test--daemon-text-at (binary socket uri)
+  "URI's text in the daemon at SOCKET, asked through a fresh connection; nil if absent."
+  (let* ((connection (jsonrpc-process-connection
+                      :name "probe"
+                      :process (make-process :name "probe" :command (list binary "attach" socket)
+                                             :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
+                      :notification-dispatcher #'ignore :request-dispatcher #'ignore)))
+    (unwind-protect
+        (progn
+          (jsonrpc-request connection :initialize (make-hash-table))
+          (when (seq-find (lambda (d) (equal (plist-get d :uri) uri))
+                          (jsonrpc-request connection :document/list (make-hash-table)))
+            (jsonrpc-request connection :document/open (list :uri uri :text ""))
+            (plist-get (jsonrpc-request connection :document/text (list :uri uri)) :text)))
+      (ignore-errors (jsonrpc-shutdown connection)))))
+
+(ert-deftest quire-test-reconnect-after-daemon-restart ()
+  (let* ((binary (getenv "QUIRE_BINARY"))
+         (socket (concat (getenv "QUIRE_TEST_SOCKET") ".reconnect"))
+         (start-daemon (lambda ()
+                         (let ((process (make-process :name "daemon" :command (list binary "--no-stdio" "--socket" socket)
+                                                      :connection-type 'pipe :noquery t)))
+                           (quire-test--wait (lambda () (file-exists-p socket)))
+                           process)))
+         (daemon (funcall start-daemon))
+         (quire-command (list binary "attach" socket)))
+    (with-temp-buffer
+      (insert "kept\nacross restarts\n")
+      (quire-share "kept.el.txt")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                  "kept\nacross restarts\n"))))
+      (kill-process daemon)
+      (quire-test--wait (lambda () (not (process-live-p daemon))))
+      (ignore-errors (delete-file socket))
+      (goto-char (point-max))
+      (insert "typed while away\n")
+      (setq daemon (funcall start-daemon))
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                  "kept\nacross restarts\ntyped while away\n"))
+                                10))
+      (goto-char (point-min))
+      (insert ">")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                  ">kept\nacross restarts\ntyped while away\n"))))
+      (quire-stop)
+      (kill-process daemon))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here

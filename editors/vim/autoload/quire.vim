@@ -75,10 +75,42 @@ export def Start()
   prop_type_add('quire_name', {highlight: 'QuireName'})
 enddef
 
+var stopping = false
+var reconnectDelay = 250
+
+# The daemon went away: unless we stopped it, start it again (backing off up to 5 s) and
+# reopen every shared buffer with its text, as the protocol's reopen rule describes.
 def OnExit(status: number)
   ready = false
-  shared = {}
+  peers = 0
   Log('daemon exited with ' .. status)
+  if !stopping && !empty(shared)
+    timer_start(reconnectDelay, (_) => Reconnect())
+    reconnectDelay = min([reconnectDelay * 2, 5000])
+  endif
+enddef
+
+def Reconnect()
+  if ready || stopping
+    return
+  endif
+  Start()
+  if !ready
+    return   # OnExit schedules the next try
+  endif
+  reconnectDelay = 250
+  for [key, state] in items(shared)
+    var buf = str2nr(key)
+    listener_flush(buf)
+    var reply = Request('document/open', {uri: state.uri, text: DocumentText(buf)})
+    if type(reply) == v:t_dict
+      state.epoch = reply.epoch
+      state.editor = 0
+      state.daemon = 0
+      ApplyChanges(buf, reply.changes)
+      Log('reopened ' .. state.uri .. ' after a daemon restart')
+    endif
+  endfor
 enddef
 
 # The documents the daemon holds (for joining one by name).
@@ -116,8 +148,8 @@ enddef
 
 # Changed lines go to the daemon as one `lines` change (protocol/README.md).
 def OnLocalChange(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
-  if applying || !has_key(shared, buf)
-    return
+  if applying || !has_key(shared, buf) || !ready
+    return   # while the daemon is away, the reopen sends the whole text
   endif
   var state = shared[buf]
   var newLines = end - 1 + added >= start ? getbufline(buf, start, end - 1 + added) : []
@@ -325,6 +357,7 @@ export def Status()
 enddef
 
 export def Stop()
+  stopping = true
   if ready
     Request('shutdown', {}, 2000)
     ch_sendexpr(channel, {method: 'exit'})

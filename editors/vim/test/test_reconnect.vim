@@ -1,0 +1,64 @@
+vim9script
+# The daemon under Vim restarts: the client starts it again and reopens the shared buffer with
+# its text, including what was typed while the daemon was away.
+runtime plugin/quire.vim
+
+var errors: list<string> = []
+var quire = $QUIRE_BINARY
+var socket = $QUIRE_TEST_SOCKET .. '.reconnect'
+
+def WaitFor(Condition: func(): bool, what: string, timeout = 10000)
+  var waited = 0
+  while !Condition() && waited < timeout
+    sleep 10m
+    waited += 10
+  endwhile
+  if !Condition()
+    add(errors, 'timed out waiting for ' .. what .. '; buffer: ' .. string(getline(1, '$')))
+  endif
+enddef
+
+def StartDaemon(): job
+  var daemon = job_start([quire, '--no-stdio', '--socket', socket], {err_io: 'null', out_io: 'null', in_io: 'null'})
+  WaitFor(() => getftype(socket) == 'socket', 'the daemon socket')
+  return daemon
+enddef
+
+def DaemonText(): string
+  var probe = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+  var channel = job_getchannel(probe)
+  ch_evalexpr(channel, {method: 'initialize', params: {}})
+  var documents = ch_evalexpr(channel, {method: 'document/list', params: {}})
+  var text = ''
+  if type(documents) == v:t_dict && !empty(get(documents, 'result', []))
+    ch_evalexpr(channel, {method: 'document/open', params: {uri: 'kept.txt', text: ''}})
+    text = ch_evalexpr(channel, {method: 'document/text', params: {uri: 'kept.txt'}}).result.text
+  endif
+  job_stop(probe)
+  return text
+enddef
+
+var daemon = StartDaemon()
+g:quire_command = [quire, 'attach', socket]
+enew
+setline(1, ['kept', 'across restarts'])
+QuireShare kept.txt
+WaitFor(() => DaemonText() == "kept\nacross restarts\n", 'the first daemon to have the text')
+
+job_stop(daemon, 'kill')
+WaitFor(() => job_status(daemon) != 'run', 'the daemon to die')
+delete(socket)
+append('$', 'typed while the daemon was away')
+daemon = StartDaemon()
+WaitFor(() => DaemonText() == "kept\nacross restarts\ntyped while the daemon was away\n", 'the reopened document')
+
+# Editing goes on as before.
+setline(1, 'kept!')
+listener_flush()
+WaitFor(() => DaemonText() == "kept!\nacross restarts\ntyped while the daemon was away\n", 'an edit after the reconnect')
+
+quire#Stop()
+job_stop(daemon)
+filter(errors, (_, e) => e != '')
+writefile(errors, $QUIRE_TEST_RESULT)
+qall!
