@@ -46,6 +46,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Deepest accepted nesting of JSON arrays and objects.")
     var maxNestingDepth: Int = 64
 
+    @Option(help: "Daemon edits carry the text's SHA-256 for documents up to this many characters (hashing is O(n) per edit).")
+    var maxHashedCharacters: Int = 1 << 20
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level \(logLevel.debugDescription)")
@@ -59,7 +62,8 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         bootstrapLogging(logLevel)
-        var configuration = Daemon.Configuration(maximumFrameBytes: maxFrameBytes, maximumNestingDepth: maxNestingDepth, serverVersion: Quire.version)
+        var configuration = Daemon.Configuration(hashLimit: maxHashedCharacters, maximumFrameBytes: maxFrameBytes,
+                                                 maximumNestingDepth: maxNestingDepth, serverVersion: Quire.version)
         try peering.configure(&configuration)
         var options = DaemonServer.Options(serveStdio: !noStdio, socketPath: socket)
         peering.apply(to: &options)

@@ -211,9 +211,28 @@ Otherwise drop it: the daemon sends it again."
         (progn
           (quire--apply-changes (plist-get params :changes))
           (setq quire--state (plist-put quire--state :daemon (1+ (plist-get quire--state :daemon))))
-          (when (and (plist-get params :hash) (not (equal (plist-get params :hash) (quire--hash))))
-            (quire-resync)))
+          (when (plist-get params :hash)
+            (quire--check-hash-later (plist-get params :hash))))
       (error (quire-resync)))))
+
+(defvar-local quire--hash-timer nil "The pending hash check, if any.")
+
+(defun quire--check-hash-later (hash)
+  "Check once edits pause that the buffer has HASH, and resync if not.
+Hashing a long buffer costs milliseconds, so it is not done per keystroke."
+  (when quire--hash-timer (cancel-timer quire--hash-timer))
+  (let ((buffer (current-buffer))
+        (at (list (plist-get quire--state :editor) (plist-get quire--state :daemon))))
+    (setq quire--hash-timer
+          (run-at-time 0.1 nil
+                       (lambda ()
+                         (when (buffer-live-p buffer)
+                           (with-current-buffer buffer
+                             (setq quire--hash-timer nil)
+                             (when (and quire--state
+                                        (equal at (list (plist-get quire--state :editor) (plist-get quire--state :daemon)))
+                                        (not (equal hash (quire--hash))))
+                               (quire-resync)))))))))
 
 (defun quire-resync ()
   "Replace the buffer with the daemon's text and start a new epoch.

@@ -117,7 +117,7 @@ final class EditorView {
         let text = sent
         return EditDocumentMessage(
             uri: uri, epoch: epoch, revision: editorRevision, changes: changes.map(Self.wireChange),
-            hash: text.count <= hashLimit ? TextHash.sha256Hex(text.string) : nil)
+            hash: text.count <= hashLimit ? TextHash.sha256Hex(text) : nil)
     }
 
     /// Starts a new epoch in which the editor shows exactly `document`.
