@@ -117,6 +117,8 @@
                                                   "kept\nacross restarts\n"))))
       (kill-process daemon)
       (quire-test--wait (lambda () (not (process-live-p daemon))))
+      ;; The client notices that its daemon is gone before we type.
+      (quire-test--wait (lambda () (null quire--connection)))
       (ignore-errors (delete-file socket))
       (goto-char (point-max))
       (insert "typed while away\n")
