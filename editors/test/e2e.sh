@@ -13,7 +13,7 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; pids=(); }
 trap cleanup EXIT
 failed=0
-trap "" PIPE   # as interactive editors do: a write to a dead process is an error, not death
+trap "" PIPE   # batch Emacs could die of SIGPIPE writing to a process that just exited
 
 start_daemons() {  # $1: tcp or pipe
   export QUIRE_WORK="$(mktemp -d)"
