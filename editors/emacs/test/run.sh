@@ -13,6 +13,6 @@ export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock"
 "$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" 2>"$work/daemon.log" &
 daemon=$!
 for _ in $(seq 1 500); do [ -S "$QUIRE_TEST_SOCKET" ] && break; sleep 0.01; done
-# Batch Emacs could die of SIGPIPE writing to a process that just exited; editors ignore it.
+# Batch Emacs could die of SIGPIPE writing to a process that just exited.
 trap '' PIPE
 timeout 120 emacs -Q --batch -L "$work" -l "$here/quire-test.el" -f ert-run-tests-batch-and-exit
