@@ -43,6 +43,9 @@ Or set QUIRE_SECRET in the environment."
 (defface quire-cursor-face '((t :inverse-video t))
   "Face of other people's cursors.")
 
+(defface quire-selection-face '((t :inherit region))
+  "Face of other people's selections.")
+
 (defface quire-name-face '((t :inherit shadow :slant italic))
   "Face of other people's names next to their cursors.")
 
@@ -256,16 +259,21 @@ This is the escape hatch when the buffer and the daemon disagree."
     (when-let ((old (alist-get session quire--cursors)))
       (mapc #'delete-overlay old))
     (setf (alist-get session quire--cursors)
-          (seq-map (lambda (selection)
-                     (let* ((pos (or (quire--point (plist-get selection :end)) (point-max)))
-                            (overlay (make-overlay pos (min (1+ pos) (point-max)))))
-                       (overlay-put overlay 'face 'quire-cursor-face)
-                       (overlay-put overlay 'help-echo (plist-get (plist-get params :user) :name))
-                       (overlay-put overlay 'after-string
-                                    (propertize (concat " " (plist-get (plist-get params :user) :name) " ")
-                                                'face 'quire-name-face))
-                       overlay))
-                   (plist-get params :selections)))))
+          (seq-mapcat
+           (lambda (selection)
+             (let* ((pos (or (quire--point (plist-get selection :end)) (point-max)))
+                    (anchor (or (quire--point (plist-get selection :start)) pos))
+                    (overlay (make-overlay pos (min (1+ pos) (point-max))))
+                    (name (plist-get (plist-get params :user) :name)))
+               (overlay-put overlay 'face 'quire-cursor-face)
+               (overlay-put overlay 'help-echo name)
+               (overlay-put overlay 'after-string (propertize (concat " " name " ") 'face 'quire-name-face))
+               (if (= anchor pos)
+                   (list overlay)
+                 (let ((region (make-overlay (min anchor pos) (max anchor pos))))
+                   (overlay-put region 'face 'quire-selection-face)
+                   (list overlay region)))))
+           (plist-get params :selections)))))
 
 (defun quire--send-cursor ()
   "Tell the daemon where point is."

@@ -53,6 +53,14 @@
                                     (overlays-in (point-min) (point-max))))))
       (should (equal (overlay-start (seq-find (lambda (o) (overlay-get o 'after-string)) (overlays-in (point-min) (point-max))))
                      (+ (point-min) 6 2)))
+      ;; A selection is highlighted as a region.
+      (jsonrpc-notify quire-test--other :cursor/update
+                      '(:uri "shared.el.txt" :revision 0
+                        :selections [(:start (:line 0 :character 2) :end (:line 1 :character 3))]))
+      (should (quire-test--wait
+               (lambda () (seq-find (lambda (o) (and (eq (overlay-get o 'face) 'quire-selection-face)
+                                                     (= (overlay-start o) 3) (= (overlay-end o) 10)))
+                                    (overlays-in (point-min) (point-max))))))
       ;; Typing goes to the daemon.
       (goto-char (point-min))
       (end-of-line)

@@ -73,6 +73,9 @@ export def Start()
   prop_type_add('quire_cursor', {highlight: 'QuireCursor'})
   prop_type_delete('quire_name')
   prop_type_add('quire_name', {highlight: 'QuireName'})
+  highlight default QuireSelection ctermbg=darkmagenta guibg=#5f005f
+  prop_type_delete('quire_selection')
+  prop_type_add('quire_selection', {highlight: 'QuireSelection'})
 enddef
 
 var stopping = false
@@ -316,11 +319,23 @@ def OnCursor(params: dict<any>)
     return
   endif
   prop_remove({type: 'quire_cursor', id: params.session, bufnr: buf, all: true})
+  prop_remove({type: 'quire_selection', id: params.session, bufnr: buf, all: true})
   var key = buf .. ':' .. params.session
   if has_key(nameMarks, key)
     prop_remove({type: 'quire_name', id: remove(nameMarks, key), bufnr: buf, all: true})
   endif
+  var lineCount = getbufinfo(buf)[0].linecount
   for selection in params.selections
+    # A selection (anchor and cursor apart) is highlighted from its first to its last position.
+    var from = selection.start
+    var to = selection.end
+    if to.line < from.line || (to.line == from.line && to.character < from.character)
+      [from, to] = [to, from]
+    endif
+    if (from.line != to.line || from.character != to.character) && to.line < lineCount
+      prop_add(from.line + 1, from.character + 1, {type: 'quire_selection', id: params.session, bufnr: buf,
+        end_lnum: to.line + 1, end_col: to.character + 1})
+    endif
     var lnum = selection.end.line + 1
     if lnum <= len(getbufline(buf, 1, '$'))
       var length = strlen(getbufline(buf, lnum)[0])

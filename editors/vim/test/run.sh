@@ -9,14 +9,28 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 work="$(mktemp -d)"
-trap 'if [ -n "${daemon:-}" ]; then kill "$daemon" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+trap 'for p in "${daemon:-}" "${peer:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock" QUIRE_TEST_LOG="$work/client.log"
-"$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" 2>"$work/daemon.log" &
-daemon=$!
+if [[ "$pattern" == bench_* ]]; then
+  # Benchmarks also get a second daemon paired over loopback TCP, for cross-daemon figures.
+  export QUIRE_SECRET="bench-$$"
+  "$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" --listen 127.0.0.1:0 2>"$work/daemon.log" &
+  daemon=$!
+  for _ in $(seq 1 500); do grep -q "listening for peers" "$work/daemon.log" 2>/dev/null && break; sleep 0.01; done
+  port="$(grep -o 'listening for peers on 127.0.0.1:[0-9]*' "$work/daemon.log" | head -1 | sed 's/.*://')"
+  "$quire" --no-stdio --socket "$work/peer.sock" --connect "127.0.0.1:$port" 2>"$work/peer.log" &
+  peer=$!
+else
+  "$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" 2>"$work/daemon.log" &
+  daemon=$!
+fi
 for _ in $(seq 1 500); do [ -S "$QUIRE_TEST_SOCKET" ] && break; sleep 0.01; done
 failed=0
+runs=("")
+[[ "$pattern" == bench_* ]] && runs=("" "$work/peer.sock")
 for test in "$here"/$pattern; do
-  export QUIRE_TEST_RESULT="$work/$(basename "$test").result"
+ for peer_socket in "${runs[@]}"; do
+  export QUIRE_TEST_RESULT="$work/$(basename "$test").result" QUIRE_TEST_PEER_SOCKET="$peer_socket"
   rm -f "$QUIRE_TEST_RESULT"
   timeout 60 vim -u NONE -i NONE -N --not-a-term -n --cmd "set rtp^=$here/.." --cmd 'filetype off' -S "$test" </dev/null >/dev/null 2>&1 || true
   if [ ! -f "$QUIRE_TEST_RESULT" ]; then
@@ -28,6 +42,7 @@ for test in "$here"/$pattern; do
   else
     echo "ok   $(basename "$test")"
   fi
+ done
 done
 [ -f "$QUIRE_TEST_LOG" ] && [ "$failed" -gt 0 ] && { echo "client log:"; cat "$QUIRE_TEST_LOG"; }
 exit "$failed"

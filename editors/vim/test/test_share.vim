@@ -51,6 +51,12 @@ ch_sendexpr(otherChannel, {method: 'cursor/update', params: {uri: 'shared.txt', 
   selections: [{start: {line: 0, character: 1}, end: {line: 0, character: 1}}]}})
 WaitFor(() => len(prop_list(1, {types: ['quire_cursor']})) > 0, 'the moved cursor')
 add(errors, len(prop_list(2, {types: ['quire_name', 'quire_cursor']})) == 0 ? '' : 'old marks left on line 2')
+# A selection from line 1 into line 2 is highlighted.
+ch_sendexpr(otherChannel, {method: 'cursor/update', params: {uri: 'shared.txt', revision: 0,
+  selections: [{start: {line: 0, character: 2}, end: {line: 1, character: 3}}]}})
+WaitFor(() => len(prop_list(1, {types: ['quire_selection']})) > 0, 'the selection')
+var selected = prop_list(1, {types: ['quire_selection']})
+add(errors, len(selected) == 1 && selected[0].col == 3 && prop_list(2, {types: ['quire_selection']})[0].length == 3 ? '' : 'selection marks: ' .. string(selected))
 
 # Local typing reaches the daemon as minimal edits.
 setline(1, 'hello there')
