@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Byte-compiles quire.el (warnings are errors) and runs its ERT tests headless against the
-# built quire binary. Usage: editors/emacs/test/run.sh [path/to/quire]
+# built quire binary. Usage: editors/emacs/test/run.sh [--bench] [path/to/quire]
+# With --bench, prints the client's figures instead.
 set -euo pipefail
+if [ "${1:-}" = "--bench" ]; then
+  exec emacs -Q --batch -L "$(cd "$(dirname "$0")/.." && pwd)" -l "$(cd "$(dirname "$0")" && pwd)/bench.el"
+fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
