@@ -9,6 +9,7 @@ fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
+quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"   # absolute: the editors run elsewhere
 work="$(mktemp -d)"
 trap 'if [ -n "${daemon:-}" ]; then kill "$daemon" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 cp "$here/../quire.el" "$work/"

@@ -8,6 +8,7 @@ if [ "${1:-}" = "--bench" ]; then pattern="bench_*.vim"; shift; fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
+quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"   # absolute: the editors run elsewhere
 work="$(mktemp -d)"
 trap 'for p in "${daemon:-}" "${peer:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock" QUIRE_TEST_LOG="$work/client.log"
