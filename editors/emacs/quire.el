@@ -78,11 +78,15 @@ Or set QUIRE_SECRET in the environment."
     (goto-char pos)
     (list :line (1- (line-number-at-pos pos t)) :character (- pos (line-beginning-position)))))
 
-(defun quire--point (position)
-  "The buffer position of protocol POSITION, or nil when it is past the end."
+(defun quire--point (position &optional from)
+  "The buffer position of protocol POSITION, or nil when it is past the end.
+FROM, a cons (LINE . BOL), starts the line search at a known line start
+at or before POSITION's line instead of at the start of the buffer."
   (save-excursion
-    (goto-char (point-min))
     (let ((line (plist-get position :line)) (character (plist-get position :character)))
+      (if (and from (<= (car from) line))
+          (progn (goto-char (cdr from)) (setq line (- line (car from))))
+        (goto-char (point-min)))
       (when (and (zerop (forward-line line))
                  (<= character (- (line-end-position) (point))))
         (+ (point) character)))))
@@ -199,7 +203,10 @@ While the daemon is away nothing is sent: the reopen sends the whole text."
         (seq-doseq (change changes)
           (let* ((range (plist-get change :range))
                  (start (quire--point (plist-get range :start)))
-                 (end (quire--point (plist-get range :end))))
+                 ;; The end is searched from the start's line: one scan of the buffer, not two.
+                 (end (and start (quire--point (plist-get range :end)
+                                               (cons (plist-get (plist-get range :start) :line)
+                                                     (save-excursion (goto-char start) (line-beginning-position)))))))
             (unless (and start end) (error "Quire: change outside the buffer"))
             (goto-char start)
             (delete-region start end)
