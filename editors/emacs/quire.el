@@ -194,8 +194,27 @@ While the daemon is away nothing is sent: the reopen sends the whole text."
 
 ;;; The daemon's edits
 
+(defun quire--shift-undo (position delta)
+  "Shift the positions after POSITION in the undo list by DELTA characters.
+Remote changes stay out of the undo list, so undo reverts only your own
+edits; this keeps the recorded positions of those edits right."
+  (let ((shift (lambda (pos) (if (and (integerp pos) (> pos position)) (max position (+ pos delta)) pos))))
+    (when (listp buffer-undo-list)
+      (setq buffer-undo-list
+            (mapcar (lambda (entry)
+                      (pcase entry
+                        ((pred integerp) (funcall shift entry))
+                        (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
+                         (cons (funcall shift beg) (funcall shift end)))
+                        (`(,(and text (pred stringp)) . ,(and pos (pred integerp)))
+                         (cons text (if (< pos 0) (- (funcall shift (- pos))) (funcall shift pos))))
+                        (`(nil ,prop ,val ,(and beg (pred integerp)) . ,(and end (pred integerp)))
+                         `(nil ,prop ,val ,(funcall shift beg) . ,(funcall shift end)))
+                        (_ entry)))
+                    buffer-undo-list)))))
+
 (defun quire--apply-changes (changes)
-  "Apply the daemon's CHANGES in order, without reporting them."
+  "Apply the daemon's CHANGES in order, unreported and kept out of undo."
   (let ((quire--applying t) (inhibit-modification-hooks t))
     (save-excursion
       (save-restriction
@@ -208,9 +227,12 @@ While the daemon is away nothing is sent: the reopen sends the whole text."
                                                (cons (plist-get (plist-get range :start) :line)
                                                      (save-excursion (goto-char start) (line-beginning-position)))))))
             (unless (and start end) (error "Quire: change outside the buffer"))
-            (goto-char start)
-            (delete-region start end)
-            (insert (plist-get change :text))))))))
+            (let ((text (plist-get change :text)))
+              (let ((buffer-undo-list t))
+                (goto-char start)
+                (delete-region start end)
+                (insert text))
+              (quire--shift-undo start (- (length text) (- end start))))))))))
 
 (defun quire--on-daemon-edit (params)
   "Apply the daemon's edit PARAMS if based on every edit we sent.
@@ -254,8 +276,11 @@ This is the escape hatch when the buffer and the daemon disagree."
         (save-excursion
           (save-restriction
             (widen)
-            (erase-buffer)
-            (insert (plist-get reply :text)))))
+            (let ((buffer-undo-list t))
+              (erase-buffer)
+              (insert (plist-get reply :text))))))
+      ;; The recorded positions no longer mean anything in the new text.
+      (when (listp buffer-undo-list) (setq buffer-undo-list nil))
       (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0)))))
 
 ;;; Cursors

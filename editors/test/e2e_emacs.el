@@ -57,6 +57,14 @@
   (end-of-line)
   (delete-char 1)
   (accept-process-output nil 0.015)
+  ;; Type something and undo it, while the other editor's edits keep arriving.
+  (undo-boundary)
+  (goto-char (point-max))
+  (insert "UNDONE")
+  (undo-boundary)
+  (accept-process-output nil 0.05)
+  (primitive-undo 1 (cdr buffer-undo-list))
+  (accept-process-output nil 0.015)
   ;; Quiet.
   (let ((last (buffer-string)) (still 0))
     (while (< still 1.5)

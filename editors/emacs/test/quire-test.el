@@ -141,6 +141,22 @@
       (quire-stop)
       (kill-process daemon))))
 
+(ert-deftest quire-test-undo-reverts-only-own-edits ()
+  (with-temp-buffer
+    (buffer-enable-undo)
+    (insert "one two three")
+    (undo-boundary)
+    (goto-char (point-max))
+    (insert " four")
+    (undo-boundary)
+    ;; Someone else inserts at the start and deletes "two".
+    (quire--apply-changes [(:range (:start (:line 0 :character 0) :end (:line 0 :character 0)) :text ">> ")
+                           (:range (:start (:line 0 :character 7) :end (:line 0 :character 11)) :text "")])
+    (should (equal (buffer-string) ">> one three four"))
+    ;; Undo removes our " four", at its shifted position, and nothing of theirs.
+    (primitive-undo 1 (cdr buffer-undo-list))
+    (should (equal (buffer-string) ">> one three"))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here
