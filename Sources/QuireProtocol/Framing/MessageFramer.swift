@@ -23,7 +23,11 @@ public struct MessageFramer: Sendable {
     public let maximumHeaderBytes: Int
     public private(set) var mode: Mode = .undetermined
 
+    /// Bytes before `start` are consumed; they are dropped once per `feed`, not once per message,
+    /// so a read holding many small messages costs O(bytes), not O(bytes x messages).
     private var buffer: [UInt8] = []
+    private var start = 0
+    /// Where the search for a header end or a line end resumes (an index into `buffer`).
     private var scan = 0
     private var state = State.header
     private enum State: Sendable {
@@ -40,7 +44,7 @@ public struct MessageFramer: Sendable {
     }
 
     /// Bytes received but not yet part of a complete message.
-    public var bufferedByteCount: Int { buffer.count }
+    public var bufferedByteCount: Int { buffer.count - start }
 
     /// Adds bytes from the stream; returns the complete messages and errors they finished.
     /// - Complexity: O(bytes fed), amortized.
@@ -54,41 +58,57 @@ public struct MessageFramer: Sendable {
 
     /// The stream ended: reports a frame left incomplete, if any.
     public mutating func finish() -> FramingError? {
-        defer { buffer.removeAll(); scan = 0 }
+        let count = bufferedByteCount
+        let leftover = pending.contains { !Self.isBlank($0) }
+        buffer.removeAll()
+        start = 0
+        scan = 0
         switch state {
-        case .body, .skipping: return .truncatedFrame(bufferedBytes: buffer.count)
-        case .header, .resynchronizing, .skippingLine:
-            let leftover = buffer.contains { !Self.isBlank($0) }
-            return leftover ? .truncatedFrame(bufferedBytes: buffer.count) : nil
+        case .body, .skipping: return .truncatedFrame(bufferedBytes: count)
+        case .header, .resynchronizing, .skippingLine: return leftover ? .truncatedFrame(bufferedBytes: count) : nil
         }
     }
 
     // MARK: The state machine
 
+    /// The bytes not consumed yet (indices are `buffer`'s).
+    private var pending: ArraySlice<UInt8> { buffer[start...] }
+
+    private mutating func consume(_ count: Int) {
+        start += count
+        scan = start
+    }
+
+    private mutating func consume(upTo index: Int) { consume(index - start) }
+
+    private mutating func compact() {
+        guard start > 0 else { return }
+        buffer.removeFirst(start)
+        scan = max(0, scan - start)
+        start = 0
+    }
+
     /// Makes one step of progress; false when more bytes are needed.
     private mutating func step(into events: inout [Event]) -> Bool {
         if mode == .undetermined {
-            guard let first = buffer.firstIndex(where: { !Self.isBlank($0) }) else { buffer.removeAll(); return false }
+            guard let first = pending.firstIndex(where: { !Self.isBlank($0) }) else { consume(upTo: buffer.count); return false }
             mode = (buffer[first] == UInt8(ascii: "{") || buffer[first] == UInt8(ascii: "[")) ? .lineDelimited : .contentLength
         }
         switch state {
         case .skipping(let remaining):
-            let n = min(remaining, buffer.count)
-            buffer.removeFirst(n)
-            scan = 0
+            let n = min(remaining, bufferedByteCount)
+            consume(n)
             state = remaining - n == 0 ? .header : .skipping(remaining: remaining - n)
             return remaining - n == 0
         case .body(let length):
-            guard buffer.count >= length else { return false }
-            events.append(.message(Array(buffer[0..<length])))
-            buffer.removeFirst(length)
-            scan = 0
+            guard bufferedByteCount >= length else { return false }
+            events.append(.message(Array(buffer[start..<(start + length)])))
+            consume(length)
             state = .header
             return true
         case .skippingLine:
-            guard let newline = buffer.firstIndex(of: 10) else { buffer.removeAll(); scan = 0; return false }
-            buffer.removeFirst(newline + 1)
-            scan = 0
+            guard let newline = pending.firstIndex(of: 10) else { consume(upTo: buffer.count); return false }
+            consume(upTo: newline + 1)
             state = .header
             return true
         case .resynchronizing:
@@ -99,50 +119,44 @@ public struct MessageFramer: Sendable {
     }
 
     private mutating func nextLine(into events: inout [Event]) -> Bool {
-        guard let newline = buffer[scan...].firstIndex(of: 10) else {
+        guard let newline = buffer[max(scan, start)...].firstIndex(of: 10) else {
             scan = buffer.count
-            if buffer.count > maximumFrameBytes {
+            if bufferedByteCount > maximumFrameBytes {
                 events.append(.error(.frameTooLarge(size: nil, limit: maximumFrameBytes)))
-                buffer.removeAll()
-                scan = 0
+                consume(upTo: buffer.count)
                 state = .skippingLine
             }
             return false
         }
-        var line = buffer[0..<newline]
+        var line = buffer[start..<newline]
         if line.last == 13 { line = line.dropLast() }
         if line.count > maximumFrameBytes {
             events.append(.error(.frameTooLarge(size: line.count, limit: maximumFrameBytes)))
         } else if line.contains(where: { !Self.isBlank($0) }) {
             events.append(.message(Array(line)))
         }
-        buffer.removeFirst(newline + 1)
-        scan = 0
+        consume(upTo: newline + 1)
         return true
     }
 
     private mutating func nextHeader(into events: inout [Event]) -> Bool {
         // Skip blank bytes between frames.
-        if let first = buffer.firstIndex(where: { !Self.isBlank($0) }) {
-            if first > 0 { buffer.removeFirst(first); scan = 0 }
-        } else {
-            buffer.removeAll()
-            scan = 0
+        guard let first = pending.firstIndex(where: { !Self.isBlank($0) }) else {
+            consume(upTo: buffer.count)
             return false
         }
+        if first > start { consume(upTo: first) }
         guard let end = headerEnd() else {
-            if buffer.count > maximumHeaderBytes {
+            if bufferedByteCount > maximumHeaderBytes {
                 events.append(.error(.headerTooLong(limit: maximumHeaderBytes)))
-                buffer.removeFirst(1)
-                scan = 0
+                consume(1)
                 state = .resynchronizing
                 return true
             }
             return false
         }
-        let header = Array(buffer[0..<end.headerLength])
-        buffer.removeFirst(end.consumed)
-        scan = 0
+        let header = Array(buffer[start..<end.header])
+        consume(upTo: end.consumed)
         switch Self.contentLength(in: header) {
         case .success(let length) where length > maximumFrameBytes:
             events.append(.error(.frameTooLarge(size: length, limit: maximumFrameBytes)))
@@ -156,9 +170,10 @@ public struct MessageFramer: Sendable {
         return true
     }
 
-    /// Finds the blank line that ends a header block: `\r\n\r\n` or `\n\n`.
-    private mutating func headerEnd() -> (headerLength: Int, consumed: Int)? {
-        var i = max(scan, 0)
+    /// Finds the blank line that ends a header block, `\r\n\r\n` or `\n\n`: where the header ends
+    /// and where its terminator does (indices into `buffer`).
+    private mutating func headerEnd() -> (header: Int, consumed: Int)? {
+        var i = max(scan, start)
         while i < buffer.count {
             if buffer[i] == 10 {
                 if i + 1 < buffer.count, buffer[i + 1] == 10 { return (i, i + 2) }
@@ -166,7 +181,7 @@ public struct MessageFramer: Sendable {
             }
             i += 1
         }
-        scan = max(0, buffer.count - 3)
+        scan = max(start, buffer.count - 3)
         return nil
     }
 
@@ -174,20 +189,18 @@ public struct MessageFramer: Sendable {
     /// a frame whose header was bad may run straight into the next header.
     private mutating func resynchronize() -> Bool {
         let needle = Array("content-length".utf8)
-        var i = 0
+        var i = start
         while i + needle.count <= buffer.count {
             if Self.lowercased(buffer[i]) == needle[0],
                zip(buffer[i..<(i + needle.count)], needle).allSatisfy({ Self.lowercased($0) == $1 }) {
-                buffer.removeFirst(i)
-                scan = 0
+                consume(upTo: i)
                 state = .header
                 return true
             }
             i += 1
         }
         // Keep a tail that may be the start of the needle.
-        buffer.removeFirst(max(0, buffer.count - (needle.count - 1)))
-        scan = 0
+        consume(max(0, bufferedByteCount - (needle.count - 1)))
         return false
     }
 
@@ -211,10 +224,6 @@ public struct MessageFramer: Sendable {
         }
         guard let length else { return .failure(.missingContentLength) }
         return .success(length)
-    }
-
-    private mutating func compact() {
-        if buffer.isEmpty { buffer = []; scan = 0 }
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 10 || byte == 13 }
