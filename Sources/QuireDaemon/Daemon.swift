@@ -93,7 +93,8 @@ public final class Daemon {
 
     func document(_ uri: String) -> SharedDocument? { documents[uri] }
 
-    /// The document `uri`, created from `text` by `view`'s replica when new.
+    /// The document `uri`, created with `makeText()` when this daemon does not have it yet; a new
+    /// document is announced to every peer at once.
     func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) -> (SharedDocument, created: Bool) {
         if let existing = documents[uri] { return (existing, false) }
         let document = SharedDocument(uri: uri, id: randomID(), text: makeText())

@@ -10,9 +10,8 @@ public enum AttachBridge {
         guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
             throw PeerNetworkError("quire attach needs pipes, sockets or a terminal on stdin and stdout, as an editor gives it")
         }
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&stopSignals, signal) }
+        // Unlike the daemon, the bridge just dies of a stop signal; it must only not inherit them blocked.
+        var stopSignals = DaemonServer.stopSignals()
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
