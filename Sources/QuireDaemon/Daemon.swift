@@ -53,18 +53,38 @@ public final class Daemon {
     private var nextLinkID = 1
     /// Listening and connecting for `peer/*` requests; set by the server that runs the daemon.
     public weak var transport: PeerTransport?
+    /// Where documents are kept across restarts; nil keeps them in memory only.
+    public let store: DocumentStore?
+    /// Output (replies, daemon edits, peer frames) waiting for the store's next commit.
+    private var heldOutput: [(write: ([UInt8]) -> Void, bytes: [UInt8])] = []
+    private var storeFailureReported = false
 
     /// - Parameter replicaSource: draws the replica ID of each new editor session; inject a
     ///   counter in tests, a random source in the daemon.
     ///   `randomBytes` draws nonces and document IDs (inject a seeded source in tests).
+    ///   `store`: the data directory; its documents are loaded now, and the daemon takes its replica ID.
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "quire"),
                 replicaSource: @escaping () -> ReplicaID = { ReplicaID(UInt64.random(in: 1...UInt64.max)) },
-                randomBytes: @escaping (Int) -> [UInt8] = { n in (0..<n).map { _ in UInt8.random(in: 0...255) } }) {
+                randomBytes: @escaping (Int) -> [UInt8] = { n in (0..<n).map { _ in UInt8.random(in: 0...255) } },
+                store: DocumentStore? = nil) {
         self.configuration = configuration
         self.logger = logger
         self.nextReplica = replicaSource
         self.randomBytes = randomBytes
-        self.replica = replicaSource()
+        self.store = store
+        self.replica = store?.replica ?? replicaSource()
+        if let store { load(from: store) }
+    }
+
+    /// Takes in every document of the data directory. Names stay unique: a second document
+    /// under a name already taken is kept as `name#id`, as with peers.
+    private func load(from store: DocumentStore) {
+        for loaded in store.loadDocuments() {
+            var uri = loaded.uri
+            if documents[uri] != nil { uri = "\(loaded.uri)#\(String(loaded.id, radix: 16))" }
+            documents[uri] = SharedDocument(uri: uri, id: loaded.id, text: loaded.text)
+            logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed")
+        }
     }
 
     private func randomID() -> UInt64 {
@@ -99,6 +119,7 @@ public final class Daemon {
         if let existing = documents[uri] { return (existing, false) }
         let document = SharedDocument(uri: uri, id: randomID(), text: makeText())
         documents[uri] = document
+        store?.create(uri: uri, id: document.id, initial: document.text.operations())
         logger.info("document \(uri) created with \(document.text.count) characters")
         for link in links.values {
             link.announce(document)
@@ -120,6 +141,7 @@ public final class Daemon {
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession) {
         guard !operations.isEmpty else { return }
         document.apply(operations)
+        store?.append(operations, toDocument: document.id)
         for other in sessions.values where other !== session {
             other.view(of: document.uri)?.enqueue(operations)
         }
@@ -174,6 +196,7 @@ public final class Daemon {
         let fresh = operations.filter { document.isNew($0) }
         guard !fresh.isEmpty else { return }
         document.apply(fresh)
+        store?.append(fresh, toDocument: document.id)
         for session in sessions.values { session.view(of: document.uri)?.enqueue(fresh) }
         for link in links.values where link !== origin { link.sendOperations(fresh, of: document) }
     }
@@ -191,6 +214,7 @@ public final class Daemon {
         }
         let document = SharedDocument(uri: name, id: id, text: ReplicatingText(replica: replica))
         documents[name] = document
+        store?.create(uri: name, id: id, initial: [])
         return document
     }
 
@@ -208,6 +232,37 @@ public final class Daemon {
     /// (after its reply), so several remote operations become one edit.
     public func flush() {
         for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.sendPendingEdits() }
+    }
+
+    // MARK: Durability
+
+    /// `write`, held back while the store has edits not yet on stable storage (`.sync`
+    /// durability), so that no editor or peer hears of an edit a crash could still take back.
+    /// Held bytes go out in their original order at the next `commit()`.
+    func gated(_ write: @escaping ([UInt8]) -> Void) -> ([UInt8]) -> Void {
+        { [unowned self] bytes in
+            if self.heldOutput.isEmpty && !(self.store?.holdsOutput ?? false) {
+                write(bytes)
+            } else {
+                self.heldOutput.append((write, bytes))
+            }
+        }
+    }
+
+    /// Makes everything logged so far durable, then sends the output that waited for it and
+    /// folds long logs into snapshots. Called at the end of every read from an editor or peer,
+    /// before an exit, and on the `.batch` timer.
+    public func commit() {
+        guard let store else { return }
+        store.commit()
+        let output = heldOutput
+        heldOutput = []
+        for (write, bytes) in output { write(bytes) }
+        store.snapshotDueDocuments { id in documents.values.first { $0.id == id }?.text }
+        if let failure = store.failure, !storeFailureReported {
+            storeFailureReported = true
+            for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.showError("Quire \(failure)") }
+        }
     }
 
     // MARK: Selections

@@ -40,6 +40,8 @@ struct Serve: ParsableCommand {
 
     @OptionGroup var peering: PeeringOptions
 
+    @OptionGroup var storage: StorageOptions
+
     @Option(help: "Largest accepted message, in bytes.")
     var maxFrameBytes: Int = 8 << 20
 
@@ -67,7 +69,7 @@ struct Serve: ParsableCommand {
         try peering.configure(&configuration)
         var options = DaemonServer.Options(serveStdio: !noStdio, socketPath: socket)
         peering.apply(to: &options)
-        throw ExitCode(try runDaemon(configuration: configuration, options: options))
+        throw ExitCode(try runDaemon(configuration: configuration, options: options, storage: storage))
     }
 }
 
@@ -81,9 +83,9 @@ func bootstrapLogging(_ level: String) {
     }
 }
 
-func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Options) throws -> Int32 {
+func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Options, storage: StorageOptions) throws -> Int32 {
     let logger = Logger(label: "quire")
-    let daemon = Daemon(configuration: configuration, logger: logger)
+    let daemon = Daemon(configuration: configuration, logger: logger, store: try storage.openStore(logger: logger))
     return try DaemonServer(daemon: daemon, options: options, logger: logger).run()
 }
 
@@ -127,6 +129,54 @@ struct PeeringOptions: ParsableArguments {
     }
 }
 
+/// Where documents are kept across restarts, shared by `quire` and `quire peer`.
+struct StorageOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Keep documents here across restarts (created with mode 0700).",
+                               discussion: "Default: $XDG_DATA_HOME/quire, or ~/.local/share/quire."))
+    var dataDir: String?
+
+    @Flag(help: "Keep documents in memory only: nothing survives the daemon.")
+    var ephemeral = false
+
+    @Option(help: "sync: an edit is on disk before anyone hears of it; batch: written at once (safe from kill -9), synced every 200 ms.")
+    var durability: String = DocumentStore.Durability.sync.rawValue
+
+    func validate() throws {
+        guard DocumentStore.Durability(rawValue: durability) != nil else {
+            throw ValidationError("--durability must be sync or batch, not \(durability.debugDescription)")
+        }
+        if ephemeral && dataDir != nil { throw ValidationError("--ephemeral and --data-dir exclude each other") }
+    }
+
+    static var defaultDataDir: String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/quire" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/share/quire" }
+        return nil
+    }
+
+    /// The data directory asked for. A directory named with --data-dir that cannot be used is an
+    /// error; when the default one cannot be used (another daemon holds it, say), the daemon
+    /// says so and keeps documents in memory.
+    func openStore(logger: Logger) throws -> DocumentStore? {
+        guard !ephemeral else { return nil }
+        let mode = DocumentStore.Durability(rawValue: durability) ?? .sync
+        if let dataDir {
+            do { return try DocumentStore(path: dataDir, durability: mode, logger: logger) } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+        guard let path = Self.defaultDataDir else {
+            logger.warning("no HOME or XDG_DATA_HOME: documents are kept in memory only")
+            return nil
+        }
+        do { return try DocumentStore(path: path, durability: mode, logger: logger) } catch {
+            FileHandle.standardError.write(Data("quire: \(error); documents are kept in memory only (pass --data-dir to keep them elsewhere)\n".utf8))
+            return nil
+        }
+    }
+}
+
 /// `quire peer --stdio`: a daemon that speaks the peer protocol on stdin/stdout, for
 /// `--connect-command 'ssh host quire peer --stdio'`.
 struct Peer: ParsableCommand {
@@ -143,6 +193,8 @@ struct Peer: ParsableCommand {
 
     @OptionGroup var peering: PeeringOptions
 
+    @OptionGroup var storage: StorageOptions
+
     func validate() throws {
         guard stdio else { throw ValidationError("quire peer needs --stdio") }
     }
@@ -155,7 +207,7 @@ struct Peer: ParsableCommand {
         var options = DaemonServer.Options(serveStdio: false, socketPath: socket)
         peering.apply(to: &options)
         options.peerStdio = true
-        throw ExitCode(try runDaemon(configuration: configuration, options: options))
+        throw ExitCode(try runDaemon(configuration: configuration, options: options, storage: storage))
     }
 }
 

@@ -26,12 +26,25 @@ final class DaemonProcess: @unchecked Sendable {
 
     private var errorText = ""
 
+    /// A fresh directory for a test's files; removed by the caller or left in the temp dir.
+    static func temporaryDirectory(_ label: String = "quire") -> String {
+        let path = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Each daemon gets a default data directory of its own (XDG_DATA_HOME), so tests never
+    /// touch the user's documents nor each other's.
+    static func isolatedEnvironment(_ environment: [String: String]) -> [String: String] {
+        var merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        if environment["XDG_DATA_HOME"] == nil { merged["XDG_DATA_HOME"] = temporaryDirectory("quire-data") }
+        return merged
+    }
+
     init(arguments: [String] = [], environment: [String: String] = [:]) throws {
         process.executableURL = Self.binary
         process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
+        process.environment = Self.isolatedEnvironment(environment)
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

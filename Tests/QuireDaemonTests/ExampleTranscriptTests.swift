@@ -39,6 +39,7 @@ import Testing
         let directory = Self.repository.appendingPathComponent("protocol/examples")
         let process = Process()
         process.executableURL = DaemonProcess.binary
+        process.environment = DaemonProcess.isolatedEnvironment([:])
         process.standardInput = try FileHandle(forReadingFrom: directory.appendingPathComponent("\(name).jsonl"))
         let output = Pipe()
         process.standardOutput = output
@@ -117,6 +118,7 @@ import Testing
     @Test func devNullOnBothEndsEndsWithStatusOne() throws {
         let process = Process()
         process.executableURL = DaemonProcess.binary
+        process.environment = DaemonProcess.isolatedEnvironment([:])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

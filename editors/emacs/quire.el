@@ -132,12 +132,19 @@ at or before POSITION's line instead of at the start of the buffer."
 (defun quire--schedule-reconnect ()
   "After the daemon went away, start it again later, backing off up to 5 seconds."
   (setq quire--connection nil quire--peers 0)
+  ;; What the daemon last had of each buffer: the reopen merges what is typed from here on.
+  (dolist (buffer (quire--shared-buffers))
+    (with-current-buffer buffer
+      (unless (plist-get quire--state :base)
+        (setq quire--state (plist-put quire--state :base (quire--text))))))
   (when (and (not quire--stopping) (not quire--reconnect-timer) (quire--shared-buffers))
     (setq quire--reconnect-timer (run-at-time quire--reconnect-delay nil #'quire--reconnect))
     (setq quire--reconnect-delay (min 5 (* 2 quire--reconnect-delay)))))
 
 (defun quire--reconnect ()
-  "Start the daemon again and reopen every shared buffer with its text."
+  "Start the daemon again and reopen every shared buffer.
+Each reopen sends the buffer's text and the text the daemon last had, so
+what was typed meanwhile merges into the daemon's document."
   (setq quire--reconnect-timer nil)
   (condition-case nil
       (progn
@@ -146,7 +153,10 @@ at or before POSITION's line instead of at the start of the buffer."
         (dolist (buffer (quire--shared-buffers))
           (with-current-buffer buffer
             (let* ((uri (plist-get quire--state :uri))
-                   (reply (jsonrpc-request quire--connection :document/open (list :uri uri :text (quire--text)))))
+                   (text (quire--text))
+                   (reply (jsonrpc-request quire--connection :document/open
+                                           (list :uri uri :text text
+                                                 :base (or (plist-get quire--state :base) text)))))
               (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0))
               (quire--apply-changes (plist-get reply :changes))))))
     (error (quire--schedule-reconnect))))

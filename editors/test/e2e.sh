@@ -21,13 +21,13 @@ start_daemons() {  # $1: tcp or pipe
   export QUIRE_WORK="$(mktemp -d)"
   a="$QUIRE_WORK/a.sock" b="$QUIRE_WORK/b.sock"
   if [ "$1" = tcp ]; then
-    "$quire" --no-stdio --socket "$a" --listen 127.0.0.1:0 2>"$QUIRE_WORK/a.log" & pids+=($!)
+    "$quire" --no-stdio --socket "$a" --data-dir "$QUIRE_WORK/a-data" --listen 127.0.0.1:0 2>"$QUIRE_WORK/a.log" & pids+=($!)
     for _ in $(seq 1 500); do grep -q "listening for peers" "$QUIRE_WORK/a.log" 2>/dev/null && break; sleep 0.01; done
     local port
     port="$(grep -o 'listening for peers on 127.0.0.1:[0-9]*' "$QUIRE_WORK/a.log" | head -1 | sed 's/.*://')"
-    "$quire" --no-stdio --socket "$b" --connect "127.0.0.1:$port" 2>"$QUIRE_WORK/b.log" & pids+=($!)
+    "$quire" --no-stdio --socket "$b" --data-dir "$QUIRE_WORK/b-data" --connect "127.0.0.1:$port" 2>"$QUIRE_WORK/b.log" & pids+=($!)
   else
-    "$quire" --no-stdio --socket "$a" --connect-command "'$quire' peer --stdio --socket '$b'" 2>"$QUIRE_WORK/a.log" & pids+=($!)
+    "$quire" --no-stdio --socket "$a" --data-dir "$QUIRE_WORK/a-data" --connect-command "'$quire' peer --stdio --socket '$b' --data-dir '$QUIRE_WORK/b-data'" 2>"$QUIRE_WORK/a.log" & pids+=($!)
   fi
   for _ in $(seq 1 1000); do [ -S "$a" ] && [ -S "$b" ] && break; sleep 0.01; done
 }

@@ -146,6 +146,7 @@ public final class EditorSession: MessageHandler {
         case LifecycleMethod.exit:
             let status: Int32 = state == .shutDown ? 0 : 1
             logger.info("session \(id): exit with status \(status)")
+            daemon.commit()
             onExit?(status)
             return
         case LifecycleMethod.cancelRequest:
@@ -197,6 +198,9 @@ public final class EditorSession: MessageHandler {
         guard views[request.uri] == nil else { throw .documentAlreadyOpen(request.uri) }
         let editorText = request.text ?? ""
         let (document, created) = daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
+        if !created, let base = request.base {
+            mergeReopened(document, base: base, editorText: editorText)
+        }
         let view = EditorView(uri: request.uri, text: document.text, replica: replica, encoding: encoding)
         views[request.uri] = view
         // The daemon's text wins: tell the editor how to get there from what it shows.
@@ -206,6 +210,21 @@ public final class EditorSession: MessageHandler {
         logger.info("session \(id): opened \(request.uri) (\(created ? "created" : "joined"), \(document.text.count) characters)")
         return OpenDocumentRequest.Result(uri: request.uri, epoch: view.epoch, created: created, changes: changes,
                                           hash: TextHash.sha256Hex(target)).json
+    }
+
+    /// A reopen after the daemon went away: what the editor changed from `base` to `editorText`
+    /// becomes this session's edits of `document`, merged with what the document gained meanwhile.
+    private func mergeReopened(_ document: SharedDocument, base: String, editorText: String) {
+        let current = document.text
+        let edits = TextMerge.edits(base: Array(base.unicodeScalars), current: Array(current.string.unicodeScalars),
+                                    incoming: Array(editorText.unicodeScalars))
+        guard !edits.isEmpty else { return }
+        var scratch = current
+        scratch.replica = replica
+        var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        for edit in edits.reversed() { operations += scratch.replace(edit.range, with: edit.replacement) }
+        daemon.contribute(operations, to: document, from: self)
+        logger.info("session \(id): merged \(edits.count) edits made while the daemon was away into \(document.uri)")
     }
 
     /// Minimal changes that turn `old` into `new`, to apply in order (last in the text first, so
@@ -283,6 +302,16 @@ public final class EditorSession: MessageHandler {
             "sessions": .integer(Int64(daemon.sessions.count)),
             "documents": .array(daemon.documentList.map(\.json)),
             "peers": peerStatus(),
+            "storage": storageStatus(),
+        ]
+    }
+
+    /// Where documents are kept: null when in memory only.
+    private func storageStatus() -> JSONValue {
+        guard let store = daemon.store else { return .null }
+        return [
+            "dataDir": .string(store.path), "durability": .string(store.durability.rawValue),
+            "failure": store.failure.map(JSONValue.string) ?? .null,
         ]
     }
 
@@ -312,6 +341,11 @@ public final class EditorSession: MessageHandler {
     }
 
     /// `peer/changed`: a peer joined, left or failed.
+    /// Shows `message` to the editor's user as an error (`window/showMessage`, type 1).
+    func showError(_ message: String) {
+        send(.notification(method: "window/showMessage", params: ["type": 1, "message": .string(message)]))
+    }
+
     func sendPeerChange(_ link: PeerLink, event: String, reason: String?) {
         guard state == .running else { return }
         var params: [String: JSONValue] = ["link": .integer(Int64(link.id)), "event": .string(event), "user": .string(link.peerUser ?? ""),

@@ -68,7 +68,7 @@ public final class PeerLink {
     init(id: Int, daemon: Daemon, secret: [UInt8], nonce: [UInt8], write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
         self.id = id
         self.daemon = daemon
-        self.write = write
+        self.write = daemon.gated(write)
         self.closeTransport = close
         self.nonce = PeerAuthenticator.hex(nonce)
         authenticator = PeerAuthenticator(secret: secret)
@@ -105,8 +105,11 @@ public final class PeerLink {
         }
     }
 
-    /// Sends editors what this link's operations changed (after a read).
-    func daemonFlush() { daemon.flush() }
+    /// Sends editors what this link's operations changed, once they are durable (after a read).
+    func daemonFlush() {
+        daemon.flush()
+        daemon.commit()
+    }
 
     /// The stream ended.
     public func endOfInput() {
@@ -299,6 +302,7 @@ public final class PeerLink {
         state = .closed
         closeReason = reason
         logger.info("peer link \(id): closed: \(reason)")
+        daemon.commit()   // what was held for durability, the goodbye included, goes out first
         closeTransport()
         daemon.peerLinkClosed(self)
         onClose?(reason)

@@ -66,6 +66,10 @@ public final class DaemonServer {
             loop.execute { exitStatus.finish(0) }
         }.start()
         try loop.submit { daemon.transport = network }.wait()
+        if daemon.store?.durability == .batch {
+            let interval = TimeAmount.nanoseconds(Int64(DocumentStore.batchInterval * 1e9))
+            loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in daemon.commit() }
+        }
         try startPeering(network, on: loop)
         if let path = options.socketPath {
             try? FileManager.default.removeItem(atPath: path)
@@ -104,7 +108,11 @@ public final class DaemonServer {
             }
         }
         let status = try exitPromise.futureResult.wait()
-        try? loop.submit { network.shutdown() }.wait()
+        try? loop.submit {
+            daemon.commit()
+            network.shutdown()
+            daemon.commit()
+        }.wait()
         try? group.syncShutdownGracefully()
         if let path = options.socketPath { try? FileManager.default.removeItem(atPath: path) }
         return status

@@ -20,7 +20,7 @@ public final class EditorConnection {
     /// - Parameter write: sends framed bytes to the editor.
     public init(daemon: Daemon, write: @escaping ([UInt8]) -> Void) {
         self.daemon = daemon
-        self.write = write
+        self.write = daemon.gated(write)
         framer = MessageFramer(maximumFrameBytes: daemon.configuration.maximumFrameBytes)
         processor = MessageProcessor(parser: JSONParser(maximumDepth: daemon.configuration.maximumNestingDepth))
         var send: ((Message) -> Void)?
@@ -43,6 +43,7 @@ public final class EditorConnection {
             }
         }
         daemon.flush()
+        daemon.commit()
     }
 
     /// The editor closed its end of the stream.

@@ -6,17 +6,23 @@ import JSON
 /// If the daemon does not have the document yet, it is created with `text`. If it does, the
 /// daemon's text wins and the reply's `changes` turn the editor's text into it with minimal
 /// edits. The editor applies them before sending anything else for this document.
+///
+/// `base`, for a reopen after the daemon went away: the text the editor last had in common with
+/// the daemon. What changed from `base` to `text` is taken as this editor's edits and merged into
+/// the daemon's text (`TextMerge`), so typing done while the daemon was away is kept.
 public struct OpenDocumentRequest: Sendable, Equatable {
     public static let method = "document/open"
 
     public var uri: String
     public var text: String?
+    public var base: String?
 
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
         uri = try reader.string("uri")
         guard !uri.isEmpty else { throw .invalidParams("params.uri: must not be empty") }
         text = try reader.optionalString("text")
+        base = try reader.optionalString("base")
     }
 
     public struct Result: Sendable {

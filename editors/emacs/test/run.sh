@@ -15,6 +15,7 @@ trap 'if [ -n "${daemon:-}" ]; then kill "$daemon" 2>/dev/null || true; fi; rm -
 cp "$here/../quire.el" "$work/"
 emacs -Q --batch --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile "$work/quire.el"
 export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock"
+export XDG_DATA_HOME="$work/data"   # never the user's documents
 "$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" 2>"$work/daemon.log" &
 daemon=$!
 for _ in $(seq 1 500); do [ -S "$QUIRE_TEST_SOCKET" ] && break; sleep 0.01; done

@@ -82,11 +82,18 @@ var stopping = false
 var reconnectDelay = 250
 
 # The daemon went away: unless we stopped it, start it again (backing off up to 5 s) and
-# reopen every shared buffer with its text, as the protocol's reopen rule describes.
+# reopen every shared buffer with its text and the text the daemon last had (base), so what
+# was typed meanwhile merges into the daemon's document (protocol/README.md, reopen).
 def OnExit(status: number)
   ready = false
   peers = 0
   Log('daemon exited with ' .. status)
+  # What the daemon last had of each buffer: the reopen merges what is typed from here on.
+  for [key, state] in items(shared)
+    if !has_key(state, 'base')
+      state.base = DocumentText(str2nr(key))
+    endif
+  endfor
   if !stopping && !empty(shared)
     timer_start(reconnectDelay, (_) => Reconnect())
     reconnectDelay = min([reconnectDelay * 2, 5000])
@@ -105,8 +112,9 @@ def Reconnect()
   for [key, state] in items(shared)
     var buf = str2nr(key)
     listener_flush(buf)
-    var reply = Request('document/open', {uri: state.uri, text: DocumentText(buf)})
+    var reply = Request('document/open', {uri: state.uri, text: DocumentText(buf), base: get(state, 'base', DocumentText(buf))})
     if type(reply) == v:t_dict
+      remove(state, 'base')
       state.epoch = reply.epoch
       state.editor = 0
       state.daemon = 0

@@ -12,6 +12,7 @@ quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"   # absolute: th
 work="$(mktemp -d)"
 trap 'for p in "${daemon:-}" "${peer:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock" QUIRE_TEST_LOG="$work/client.log"
+export XDG_DATA_HOME="$work/data"   # never the user's documents
 if [[ "$pattern" == bench_* ]]; then
   # Benchmarks also get a second daemon paired over loopback TCP, for cross-daemon figures.
   export QUIRE_SECRET="bench-$$"
@@ -19,7 +20,7 @@ if [[ "$pattern" == bench_* ]]; then
   daemon=$!
   for _ in $(seq 1 500); do grep -q "listening for peers" "$work/daemon.log" 2>/dev/null && break; sleep 0.01; done
   port="$(grep -o 'listening for peers on 127.0.0.1:[0-9]*' "$work/daemon.log" | head -1 | sed 's/.*://')"
-  "$quire" --no-stdio --socket "$work/peer.sock" --connect "127.0.0.1:$port" 2>"$work/peer.log" &
+  "$quire" --no-stdio --socket "$work/peer.sock" --connect "127.0.0.1:$port" --data-dir "$work/peer-data" 2>"$work/peer.log" &
   peer=$!
 else
   "$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" 2>"$work/daemon.log" &

@@ -1,6 +1,6 @@
 vim9script
-# The daemon under Vim restarts: the client starts it again and reopens the shared buffer with
-# its text, including what was typed while the daemon was away.
+# The daemon under Vim is killed (-9) and restarts from its data directory: the client reopens
+# the shared buffer, and what was typed while the daemon was away merges into the kept text.
 runtime plugin/quire.vim
 
 var errors: list<string> = []
@@ -19,7 +19,8 @@ def WaitFor(Condition: func(): bool, what: string, timeout = 10000)
 enddef
 
 def StartDaemon(): job
-  var daemon = job_start([quire, '--no-stdio', '--socket', socket], {err_io: 'null', out_io: 'null', in_io: 'null'})
+  # The same data directory each time: the restarted daemon has the document back from disk.
+  var daemon = job_start([quire, '--no-stdio', '--socket', socket, '--data-dir', socket .. '.data'], {err_io: 'null', out_io: 'null', in_io: 'null'})
   WaitFor(() => getftype(socket) == 'socket', 'the daemon socket')
   return daemon
 enddef

@@ -1,0 +1,254 @@
+import JSON
+import ReplicatingTypes
+
+/// One document's directory in the data directory: `document.json` (its name and ID),
+/// append-only log segments `log-N` of operation records, and snapshots `snapshot-N` holding the
+/// whole state of every segment before N.
+///
+/// Guarantees: an operation passed to `append` is on stable storage once `sync` returns.
+/// A snapshot is written to a temporary file, synced, renamed and its directory synced before
+/// any segment it replaces is removed; the previous snapshot and the segments after it are
+/// kept too, so a damaged newest snapshot still leaves a complete history.
+final class DocumentFiles {
+    static let metadataName = "document.json"
+    /// A log reaches at least this many bytes before it is folded into a snapshot.
+    static let minimumLogBytesBeforeSnapshot = 1 << 20
+
+    let directory: String
+    let uri: String
+    let id: UInt64
+    private var segment: AppendableFile
+    private var segmentNumber: Int
+    /// The first segment of the newest snapshot that verified (nil: no snapshot yet).
+    private var newestSnapshot: Int?
+    private(set) var logBytesSinceSnapshot = 0
+    private var lastSnapshotBytes = 0
+    private(set) var hasUnsyncedData = false
+
+    private init(directory: String, uri: String, id: UInt64, segment: AppendableFile, segmentNumber: Int, newestSnapshot: Int?) {
+        self.directory = directory
+        self.uri = uri
+        self.id = id
+        self.segment = segment
+        self.segmentNumber = segmentNumber
+        self.newestSnapshot = newestSnapshot
+    }
+
+    static func directoryName(for id: UInt64) -> String {
+        let hex = String(id, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    static func segmentName(_ number: Int) -> String { "log-\(number)" }
+    static func snapshotName(_ number: Int) -> String { "snapshot-\(number)" }
+
+    /// The numbers of the files in `names` called `prefix-N`, ascending.
+    static func numbers(in names: [String], prefix: String) -> [Int] {
+        names.compactMap { name -> Int? in
+            guard name.hasPrefix(prefix + "-") else { return nil }
+            return Int(name.dropFirst(prefix.count + 1)).flatMap { $0 > 0 ? $0 : nil }
+        }.sorted()
+    }
+
+    // MARK: Creating
+
+    /// A new document's directory under `root`, holding `uri` and `id`, with an empty first segment.
+    static func create(under root: String, uri: String, id: UInt64) throws -> DocumentFiles {
+        let directory = root + "/" + directoryName(for: id)
+        try FileSystem.makeDirectory(directory)
+        let metadata: JSONValue = ["format": 1, "uri": .string(uri), "id": .string(String(id, radix: 16))]
+        try FileSystem.writeAtomically(JSONSerializer(sortedKeys: true).serialize(metadata), to: directory + "/" + metadataName)
+        let segment = try startSegment(1, in: directory)
+        try FileSystem.syncDirectory(root)
+        return DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+    }
+
+    /// Creates segment `number`, its header synced and its directory entry durable.
+    private static func startSegment(_ number: Int, in directory: String) throws -> AppendableFile {
+        let path = directory + "/" + segmentName(number)
+        let file = try AppendableFile(path: path, create: true)
+        if file.size > 0 { try file.truncate(to: 0) }
+        try file.append(LogRecords.Kind.log.magic)
+        try file.sync()
+        try FileSystem.syncDirectory(directory)
+        return file
+    }
+
+    // MARK: Writing
+
+    enum RecordKind: UInt8 {
+        case operations = 1
+        case state = 2
+    }
+
+    /// Adds `operations` to the log (durable after the next `sync`).
+    func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) throws {
+        guard !operations.isEmpty else { return }
+        var payload = [RecordKind.operations.rawValue]
+        payload.append(contentsOf: ReplicatingArrayCoding.encode(operations))
+        let record = LogRecords.record(payload)
+        try segment.append(record)
+        logBytesSinceSnapshot += record.count
+        hasUnsyncedData = true
+    }
+
+    func sync() throws {
+        guard hasUnsyncedData else { return }
+        try segment.sync()
+        hasUnsyncedData = false
+    }
+
+    /// Whether the log has grown enough to be folded into a snapshot: past a floor, and past the
+    /// size of the last snapshot, so snapshot work stays proportional to what was logged.
+    var isSnapshotDue: Bool {
+        logBytesSinceSnapshot >= max(Self.minimumLogBytesBeforeSnapshot, lastSnapshotBytes)
+    }
+
+    /// Folds everything logged so far into a snapshot of `text` (which must hold every appended
+    /// operation), then removes what two snapshots make redundant.
+    func writeSnapshot(of text: ReplicatingText) throws {
+        try sync()
+        let next = segmentNumber + 1
+        let newSegment = try Self.startSegment(next, in: directory)
+        segment = newSegment
+        segmentNumber = next
+        var payload = [RecordKind.state.rawValue]
+        payload.append(contentsOf: text.encodedState())
+        let bytes = LogRecords.Kind.snapshot.magic + LogRecords.record(payload)
+        try FileSystem.writeAtomically(bytes, to: directory + "/" + Self.snapshotName(next))
+        let previous = newestSnapshot
+        newestSnapshot = next
+        logBytesSinceSnapshot = 0
+        lastSnapshotBytes = bytes.count
+        // Keep this snapshot and the previous one with every segment after it.
+        guard let previous else { return }
+        let names = try FileSystem.list(directory)
+        for number in Self.numbers(in: names, prefix: "snapshot") where number < previous {
+            FileSystem.remove(directory + "/" + Self.snapshotName(number))
+        }
+        for number in Self.numbers(in: names, prefix: "log") where number < previous {
+            FileSystem.remove(directory + "/" + Self.segmentName(number))
+        }
+        try FileSystem.syncDirectory(directory)
+    }
+
+    // MARK: Recovering
+
+    /// A document read back from its directory, with what recovery had to drop.
+    struct Recovered {
+        let files: DocumentFiles
+        let text: ReplicatingText
+        let operationCount: Int
+        var warnings: [String]
+    }
+
+    /// Loads the document in `directory`: the newest snapshot that verifies, then every segment
+    /// after it in order. A damaged record ends what is read of its segment; a damaged tail of
+    /// the last segment is cut off so that appends follow intact data. Throws only when the
+    /// directory does not hold a readable document at all.
+    static func recover(_ directory: String, replica: ReplicaID) throws -> Recovered {
+        guard let metadataBytes = try FileSystem.read(directory + "/" + metadataName) else {
+            throw StorageError("\(directory) has no \(metadataName)")
+        }
+        let metadata: JSONValue
+        do { metadata = try JSONParser().parse(metadataBytes) } catch {
+            throw StorageError("\(directory)/\(metadataName) is damaged: \(error)")
+        }
+        guard metadata["format"]?.integerValue == 1, let uri = metadata["uri"]?.stringValue,
+              let idText = metadata["id"]?.stringValue, let id = UInt64(idText, radix: 16) else {
+            throw StorageError("\(directory)/\(metadataName) does not name a document")
+        }
+        var warnings: [String] = []
+        let names = try FileSystem.list(directory)
+        let snapshots = numbers(in: names, prefix: "snapshot")
+        let segments = numbers(in: names, prefix: "log")
+
+        var text = ReplicatingText(replica: replica)
+        var firstSegment = segments.first ?? 1
+        var newestSnapshot: Int?
+        for number in snapshots.reversed() {
+            let name = snapshotName(number)
+            do {
+                text = try readSnapshot(directory + "/" + name, replica: replica)
+                firstSegment = number
+                newestSnapshot = number
+                break
+            } catch {
+                warnings.append("\(name) is unusable (\(error)); trying an older state")
+            }
+        }
+        if newestSnapshot == nil, !snapshots.isEmpty, firstSegment > 1 {
+            warnings.append("no snapshot is usable and segments before \(segmentName(firstSegment)) are gone: the history starts part-way")
+        }
+
+        var operationCount = 0
+        let replayed = segments.filter { $0 >= firstSegment }
+        for number in replayed {
+            let path = directory + "/" + segmentName(number)
+            let bytes = try FileSystem.read(path) ?? []
+            var scan = LogRecords.scan(bytes, kind: .log)
+            var validEnd = scan.validEnd
+            var damage = scan.damage
+            for (index, payload) in scan.payloads.enumerated() {
+                do {
+                    let operations = try decodeOperations(payload)
+                    for operation in operations { text.apply(operation) }
+                    operationCount += operations.count
+                } catch {
+                    damage = "record \(index + 1) does not decode (\(error))"
+                    validEnd = payload.startIndex - LogRecords.headerBytes
+                    scan.payloads.removeLast(scan.payloads.count - index)
+                    break
+                }
+            }
+            if let damage {
+                let dropped = bytes.count - validEnd
+                warnings.append("\(segmentName(number)): \(damage); dropped \(dropped) bytes after \(scan.payloads.count) intact records")
+                if number == replayed.last {
+                    let file = try AppendableFile(path: path, create: false)
+                    try file.truncate(to: validEnd)
+                }
+            }
+        }
+
+        // Append to the last segment, or start one after the snapshot.
+        let segment: AppendableFile
+        let segmentNumber: Int
+        if let last = replayed.last {
+            segmentNumber = last
+            let file = try AppendableFile(path: directory + "/" + segmentName(last), create: false)
+            if file.size < LogRecords.magicBytes {
+                try file.truncate(to: 0)
+                try file.append(LogRecords.Kind.log.magic)
+                try file.sync()
+            }
+            segment = file
+        } else {
+            segmentNumber = max(firstSegment, (segments.last ?? 0) + 1)
+            segment = try startSegment(segmentNumber, in: directory)
+        }
+        let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: segmentNumber, newestSnapshot: newestSnapshot)
+        files.logBytesSinceSnapshot = segment.size
+        if let newestSnapshot {
+            files.lastSnapshotBytes = FileSystem.size(directory + "/" + snapshotName(newestSnapshot)) ?? 0
+        }
+        return Recovered(files: files, text: text, operationCount: operationCount, warnings: warnings)
+    }
+
+    private static func decodeOperations(_ payload: ArraySlice<UInt8>) throws -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        guard payload.first == RecordKind.operations.rawValue else {
+            throw StorageError("unknown record kind \(payload.first ?? 0)")
+        }
+        return try ReplicatingArrayCoding.decode(Array(payload.dropFirst()), as: Unicode.Scalar.self)
+    }
+
+    private static func readSnapshot(_ path: String, replica: ReplicaID) throws -> ReplicatingText {
+        guard let bytes = try FileSystem.read(path) else { throw StorageError("it is gone") }
+        let scan = LogRecords.scan(bytes, kind: .snapshot)
+        if let damage = scan.damage { throw StorageError(damage) }
+        guard scan.payloads.count == 1, let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
+            throw StorageError("it holds \(scan.payloads.count) records, not one state")
+        }
+        return try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica)
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Logging
+import ReplicatingTypes
+
+/// The daemon's data directory: the replica ID it keeps across restarts, a lock so that one
+/// daemon at a time owns it, and one `DocumentFiles` per document under `documents/`.
+///
+/// Guarantees: with `.sync` durability, `commit()` returns only once every operation appended
+/// before it is on stable storage, and `holdsOutput` tells the daemon to keep every reply,
+/// edit and peer frame back until then. With `.batch`, operations reach the kernel at once
+/// (they survive `kill -9`) and stable storage at the next `commit()`, which the server calls
+/// on a timer. A document whose files cannot be read is logged and skipped; the others load.
+public final class DocumentStore {
+    /// When an edit is on stable storage relative to its acknowledgement.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// Synced before the editor or anyone else hears of it (one fdatasync per read batch).
+        case sync
+        /// Written at once, synced every `batchInterval`; acknowledged before the sync.
+        case batch
+    }
+
+    /// How often `.batch` durability syncs.
+    public static let batchInterval = 0.2
+
+    public let path: String
+    public let durability: Durability
+    /// This daemon's identity, the same after every restart.
+    public let replica: ReplicaID
+    private let logger: Logger
+    private let lockDescriptor: Int32
+    private var files: [UInt64: DocumentFiles] = [:]
+    private var unsynced: Set<UInt64> = []
+    /// The first write that failed; from then on the store keeps nothing more.
+    public private(set) var failure: String?
+
+    var documentsPath: String { path + "/documents" }
+
+    /// Opens (creating when needed, mode 0700) and locks the data directory at `path`.
+    /// Throws when another daemon holds it or it cannot be made.
+    public init(path: String, durability: Durability = .sync, logger: Logger) throws {
+        self.path = path
+        self.durability = durability
+        self.logger = logger
+        try FileSystem.makeDirectory(path)
+        try FileSystem.makeDirectory(path + "/documents")
+        lockDescriptor = try Self.lock(path + "/lock")
+        replica = try Self.loadReplica(path + "/replica", logger: logger)
+    }
+
+    deinit { close(lockDescriptor) }
+
+    /// Takes an exclusive lock on `lockPath` (held until the process ends) and records the pid in it.
+    private static func lock(_ lockPath: String) throws -> Int32 {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StorageError.system("open", lockPath) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? FileSystem.read(lockPath)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            close(fd)
+            let pid = holder.trimmingCharacters(in: .whitespacesAndNewlines)
+            throw StorageError("the data directory \(FileSystem.directory(of: lockPath)) is in use by another quire\(pid.isEmpty ? "" : " (pid \(pid))")")
+        }
+        _ = ftruncate(fd, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return fd
+    }
+
+    private static func loadReplica(_ replicaPath: String, logger: Logger) throws -> ReplicaID {
+        if let bytes = try FileSystem.read(replicaPath) {
+            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if let value = UInt64(text), value != 0 { return ReplicaID(value) }
+            logger.warning("\(replicaPath) is damaged; this daemon takes a new replica ID")
+        }
+        let replica = ReplicaID(UInt64.random(in: 1...UInt64.max))
+        try FileSystem.writeAtomically(Array("\(replica.rawValue)\n".utf8), to: replicaPath)
+        return replica
+    }
+
+    // MARK: Documents
+
+    /// A document read back from disk.
+    public struct LoadedDocument {
+        public let uri: String
+        public let id: UInt64
+        public let text: ReplicatingText
+        public let operationCount: Int
+    }
+
+    /// Every document in the data directory, each from its newest intact state. Damage is
+    /// logged as a warning saying what was dropped; an unreadable document is logged and skipped.
+    public func loadDocuments() -> [LoadedDocument] {
+        let names: [String]
+        do { names = try FileSystem.list(documentsPath).sorted() } catch {
+            logger.error("cannot list \(documentsPath): \(error)")
+            return []
+        }
+        var loaded: [LoadedDocument] = []
+        for name in names where !name.hasSuffix(".tmp") {
+            let directory = documentsPath + "/" + name
+            do {
+                let recovered = try DocumentFiles.recover(directory, replica: replica)
+                for warning in recovered.warnings { logger.warning("document \(recovered.files.uri): \(warning)") }
+                files[recovered.files.id] = recovered.files
+                loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
+                                             operationCount: recovered.operationCount))
+            } catch {
+                logger.error("skipping \(directory): \(error)")
+            }
+        }
+        return loaded
+    }
+
+    /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
+    func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
+        guard failure == nil, files[id] == nil else { return }
+        attempt("create \(uri)") {
+            let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id)
+            files[id] = created
+            try created.append(initial)
+            try afterAppend(created)
+        }
+    }
+
+    /// Logs operations applied to document `id`.
+    func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64) {
+        guard failure == nil, let documentFiles = files[id] else { return }
+        attempt("log edits of \(documentFiles.uri)") {
+            try documentFiles.append(operations)
+            try afterAppend(documentFiles)
+        }
+    }
+
+    private func afterAppend(_ documentFiles: DocumentFiles) throws {
+        unsynced.insert(documentFiles.id)
+    }
+
+    /// Whether output must wait for `commit()`: edits not yet on stable storage under `.sync`.
+    var holdsOutput: Bool { durability == .sync && !unsynced.isEmpty }
+
+    /// Puts every logged operation on stable storage.
+    func commit() {
+        guard !unsynced.isEmpty else { return }
+        let ids = unsynced
+        unsynced = []
+        for id in ids.sorted() {
+            guard let documentFiles = files[id] else { continue }
+            attempt("sync \(documentFiles.uri)") { try documentFiles.sync() }
+        }
+    }
+
+    /// Snapshots every document whose log has grown enough; `text(id)` gives its current state.
+    func snapshotDueDocuments(text: (UInt64) -> ReplicatingText?) {
+        guard failure == nil else { return }
+        for (id, documentFiles) in files where documentFiles.isSnapshotDue {
+            guard let current = text(id) else { continue }
+            attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current) }
+        }
+    }
+
+    /// Runs `body`; its first failure stops the store (later writes could follow a torn record).
+    private func attempt(_ what: String, _ body: () throws -> Void) {
+        do { try body() } catch {
+            failure = "cannot \(what) in \(path): \(error); edits from now on are kept in memory only"
+            logger.error("\(failure ?? "")")
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Glibc
+
+/// A failed file-system call, with the path and the system's reason.
+public struct StorageError: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
+
+    /// The failure of `call` on `path`, with `errno`'s explanation.
+    static func system(_ call: String, _ path: String, errno code: Int32 = errno) -> StorageError {
+        StorageError("\(call) \(path): \(String(cString: strerror(code)))")
+    }
+}
+
+/// An open file descriptor for appending and syncing, closed when released.
+///
+/// Guarantees: `append` writes every byte or throws; `sync` returns only once the kernel reports
+/// the data on stable storage (fdatasync).
+final class AppendableFile {
+    let path: String
+    private let fd: Int32
+    /// Bytes in the file (as of the last append).
+    private(set) var size: Int
+
+    /// Opens `path` for appending, creating it (mode 0600) when `create` is set.
+    init(path: String, create: Bool) throws {
+        self.path = path
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0), 0o600)
+        guard descriptor >= 0 else { throw StorageError.system("open", path) }
+        fd = descriptor
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { close(fd); throw StorageError.system("stat", path) }
+        size = Int(info.st_size)
+    }
+
+    deinit { close(fd) }
+
+    func append(_ bytes: [UInt8]) throws {
+        try FileSystem.writeAll(bytes, to: fd, path: path)
+        size += bytes.count
+    }
+
+    func sync() throws {
+        guard fdatasync(fd) == 0 else { throw StorageError.system("fdatasync", path) }
+    }
+
+    /// Cuts the file to `length` bytes (dropping a damaged tail) and syncs.
+    func truncate(to length: Int) throws {
+        guard ftruncate(fd, off_t(length)) == 0 else { throw StorageError.system("truncate", path) }
+        size = length
+        try sync()
+    }
+}
+
+/// The few POSIX file operations the store needs, with errors that name the path.
+enum FileSystem {
+    static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw StorageError.system("write", path) }
+            offset += n
+        }
+    }
+
+    /// The whole content of `path`, or nil when it does not exist.
+    static func read(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw StorageError.system("open", path)
+        }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var info = stat()
+        if fstat(fd, &info) == 0 { result.reserveCapacity(Int(info.st_size)) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw StorageError.system("read", path) }
+            if n == 0 { return result }
+            result.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Replaces `path` with `bytes` so that a crash leaves either the old or the new content:
+    /// written to a temporary file, synced, renamed over `path`, and the directory synced.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw StorageError.system("open", temporary) }
+        do {
+            try writeAll(bytes, to: fd, path: temporary)
+            guard fsync(fd) == 0 else { throw StorageError.system("fsync", temporary) }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw StorageError.system("rename", temporary, errno: code)
+        }
+        try syncDirectory(containing: path)
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Makes a rename, creation or removal in the directory of `path` durable.
+    static func syncDirectory(containing path: String) throws {
+        try syncDirectory(directory(of: path))
+    }
+
+    static func syncDirectory(_ directory: String) throws {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError.system("open", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw StorageError.system("fsync", directory) }
+    }
+
+    /// Creates `path` and any missing parents with mode 0700; an existing directory is kept
+    /// as it is.
+    static func makeDirectory(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw StorageError("\(path) exists and is not a directory") }
+            return
+        }
+        let parent = directory(of: path)
+        if parent != path && parent != "." && parent != "/" { try makeDirectory(parent) }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw StorageError.system("mkdir", path) }
+    }
+
+    /// Names in `directory`, without `.` and `..`; empty when it does not exist.
+    static func list(_ directory: String) throws -> [String] {
+        guard let dir = opendir(directory) else {
+            if errno == ENOENT { return [] }
+            throw StorageError.system("opendir", directory)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    /// The size of `path` in bytes, or nil when it cannot be read.
+    static func size(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+}
