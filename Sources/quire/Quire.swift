@@ -141,11 +141,15 @@ struct StorageOptions: ParsableArguments {
     @Option(help: "sync: an edit is on disk before anyone hears of it; batch: written at once (safe from kill -9), synced every 200 ms.")
     var durability: String = DocumentStore.Durability.sync.rawValue
 
+    @Option(help: "Fold a document's log into a snapshot once the log exceeds this many bytes (and the last snapshot's size).")
+    var snapshotLogBytes: Int = 1 << 20
+
     func validate() throws {
         guard DocumentStore.Durability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be sync or batch, not \(durability.debugDescription)")
         }
         if ephemeral && dataDir != nil { throw ValidationError("--ephemeral and --data-dir exclude each other") }
+        guard snapshotLogBytes >= 1024 else { throw ValidationError("--snapshot-log-bytes must be at least 1024") }
     }
 
     static var defaultDataDir: String? {
@@ -162,7 +166,7 @@ struct StorageOptions: ParsableArguments {
         guard !ephemeral else { return nil }
         let mode = DocumentStore.Durability(rawValue: durability) ?? .sync
         if let dataDir {
-            do { return try DocumentStore(path: dataDir, durability: mode, logger: logger) } catch {
+            do { return try DocumentStore(path: dataDir, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger) } catch {
                 throw ValidationError("\(error)")
             }
         }
@@ -170,7 +174,7 @@ struct StorageOptions: ParsableArguments {
             logger.warning("no HOME or XDG_DATA_HOME: documents are kept in memory only")
             return nil
         }
-        do { return try DocumentStore(path: path, durability: mode, logger: logger) } catch {
+        do { return try DocumentStore(path: path, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger) } catch {
             FileHandle.standardError.write(Data("quire: \(error); documents are kept in memory only (pass --data-dir to keep them elsewhere)\n".utf8))
             return nil
         }

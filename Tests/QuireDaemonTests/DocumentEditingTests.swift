@@ -155,4 +155,29 @@ import ReplicatingTypes
         #expect(editor.request("document/text", ["uri": "notes"])["error"]?["code"] == -32010)
         #expect(editor.request("document/close", ["uri": "notes"])["error"]?["code"] == -32010)
     }
+
+    /// An editor that lost its daemon reopens with `base`: what it typed meanwhile is merged
+    /// with what the document gained from others, and both editors end with the merge.
+    @Test func reopenWithBaseMergesWhatTheEditorTypedWhileAway() {
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize(user: "ann")
+        ann.open("doc", text: "one\ntwo\n")
+        ann.edit(0..<0, with: "zero\n")
+        let bob = TestEditor(daemon: daemon)
+        bob.initialize(user: "bob")
+        bob.uri = "doc"
+        bob.text = Array("one\ntwo!\nthree\n".unicodeScalars)
+        let reply = bob.request("document/open", ["uri": "doc", "text": "one\ntwo!\nthree\n", "base": "one\ntwo\n"])
+        for change in reply["result"]?["changes"]?.arrayValue ?? [] { bob.apply(change) }
+        #expect(bob.string == "zero\none\ntwo!\nthree\n")
+        ann.deliver()
+        #expect(ann.string == bob.string)
+        #expect(bob.request("document/text", ["uri": "doc"])["result"]?["text"]?.stringValue == bob.string)
+        // Without a base the daemon's text wins, as before.
+        let carol = TestEditor(daemon: daemon)
+        carol.initialize(user: "carol")
+        carol.open("doc", text: "something else\n")
+        #expect(carol.string == bob.string)
+    }
 }

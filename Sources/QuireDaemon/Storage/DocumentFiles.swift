@@ -12,7 +12,7 @@ import ReplicatingTypes
 final class DocumentFiles {
     static let metadataName = "document.json"
     /// A log reaches at least this many bytes before it is folded into a snapshot.
-    static let minimumLogBytesBeforeSnapshot = 1 << 20
+    var minimumLogBytesBeforeSnapshot = 1 << 20
 
     let directory: String
     let uri: String
@@ -101,7 +101,7 @@ final class DocumentFiles {
     /// Whether the log has grown enough to be folded into a snapshot: past a floor, and past the
     /// size of the last snapshot, so snapshot work stays proportional to what was logged.
     var isSnapshotDue: Bool {
-        logBytesSinceSnapshot >= max(Self.minimumLogBytesBeforeSnapshot, lastSnapshotBytes)
+        logBytesSinceSnapshot >= max(minimumLogBytesBeforeSnapshot, lastSnapshotBytes)
     }
 
     /// Folds everything logged so far into a snapshot of `text` (which must hold every appended

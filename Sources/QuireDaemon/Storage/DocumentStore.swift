@@ -26,6 +26,8 @@ public final class DocumentStore {
     public let durability: Durability
     /// This daemon's identity, the same after every restart.
     public let replica: ReplicaID
+    /// A document's log grows to at least this many bytes before it is folded into a snapshot.
+    public let snapshotLogBytes: Int
     private let logger: Logger
     private let lockDescriptor: Int32
     private var files: [UInt64: DocumentFiles] = [:]
@@ -37,8 +39,9 @@ public final class DocumentStore {
 
     /// Opens (creating when needed, mode 0700) and locks the data directory at `path`.
     /// Throws when another daemon holds it or it cannot be made.
-    public init(path: String, durability: Durability = .sync, logger: Logger) throws {
+    public init(path: String, durability: Durability = .sync, snapshotLogBytes: Int = 1 << 20, logger: Logger) throws {
         self.path = path
+        self.snapshotLogBytes = snapshotLogBytes
         self.durability = durability
         self.logger = logger
         try FileSystem.makeDirectory(path)
@@ -99,6 +102,7 @@ public final class DocumentStore {
             let directory = documentsPath + "/" + name
             do {
                 let recovered = try DocumentFiles.recover(directory, replica: replica)
+                recovered.files.minimumLogBytesBeforeSnapshot = snapshotLogBytes
                 for warning in recovered.warnings { logger.warning("document \(recovered.files.uri): \(warning)") }
                 files[recovered.files.id] = recovered.files
                 loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
@@ -115,6 +119,7 @@ public final class DocumentStore {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
             let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id)
+            created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
             files[id] = created
             try created.append(initial)
             try afterAppend(created)

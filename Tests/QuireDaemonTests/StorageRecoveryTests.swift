@@ -1,0 +1,222 @@
+import Foundation
+import Logging
+import Testing
+@testable import QuireDaemon
+import ReplicatingTypes
+
+/// Log lines kept for assertions (what recovery says it dropped).
+final class LogCapture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    var all: [String] { lock.withLock { lines } }
+    func add(_ line: String) { lock.withLock { lines.append(line) } }
+
+    var logger: Logger {
+        Logger(label: "test") { _ in CapturingHandler(capture: self) }
+    }
+
+    struct CapturingHandler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            capture.add("\(level): \(message)")
+        }
+    }
+}
+
+/// A document typed at random into a store, one record per step, with the text after each
+/// record kept so that recovery can be checked against exactly what was logged.
+struct StoredHistory {
+    let path: String
+    let id: UInt64 = 0xD0C
+    var textAfterRecord: [String] = [""]
+
+    /// Types `records` random edits into a fresh store at `path` and commits each.
+    init(path: String, records: Int, seed: UInt64, snapshotLogBytes: Int = 1 << 20) throws {
+        self.path = path
+        var random = SeededGenerator(seed: seed)
+        let store = try DocumentStore(path: path, snapshotLogBytes: snapshotLogBytes, logger: Logger(label: "test"))
+        var text = ReplicatingText(replica: ReplicaID(7))
+        store.create(uri: "doc", id: id, initial: [])
+        let alphabet: [String] = ["a", "b", "\n", "é", "😀", "xyz"]
+        for _ in 0..<records {
+            var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+            if text.count > 3 && Int.random(in: 0..<4, using: &random) == 0 {
+                let start = Int.random(in: 0..<text.count, using: &random)
+                operations = text.replace(start..<min(start + 3, text.count), with: [])
+            } else {
+                let at = Int.random(in: 0...text.count, using: &random)
+                operations = text.replace(at..<at, with: Array((alphabet.randomElement(using: &random) ?? "a").unicodeScalars))
+            }
+            store.append(operations, toDocument: id)
+            store.commit()
+            let current = text
+            store.snapshotDueDocuments { _ in current }
+            textAfterRecord.append(text.string)
+        }
+        #expect(store.failure == nil)
+    }
+
+    var documentDirectory: String { path + "/documents/" + DocumentFiles.directoryName(for: id) }
+
+    func files(_ prefix: String) -> [Int] {
+        DocumentFiles.numbers(in: (try? FileSystem.list(documentDirectory)) ?? [], prefix: prefix)
+    }
+
+    /// Opens the store again and returns the document's text and what was logged.
+    func recover() throws -> (text: String?, log: [String]) {
+        let capture = LogCapture()
+        let store = try DocumentStore(path: path, logger: capture.logger)
+        let documents = store.loadDocuments()
+        return (documents.first { $0.id == id }?.text.string, capture.all)
+    }
+}
+
+@Suite struct StorageRecoveryTests {
+    @Test func everyRecordComesBackAcrossSnapshotsAndTheReplicaIsKept() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let replica = try DocumentStore(path: path, logger: Logger(label: "test")).replica
+        let history = try StoredHistory(path: path, records: 600, seed: 1, snapshotLogBytes: 1024)
+        #expect(history.files("snapshot").count == 2, "this snapshot and the previous one are kept")
+        #expect((history.files("log").first ?? 0) >= (history.files("snapshot").first ?? 0), "segments before the previous snapshot are removed")
+        let (text, log) = try history.recover()
+        #expect(text == history.textAfterRecord.last)
+        #expect(!log.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log)")
+        #expect(try DocumentStore(path: path, logger: Logger(label: "test")).replica == replica)
+    }
+
+    @Test func theDataDirectoryIsPrivateAndLocked() throws {
+        let path = DaemonProcess.temporaryDirectory("store") + "/nested/data"
+        let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+        let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o700)
+        #expect(throws: StorageError.self) { try DocumentStore(path: path, logger: Logger(label: "test")) }
+        do {
+            _ = try DocumentStore(path: path, logger: Logger(label: "test"))
+        } catch {
+            #expect("\(error)".contains("in use by another quire (pid \(getpid()))"))
+        }
+        _ = store
+    }
+
+    /// A crash can leave the last record half written: cut the log at every byte of its last
+    /// two records. Recovery keeps every whole record before the cut, says what it dropped,
+    /// and cuts the tail so that later appends follow intact data.
+    @Test func aTornTailIsCutOffAtEveryPossibleByte() throws {
+        let source = DaemonProcess.temporaryDirectory("store")
+        let history = try StoredHistory(path: source, records: 30, seed: 2)
+        let segment = history.documentDirectory + "/log-1"
+        let bytes = try #require(try FileSystem.read(segment))
+        let starts = LogRecords.scan(bytes, kind: .log).payloads.map { $0.startIndex - LogRecords.headerBytes }
+        #expect(starts.count == 30)
+        for cut in stride(from: starts[starts.count - 2], to: bytes.count, by: 3) {
+            let copy = DaemonProcess.temporaryDirectory("torn")
+            try FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: source, toPath: copy)
+            let copied = StoredHistory.at(copy, like: history)
+            try Data(bytes[0..<cut]).write(to: URL(fileURLWithPath: copied.documentDirectory + "/log-1"))
+            let complete = Self.completeRecords(starts: starts, total: bytes.count, cut: cut)
+            let goodEnd = complete == 0 ? LogRecords.magicBytes : Self.end(of: complete - 1, starts: starts, total: bytes.count)
+            let (text, log) = try copied.recover()
+            #expect(text == history.textAfterRecord[complete], "cut at \(cut)")
+            if cut != goodEnd {
+                #expect(log.contains { $0.contains("log-1") && $0.contains("dropped \(cut - goodEnd) bytes after \(complete) intact records") },
+                        "cut at \(cut): \(log)")
+            }
+            // The tail is gone from disk: the next recovery is clean.
+            let (again, secondLog) = try copied.recover()
+            #expect(again == text)
+            #expect(!secondLog.contains { $0.hasPrefix("warning") }, "\(secondLog)")
+        }
+    }
+
+    /// Where record `index` ends.
+    static func end(of index: Int, starts: [Int], total: Int) -> Int {
+        index + 1 < starts.count ? starts[index + 1] : total
+    }
+
+    /// How many records are whole in a log cut at `cut`.
+    static func completeRecords(starts: [Int], total: Int, cut: Int) -> Int {
+        (0..<starts.count).filter { end(of: $0, starts: starts, total: total) <= cut }.count
+    }
+
+    @Test func aDamagedRecordKeepsEverythingBeforeIt() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let history = try StoredHistory(path: path, records: 30, seed: 3)
+        let segment = history.documentDirectory + "/log-1"
+        var bytes = try #require(try FileSystem.read(segment))
+        let payloads = LogRecords.scan(bytes, kind: .log).payloads
+        bytes[payloads[12].startIndex + 1] ^= 0x40
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        let (text, log) = try history.recover()
+        #expect(text == history.textAfterRecord[12])
+        #expect(log.contains { $0.contains("fails its checksum") && $0.contains("after 12 intact records") }, "\(log)")
+    }
+
+    @Test func aDamagedNewestSnapshotFallsBackToThePreviousOneWithNothingLost() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let history = try StoredHistory(path: path, records: 500, seed: 4, snapshotLogBytes: 1024)
+        let newest = try #require(history.files("snapshot").last)
+        let snapshot = history.documentDirectory + "/snapshot-\(newest)"
+        var bytes = try #require(try FileSystem.read(snapshot))
+        bytes[bytes.count / 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: snapshot))
+        let (text, log) = try history.recover()
+        #expect(text == history.textAfterRecord.last)
+        #expect(log.contains { $0.contains("snapshot-\(newest) is unusable") }, "\(log)")
+    }
+
+    @Test func aTruncatedSnapshotAndAWrongHeaderAreReported() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let history = try StoredHistory(path: path, records: 500, seed: 5, snapshotLogBytes: 1024)
+        for number in history.files("snapshot") {
+            let snapshot = history.documentDirectory + "/snapshot-\(number)"
+            let bytes = try #require(try FileSystem.read(snapshot))
+            try Data(bytes.prefix(bytes.count - 5)).write(to: URL(fileURLWithPath: snapshot))
+        }
+        let (text, log) = try history.recover()
+        #expect(text != nil)
+        #expect(log.contains { $0.contains("no snapshot is usable") }, "\(log)")
+        // A segment that does not start with the log header is dropped whole, and said so.
+        let last = try #require(history.files("log").last)
+        try Data("not a log".utf8).write(to: URL(fileURLWithPath: history.documentDirectory + "/log-\(last)"))
+        let (_, secondLog) = try history.recover()
+        #expect(secondLog.contains { $0.contains("log-\(last): the file does not start with QUIRLOG1") }, "\(secondLog)")
+    }
+
+    @Test func anUnreadableDocumentIsSkippedAndTheOthersLoad() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let history = try StoredHistory(path: path, records: 10, seed: 6)
+        do {
+            let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+            store.create(uri: "other", id: 0xB0B, initial: ReplicatingText("second", replica: ReplicaID(9)).operations())
+            store.commit()
+        }
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: history.documentDirectory + "/document.json"))
+        try FileManager.default.createDirectory(atPath: path + "/documents/stray", withIntermediateDirectories: true)
+        let capture = LogCapture()
+        let documents = try DocumentStore(path: path, logger: capture.logger).loadDocuments()
+        #expect(documents.map(\.uri) == ["other"])
+        #expect(documents.first?.text.string == "second")
+        #expect(capture.all.contains { $0.hasPrefix("error") && $0.contains("document.json is damaged") }, "\(capture.all)")
+        #expect(capture.all.contains { $0.contains("stray has no document.json") }, "\(capture.all)")
+    }
+}
+
+extension StoredHistory {
+    /// The same history, read from a copy of its directory.
+    static func at(_ path: String, like history: StoredHistory) -> StoredHistory {
+        StoredHistory(copyOf: history, path: path)
+    }
+
+    private init(copyOf history: StoredHistory, path: String) {
+        self.path = path
+        textAfterRecord = history.textAfterRecord
+    }
+}

@@ -1,0 +1,66 @@
+import Testing
+import ReplicatingTypes
+
+/// The three-way merge used when an editor reopens after losing its daemon.
+@Suite struct TextMergeTests {
+    static func merge(base: String, current: String, incoming: String) -> String {
+        let edits = TextMerge.edits(base: Array(base.unicodeScalars), current: Array(current.unicodeScalars),
+                                    incoming: Array(incoming.unicodeScalars))
+        return String(String.UnicodeScalarView(TextDiff.apply(edits, to: Array(current.unicodeScalars))))
+    }
+
+    @Test func onlyTheEditorChanged() {
+        #expect(Self.merge(base: "one\ntwo\n", current: "one\ntwo\n", incoming: "one\n2\nthree\n") == "one\n2\nthree\n")
+    }
+
+    @Test func onlyTheDaemonChanged() {
+        #expect(Self.merge(base: "one\ntwo\n", current: "zero\none\ntwo\n", incoming: "one\ntwo\n") == "zero\none\ntwo\n")
+    }
+
+    @Test func changesInDifferentPlacesBothLand() {
+        #expect(Self.merge(base: "alpha\nbeta\ngamma\n", current: "ALPHA\nbeta\ngamma\n", incoming: "alpha\nbeta\ngamma!\ndelta\n")
+                == "ALPHA\nbeta\ngamma!\ndelta\n")
+    }
+
+    @Test func insertsAtTheSamePointKeepTheDaemonsFirst() {
+        #expect(Self.merge(base: "hello", current: "hello world", incoming: "hello!") == "hello world!")
+    }
+
+    @Test func bothChangingOneStretchKeepsBoth() {
+        #expect(Self.merge(base: "a cat sat", current: "a dog sat", incoming: "a cow sat") == "a dogow sat")
+        #expect(Self.merge(base: "abc", current: "aXc", incoming: "ac") == "aXc", "a removal of what the daemon changed is dropped")
+    }
+
+    @Test func theEditorRemovingWhatTheDaemonKeptRemovesIt() {
+        #expect(Self.merge(base: "one two three", current: "zero one two three", incoming: "one three") == "zero one three")
+    }
+
+    /// Random concurrent changes: every word either side inserted survives whole, and every
+    /// word the daemon's side has is still there.
+    @Test(arguments: 0..<200 as Range<UInt64>)
+    func nothingTypedOnEitherSideIsLost(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        let base = (0..<Int.random(in: 0...40, using: &random)).map { _ in ["a", "b", "\n", "é"].randomElement(using: &random) ?? "a" }
+        /// Base with some characters removed and marked words inserted between the rest.
+        func typed(_ marker: String) -> (String, [String]) {
+            var tokens = base
+            for _ in 0..<Int.random(in: 0...2, using: &random) where !tokens.isEmpty {
+                let start = Int.random(in: 0..<tokens.count, using: &random)
+                tokens.removeSubrange(start..<min(start + Int.random(in: 1...3, using: &random), tokens.count))
+            }
+            var words: [String] = []
+            for k in 0..<Int.random(in: 1...4, using: &random) {
+                let word = "<\(marker)\(k)>"
+                tokens.insert(word, at: Int.random(in: 0...tokens.count, using: &random))
+                words.append(word)
+            }
+            return (tokens.joined(), words)
+        }
+        let (current, daemonWords) = typed("D")
+        let (incoming, editorWords) = typed("E")
+        let merged = Self.merge(base: base.joined(), current: current, incoming: incoming)
+        for word in daemonWords + editorWords {
+            #expect(merged.contains(word), "seed \(seed): \(word) lost in \(merged.debugDescription) (base \(base.joined().debugDescription), daemon \(current.debugDescription), editor \(incoming.debugDescription))")
+        }
+    }
+}
