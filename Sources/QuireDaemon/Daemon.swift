@@ -249,12 +249,24 @@ public final class Daemon {
         }
     }
 
-    /// Makes everything logged so far durable, then sends the output that waited for it and
-    /// folds long logs into snapshots. Called at the end of every read from an editor or peer,
-    /// before an exit, and on the `.batch` timer.
+    /// The end of a read from an editor or peer (and before an exit): under `.sync`
+    /// durability makes everything logged so far durable; then sends the output that waited for
+    /// it and folds long logs into snapshots.
     public func commit() {
         guard let store else { return }
+        if store.durability == .sync { store.commit() }
+        releaseHeldOutput(store)
+    }
+
+    /// Makes everything logged so far durable whatever the durability (the `.batch` timer and
+    /// shutdown call it).
+    public func syncStorage() {
+        guard let store else { return }
         store.commit()
+        releaseHeldOutput(store)
+    }
+
+    private func releaseHeldOutput(_ store: DocumentStore) {
         let output = heldOutput
         heldOutput = []
         for (write, bytes) in output { write(bytes) }

@@ -17,7 +17,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, document, daemon, stdio, peers (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, document, daemon, stdio, peers, storage (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
@@ -47,11 +47,12 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,document,daemon,stdio,peers").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,document,daemon,stdio,peers,storage").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
         if traces.isEmpty && parts.contains("peers") { try runPeerBenchmark() }
+        if traces.isEmpty && parts.contains("storage") { try runStorageBenchmark(paths) }
         for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)
             let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
@@ -154,6 +155,31 @@ struct QuireBench: ParsableCommand {
                                                            "editsPerSecond": .double(r.editsPerSecond)]))
         } else {
             print("real binary over stdio: \(Int(r.editsPerSecond)) single-character edits/s, each acknowledged (\(r.replies) replies read)")
+        }
+    }
+
+    private func runStorageBenchmark(_ paths: [String]) throws {
+        let trace = try paths.first { $0.contains("automerge-paper") }.map { try EditingTrace(contentsOf: $0) }
+        let r = try StorageBenchmark(trace: trace).run()
+        if json {
+            for t in r.typing {
+                print(JSONSerializer(sortedKeys: true).string(["storage": .string(t.mode), "edits": .integer(Int64(t.edits)),
+                                                               "editsPerSecond": .double(t.editsPerSecond), "diskBytes": .integer(Int64(t.diskBytes))]))
+            }
+            for c in r.coldStarts {
+                print(JSONSerializer(sortedKeys: true).string(["coldStart": .string(c.policy), "operations": .integer(Int64(c.operations)),
+                                                               "seconds": .double(c.seconds), "diskBytes": .integer(Int64(c.diskBytes)),
+                                                               "characters": .integer(Int64(c.characters))]))
+            }
+        } else {
+            print("storage (typing through the daemon in process, a data directory in \(NSTemporaryDirectory())):")
+            for t in r.typing {
+                let perEdit = t.diskBytes > 0 ? String(format: ", %.1f disk bytes per edit", Double(t.diskBytes) / Double(t.edits)) : ""
+                print("  \(t.mode.padding(toLength: 26, withPad: " ", startingAt: 0)) \(Int(t.editsPerSecond)) edits/s (\(t.edits) edits\(perEdit))")
+            }
+            for c in r.coldStarts {
+                print("  cold start, \(c.policy.padding(toLength: 20, withPad: " ", startingAt: 0)) \(ms(c.seconds)) for \(c.operations) operations (\(c.characters) characters), \(c.diskBytes / 1024) KiB on disk, \(String(format: "%.1f", Double(c.diskBytes) / Double(c.operations))) bytes per operation")
+            }
         }
     }
 

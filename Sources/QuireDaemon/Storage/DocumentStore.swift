@@ -115,7 +115,7 @@ public final class DocumentStore {
     }
 
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
-    func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
+    public func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
             let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id)
@@ -127,7 +127,7 @@ public final class DocumentStore {
     }
 
     /// Logs operations applied to document `id`.
-    func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64) {
+    public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64) {
         guard failure == nil, let documentFiles = files[id] else { return }
         attempt("log edits of \(documentFiles.uri)") {
             try documentFiles.append(operations)
@@ -143,7 +143,7 @@ public final class DocumentStore {
     var holdsOutput: Bool { durability == .sync && !unsynced.isEmpty }
 
     /// Puts every logged operation on stable storage.
-    func commit() {
+    public func commit() {
         guard !unsynced.isEmpty else { return }
         let ids = unsynced
         unsynced = []
@@ -154,7 +154,7 @@ public final class DocumentStore {
     }
 
     /// Snapshots every document whose log has grown enough; `text(id)` gives its current state.
-    func snapshotDueDocuments(text: (UInt64) -> ReplicatingText?) {
+    public func snapshotDueDocuments(text: (UInt64) -> ReplicatingText?) {
         guard failure == nil else { return }
         for (id, documentFiles) in files where documentFiles.isSnapshotDue {
             guard let current = text(id) else { continue }

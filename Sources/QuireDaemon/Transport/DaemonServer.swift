@@ -68,7 +68,7 @@ public final class DaemonServer {
         try loop.submit { daemon.transport = network }.wait()
         if daemon.store?.durability == .batch {
             let interval = TimeAmount.nanoseconds(Int64(DocumentStore.batchInterval * 1e9))
-            loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in daemon.commit() }
+            loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in daemon.syncStorage() }
         }
         try startPeering(network, on: loop)
         if let path = options.socketPath {
@@ -109,9 +109,9 @@ public final class DaemonServer {
         }
         let status = try exitPromise.futureResult.wait()
         try? loop.submit {
-            daemon.commit()
+            daemon.syncStorage()
             network.shutdown()
-            daemon.commit()
+            daemon.syncStorage()
         }.wait()
         try? group.syncShutdownGracefully()
         if let path = options.socketPath { try? FileManager.default.removeItem(atPath: path) }
