@@ -82,7 +82,9 @@ public final class Daemon {
         for loaded in store.loadDocuments() {
             var uri = loaded.uri
             if documents[uri] != nil { uri = "\(loaded.uri)#\(String(loaded.id, radix: 16))" }
-            documents[uri] = SharedDocument(uri: uri, id: loaded.id, text: loaded.text)
+            let document = SharedDocument(uri: uri, id: loaded.id, text: loaded.text)
+            document.file = loaded.binding
+            documents[uri] = document
             logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed")
         }
     }
@@ -146,6 +148,23 @@ public final class Daemon {
             other.view(of: document.uri)?.enqueue(operations)
         }
         for link in links.values { link.sendOperations(operations, of: document) }
+    }
+
+    /// Operations that came from outside every editor and peer (a file changed on disk): into
+    /// the document, to every session that has it open, and to every peer.
+    func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) {
+        guard !operations.isEmpty else { return }
+        document.apply(operations)
+        store?.append(operations, toDocument: document.id)
+        for session in sessions.values { session.view(of: document.uri)?.enqueue(operations) }
+        for link in links.values { link.sendOperations(operations, of: document) }
+    }
+
+    /// A fresh replica ID for edits made on behalf of something other than a session.
+    func makeReplica() -> ReplicaID {
+        let replica = nextReplica()
+        ownReplicas.insert(replica)
+        return replica
     }
 
     // MARK: Peers

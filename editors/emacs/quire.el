@@ -125,6 +125,19 @@ at or before POSITION's line instead of at the start of the buffer."
           (error "Quire: the daemon did not agree to code point positions"))
         (jsonrpc-notify connection :initialized (make-hash-table))))))
 
+(defvar quire--in-filter nil "Non-nil while handling a daemon notification (inside the process filter).")
+
+(defun quire--request (method params)
+  "Send METHOD with PARAMS to the daemon and return the result.
+jsonrpc.el 1.0.14 (Emacs 28) leaves the messages that arrived in the same
+read as the reply unparsed until more output comes; parse them now, so a
+daemon edit sent right after a reply is not held back."
+  (let ((connection quire--connection))
+    (prog1 (jsonrpc-request connection method params)
+      (let ((process (jsonrpc--process connection)))
+        (when (and (process-live-p process) (not quire--in-filter))
+          (funcall (process-filter process) process ""))))))
+
 (defun quire--shared-buffers ()
   "The buffers being shared."
   (seq-filter (lambda (buffer) (buffer-local-value 'quire--state buffer)) (buffer-list)))
@@ -154,10 +167,12 @@ what was typed meanwhile merges into the daemon's document."
           (with-current-buffer buffer
             (let* ((uri (plist-get quire--state :uri))
                    (text (quire--text))
-                   (reply (jsonrpc-request quire--connection :document/open
-                                           (list :uri uri :text text
-                                                 :base (or (plist-get quire--state :base) text)))))
-              (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0))
+                   (file (plist-get quire--state :file))
+                   (reply (quire--request :document/open
+                                           (append (list :uri uri :text text
+                                                         :base (or (plist-get quire--state :base) text))
+                                                   (and file (list :file file))))))
+              (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
               (quire--apply-changes (plist-get reply :changes))))))
     (error (quire--schedule-reconnect))))
 
@@ -167,6 +182,11 @@ what was typed meanwhile merges into the daemon's document."
             (buffer-list)))
 
 (defun quire--on-notification (_connection method params)
+  "Handle the daemon's notification METHOD with PARAMS."
+  (let ((quire--in-filter t))
+    (quire--dispatch-notification method params)))
+
+(defun quire--dispatch-notification (method params)
   "Handle the daemon's notification METHOD with PARAMS."
   (pcase method
     ('document/edit
@@ -224,8 +244,11 @@ edits; this keeps the recorded positions of those edits right."
                     buffer-undo-list)))))
 
 (defun quire--apply-changes (changes)
-  "Apply the daemon's CHANGES in order, unreported and kept out of undo."
-  (let ((quire--applying t) (inhibit-modification-hooks t))
+  "Apply the daemon's CHANGES in order, unreported and kept out of undo.
+Others' edits neither lock the visited file nor ask about a file changed on
+disk: the daemon merges such changes itself."
+  (let ((quire--applying t) (inhibit-modification-hooks t)
+        (buffer-file-name nil) (buffer-file-truename nil))
     (save-excursion
       (save-restriction
         (widen)
@@ -253,6 +276,11 @@ Otherwise drop it: the daemon sends it again."
         (progn
           (quire--apply-changes (plist-get params :changes))
           (setq quire--state (plist-put quire--state :daemon (1+ (plist-get quire--state :daemon))))
+          (when (and (plist-get quire--state :saved-hash)
+                     (equal (plist-get params :hash) (plist-get quire--state :saved-hash)))
+            ;; The buffer now shows what `quire-save' wrote.
+            (set-buffer-modified-p nil)
+            (setq quire--state (plist-put quire--state :saved-hash nil)))
           (when (plist-get params :hash)
             (quire--check-hash-later (plist-get params :hash))))
       (error (quire-resync)))))
@@ -281,7 +309,7 @@ Hashing a long buffer costs milliseconds, so it is not done per keystroke."
 This is the escape hatch when the buffer and the daemon disagree."
   (interactive)
   (when quire--state
-    (let ((reply (jsonrpc-request quire--connection :document/resync (list :uri (plist-get quire--state :uri)))))
+    (let ((reply (quire--request :document/resync (list :uri (plist-get quire--state :uri)))))
       (let ((quire--applying t) (inhibit-modification-hooks t))
         (save-excursion
           (save-restriction
@@ -291,7 +319,30 @@ This is the escape hatch when the buffer and the daemon disagree."
               (insert (plist-get reply :text))))))
       ;; The recorded positions no longer mean anything in the new text.
       (when (listp buffer-undo-list) (setq buffer-undo-list nil))
-      (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0)))))
+      (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0
+                               :file (plist-get quire--state :file))))))
+
+(defun quire--saved ()
+  "After `save-buffer': tell the daemon the file holds this buffer's text.
+So the daemon does not take our own edits for a change made outside Quire."
+  (when (and quire--state quire--connection (plist-get quire--state :file))
+    (jsonrpc-notify quire--connection :document/saved
+                    (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
+                          :revision (plist-get quire--state :daemon)))))
+
+(defun quire-save ()
+  "Let the daemon write the shared text to this buffer's file, atomically.
+What changed in the file outside Quire is merged first."
+  (interactive)
+  (when quire--state
+    (let ((reply (quire--request :document/save (list :uri (plist-get quire--state :uri)))))
+      ;; The daemon rewrote the file: it is not a change to warn about when edits arrive.
+      (when buffer-file-name (set-visited-file-modtime))
+      (if (equal (plist-get reply :hash) (quire--hash))
+          (set-buffer-modified-p nil)
+        ;; The change merged from the file is still on its way.
+        (setq quire--state (plist-put quire--state :saved-hash (plist-get reply :hash))))
+      (message "Quire: saved %s" (plist-get reply :path)))))
 
 ;;; Cursors
 
@@ -339,12 +390,14 @@ This is the escape hatch when the buffer and the daemon disagree."
       (progn
         (add-hook 'before-change-functions #'quire--before-change nil t)
         (add-hook 'after-change-functions #'quire--after-change nil t)
-        (add-hook 'post-command-hook #'quire--send-cursor nil t))
+        (add-hook 'post-command-hook #'quire--send-cursor nil t)
+        (add-hook 'after-save-hook #'quire--saved nil t))
+    (remove-hook 'after-save-hook #'quire--saved t)
     (remove-hook 'before-change-functions #'quire--before-change t)
     (remove-hook 'after-change-functions #'quire--after-change t)
     (remove-hook 'post-command-hook #'quire--send-cursor t)
     (when quire--connection
-      (ignore-errors (jsonrpc-request quire--connection :document/close (list :uri (plist-get quire--state :uri)))))
+      (ignore-errors (quire--request :document/close (list :uri (plist-get quire--state :uri)))))
     (setq quire--state nil)))
 
 (defun quire-share (name)
@@ -352,8 +405,11 @@ This is the escape hatch when the buffer and the daemon disagree."
   (interactive (list (read-string "Share as: " (or (buffer-file-name) (buffer-name)))))
   (setq quire--stopping nil)
   (quire--connect)
-  (let ((reply (jsonrpc-request quire--connection :document/open (list :uri name :text (quire--text)))))
-    (setq quire--state (list :uri name :epoch (plist-get reply :epoch) :editor 0 :daemon 0))
+  (let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
+         ;; With :file the daemon merges changes made to the file outside Quire.
+         (reply (quire--request :document/open
+                                 (append (list :uri name :text (quire--text)) (and file (list :file file))))))
+    (setq quire--state (list :uri name :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
     (quire--apply-changes (plist-get reply :changes))
     (quire-mode 1)))
 
@@ -368,26 +424,26 @@ This is the escape hatch when the buffer and the daemon disagree."
   (interactive "nPort (0 picks one): ")
   (quire--connect)
   (message "Quire: listening on port %s"
-           (plist-get (jsonrpc-request quire--connection :peer/listen (list :port port)) :port)))
+           (plist-get (quire--request :peer/listen (list :port port)) :port)))
 
 (defun quire-connect (host port)
   "Connect to the daemon at HOST and PORT."
   (interactive "sHost: \nnPort: ")
   (quire--connect)
-  (jsonrpc-request quire--connection :peer/connect (list :host host :port port)))
+  (quire--request :peer/connect (list :host host :port port)))
 
 (defun quire-connect-command (command)
   "Peer over COMMAND's stdin and stdout.
 For example: ssh HOST quire peer --stdio."
   (interactive "sCommand: ")
   (quire--connect)
-  (jsonrpc-request quire--connection :peer/connect (list :command command)))
+  (quire--request :peer/connect (list :command command)))
 
 (defun quire-status ()
   "Show the daemon's editors, documents and peer links."
   (interactive)
   (quire--connect)
-  (let ((status (jsonrpc-request quire--connection :quire/status (make-hash-table))))
+  (let ((status (quire--request :quire/status (make-hash-table))))
     (message "Quire: %d editor(s), %d document(s), %d peer link(s)"
              (plist-get status :sessions) (length (plist-get status :documents))
              (length (plist-get (plist-get status :peers) :links)))))
@@ -400,7 +456,7 @@ For example: ssh HOST quire peer --stdio."
   (dolist (buffer (buffer-list))
     (with-current-buffer buffer (when quire-mode (quire-mode -1))))
   (when quire--connection
-    (ignore-errors (jsonrpc-request quire--connection :shutdown (make-hash-table)))
+    (ignore-errors (quire--request :shutdown (make-hash-table)))
     (ignore-errors (jsonrpc-notify quire--connection :exit (make-hash-table)))
     (ignore-errors (jsonrpc-shutdown quire--connection))
     (setq quire--connection nil)))

@@ -26,6 +26,8 @@ final class SharedDocument {
     private(set) var text: ReplicatingText
     /// Selections by session id.
     var selections: [Int: RemoteSelection] = [:]
+    /// The file the document is bound to, if any.
+    var file: FileBinding?
 
     init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri

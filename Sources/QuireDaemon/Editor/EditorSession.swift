@@ -99,6 +99,12 @@ public final class EditorSession: MessageHandler {
             let text = document.text.string
             logger.info("session \(id): \(request.uri) resynced, epoch \(view.epoch)")
             return DocumentRequest.TextResult(uri: request.uri, text: text, epoch: view.epoch, hash: TextHash.sha256Hex(text)).json
+        case SaveDocumentRequest.method:
+            let request = try SaveDocumentRequest(params: params)
+            _ = try openView(request.uri)
+            guard let document = daemon.document(request.uri) else { throw .unknownDocument(request.uri) }
+            let saved = try daemon.save(document)
+            return SaveDocumentRequest.result(uri: request.uri, path: saved.path, hash: saved.hash, imported: saved.imported)
         case ListDocumentsRequest.method:
             return .array(daemon.documentList.map(\.json))
         case EditDocumentMessage.method:
@@ -172,6 +178,15 @@ public final class EditorSession: MessageHandler {
             }
         case CursorMessage.method:
             try updateSelections(CursorMessage(params: params))
+        case SavedDocumentNotification.method:
+            let message = try SavedDocumentNotification(params: params)
+            let view = try openView(message.uri)
+            guard let document = daemon.document(message.uri) else { throw .unknownDocument(message.uri) }
+            guard message.epoch == view.epoch else { throw .staleEpoch(got: message.epoch, current: view.epoch) }
+            guard let text = view.text(atRevision: message.revision) else {
+                throw .invalidParams("params.revision: \(message.revision) is not a revision this editor can be at")
+            }
+            daemon.editorSaved(document, text: text)
         default:
             throw .methodNotFound(method)
         }
@@ -197,9 +212,20 @@ public final class EditorSession: MessageHandler {
     private func open(_ request: OpenDocumentRequest) throws(ResponseError) -> JSONValue {
         guard views[request.uri] == nil else { throw .documentAlreadyOpen(request.uri) }
         let editorText = request.text ?? ""
+        if let file = request.file { try Daemon.checkBindable(file) }
         let (document, created) = daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
         if !created, let base = request.base {
             mergeReopened(document, base: base, editorText: editorText)
+        }
+        if let file = request.file {
+            if request.base != nil, let bytes = try Daemon.readFile(file), bytes.elementsEqual(editorText.utf8) {
+                // A reopen whose editor wrote the file itself: its changes came in with `base`.
+                daemon.recordFile(file, holds: document.text, for: document)
+            } else {
+                try daemon.bind(document, toFile: file)
+            }
+        } else if document.file != nil {
+            do { try daemon.mergeOutsideChanges(of: document) } catch { showError("Quire: \(error.message)") }
         }
         let view = EditorView(uri: request.uri, text: document.text, replica: replica, encoding: encoding)
         views[request.uri] = view

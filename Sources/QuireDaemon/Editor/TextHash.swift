@@ -35,6 +35,10 @@ enum TextHash {
         return hex(text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) })
     }
 
+    static func sha256Hex(bytes: [UInt8]) -> String {
+        hex(SHA256.hash(data: bytes))
+    }
+
     private static func hex(_ digest: SHA256.Digest) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []

@@ -112,9 +112,7 @@ final class DocumentFiles {
         let newSegment = try Self.startSegment(next, in: directory)
         segment = newSegment
         segmentNumber = next
-        var payload = [RecordKind.state.rawValue]
-        payload.append(contentsOf: text.encodedState())
-        let bytes = LogRecords.Kind.snapshot.magic + LogRecords.record(payload)
+        let bytes = Self.encodeState(text)
         try FileSystem.writeAtomically(bytes, to: directory + "/" + Self.snapshotName(next))
         let previous = newestSnapshot
         newestSnapshot = next
@@ -132,6 +130,39 @@ final class DocumentFiles {
         try FileSystem.syncDirectory(directory)
     }
 
+    // MARK: File binding
+
+    static let bindingName = "file.json"
+    static let bindingBaseName = "file-base"
+
+    /// Records `binding` (nil: none): its base state first, then `file.json`, each atomically,
+    /// so `file.json` never names a hash whose base is not on disk.
+    func writeBinding(_ binding: FileBinding?) throws {
+        guard let binding else {
+            FileSystem.remove(directory + "/" + Self.bindingName)
+            FileSystem.remove(directory + "/" + Self.bindingBaseName)
+            try FileSystem.syncDirectory(directory)
+            return
+        }
+        try FileSystem.writeAtomically(Self.encodeState(binding.base), to: directory + "/" + Self.bindingBaseName)
+        var description: [String: JSONValue] = ["path": .string(binding.path)]
+        if let hash = binding.hash { description["sha256"] = .string(hash) }
+        try FileSystem.writeAtomically(JSONSerializer(sortedKeys: true).serialize(.object(description)), to: directory + "/" + Self.bindingName)
+    }
+
+    /// The binding recorded in `directory`, if any; a damaged one is reported and dropped.
+    static func readBinding(_ directory: String, replica: ReplicaID) -> (FileBinding?, warning: String?) {
+        do {
+            guard let bytes = try FileSystem.read(directory + "/" + bindingName) else { return (nil, nil) }
+            let description = try JSONParser().parse(bytes)
+            guard let path = description["path"]?.stringValue else { throw StorageError("it names no path") }
+            let base = try readSnapshot(directory + "/" + bindingBaseName, replica: replica)
+            return (FileBinding(path: path, hash: description["sha256"]?.stringValue, base: base), nil)
+        } catch {
+            return (nil, "its file binding is unusable (\(error)); bind the file again")
+        }
+    }
+
     // MARK: Recovering
 
     /// A document read back from its directory, with what recovery had to drop.
@@ -139,6 +170,7 @@ final class DocumentFiles {
         let files: DocumentFiles
         let text: ReplicatingText
         let operationCount: Int
+        let binding: FileBinding?
         var warnings: [String]
     }
 
@@ -232,7 +264,9 @@ final class DocumentFiles {
         if let newestSnapshot {
             files.lastSnapshotBytes = FileSystem.size(directory + "/" + snapshotName(newestSnapshot)) ?? 0
         }
-        return Recovered(files: files, text: text, operationCount: operationCount, warnings: warnings)
+        let (binding, bindingWarning) = readBinding(directory, replica: replica)
+        if let bindingWarning { warnings.append(bindingWarning) }
+        return Recovered(files: files, text: text, operationCount: operationCount, binding: binding, warnings: warnings)
     }
 
     private static func decodeOperations(_ payload: ArraySlice<UInt8>) throws -> [ReplicatingArrayOperation<Unicode.Scalar>] {
@@ -240,6 +274,13 @@ final class DocumentFiles {
             throw StorageError("unknown record kind \(payload.first ?? 0)")
         }
         return try ReplicatingArrayCoding.decode(Array(payload.dropFirst()), as: Unicode.Scalar.self)
+    }
+
+    /// A whole state in the snapshot format.
+    static func encodeState(_ text: ReplicatingText) -> [UInt8] {
+        var payload = [RecordKind.state.rawValue]
+        payload.append(contentsOf: text.encodedState())
+        return LogRecords.Kind.snapshot.magic + LogRecords.record(payload)
     }
 
     private static func readSnapshot(_ path: String, replica: ReplicaID) throws -> ReplicatingText {

@@ -87,6 +87,7 @@ public final class DocumentStore {
         public let id: UInt64
         public let text: ReplicatingText
         public let operationCount: Int
+        let binding: FileBinding?
     }
 
     /// Every document in the data directory, each from its newest intact state. Damage is
@@ -106,7 +107,7 @@ public final class DocumentStore {
                 for warning in recovered.warnings { logger.warning("document \(recovered.files.uri): \(warning)") }
                 files[recovered.files.id] = recovered.files
                 loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
-                                             operationCount: recovered.operationCount))
+                                             operationCount: recovered.operationCount, binding: recovered.binding))
             } catch {
                 logger.error("skipping \(directory): \(error)")
             }
@@ -133,6 +134,12 @@ public final class DocumentStore {
             try documentFiles.append(operations)
             try afterAppend(documentFiles)
         }
+    }
+
+    /// Records document `id`'s file binding (nil: none), durably.
+    func record(_ binding: FileBinding?, forDocument id: UInt64) {
+        guard failure == nil, let documentFiles = files[id] else { return }
+        attempt("record the file binding of \(documentFiles.uri)") { try documentFiles.writeBinding(binding) }
     }
 
     private func afterAppend(_ documentFiles: DocumentFiles) throws {

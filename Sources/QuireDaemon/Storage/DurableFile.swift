@@ -100,6 +100,7 @@ enum FileSystem {
             throw error
         }
         close(fd)
+        _ = chmod(temporary, mode)   // exactly `mode`, whatever the umask
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
@@ -157,6 +158,12 @@ enum FileSystem {
 
     static func remove(_ path: String) {
         unlink(path)
+    }
+
+    /// The permission bits of `path`, or nil when it does not exist.
+    static func permissions(_ path: String) -> mode_t? {
+        var info = stat()
+        return stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil
     }
 
     /// The size of `path` in bytes, or nil when it cannot be read.

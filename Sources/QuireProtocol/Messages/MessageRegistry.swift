@@ -25,6 +25,8 @@ public enum MessageRegistry {
         Entry(method: DocumentRequest.textMethod, kind: .request, direction: .editorToDaemon),
         Entry(method: DocumentRequest.resyncMethod, kind: .request, direction: .editorToDaemon),
         Entry(method: ListDocumentsRequest.method, kind: .request, direction: .editorToDaemon),
+        Entry(method: SaveDocumentRequest.method, kind: .request, direction: .editorToDaemon),
+        Entry(method: SavedDocumentNotification.method, kind: .notification, direction: .editorToDaemon),
         Entry(method: EditDocumentMessage.method, kind: .requestOrNotification, direction: .both),
         Entry(method: CursorMessage.method, kind: .notification, direction: .both),
         Entry(method: statusMethod, kind: .request, direction: .editorToDaemon),

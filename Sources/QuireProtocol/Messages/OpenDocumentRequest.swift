@@ -10,12 +10,17 @@ import JSON
 /// `base`, for a reopen after the daemon went away: the text the editor last had in common with
 /// the daemon. What changed from `base` to `text` is taken as this editor's edits and merged into
 /// the daemon's text (`TextMerge`), so typing done while the daemon was away is kept.
+///
+/// `file` binds the document to a file on the daemon's machine (see `SaveDocumentRequest`).
 public struct OpenDocumentRequest: Sendable, Equatable {
     public static let method = "document/open"
 
     public var uri: String
     public var text: String?
     public var base: String?
+    /// An absolute path to bind the document to (`document/save` writes it; a change made to it
+    /// outside Quire is merged in as edits when the document is opened or saved).
+    public var file: String?
 
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
@@ -23,6 +28,8 @@ public struct OpenDocumentRequest: Sendable, Equatable {
         guard !uri.isEmpty else { throw .invalidParams("params.uri: must not be empty") }
         text = try reader.optionalString("text")
         base = try reader.optionalString("base")
+        file = try reader.optionalString("file")
+        if let file, !file.hasPrefix("/") { throw .invalidParams("params.file: must be an absolute path, got \(file.debugDescription)") }
     }
 
     public struct Result: Sendable {

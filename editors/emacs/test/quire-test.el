@@ -112,7 +112,7 @@
   (let* ((binary (getenv "QUIRE_BINARY"))
          (socket (concat (getenv "QUIRE_TEST_SOCKET") ".reconnect"))
          (start-daemon (lambda ()
-                         (let ((process (make-process :name "daemon" :command (list binary "--no-stdio" "--socket" socket)
+                         (let ((process (make-process :name "daemon" :command (list binary "--no-stdio" "--socket" socket "--data-dir" (concat socket ".data"))
                                                       :connection-type 'pipe :noquery t)))
                            (quire-test--wait (lambda () (file-exists-p socket)))
                            process)))
@@ -156,6 +156,27 @@
     ;; Undo removes our " four", at its shifted position, and nothing of theirs.
     (primitive-undo 1 (cdr buffer-undo-list))
     (should (equal (buffer-string) ">> one three"))))
+
+(ert-deftest quire-test-file-save-and-outside-change ()
+  "`save-buffer' is not taken for an outside change; an outside change is merged; `quire-save' writes."
+  (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
+         (quire-command (list binary "attach" socket))
+         (path (make-temp-file "quire-notes-" nil ".txt" "first\nsecond\n")))
+    (with-current-buffer (find-file-noselect path)
+      (quire-share "file.el.txt")
+      (goto-char (point-max))
+      (insert "typed in Emacs\n")
+      (save-buffer)
+      (with-temp-file path (insert "first\nsecond\ntyped in Emacs\nadded outside\n"))
+      (quire-save)
+      (should (quire-test--wait (lambda () (equal (buffer-string) "first\nsecond\ntyped in Emacs\nadded outside\n"))))
+      (should (equal (with-temp-buffer (insert-file-contents path) (buffer-string))
+                     "first\nsecond\ntyped in Emacs\nadded outside\n"))
+      (should (quire-test--wait (lambda () (not (buffer-modified-p)))))
+      (quire-stop)
+      (set-buffer-modified-p nil)
+      (kill-buffer))
+    (delete-file path)))
 
 (provide 'quire-test)
 

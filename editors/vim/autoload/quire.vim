@@ -112,7 +112,11 @@ def Reconnect()
   for [key, state] in items(shared)
     var buf = str2nr(key)
     listener_flush(buf)
-    var reply = Request('document/open', {uri: state.uri, text: DocumentText(buf), base: get(state, 'base', DocumentText(buf))})
+    var params: dict<any> = {uri: state.uri, text: DocumentText(buf), base: get(state, 'base', DocumentText(buf))}
+    if get(state, 'file', '') != ''
+      params.file = state.file
+    endif
+    var reply = Request('document/open', params)
     if type(reply) == v:t_dict
       remove(state, 'base')
       state.epoch = reply.epoch
@@ -139,17 +143,64 @@ export def Share(name: string)
   endif
   var buf = bufnr()
   var uri = name != '' ? name : (expand('%:p') != '' ? 'file://' .. expand('%:p') : 'buffer' .. buf)
-  var reply = Request('document/open', {uri: uri, text: DocumentText(buf)})
+  var params: dict<any> = {uri: uri, text: DocumentText(buf)}
+  if expand('%:p') != ''
+    params.file = expand('%:p')   # the daemon merges changes made to the file outside Quire
+  endif
+  var reply = Request('document/open', params)
   if type(reply) != v:t_dict
     return
   endif
-  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0}
+  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', '')}
   ApplyChanges(buf, reply.changes)
   shared[buf].listener = listener_add(OnLocalChange, buf)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
+    exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ')'
   augroup END
   Log('shared ' .. uri)
+enddef
+
+# After :w wrote the buffer to its file: tell the daemon the file holds our text, so it does not
+# take our own edits for a change made outside Quire.
+export def Saved(buf: number)
+  if !has_key(shared, buf) || !ready || shared[buf].file == ''
+    return
+  endif
+  listener_flush(buf)
+  var state = shared[buf]
+  ch_sendexpr(channel, {method: 'document/saved', params: {uri: state.uri, epoch: state.epoch, revision: state.daemon}})
+enddef
+
+# :QuireSave: the daemon writes the merged text to the bound file (atomically), merging first
+# what changed in the file outside Quire.
+export def Save(buf: number)
+  if !has_key(shared, buf) || !ready
+    return
+  endif
+  listener_flush(buf)
+  var reply = Request('document/save', {uri: shared[buf].uri})
+  if type(reply) != v:t_dict
+    return
+  endif
+  if reply.hash == sha256(DocumentText(buf))
+    setbufvar(buf, '&modified', 0)
+    MarkFileRead(buf)
+  else
+    shared[buf].savedHash = reply.hash   # the merged-in change is still on its way
+  endif
+enddef
+
+# The daemon rewrote the file with the buffer's text: let Vim take the file's new timestamp
+# (a reload of identical text), so that :w does not warn that the file changed meanwhile.
+def MarkFileRead(buf: number)
+  if bufnr() != buf || getbufvar(buf, '&modified')
+    return
+  endif
+  var autoread = &l:autoread
+  setlocal autoread
+  silent! checktime
+  &l:autoread = autoread
 enddef
 
 export def Open(name: string)
@@ -211,6 +262,12 @@ def OnDaemonEdit(params: dict<any>)
   ApplyChanges(buf, params.changes)
   state.daemon += 1
   Log('applied daemon edit ' .. state.daemon .. ' based on ' .. params.revision)
+  if has_key(state, 'savedHash') && get(params, 'hash', '') == state.savedHash
+    # The buffer now shows what :QuireSave wrote.
+    setbufvar(buf, '&modified', 0)
+    remove(state, 'savedHash')
+    MarkFileRead(buf)
+  endif
   if has_key(params, 'hash')
     # Hashing the whole buffer costs milliseconds in a long one: check once edits pause.
     state.hash = params.hash

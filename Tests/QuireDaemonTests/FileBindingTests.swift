@@ -1,0 +1,129 @@
+import Foundation
+import JSON
+import Logging
+import Testing
+@testable import QuireDaemon
+import ReplicatingTypes
+
+/// Documents bound to files: changes made outside Quire are merged as edits, saving is atomic,
+/// an editor's own save is not mistaken for an outside change, and the binding survives restarts.
+@Suite struct FileBindingTests {
+    static func file(_ content: String) throws -> String {
+        let path = DaemonProcess.temporaryDirectory("bound") + "/notes.txt"
+        try content.write(toFile: path, atomically: false, encoding: .utf8)
+        return path
+    }
+
+    static func read(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+
+    static func openBound(_ editor: TestEditor, _ path: String, text: String) -> JSONValue {
+        editor.uri = "doc"
+        editor.text = Array(text.unicodeScalars)
+        let reply = editor.request("document/open", ["uri": "doc", "text": .string(text), "file": .string(path)])
+        for change in reply["result"]?["changes"]?.arrayValue ?? [] { editor.apply(change) }
+        return reply
+    }
+
+    @Test func anOutsideChangeIsMergedNotOverwritten() throws {
+        let path = try Self.file("one\ntwo\n")
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize(user: "ann")
+        #expect(Self.openBound(ann, path, text: "one\ntwo\n")["result"] != nil)
+        ann.edit(0..<0, with: "zero\n")
+        try "one\ntwo\nthree\n".write(toFile: path, atomically: false, encoding: .utf8)
+        // The next open notices the change and merges it: neither side is overwritten.
+        let bob = TestEditor(daemon: daemon)
+        bob.initialize(user: "bob")
+        bob.open("doc", text: "")
+        #expect(bob.string == "zero\none\ntwo\nthree\n")
+        ann.deliver()
+        #expect(ann.string == bob.string)
+        let saved = ann.request("document/save", ["uri": "doc"])["result"]
+        #expect(saved?["importedEdits"] == 0)
+        #expect(saved?["path"]?.stringValue == path)
+        #expect(Self.read(path) == "zero\none\ntwo\nthree\n")
+    }
+
+    @Test func savingMergesFirstThenWritesAtomicallyKeepingPermissions() throws {
+        let path = try Self.file("a\n")
+        _ = chmod(path, 0o640)
+        let inode = (try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? NSNumber)?.intValue
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize()
+        _ = Self.openBound(ann, path, text: "a\n")
+        ann.edit(2..<2, with: "b\n")
+        try "start\na\n".write(toFile: path, atomically: false, encoding: .utf8)
+        let saved = ann.request("document/save", ["uri": "doc"])["result"]
+        #expect(saved?["importedEdits"] == 1)
+        #expect(Self.read(path) == "start\na\nb\n")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o640)
+        #expect((attributes[.systemFileNumber] as? NSNumber)?.intValue != inode, "replaced by a rename, not rewritten in place")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent) == ["notes.txt"])
+        ann.deliver()
+        #expect(ann.string == "start\na\nb\n")
+        #expect(saved?["hash"]?.stringValue == TextHash.sha256Hex("start\na\nb\n"))
+    }
+
+    /// `:w` in the editor writes the file itself; `document/saved` says so, so the editor's
+    /// edits are not merged a second time as if made outside.
+    @Test func anEditorsOwnSaveIsNotTakenForAnOutsideChange() throws {
+        let path = try Self.file("hello\n")
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize()
+        _ = Self.openBound(ann, path, text: "hello\n")
+        ann.edit(5..<5, with: ", world")
+        try ann.string.write(toFile: path, atomically: false, encoding: .utf8)
+        ann.notify("document/saved", ["uri": "doc", "epoch": .integer(Int64(ann.epoch)), "revision": .integer(Int64(ann.daemonRevision))])
+        try (ann.string + "appended outside\n").write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(ann.request("document/save", ["uri": "doc"])["result"]?["importedEdits"] == 1)
+        #expect(Self.read(path) == "hello, world\nappended outside\n")
+        ann.deliver()
+        #expect(ann.string == "hello, world\nappended outside\n")
+    }
+
+    @Test func theBindingSurvivesARestart() throws {
+        let path = try Self.file("kept\n")
+        let data = DaemonProcess.temporaryDirectory("bound-data")
+        do {
+            let store = try DocumentStore(path: data, logger: Logger(label: "test"))
+            let daemon = Daemon(store: store)
+            let ann = TestEditor(daemon: daemon)
+            ann.initialize()
+            _ = Self.openBound(ann, path, text: "kept\n")
+            ann.edit(0..<0, with: "1 ")
+            #expect(ann.request("document/save", ["uri": "doc"])["result"] != nil)
+        }
+        try "1 kept\nand more\n".write(toFile: path, atomically: false, encoding: .utf8)
+        let daemon = Daemon(store: try DocumentStore(path: data, logger: Logger(label: "test")))
+        let bob = TestEditor(daemon: daemon)
+        bob.initialize()
+        bob.open("doc", text: "")
+        #expect(bob.string == "1 kept\nand more\n")
+    }
+
+    @Test func badFilesAndRequestsChangeNothing() throws {
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize()
+        #expect(ann.request("document/open", ["uri": "doc", "file": "relative.txt"])["error"]?["code"] == -32602)
+        let directory = DaemonProcess.temporaryDirectory("bound-dir")
+        let refused = ann.request("document/open", ["uri": "doc", "file": .string(directory)])
+        #expect(refused["error"]?["code"] == -32016)
+        #expect(refused["error"]?["message"]?.stringValue?.contains("not a regular file") == true)
+        #expect(ann.request("document/list")["result"] == [], "nothing was created")
+        ann.open("plain", text: "x")
+        #expect(ann.request("document/save", ["uri": "plain"])["error"]?["code"] == -32602)
+        // A bound file that turns into something other than UTF-8 is not merged nor overwritten.
+        let path = try Self.file("text\n")
+        ann.request("document/open", ["uri": "doc", "text": "text\n", "file": .string(path)])
+        try Data([0x66, 0xFF, 0x0A]).write(to: URL(fileURLWithPath: path))
+        let error = ann.request("document/save", ["uri": "doc"])["error"]
+        #expect(error?["code"] == -32016)
+        #expect(error?["message"]?.stringValue?.contains("not UTF-8") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data([0x66, 0xFF, 0x0A]))
+    }
+}
