@@ -123,6 +123,12 @@ public struct ReplicatingText {
     /// current text (line diff first, then characters inside changed lines); returns them as
     /// operations, so concurrent edits elsewhere in the same lines still merge.
     @discardableResult
+    /// Inserts `text` right after the element `id` (visible or removed), where removed text
+    /// stood; nil when there is nothing to insert or `id` is unknown. - Complexity: O(k + log n)
+    public mutating func insert(_ text: [Unicode.Scalar], after id: ElementID) -> ReplicatingArrayOperation<Unicode.Scalar>? {
+        scalars.insert(contentsOf: text, after: id)
+    }
+
     public mutating func replaceAll(with newText: String) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
         replaceLines(0..<lineCount, with: newText)
     }

@@ -173,4 +173,25 @@ enum JSONEncoderShim {
         #expect(doc.line(10) == "a" && doc.line(12) == "c" && doc.line(13) == lines[10])
         #expect(doc.string == (lines[..<10] + ["a", "b", "c"] + lines[10...]).joined(separator: "\n") + "\n")
     }
+
+    /// Removed text put back after its own tombstones comes back in order, whichever order it
+    /// was removed and put back in, and other replicas place it the same way.
+    @Test func insertingAfterTombstonesRestoresTextInPlace() {
+        for removalOrder in [[0, 1, 2], [2, 1, 0]] {
+            var text = ReplicatingText("xabcy", replica: ReplicaID(1))
+            let ids = (1...3).map { text.scalars.id(at: $0) }
+            var operations = text.operations()
+            for i in removalOrder { operations += text.replace(text.scalars.index(of: ids[i])!..<(text.scalars.index(of: ids[i])! + 1), with: []) }
+            #expect(text.string == "xy")
+            text.replica = ReplicaID(2)
+            for i in [2, 0, 1] {
+                if let op = text.insert([["a", "b", "c"][i]], after: ids[i]) { operations.append(op) }
+            }
+            #expect(text.string == "xabcy", "removed in order \(removalOrder)")
+            var other = ReplicatingText(replica: ReplicaID(3))
+            for op in operations.reversed() { other.apply(op) }
+            #expect(other.string == "xabcy")
+            #expect(text.insert(["z"], after: ElementID(replica: ReplicaID(99), counter: 0)) == nil, "an unknown anchor inserts nothing")
+        }
+    }
 }

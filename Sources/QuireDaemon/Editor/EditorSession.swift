@@ -20,6 +20,10 @@ public final class EditorSession: MessageHandler {
     private(set) var encoding = PositionEncoding.utf16
     private(set) var user = WireUser(name: "anonymous")
     private var views: [String: EditorView] = [:]
+    /// This session's own edits per document, for `document/undo` and `document/redo`.
+    private var histories: [String: UndoHistory] = [:]
+    /// The replica undo and redo edit as (made on copies of the document, never on a view).
+    private lazy var undoReplica = daemon.makeReplica()
     /// Called with the exit status when the editor sends `exit`.
     public var onExit: ((Int32) -> Void)?
 
@@ -32,7 +36,10 @@ public final class EditorSession: MessageHandler {
 
     var openDocuments: [String] { views.keys.sorted() }
     func view(of uri: String) -> EditorView? { views[uri] }
-    func forgetView(_ uri: String) { views[uri] = nil }
+    func forgetView(_ uri: String) {
+        views[uri] = nil
+        histories[uri] = nil
+    }
 
     private var logger: Logger { daemon.logger }
 
@@ -99,6 +106,17 @@ public final class EditorSession: MessageHandler {
             let text = document.text.string
             logger.info("session \(id): \(request.uri) resynced, epoch \(view.epoch)")
             return DocumentRequest.TextResult(uri: request.uri, text: text, epoch: view.epoch, hash: TextHash.sha256Hex(text)).json
+        case DocumentRequest.undoMethod, DocumentRequest.redoMethod:
+            let request = try DocumentRequest(params: params)
+            _ = try openView(request.uri)
+            guard let document = daemon.document(request.uri) else { throw .unknownDocument(request.uri) }
+            var text = document.text
+            text.replica = undoReplica
+            let operations = method == DocumentRequest.undoMethod
+                ? histories[request.uri, default: UndoHistory()].undo(in: &text)
+                : histories[request.uri, default: UndoHistory()].redo(in: &text)
+            daemon.contributeFromOutside(operations, to: document)
+            return ["uri": .string(request.uri), "done": .bool(!operations.isEmpty)]
         case SaveDocumentRequest.method:
             let request = try SaveDocumentRequest(params: params)
             _ = try openView(request.uri)
@@ -271,6 +289,7 @@ public final class EditorSession: MessageHandler {
         let view = try openView(message.uri)
         guard let document = daemon.document(message.uri) else { throw .unknownDocument(message.uri) }
         let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes)
+        histories[message.uri, default: UndoHistory()].record(operations, before: document.text, group: message.undoGroup)
         daemon.contribute(operations, to: document, from: self)
         return view.editorRevision
     }

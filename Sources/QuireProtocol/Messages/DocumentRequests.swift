@@ -1,12 +1,17 @@
 import JSON
 
 /// Requests that name one document and nothing else: `document/close` (stop sharing it in this
-/// session; the reply is `null`), `document/text` (the daemon's current text) and
-/// `document/resync` (replace the editor's text with the daemon's and start a new epoch).
+/// session; the reply is `null`), `document/text` (the daemon's current text),
+/// `document/resync` (replace the editor's text with the daemon's and start a new epoch), and
+/// `document/undo` / `document/redo` (revert this session's last step of its own edits, or
+/// reapply the last one undone, leaving others' edits alone; the reply is `{uri, done}` and the
+/// change reaches the editor as a daemon edit).
 public struct DocumentRequest: Sendable, Equatable {
     public static let closeMethod = "document/close"
     public static let textMethod = "document/text"
     public static let resyncMethod = "document/resync"
+    public static let undoMethod = "document/undo"
+    public static let redoMethod = "document/redo"
 
     public var uri: String
 

@@ -16,6 +16,9 @@ public struct EditDocumentMessage: Sendable, Equatable {
     public var revision: Int
     public var changes: [WireChange]
     public var hash: String?
+    /// Editor to daemon: the editor's undo block this edit belongs to (Vim's `changenr()`);
+    /// consecutive edits with the same value are undone together by `document/undo`.
+    public var undoGroup: Int?
 
     public init(uri: String, epoch: Int, revision: Int, changes: [WireChange], hash: String? = nil) {
         self.uri = uri
@@ -34,6 +37,7 @@ public struct EditDocumentMessage: Sendable, Equatable {
         for change in try reader.objects("changes") { changes.append(try WireChange(change)) }
         self.changes = changes
         hash = try reader.optionalString("hash")
+        undoGroup = try reader.optionalInt("undoGroup")
     }
 
     public var json: JSONValue {

@@ -24,6 +24,8 @@ public enum MessageRegistry {
         Entry(method: DocumentRequest.closeMethod, kind: .request, direction: .editorToDaemon),
         Entry(method: DocumentRequest.textMethod, kind: .request, direction: .editorToDaemon),
         Entry(method: DocumentRequest.resyncMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: DocumentRequest.undoMethod, kind: .request, direction: .editorToDaemon),
+        Entry(method: DocumentRequest.redoMethod, kind: .request, direction: .editorToDaemon),
         Entry(method: ListDocumentsRequest.method, kind: .request, direction: .editorToDaemon),
         Entry(method: SaveDocumentRequest.method, kind: .request, direction: .editorToDaemon),
         Entry(method: SavedDocumentNotification.method, kind: .notification, direction: .editorToDaemon),

@@ -157,7 +157,12 @@ export def Share(name: string)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
     exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ')'
+    # Report changes at undo-block boundaries, so each is tagged with its own block.
+    exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> listener_flush(' .. buf .. ')'
   augroup END
+  # Vim's own undo would also revert what others typed: undo and redo your own edits only.
+  nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
+  nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
   Log('shared ' .. uri)
 enddef
 
@@ -170,6 +175,32 @@ export def Saved(buf: number)
   listener_flush(buf)
   var state = shared[buf]
   ch_sendexpr(channel, {method: 'document/saved', params: {uri: state.uri, epoch: state.epoch, revision: state.daemon}})
+enddef
+
+# u and CTRL-R in a shared buffer: the daemon reverts (or reapplies) this editor's own last
+# undo blocks, leaving others' edits alone; the change comes back as a daemon edit, and the
+# cursor goes to it.
+export def Undo(buf: number, count = 1)
+  UndoOrRedo(buf, 'document/undo', count)
+enddef
+
+export def Redo(buf: number, count = 1)
+  UndoOrRedo(buf, 'document/redo', count)
+enddef
+
+def UndoOrRedo(buf: number, method: string, count: number)
+  if !has_key(shared, buf) || !ready
+    return
+  endif
+  listener_flush(buf)
+  for _ in range(count)
+    var reply = Request(method, {uri: shared[buf].uri})
+    if type(reply) != v:t_dict || !reply.done
+      echo method == 'document/undo' ? 'Quire: nothing of yours to undo' : 'Quire: nothing to redo'
+      return
+    endif
+    shared[buf].jump = true
+  endfor
 enddef
 
 # :QuireSave: the daemon writes the merged text to the bound file (atomically), merging first
@@ -215,9 +246,12 @@ def OnLocalChange(buf: number, start: number, end: number, added: number, change
   endif
   var state = shared[buf]
   var newLines = end - 1 + added >= start ? getbufline(buf, start, end - 1 + added) : []
-  ch_sendexpr(channel, {method: 'document/edit', params: {
-    uri: state.uri, epoch: state.epoch, revision: state.daemon,
-    changes: [{lines: {start: start - 1, end: end - 1}, newLines: newLines}]}})
+  var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon,
+    changes: [{lines: {start: start - 1, end: end - 1}, newLines: newLines}]}
+  if bufnr() == buf
+    params.undoGroup = changenr()   # one Vim undo block is one step of the daemon's undo
+  endif
+  ch_sendexpr(channel, {method: 'document/edit', params: params})
   state.editor += 1
   Log('sent edit ' .. state.editor .. ': lines ' .. (start - 1) .. '..' .. (end - 1) .. ' ' .. string(newLines))
 enddef
@@ -261,6 +295,11 @@ def OnDaemonEdit(params: dict<any>)
   endif
   ApplyChanges(buf, params.changes)
   state.daemon += 1
+  if get(state, 'jump', false) && !empty(params.changes) && bufnr() == buf
+    state.jump = false
+    var at = params.changes[-1].range.start
+    cursor(at.line + 1, at.character + 1)
+  endif
   Log('applied daemon edit ' .. state.daemon .. ' based on ' .. params.revision)
   if has_key(state, 'savedHash') && get(params, 'hash', '') == state.savedHash
     # The buffer now shows what :QuireSave wrote.

@@ -1,0 +1,114 @@
+import ReplicatingTypes
+
+/// One editor session's own edits of one document, grouped into the steps its user undoes at
+/// once, and the steps undone since (for redo).
+///
+/// Guarantees: undoing a step reverts only what this session did in it, whatever others typed
+/// since: characters it inserted are removed by ID (wherever they are now, and only if still
+/// there), characters it removed are put back right after their own tombstones, so they land
+/// where they stood even among others' later text. A new edit clears the redo steps.
+struct UndoHistory {
+    /// What one step did: elements it inserted, and elements it removed with their content.
+    struct Step {
+        var group: Int?
+        var inserted: [ElementID] = []
+        var removed: [(id: ElementID, scalar: Unicode.Scalar)] = []
+        var isEmpty: Bool { inserted.isEmpty && removed.isEmpty }
+    }
+
+    /// Steps kept for undo at most (the oldest go first).
+    static let limit = 1000
+
+    private(set) var undoSteps: [Step] = []
+    private(set) var redoSteps: [Step] = []
+    /// Removed characters that undo or redo put back are new elements: the element now standing
+    /// for each old one, so older steps still find the characters they inserted.
+    private var replacements: [ElementID: ElementID] = [:]
+
+    /// Records an edit's operations, made to a document that was `before` just before them.
+    /// Edits with the same non-nil `group` (the editor's undo block) form one step.
+    mutating func record(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], before: ReplicatingText, group: Int?) {
+        var step = Step(group: group)
+        for operation in operations {
+            switch operation {
+            case .insert(let insertion):
+                guard case .elements = insertion.content else { continue }
+                for k in 0..<insertion.count {
+                    step.inserted.append(ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(k)))
+                }
+            case .remove(let ranges):
+                for range in ranges {
+                    for counter in range.counters {
+                        let id = ElementID(replica: range.start.replica, counter: counter)
+                        if let index = before.scalars.index(of: id) { step.removed.append((id, before.scalars[index])) }
+                    }
+                }
+            }
+        }
+        guard !step.isEmpty else { return }
+        redoSteps = []
+        if let group, let last = undoSteps.last, last.group == group {
+            undoSteps[undoSteps.count - 1].inserted += step.inserted
+            undoSteps[undoSteps.count - 1].removed += step.removed
+        } else {
+            undoSteps.append(step)
+            if undoSteps.count > Self.limit { undoSteps.removeFirst(undoSteps.count - Self.limit) }
+        }
+    }
+
+    /// Reverts the last step that still changes something in `text` (edited as a replica of its
+    /// own; steps whose effect others already undid are skipped) and keeps its inverse for redo.
+    /// Returns the operations, empty when there is nothing left to undo.
+    mutating func undo(in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        while let step = undoSteps.popLast() {
+            let (operations, inverse) = revert(step, in: &text)
+            if !operations.isEmpty {
+                redoSteps.append(inverse)
+                return operations
+            }
+        }
+        return []
+    }
+
+    /// Reapplies the last undone step; returns the operations.
+    mutating func redo(in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        while let step = redoSteps.popLast() {
+            let (operations, inverse) = revert(step, in: &text)
+            if !operations.isEmpty {
+                undoSteps.append(inverse)
+                return operations
+            }
+        }
+        return []
+    }
+
+    /// The element that stands for `id` now.
+    private func current(_ id: ElementID) -> ElementID {
+        var id = id
+        while let next = replacements[id] { id = next }
+        return id
+    }
+
+    /// The operations that revert `step` in `text`, and the step that reverts them.
+    private mutating func revert(_ step: Step, in text: inout ReplicatingText) -> ([ReplicatingArrayOperation<Unicode.Scalar>], Step) {
+        var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        var inverse = Step(group: nil)
+        // Put removed characters back after their own tombstones, newest removal first, so a
+        // run restored after a restored neighbour keeps its order.
+        for (id, scalar) in step.removed.reversed() {
+            let id = current(id)
+            guard text.scalars.index(of: id) == nil, let operation = text.insert([scalar], after: id),
+                  case .insert(let insertion) = operation else { continue }
+            operations.append(operation)
+            replacements[id] = insertion.id
+            inverse.inserted.append(insertion.id)
+        }
+        // Remove what the step inserted and is still there, last position first.
+        let visible = step.inserted.map(current).compactMap { id in text.scalars.index(of: id).map { (index: $0, id: id) } }
+        for (index, id) in visible.sorted(by: { $0.index > $1.index }) {
+            inverse.removed.append((id, text.scalars[index]))
+            operations += text.replace(index..<(index + 1), with: [])
+        }
+        return (operations, inverse)
+    }
+}

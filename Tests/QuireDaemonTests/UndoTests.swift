@@ -1,0 +1,90 @@
+import Foundation
+import JSON
+import Testing
+@testable import QuireDaemon
+
+/// `document/undo` and `document/redo`: a session reverts its own edits, step by step, and
+/// never what others typed, even when they typed in between or inside.
+@Suite struct UndoTests {
+    static func editors() -> (TestEditor, TestEditor) {
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon), bob = TestEditor(daemon: daemon)
+        ann.initialize(user: "ann")
+        bob.initialize(user: "bob")
+        ann.open("doc", text: "")
+        bob.open("doc", text: "")
+        return (ann, bob)
+    }
+
+    static func edit(_ editor: TestEditor, _ range: Range<Int>, _ text: String, group: Int) {
+        let start = editor.position(of: range.lowerBound), end = editor.position(of: range.upperBound)
+        editor.text.replaceSubrange(range, with: Array(text.unicodeScalars))
+        editor.editorRevision += 1
+        let reply = editor.request("document/edit", ["uri": "doc", "epoch": .integer(Int64(editor.epoch)), "revision": .integer(Int64(editor.daemonRevision)),
+                                                     "undoGroup": .integer(Int64(group)),
+                                                     "changes": [["range": ["start": start, "end": end], "text": .string(text)]]])
+        #expect(reply["result"] != nil, "\(reply)")
+    }
+
+    static func undo(_ editor: TestEditor, _ method: String = "document/undo") -> Bool? {
+        let done = editor.request(method, ["uri": "doc"])["result"]?["done"]
+        editor.deliver()
+        return done == .bool(true) ? true : done == .bool(false) ? false : nil
+    }
+
+    @Test func undoRevertsOnlyTheSessionsOwnSteps() {
+        let (ann, bob) = Self.editors()
+        Self.edit(ann, 0..<0, "hel", group: 1)
+        Self.edit(ann, 3..<3, "lo", group: 1)
+        bob.deliver()
+        bob.edit(5..<5, with: " world")
+        ann.deliver()
+        Self.edit(ann, 0..<2, "", group: 2)
+        bob.deliver()
+        #expect(ann.string == "llo world")
+        #expect(Self.undo(ann) == true)
+        #expect(ann.string == "hello world")
+        #expect(Self.undo(ann) == true)
+        #expect(ann.string == " world", "both edits of undo block 1 went together; bob's text stayed")
+        #expect(Self.undo(ann) == false)
+        #expect(Self.undo(ann, "document/redo") == true)
+        #expect(ann.string == "hello world")
+        #expect(Self.undo(ann, "document/redo") == true)
+        #expect(ann.string == "llo world")
+        bob.deliver()
+        #expect(bob.string == ann.string)
+        #expect(ann.hashMismatches == 0 && bob.hashMismatches == 0)
+    }
+
+    @Test func removedTextComesBackWhereItStoodAmongOthersText() {
+        let (ann, bob) = Self.editors()
+        Self.edit(ann, 0..<0, "abcdef", group: 1)
+        bob.deliver()
+        Self.edit(ann, 1..<5, "", group: 2)          // "af"
+        bob.deliver()
+        bob.edit(1..<1, with: "XY")                   // "aXYf": typed where "bcde" was
+        ann.deliver()
+        #expect(Self.undo(ann) == true)
+        bob.deliver()
+        #expect(ann.string == bob.string)
+        #expect(ann.string.contains("bcde") && ann.string.contains("XY") && ann.string.hasPrefix("a") && ann.string.hasSuffix("f"))
+    }
+
+    @Test func othersEditsInsideAStepAreKeptAndANewEditClearsRedo() {
+        let (ann, bob) = Self.editors()
+        Self.edit(ann, 0..<0, "hello", group: 1)
+        bob.deliver()
+        bob.edit(2..<4, with: "")                     // bob removes "ll": "heo"
+        bob.edit(0..<0, with: ">")
+        ann.deliver()
+        #expect(Self.undo(ann) == true)
+        bob.deliver()
+        #expect(ann.string == ">" && bob.string == ">")
+        #expect(Self.undo(ann, "document/redo") == true)
+        #expect(ann.string == ">heo", "redo puts back what the undo removed, not what bob removed")
+        #expect(Self.undo(ann) == true)
+        Self.edit(ann, 1..<1, "new", group: 3)
+        #expect(Self.undo(ann, "document/redo") == false, "a new edit clears redo")
+        #expect(ann.request("document/undo", ["uri": "nope"])["error"]?["code"] == -32010)
+    }
+}
