@@ -58,8 +58,15 @@ for i in range(20)
 endfor
 Type("1Gyy")
 Type("Gp")                               # paste a line
-# Not undo: Vim's undo would also revert remote text that landed in the undone lines (a known
-# limitation of the client, see editors/vim/README.md).
+# Type something and undo it (u goes to the daemon: only our own edit is reverted), while the
+# other editor's edits keep arriving; then redo and undo once more.
+Type("GA UNDONE " .. mark)
+execute 'normal u'
+sleep 15m
+execute "normal \<C-R>"
+sleep 15m
+execute 'normal u'
+sleep 15m
 
 # Quiet: nothing arrives for a while.
 var last = getline(1, '$')
