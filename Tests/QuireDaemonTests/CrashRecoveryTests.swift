@@ -80,3 +80,29 @@ import Testing
         }
     }
 }
+
+/// One daemon per data directory: a second one says so, and either keeps its documents in
+/// memory (the default directory) or refuses to start (a directory it was told to use).
+@Suite(.serialized) struct DataDirectoryLockTests {
+    @Test func aSecondDaemonOnTheSameDirectoryIsToldWhy() throws {
+        let home = DaemonProcess.temporaryDirectory("xdg")
+        let first = try DaemonProcess(arguments: ["--log-level", "info"], environment: ["XDG_DATA_HOME": home])
+        let a = TestEditor(process: first)
+        a.initialize()
+        #expect(a.request("quire/status")["result"]?["storage"]?["dataDir"]?.stringValue == home + "/quire")
+        #expect(a.request("quire/status")["result"]?["storage"]?["durability"] == "sync")
+
+        let second = try DaemonProcess(environment: ["XDG_DATA_HOME": home])
+        #expect(second.waitForLog(containing: "is in use by another quire (pid \(first.process.processIdentifier))") != nil, "\(second.log)")
+        let b = TestEditor(process: second)
+        b.initialize()
+        #expect(b.request("quire/status")["result"]?["storage"] == .null, "the second keeps documents in memory")
+        b.open("doc", text: "still served\n")
+        #expect(b.request("document/text", ["uri": "doc"])["result"]?["text"] == "still served\n")
+
+        let third = try DaemonProcess(arguments: ["--data-dir", home + "/quire"])
+        #expect(third.waitForExit() != 0)
+        #expect(third.log.contains("is in use by another quire"), "\(third.log)")
+        PeerProcessTests.shutDown([a, b], [first, second])
+    }
+}
