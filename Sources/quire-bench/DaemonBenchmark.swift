@@ -57,6 +57,22 @@ struct DaemonBenchmark {
         return Daemon(logger: logger, replicaSource: { next += 1; return ReplicaID(next) })
     }
 
+    /// `count` single-character `document/edit` frames of "doc", one per edit, as a person types
+    /// from the start of line `firstLine`: "a" with a line break every 60 characters. Requests
+    /// numbered from `requestIDsFrom`, or notifications.
+    static func typing(_ count: Int, firstLine: Int = 0, requestIDsFrom: Int?) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(count)
+        var line = firstLine, column = 0
+        for i in 0..<count {
+            let text = i % 60 == 59 ? "\\n" : "a"
+            let id = requestIDsFrom.map { "\"id\":\($0 + i)," } ?? ""
+            frames.append(frame("{\"jsonrpc\":\"2.0\",\(id)\"method\":\"document/edit\",\"params\":{\"uri\":\"doc\",\"revision\":0,\"changes\":[{\"range\":{\"start\":{\"line\":\(line),\"character\":\(column)},\"end\":{\"line\":\(line),\"character\":\(column)}},\"text\":\"\(text)\"}]}}"))
+            if i % 60 == 59 { line += 1; column = 0 } else { column += 1 }
+        }
+        return frames
+    }
+
     static func frame(_ text: String) -> [UInt8] {
         Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8)
     }
@@ -72,14 +88,7 @@ struct DaemonBenchmark {
             c.receive(Self.frame(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#))
             c.receive(Self.frame(#"{"jsonrpc":"2.0","id":2,"method":"document/open","params":{"uri":"doc","text":""}}"#))
         }
-        var frames: [UInt8] = []
-        var line = 0, column = 0
-        for i in 0..<edits {
-            let text = i % 60 == 59 ? "\\n" : "a"
-            let id = asRequests ? "\"id\":\(i + 3)," : ""
-            frames += Self.frame("{\"jsonrpc\":\"2.0\",\(id)\"method\":\"document/edit\",\"params\":{\"uri\":\"doc\",\"revision\":0,\"changes\":[{\"range\":{\"start\":{\"line\":\(line),\"character\":\(column)},\"end\":{\"line\":\(line),\"character\":\(column)}},\"text\":\"\(text)\"}]}}")
-            if i % 60 == 59 { line += 1; column = 0 } else { column += 1 }
-        }
+        let frames = Self.typing(edits, requestIDsFrom: asRequests ? 3 : nil).flatMap { $0 }
         // Feed in read-sized chunks, as a pipe would deliver them.
         var offset = 0
         while offset < frames.count {

@@ -186,13 +186,7 @@ struct PeerBenchmark {
         guard let first = try? Self.link(a, b) else { return (0, 0, 0) }
         first.pump()
         // b goes away; a's editor types 100,000 characters.
-        var frames: [UInt8] = []
-        var line = 1, column = 0
-        for i in 0..<edits {
-            let text = i % 60 == 59 ? "\\n" : "a"
-            frames += DaemonBenchmark.frame("{\"jsonrpc\":\"2.0\",\"method\":\"document/edit\",\"params\":{\"uri\":\"doc\",\"revision\":0,\"changes\":[{\"range\":{\"start\":{\"line\":\(line),\"character\":\(column)},\"end\":{\"line\":\(line),\"character\":\(column)}},\"text\":\"\(text)\"}]}}")
-            if i % 60 == 59 { line += 1; column = 0 } else { column += 1 }
-        }
+        let frames = DaemonBenchmark.typing(edits, firstLine: 1, requestIDsFrom: nil).flatMap { $0 }
         for link in a.linksForBenchmark { link.close("b went offline") }
         typist.receive(frames)
         let start = DispatchTime.now().uptimeNanoseconds

@@ -74,18 +74,8 @@ struct StorageBenchmark {
         let typist = EditorConnection(daemon: daemon) { _ in replies += 1 }
         typist.receive(DaemonBenchmark.frame(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#))
         typist.receive(DaemonBenchmark.frame(#"{"jsonrpc":"2.0","id":2,"method":"document/open","params":{"uri":"doc","text":""}}"#))
-        var reads: [[UInt8]] = []
-        var read: [UInt8] = []
-        var line = 0, column = 0
-        for i in 0..<edits {
-            let text = i % 60 == 59 ? "\\n" : "a"
-            read += DaemonBenchmark.frame("{\"jsonrpc\":\"2.0\",\"id\":\(i + 3),\"method\":\"document/edit\",\"params\":{\"uri\":\"doc\",\"revision\":0,\"changes\":[{\"range\":{\"start\":{\"line\":\(line),\"character\":\(column)},\"end\":{\"line\":\(line),\"character\":\(column)}},\"text\":\"\(text)\"}]}}")
-            if i % 60 == 59 { line += 1; column = 0 } else { column += 1 }
-            if (i + 1) % perRead == 0 || i == edits - 1 {
-                reads.append(read)
-                read = []
-            }
-        }
+        let frames = DaemonBenchmark.typing(edits, requestIDsFrom: 3)
+        let reads = stride(from: 0, to: edits, by: perRead).map { frames[$0..<min($0 + perRead, edits)].flatMap { $0 } }
         let start = DispatchTime.now().uptimeNanoseconds
         for read in reads { typist.receive(read) }
         daemon.syncStorage()

@@ -16,7 +16,7 @@ struct UndoHistory {
         var isEmpty: Bool { inserted.isEmpty && removed.isEmpty }
     }
 
-    /// Steps kept for undo at most (the oldest go first).
+    /// Steps kept for undo at least (beyond a quarter more, the oldest go).
     static let limit = 1000
 
     private(set) var undoSteps: [Step] = []
@@ -52,7 +52,8 @@ struct UndoHistory {
             undoSteps[undoSteps.count - 1].removed += step.removed
         } else {
             undoSteps.append(step)
-            if undoSteps.count > Self.limit { undoSteps.removeFirst(undoSteps.count - Self.limit) }
+            // Trimmed in chunks, so that dropping the oldest costs O(1) per edit on average.
+            if undoSteps.count >= Self.limit + Self.limit / 4 { undoSteps.removeFirst(undoSteps.count - Self.limit) }
         }
     }
 
@@ -60,22 +61,20 @@ struct UndoHistory {
     /// own; steps whose effect others already undid are skipped) and keeps its inverse for redo.
     /// Returns the operations, empty when there is nothing left to undo.
     mutating func undo(in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
-        while let step = undoSteps.popLast() {
-            let (operations, inverse) = revert(step, in: &text)
-            if !operations.isEmpty {
-                redoSteps.append(inverse)
-                return operations
-            }
-        }
-        return []
+        revertLast(of: \.undoSteps, keepingInverseIn: \.redoSteps, in: &text)
     }
 
     /// Reapplies the last undone step; returns the operations.
     mutating func redo(in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
-        while let step = redoSteps.popLast() {
+        revertLast(of: \.redoSteps, keepingInverseIn: \.undoSteps, in: &text)
+    }
+
+    private mutating func revertLast(of steps: WritableKeyPath<UndoHistory, [Step]>, keepingInverseIn inverses: WritableKeyPath<UndoHistory, [Step]>,
+                                     in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        while let step = self[keyPath: steps].popLast() {
             let (operations, inverse) = revert(step, in: &text)
             if !operations.isEmpty {
-                undoSteps.append(inverse)
+                self[keyPath: inverses].append(inverse)
                 return operations
             }
         }
