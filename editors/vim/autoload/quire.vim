@@ -457,6 +457,8 @@ enddef
 export def StatusLine(): string
   if !has_key(shared, bufnr())
     return ''
+  elseif !ready
+    return '[quire: reconnecting]'
   endif
   return peers > 0 ? printf('[quire %d peer%s]', peers, peers == 1 ? '' : 's') : '[quire]'
 enddef

@@ -48,6 +48,9 @@ WaitFor(() => DaemonText() == "kept\nacross restarts\n", 'the first daemon to ha
 
 job_stop(daemon, 'kill')
 WaitFor(() => job_status(daemon) != 'run', 'the daemon to die')
+# The client notices before we type (a keystroke in the instant before it does was never
+# acknowledged, and the reopen cannot tell it from the daemon's text).
+WaitFor(() => quire#StatusLine() == '[quire: reconnecting]', 'the client to notice')
 delete(socket)
 append('$', 'typed while the daemon was away')
 daemon = StartDaemon()
