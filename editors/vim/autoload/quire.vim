@@ -88,10 +88,10 @@ def OnExit(status: number)
   ready = false
   peers = 0
   Log('daemon exited with ' .. status)
-  # What the daemon last had of each buffer: the reopen merges what is typed from here on.
+  # What the daemon acknowledged of each buffer: the reopen merges everything else.
   for [key, state] in items(shared)
     if !has_key(state, 'base')
-      state.base = DocumentText(str2nr(key))
+      state.base = join(state.acknowledged.lines, "\n") .. (state.acknowledged.eol ? "\n" : '')
     endif
   endfor
   if !stopping && !empty(shared)
@@ -123,6 +123,7 @@ def Reconnect()
       state.editor = 0
       state.daemon = 0
       ApplyChanges(buf, reply.changes)
+      Acknowledged(buf)
       Log('reopened ' .. state.uri .. ' after a daemon restart')
     endif
   endfor
@@ -153,6 +154,7 @@ export def Share(name: string)
   endif
   shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', '')}
   ApplyChanges(buf, reply.changes)
+  Acknowledged(buf)
   shared[buf].listener = listener_add(OnLocalChange, buf)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
@@ -251,7 +253,18 @@ def OnLocalChange(buf: number, start: number, end: number, added: number, change
   if bufnr() == buf
     params.undoGroup = changenr()   # one Vim undo block is one step of the daemon's undo
   endif
-  ch_sendexpr(channel, {method: 'document/edit', params: params})
+  var epoch = state.epoch
+  try
+    # A request: its reply says the daemon has the edit (on disk), so it joins the acknowledged text.
+    ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => {
+      if has_key(shared, buf) && shared[buf].epoch == epoch && has_key(reply, 'result')
+        SpliceLines(shared[buf].acknowledged, start - 1, end - 1, newLines)
+      endif
+    }})
+  catch
+    Log('could not send an edit: ' .. v:exception)   # the daemon is gone: the reopen merges it
+    return
+  endtry
   state.editor += 1
   Log('sent edit ' .. state.editor .. ': lines ' .. (start - 1) .. '..' .. (end - 1) .. ' ' .. string(newLines))
 enddef
@@ -294,6 +307,10 @@ def OnDaemonEdit(params: dict<any>)
     return
   endif
   ApplyChanges(buf, params.changes)
+  # The daemon made this edit after all of ours (their replies came first): it is acknowledged too.
+  for change in params.changes
+    ApplyChangeToLines(state.acknowledged, change)
+  endfor
   state.daemon += 1
   if get(state, 'jump', false) && !empty(params.changes) && bufnr() == buf
     state.jump = false
@@ -372,6 +389,39 @@ def ApplyChanges(buf: number, changes: list<any>)
   endtry
 enddef
 
+# What the daemon has acknowledged of a buffer (lines and final newline), the base a reopen
+# merges from: set from the buffer when both agree, then moved on by replies and daemon edits.
+def Acknowledged(buf: number)
+  shared[buf].acknowledged = {lines: getbufline(buf, 1, '$'), eol: getbufvar(buf, '&eol')}
+enddef
+
+# Lines start..end-1 (0-based) of `text` become `newLines`.
+def SpliceLines(text: dict<any>, start: number, end: number, newLines: list<string>)
+  var stop = min([end, len(text.lines)])
+  if stop > start
+    remove(text.lines, start, stop - 1)
+  endif
+  extend(text.lines, newLines, min([start, len(text.lines)]))
+enddef
+
+# A daemon change applied to `text` as ApplyChanges applies it to a buffer.
+def ApplyChangeToLines(text: dict<any>, change: dict<any>)
+  var lineCount = len(text.lines)
+  var first = change.range.start.line
+  var last = change.range.end.line
+  var firstText = first < lineCount ? text.lines[first] : ''
+  var lastText = last < lineCount ? text.lines[last] : ''
+  var replacement = split(strpart(firstText, 0, change.range.start.character) .. change.text
+                          .. strpart(lastText, change.range.end.character), "\n", 1)
+  if last + 1 >= lineCount + (text.eol ? 1 : 0)
+    text.eol = first + len(replacement) > 1 && replacement[-1] == ''
+    if text.eol
+      remove(replacement, -1)
+    endif
+  endif
+  SpliceLines(text, first, last + 1, replacement)
+enddef
+
 # For the client's own tests.
 export def ApplyChangesForTest(buf: number, changes: list<any>)
   ApplyChanges(buf, changes)
@@ -404,6 +454,7 @@ export def Resync(buf: number)
   state.epoch = reply.epoch
   state.editor = 0
   state.daemon = 0
+  Acknowledged(buf)
 enddef
 
 export def SendCursor(buf: number)

@@ -47,19 +47,21 @@ QuireShare kept.txt
 WaitFor(() => DaemonText() == "kept\nacross restarts\n", 'the first daemon to have the text')
 
 job_stop(daemon, 'kill')
+# Typed at once, before the client noticed: sent towards a daemon that is gone, never
+# acknowledged, so the reopen merges it.
+append('$', 'typed while the daemon was away')
+listener_flush()
 WaitFor(() => job_status(daemon) != 'run', 'the daemon to die')
-# The client notices before we type (a keystroke in the instant before it does was never
-# acknowledged, and the reopen cannot tell it from the daemon's text).
 WaitFor(() => quire#StatusLine() == '[quire: reconnecting]', 'the client to notice')
 delete(socket)
-append('$', 'typed while the daemon was away')
+append('$', 'and more once it noticed')
 daemon = StartDaemon()
-WaitFor(() => DaemonText() == "kept\nacross restarts\ntyped while the daemon was away\n", 'the reopened document')
+WaitFor(() => DaemonText() == "kept\nacross restarts\ntyped while the daemon was away\nand more once it noticed\n", 'the reopened document')
 
 # Editing goes on as before.
 setline(1, 'kept!')
 listener_flush()
-WaitFor(() => DaemonText() == "kept!\nacross restarts\ntyped while the daemon was away\n", 'an edit after the reconnect')
+WaitFor(() => DaemonText() == "kept!\nacross restarts\ntyped while the daemon was away\nand more once it noticed\n", 'an edit after the reconnect')
 
 quire#Stop()
 job_stop(daemon)
