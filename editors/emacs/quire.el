@@ -56,6 +56,11 @@ Or set QUIRE_SECRET in the environment."
 (defvar-local quire--state nil
   "Plist of a shared buffer: :uri :epoch :editor :daemon.")
 
+(defvar-local quire--acknowledged nil
+  "A hidden buffer with the text the daemon has acknowledged of this one.
+Moved on by the replies to our edits and by the daemon's edits; after the
+daemon went away it is the base a reopen merges from.")
+
 (defvar-local quire--pending-start nil
   "Start and end of the region about to change (`before-change-functions').")
 
@@ -94,6 +99,28 @@ at or before POSITION's line instead of at the start of the buffer."
 (defun quire--text ()
   "The buffer's whole text, as the daemon holds it."
   (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun quire--acknowledge-all ()
+  "Take the buffer's text as acknowledged by the daemon.
+Done after an open, a reopen or a resync."
+  (let ((text (quire--text)))
+    (unless (buffer-live-p quire--acknowledged)
+      (setq quire--acknowledged (generate-new-buffer " *quire-acknowledged*" t))
+      (with-current-buffer quire--acknowledged (setq buffer-undo-list t)))
+    (with-current-buffer quire--acknowledged
+      (erase-buffer)
+      (insert text))))
+
+(defun quire--acknowledge (buffer changes)
+  "Apply CHANGES to the acknowledged text of BUFFER."
+  (let ((shadow (buffer-local-value 'quire--acknowledged buffer)))
+    (when (buffer-live-p shadow)
+      (with-current-buffer shadow
+        (seq-doseq (change changes)
+          (if (plist-get change :range)
+              (quire--apply-changes (vector change))
+            (erase-buffer)
+            (insert (plist-get change :text))))))))
 
 (defun quire--hash ()
   "SHA-256 of the buffer's text in UTF-8."
@@ -149,7 +176,10 @@ daemon edit sent right after a reply is not held back."
   (dolist (buffer (quire--shared-buffers))
     (with-current-buffer buffer
       (unless (plist-get quire--state :base)
-        (setq quire--state (plist-put quire--state :base (quire--text))))))
+        (setq quire--state (plist-put quire--state :base
+                                      (if (buffer-live-p quire--acknowledged)
+                                          (with-current-buffer quire--acknowledged (quire--text))
+                                        (quire--text)))))))
   (when (and (not quire--stopping) (not quire--reconnect-timer) (quire--shared-buffers))
     (setq quire--reconnect-timer (run-at-time quire--reconnect-delay nil #'quire--reconnect))
     (setq quire--reconnect-delay (min 5 (* 2 quire--reconnect-delay)))))
@@ -173,7 +203,8 @@ what was typed meanwhile merges into the daemon's document."
                                                          :base (or (plist-get quire--state :base) text))
                                                    (and file (list :file file))))))
               (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
-              (quire--apply-changes (plist-get reply :changes))))))
+              (quire--apply-changes (plist-get reply :changes))
+              (quire--acknowledge-all)))))
     (error (quire--schedule-reconnect))))
 
 (defun quire--buffer-of (uri)
@@ -217,9 +248,18 @@ While the daemon is away nothing is sent: the reopen sends the whole text."
                             :text (buffer-substring-no-properties beg end))
                     (list :text (quire--text)))))
       (setq quire--pending-start nil)
-      (jsonrpc-notify quire--connection :document/edit
-                      (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
-                            :revision (plist-get quire--state :daemon) :changes (vector change)))
+      ;; A request: its reply says the daemon has the edit (on disk), so it joins the
+      ;; acknowledged text.
+      (let ((buffer (current-buffer)) (epoch (plist-get quire--state :epoch)))
+        (jsonrpc-async-request quire--connection :document/edit
+                               (list :uri (plist-get quire--state :uri) :epoch epoch
+                                     :revision (plist-get quire--state :daemon) :changes (vector change))
+                               :success-fn (lambda (_result)
+                                             (when (and (buffer-live-p buffer)
+                                                        (equal epoch (plist-get (buffer-local-value 'quire--state buffer) :epoch)))
+                                               (quire--acknowledge buffer (vector change))))
+                               :error-fn (lambda (&rest _) nil)
+                               :timeout-fn #'ignore))
       (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor)))))))
 
 ;;; The daemon's edits
@@ -275,6 +315,8 @@ Otherwise drop it: the daemon sends it again."
     (condition-case nil
         (progn
           (quire--apply-changes (plist-get params :changes))
+          ;; Made after all of ours (their replies came first): acknowledged too.
+          (quire--acknowledge (current-buffer) (plist-get params :changes))
           (setq quire--state (plist-put quire--state :daemon (1+ (plist-get quire--state :daemon))))
           (when (and (plist-get quire--state :saved-hash)
                      (equal (plist-get params :hash) (plist-get quire--state :saved-hash)))
@@ -320,7 +362,8 @@ This is the escape hatch when the buffer and the daemon disagree."
       ;; The recorded positions no longer mean anything in the new text.
       (when (listp buffer-undo-list) (setq buffer-undo-list nil))
       (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0
-                               :file (plist-get quire--state :file))))))
+                               :file (plist-get quire--state :file)))
+      (quire--acknowledge-all))))
 
 (defun quire--saved ()
   "After `save-buffer': tell the daemon the file holds this buffer's text.
@@ -398,7 +441,8 @@ What changed in the file outside Quire is merged first."
     (remove-hook 'post-command-hook #'quire--send-cursor t)
     (when quire--connection
       (ignore-errors (quire--request :document/close (list :uri (plist-get quire--state :uri)))))
-    (setq quire--state nil)))
+    (when (buffer-live-p quire--acknowledged) (kill-buffer quire--acknowledged))
+    (setq quire--state nil quire--acknowledged nil)))
 
 (defun quire-share (name)
   "Share the current buffer as document NAME."
@@ -411,6 +455,7 @@ What changed in the file outside Quire is merged first."
                                  (append (list :uri name :text (quire--text)) (and file (list :file file))))))
     (setq quire--state (list :uri name :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
     (quire--apply-changes (plist-get reply :changes))
+    (quire--acknowledge-all)
     (quire-mode 1)))
 
 (defun quire-open (name)
@@ -454,7 +499,8 @@ For example: ssh HOST quire peer --stdio."
   (setq quire--stopping t)
   (when quire--reconnect-timer (cancel-timer quire--reconnect-timer) (setq quire--reconnect-timer nil))
   (dolist (buffer (buffer-list))
-    (with-current-buffer buffer (when quire-mode (quire-mode -1))))
+    (when (buffer-live-p buffer)   ; turning the mode off kills hidden buffers on the way
+      (with-current-buffer buffer (when quire-mode (quire-mode -1)))))
   (when quire--connection
     (ignore-errors (quire--request :shutdown (make-hash-table)))
     (ignore-errors (jsonrpc-notify quire--connection :exit (make-hash-table)))

@@ -123,21 +123,24 @@
       (quire-share "kept.el.txt")
       (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
                                                   "kept\nacross restarts\n"))))
-      (kill-process daemon)
+      (signal-process daemon 'SIGKILL)
+      ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
+      ;; acknowledged, so the reopen merges it.
+      (goto-char (point-max))
+      (insert "typed at once\n")
       (quire-test--wait (lambda () (not (process-live-p daemon))))
-      ;; The client notices that its daemon is gone before we type.
       (quire-test--wait (lambda () (null quire--connection)))
       (ignore-errors (delete-file socket))
       (goto-char (point-max))
       (insert "typed while away\n")
       (setq daemon (funcall start-daemon))
       (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                  "kept\nacross restarts\ntyped while away\n"))
+                                                  "kept\nacross restarts\ntyped at once\ntyped while away\n"))
                                 10))
       (goto-char (point-min))
       (insert ">")
       (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                  ">kept\nacross restarts\ntyped while away\n"))))
+                                                  ">kept\nacross restarts\ntyped at once\ntyped while away\n"))))
       (quire-stop)
       (kill-process daemon))))
 
