@@ -115,6 +115,22 @@ public struct ReplicatingArray<Element> {
         return VersionVector(counts)
     }
 
+    /// True when `id` is stored right after `previous` with nothing between them, not even a
+    /// removed element (one run, or the end of one run and the start of the next). False when
+    /// that cannot be told cheaply.
+    /// - Complexity: O(log n)
+    public func isDirectlyAfter(_ id: ElementID, _ previous: ElementID) -> Bool {
+        guard id.replica == previous.replica, id.counter == previous.counter &+ 1,
+              let replica = storage.index(of: id.replica),
+              let (leaf, run, offset) = storage.locate(replica: replica, counter: previous.counter),
+              let (otherLeaf, otherRun, otherOffset) = storage.locate(replica: replica, counter: id.counter)
+        else { return false }
+        if leaf === otherLeaf && run == otherRun { return true }
+        // The end of one run and the start of the next, in this leaf or the next one.
+        guard offset == Int(leaf.runs[run].length) - 1, otherOffset == 0, otherRun == (leaf === otherLeaf ? run + 1 : 0) else { return false }
+        return leaf === otherLeaf || (run == leaf.runs.count - 1 && leaf.next === otherLeaf)
+    }
+
     /// True when this copy has the element `id` (visible or removed).
     public func contains(_ id: ElementID) -> Bool { storage.contains(id) }
 

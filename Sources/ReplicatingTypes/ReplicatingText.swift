@@ -119,16 +119,17 @@ public struct ReplicatingText {
         return replace(offsets, with: Array(text.unicodeScalars))
     }
 
-    /// Makes the text equal to `newText` with the minimal character-level edits against the
-    /// current text (line diff first, then characters inside changed lines); returns them as
-    /// operations, so concurrent edits elsewhere in the same lines still merge.
-    @discardableResult
     /// Inserts `text` right after the element `id` (visible or removed), where removed text
     /// stood; nil when there is nothing to insert or `id` is unknown. - Complexity: O(k + log n)
+    @discardableResult
     public mutating func insert(_ text: [Unicode.Scalar], after id: ElementID) -> ReplicatingArrayOperation<Unicode.Scalar>? {
         scalars.insert(contentsOf: text, after: id)
     }
 
+    /// Makes the text equal to `newText` with the minimal character-level edits against the
+    /// current text (line diff first, then characters inside changed lines); returns them as
+    /// operations, so concurrent edits elsewhere in the same lines still merge.
+    @discardableResult
     public mutating func replaceAll(with newText: String) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
         replaceLines(0..<lineCount, with: newText)
     }

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Testing
 @testable import QuireDaemon
+import ReplicatingTypes
 
 /// `document/undo` and `document/redo`: a session reverts its own edits, step by step, and
 /// never what others typed, even when they typed in between or inside.
@@ -86,5 +87,28 @@ import Testing
         Self.edit(ann, 1..<1, "new", group: 3)
         #expect(Self.undo(ann, "document/redo") == false, "a new edit clears redo")
         #expect(ann.request("document/undo", ["uri": "nope"])["error"]?["code"] == -32010)
+    }
+
+    /// Undoing a paste or a large deletion is one operation, not one per character.
+    @Test func undoingAStretchIsOneOperation() {
+        let paste = Array(String(repeating: "0123456789\n", count: 500).unicodeScalars)
+        var document = ReplicatingText("start\n", replica: ReplicaID(1))
+        var history = UndoHistory()
+        let before = document
+        let pasted = document.replace(6..<6, with: paste)
+        history.record(pasted, before: before, group: 1)
+        let afterPaste = document
+        let removed = document.replace(100..<4100, with: [])
+        history.record(removed, before: afterPaste, group: 2)
+        var copy = document
+        copy.replica = ReplicaID(9)
+        let restored = history.undo(in: &copy)
+        #expect(restored.count == 1)
+        #expect(copy.string == afterPaste.string)
+        let unpasted = history.undo(in: &copy)
+        #expect(unpasted.count == 1)
+        #expect(copy.string == "start\n")
+        #expect(history.redo(in: &copy).count <= 3, "one insertion per replica's stretch of the paste")
+        #expect(copy.string == afterPaste.string)
     }
 }

@@ -92,21 +92,42 @@ struct UndoHistory {
     private mutating func revert(_ step: Step, in text: inout ReplicatingText) -> ([ReplicatingArrayOperation<Unicode.Scalar>], Step) {
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         var inverse = Step(group: nil)
-        // Put removed characters back after their own tombstones, newest removal first, so a
-        // run restored after a restored neighbour keeps its order.
+        // Put removed characters back after their own tombstones, so they land where they
+        // stood. Characters whose tombstones are adjacent in one run go back as one insertion.
+        var restoring: [(id: ElementID, scalar: Unicode.Scalar)] = []
+        func restore() {
+            guard let first = restoring.first, let operation = text.insert(restoring.map(\.scalar), after: first.id),
+                  case .insert(let insertion) = operation else { return }
+            operations.append(operation)
+            for (k, old) in restoring.enumerated() {
+                let new = ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(k))
+                replacements[old.id] = new
+                inverse.inserted.append(new)
+            }
+        }
         for (id, scalar) in step.removed.reversed() {
             let id = current(id)
-            guard text.scalars.index(of: id) == nil, let operation = text.insert([scalar], after: id),
-                  case .insert(let insertion) = operation else { continue }
-            operations.append(operation)
-            replacements[id] = insertion.id
-            inverse.inserted.append(insertion.id)
+            guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
+            if let last = restoring.last, text.scalars.isDirectlyAfter(id, last.id) {
+                restoring.append((id, scalar))
+            } else if let first = restoring.first, text.scalars.isDirectlyAfter(first.id, id) {
+                restoring.insert((id, scalar), at: 0)   // removed back to front (backspace)
+            } else {
+                restore()
+                restoring = [(id, scalar)]
+            }
         }
-        // Remove what the step inserted and is still there, last position first.
+        restore()
+        // Remove what the step inserted and is still there, a stretch of adjacent characters at a time.
         let visible = step.inserted.map(current).compactMap { id in text.scalars.index(of: id).map { (index: $0, id: id) } }
-        for (index, id) in visible.sorted(by: { $0.index > $1.index }) {
-            inverse.removed.append((id, text.scalars[index]))
-            operations += text.replace(index..<(index + 1), with: [])
+            .sorted { $0.index > $1.index }
+        var k = 0
+        while k < visible.count {
+            var low = k
+            while low + 1 < visible.count, visible[low + 1].index == visible[low].index - 1 { low += 1 }
+            for entry in visible[k...low] { inverse.removed.append((entry.id, text.scalars[entry.index])) }
+            operations += text.replace(visible[low].index..<(visible[k].index + 1), with: [])
+            k = low + 1
         }
         return (operations, inverse)
     }
