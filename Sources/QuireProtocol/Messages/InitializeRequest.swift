@@ -52,6 +52,8 @@ public struct InitializeRequest: Sendable, Equatable {
                     "textHash": "sha256",
                     "cursors": true,
                     "batches": true,
+                    "undo": true,
+                    "files": true,
                 ],
             ]
         }
