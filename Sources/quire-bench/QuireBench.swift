@@ -166,6 +166,8 @@ struct QuireBench: ParsableCommand {
                 print(JSONSerializer(sortedKeys: true).string(["storage": .string(t.mode), "edits": .integer(Int64(t.edits)),
                                                                "editsPerSecond": .double(t.editsPerSecond), "diskBytes": .integer(Int64(t.diskBytes))]))
             }
+            print(JSONSerializer(sortedKeys: true).string(["snapshot": "3 MB document", "seconds": .double(r.largeSnapshotSeconds),
+                                                           "bytes": .integer(Int64(r.largeSnapshotBytes))]))
             for c in r.coldStarts {
                 print(JSONSerializer(sortedKeys: true).string(["coldStart": .string(c.policy), "operations": .integer(Int64(c.operations)),
                                                                "seconds": .double(c.seconds), "diskBytes": .integer(Int64(c.diskBytes)),
@@ -177,6 +179,7 @@ struct QuireBench: ParsableCommand {
                 let perEdit = t.diskBytes > 0 ? String(format: ", %.1f disk bytes per edit", Double(t.diskBytes) / Double(t.edits)) : ""
                 print("  \(t.mode.padding(toLength: 26, withPad: " ", startingAt: 0)) \(Int(t.editsPerSecond)) edits/s (\(t.edits) edits\(perEdit))")
             }
+            print("  snapshot of a 3 MB document \(ms(r.largeSnapshotSeconds)) on the event loop, \(r.largeSnapshotBytes / 1024) KiB")
             for c in r.coldStarts {
                 print("  cold start, \(c.policy.padding(toLength: 20, withPad: " ", startingAt: 0)) \(ms(c.seconds)) for \(c.operations) operations (\(c.characters) characters), \(c.diskBytes / 1024) KiB on disk, \(String(format: "%.1f", Double(c.diskBytes) / Double(c.operations))) bytes per operation")
             }

@@ -26,6 +26,9 @@ struct StorageBenchmark {
     struct Result {
         var typing: [Typing] = []
         var coldStarts: [ColdStart] = []
+        /// Writing the snapshot of a 3 MB document (it happens on the daemon's event loop).
+        var largeSnapshotSeconds = 0.0
+        var largeSnapshotBytes = 0
     }
 
     let trace: EditingTrace?
@@ -40,6 +43,7 @@ struct StorageBenchmark {
         result.typing.append(try type(mode: "sync, pipelined", durability: .sync, edits: 100_000, perRead: 280))
         result.typing.append(try type(mode: "batch, pipelined", durability: .batch, edits: 100_000, perRead: 280))
         result.typing.append(try type(mode: "memory, pipelined", durability: nil, edits: 100_000, perRead: 280))
+        (result.largeSnapshotSeconds, result.largeSnapshotBytes) = try snapshotOfLargeDocument()
         if let trace {
             result.coldStarts.append(try coldStart(trace, policy: "log only", snapshotLogBytes: Int.max))
             result.coldStarts.append(try coldStart(trace, policy: "default (snapshots)", snapshotLogBytes: 1 << 20))
@@ -82,6 +86,25 @@ struct StorageBenchmark {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         guard replies == edits + 2 else { throw StorageBenchmarkError("\(replies) replies for \(edits + 2) requests") }
         return Typing(mode: mode, edits: edits, editsPerSecond: Double(edits) / seconds, diskBytes: Self.diskBytes(path))
+    }
+
+    /// The time to fold the log of a 3 MB document into a snapshot, and the snapshot's size.
+    private func snapshotOfLargeDocument() throws -> (Double, Int) {
+        let path = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let store = try DocumentStore(path: path, snapshotLogBytes: 1024, logger: logger)
+        let text = ReplicatingText(DocumentBenchmark.makeText(), replica: ReplicaID(1))
+        store.create(uri: "large", id: 1, initial: text.operations())
+        store.commit()
+        let start = DispatchTime.now().uptimeNanoseconds
+        store.snapshotDueDocuments { _ in text }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let snapshot = (try? FileManager.default.contentsOfDirectory(atPath: path + "/documents/0000000000000001"))?
+            .first { $0.hasPrefix("snapshot-") }
+        let bytes = snapshot.flatMap { try? FileManager.default.attributesOfItem(atPath: path + "/documents/0000000000000001/" + $0)[.size] as? Int } ?? 0
+        return (seconds, bytes)
     }
 
     /// The trace replayed until the history holds a million operations (each replay appended
