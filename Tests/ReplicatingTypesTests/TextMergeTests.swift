@@ -63,4 +63,32 @@ import ReplicatingTypes
             #expect(merged.contains(word), "seed \(seed): \(word) lost in \(merged.debugDescription) (base \(base.joined().debugDescription), daemon \(current.debugDescription), editor \(incoming.debugDescription))")
         }
     }
+
+    /// Any three texts, however unrelated (a `current` that does not even descend from `base`):
+    /// the edits are sorted, disjoint and inside `current`.
+    @Test(arguments: 0..<300 as Range<UInt64>)
+    func editsAreAlwaysValidForCurrent(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        func randomText(_ from: [Unicode.Scalar]) -> [Unicode.Scalar] {
+            var text = from
+            for _ in 0..<Int.random(in: 0...6, using: &random) {
+                let at = Int.random(in: 0...text.count, using: &random)
+                if Bool.random(using: &random), at < text.count {
+                    text.removeSubrange(at..<min(text.count, at + Int.random(in: 1...5, using: &random)))
+                } else {
+                    text.insert(contentsOf: (0..<Int.random(in: 1...4, using: &random)).map { _ in testAlphabet.randomElement(using: &random) ?? "a" }, at: at)
+                }
+            }
+            return text
+        }
+        let base = randomText([])
+        let current = Bool.random(using: &random) ? randomText(base) : randomText([])
+        let incoming = randomText(base)
+        let edits = TextMerge.edits(base: base, current: current, incoming: incoming)
+        var end = 0
+        for edit in edits {
+            #expect(edit.range.lowerBound >= end && edit.range.upperBound <= current.count, "seed \(seed): \(edits) for \(current.count)")
+            end = edit.range.upperBound
+        }
+    }
 }

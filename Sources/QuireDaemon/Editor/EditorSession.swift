@@ -263,6 +263,10 @@ public final class EditorSession: MessageHandler {
         let edits = TextMerge.edits(base: Array(base.unicodeScalars), current: Array(current.string.unicodeScalars),
                                     incoming: Array(editorText.unicodeScalars))
         guard !edits.isEmpty else { return }
+        guard edits.allSatisfy({ $0.range.upperBound <= current.count }) else {
+            logger.error("session \(id): the reopen merge of \(document.uri) produced edits outside the text; the daemon's text wins")
+            return
+        }
         var scratch = current
         scratch.replica = replica
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
