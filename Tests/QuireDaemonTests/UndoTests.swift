@@ -111,4 +111,23 @@ import ReplicatingTypes
         #expect(history.redo(in: &copy).count <= 3, "one insertion per replica's stretch of the paste")
         #expect(copy.string == afterPaste.string)
     }
+
+    /// Memory stays bounded: the oldest steps go past the character limit, and an edit larger
+    /// than the limit is not kept (undo stops there instead of reaching past it).
+    @Test func historyIsBoundedBySize() {
+        var document = ReplicatingText(replica: ReplicaID(1))
+        var history = UndoHistory()
+        let chunk = Array(String(repeating: "x", count: UndoHistory.characterLimit / 4).unicodeScalars)
+        for group in 0..<6 {
+            let before = document
+            history.record(document.replace(document.count..<document.count, with: chunk), before: before, group: group)
+        }
+        #expect(history.undoSteps.reduce(0) { $0 + $1.size } <= UndoHistory.characterLimit)
+        #expect(history.undoSteps.count == 4, "the two oldest steps went")
+        let before = document
+        history.record(document.replace(0..<0, with: Array(repeating: "y", count: UndoHistory.characterLimit + 1)), before: before, group: 9)
+        #expect(history.undoSteps.isEmpty)
+        var copy = document
+        #expect(history.undo(in: &copy).isEmpty)
+    }
 }

@@ -14,10 +14,14 @@ struct UndoHistory {
         var inserted: [ElementID] = []
         var removed: [(id: ElementID, scalar: Unicode.Scalar)] = []
         var isEmpty: Bool { inserted.isEmpty && removed.isEmpty }
+        var size: Int { inserted.count + removed.count }
     }
 
     /// Steps kept for undo at least (beyond a quarter more, the oldest go).
     static let limit = 1000
+    /// Characters one history keeps at most (16-24 bytes each); the oldest steps go first. An
+    /// edit larger than this (a huge paste or deletion) is not recorded and cannot be undone here.
+    static let characterLimit = 1 << 20
 
     private(set) var undoSteps: [Step] = []
     private(set) var redoSteps: [Step] = []
@@ -28,6 +32,18 @@ struct UndoHistory {
     /// Records an edit's operations, made to a document that was `before` just before them.
     /// Edits with the same non-nil `group` (the editor's undo block) form one step.
     mutating func record(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], before: ReplicatingText, group: Int?) {
+        let size = operations.reduce(0) { total, operation in
+            switch operation {
+            case .insert(let insertion): return total + insertion.count
+            case .remove(let ranges): return total + ranges.reduce(0) { $0 + Int($1.count) }
+            }
+        }
+        guard size <= Self.characterLimit else {
+            // Too large to keep: undo stops at this edit rather than reach past it.
+            undoSteps = []
+            redoSteps = []
+            return
+        }
         var step = Step(group: group)
         for operation in operations {
             switch operation {
@@ -52,8 +68,17 @@ struct UndoHistory {
             undoSteps[undoSteps.count - 1].removed += step.removed
         } else {
             undoSteps.append(step)
-            // Trimmed in chunks, so that dropping the oldest costs O(1) per edit on average.
-            if undoSteps.count >= Self.limit + Self.limit / 4 { undoSteps.removeFirst(undoSteps.count - Self.limit) }
+        }
+        // Trimmed in chunks, so that dropping the oldest costs O(1) per edit on average.
+        var characters = undoSteps.reduce(0) { $0 + $1.size }
+        if undoSteps.count >= Self.limit + Self.limit / 4 || characters > Self.characterLimit {
+            var drop = max(0, undoSteps.count - Self.limit)
+            characters -= undoSteps[..<drop].reduce(0) { $0 + $1.size }
+            while drop < undoSteps.count - 1 && characters > Self.characterLimit {
+                characters -= undoSteps[drop].size
+                drop += 1
+            }
+            undoSteps.removeFirst(drop)
         }
     }
 
