@@ -248,19 +248,27 @@ While the daemon is away nothing is sent: the reopen sends the whole text."
                             :text (buffer-substring-no-properties beg end))
                     (list :text (quire--text)))))
       (setq quire--pending-start nil)
-      ;; A request: its reply says the daemon has the edit (on disk), so it joins the
-      ;; acknowledged text.
-      (let ((buffer (current-buffer)) (epoch (plist-get quire--state :epoch)))
-        (jsonrpc-async-request quire--connection :document/edit
-                               (list :uri (plist-get quire--state :uri) :epoch epoch
-                                     :revision (plist-get quire--state :daemon) :changes (vector change))
-                               :success-fn (lambda (_result)
-                                             (when (and (buffer-live-p buffer)
-                                                        (equal epoch (plist-get (buffer-local-value 'quire--state buffer) :epoch)))
-                                               (quire--acknowledge buffer (vector change))))
-                               :error-fn (lambda (&rest _) nil)
-                               :timeout-fn #'ignore))
+      (quire--send-edit change)
       (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor)))))))
+
+(defun quire--send-edit (change)
+  "Send CHANGE as a request; its reply adds it to the acknowledged text.
+A daemon that just died makes sending fail.  The error is caught, since an
+error in `after-change-functions' would reset that hook, and the reopen
+merges the edit."
+  (let ((buffer (current-buffer)) (epoch (plist-get quire--state :epoch)))
+    (condition-case nil
+        (jsonrpc-async-request
+         quire--connection :document/edit
+         (list :uri (plist-get quire--state :uri) :epoch epoch
+               :revision (plist-get quire--state :daemon) :changes (vector change))
+         :success-fn (lambda (_result)
+                       (when (and (buffer-live-p buffer)
+                                  (equal epoch (plist-get (buffer-local-value 'quire--state buffer) :epoch)))
+                         (quire--acknowledge buffer (vector change))))
+         :error-fn #'ignore
+         :timeout-fn #'ignore)
+      (error nil))))
 
 ;;; The daemon's edits
 
@@ -369,9 +377,10 @@ This is the escape hatch when the buffer and the daemon disagree."
   "After `save-buffer': tell the daemon the file holds this buffer's text.
 So the daemon does not take our own edits for a change made outside Quire."
   (when (and quire--state quire--connection (plist-get quire--state :file))
-    (jsonrpc-notify quire--connection :document/saved
+    (ignore-errors   ; a daemon that just died must not fail the save
+     (jsonrpc-notify quire--connection :document/saved
                     (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
-                          :revision (plist-get quire--state :daemon)))))
+                          :revision (plist-get quire--state :daemon))))))
 
 (defun quire-save ()
   "Let the daemon write the shared text to this buffer's file, atomically.
@@ -413,12 +422,14 @@ What changed in the file outside Quire is merged first."
 
 (defun quire--send-cursor ()
   "Tell the daemon where point is."
-  (when (and quire--state quire--connection)
+  (when (and quire--state quire--connection (jsonrpc-running-p quire--connection))
     (let ((position (quire--position (point))))
-      (jsonrpc-notify quire--connection :cursor/update
+      ;; `ignore-errors': an error in `post-command-hook' would remove this function from it.
+      (ignore-errors
+       (jsonrpc-notify quire--connection :cursor/update
                       (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
                             :revision (plist-get quire--state :daemon)
-                            :selections (vector (list :start position :end position)))))))
+                            :selections (vector (list :start position :end position))))))))
 
 ;;; Commands
 
