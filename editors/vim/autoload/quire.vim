@@ -29,6 +29,15 @@ export def DocumentText(buf: number): string
   return join(getbufline(buf, 1, '$'), "\n") .. (getbufvar(buf, '&eol') ? "\n" : '')
 enddef
 
+# A notification; a daemon that just died is not an error here (the reconnect catches up).
+def Notify(method: string, params: dict<any>)
+  try
+    ch_sendexpr(channel, {method: method, params: params})
+  catch
+    Log('could not send ' .. method .. ': ' .. v:exception)
+  endtry
+enddef
+
 # A request answered synchronously; returns its result, or null after showing the error.
 def Request(method: string, params: any, timeout = 10000): any
   var reply = ch_evalexpr(channel, {method: method, params: params}, {timeout: timeout})
@@ -176,7 +185,7 @@ export def Saved(buf: number)
   endif
   listener_flush(buf)
   var state = shared[buf]
-  ch_sendexpr(channel, {method: 'document/saved', params: {uri: state.uri, epoch: state.epoch, revision: state.daemon}})
+  Notify('document/saved', {uri: state.uri, epoch: state.epoch, revision: state.daemon})
 enddef
 
 # u and CTRL-R in a shared buffer: the daemon reverts (or reapplies) this editor's own last
@@ -464,8 +473,8 @@ export def SendCursor(buf: number)
   listener_flush(buf)
   var state = shared[buf]
   var position = {line: line('.') - 1, character: col('.') - 1}
-  ch_sendexpr(channel, {method: 'cursor/update', params: {uri: state.uri, epoch: state.epoch, revision: state.daemon,
-    selections: [{start: position, end: position}]}})
+  Notify('cursor/update', {uri: state.uri, epoch: state.epoch, revision: state.daemon,
+    selections: [{start: position, end: position}]})
 enddef
 
 def OnCursor(params: dict<any>)
