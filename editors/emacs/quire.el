@@ -500,9 +500,15 @@ For example: ssh HOST quire peer --stdio."
   (interactive)
   (quire--connect)
   (let ((status (quire--request :quire/status (make-hash-table))))
-    (message "Quire: %d editor(s), %d document(s), %d peer link(s)"
-             (plist-get status :sessions) (length (plist-get status :documents))
-             (length (plist-get (plist-get status :peers) :links)))))
+    (let ((storage (plist-get status :storage)))
+      (message "Quire: %d editor(s), %d document(s), %d peer link(s); documents %s"
+               (plist-get status :sessions) (length (plist-get status :documents))
+               (length (plist-get (plist-get status :peers) :links))
+               (if (and storage (listp storage))
+                   (concat "kept in " (plist-get storage :dataDir)
+                           (let ((failure (plist-get storage :failure)))
+                             (if (stringp failure) (concat " (FAILED: " failure ")") "")))
+                 "in memory only")))))
 
 (defun quire-stop ()
   "Stop sharing every buffer and shut the daemon down."

@@ -42,6 +42,7 @@
       (insert "hello\nworld\n")
       (quire-share "shared.el.txt")
       (should quire-mode)
+      (should (string-match-p "; documents kept in .*/quire" (quire-status)))
       (let ((changes (plist-get (quire-test--other-request :document/open '(:uri "shared.el.txt" :text "")) :changes)))
         (should (equal (plist-get (aref changes 0) :text) "hello\nworld\n")))
 ;; The other editor's cursor shows here, with its name.

@@ -546,7 +546,10 @@ export def Status()
   Start()
   var status = Request('quire/status', {})
   if type(status) == v:t_dict
-    echo printf('quire: %d editor(s), %d document(s), %d peer link(s)', status.sessions, len(status.documents), len(status.peers.links))
+    var storage = type(status.storage) == v:t_dict
+      ? 'kept in ' .. status.storage.dataDir .. (status.storage.failure != null ? ' (FAILED: ' .. status.storage.failure .. ')' : '')
+      : 'in memory only'
+    echo printf('quire: %d editor(s), %d document(s), %d peer link(s); documents %s', status.sessions, len(status.documents), len(status.peers.links), storage)
   endif
 enddef
 

@@ -36,6 +36,10 @@ setline(1, ['hello', 'world'])
 QuireShare shared.txt
 var opened = ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: 'shared.txt', text: ''}})
 var otherText = opened.result.changes[0].text
+var status = execute('QuireStatus')
+if status !~ 'documents kept in .*/quire'
+  add(errors, 'QuireStatus said ' .. string(status))
+endif
 add(errors, otherText == "hello\nworld\n" ? '' : 'other editor saw ' .. string(otherText))
 
 # The other editor's cursor shows here, with its name.
