@@ -85,7 +85,32 @@ func bootstrapLogging(_ level: String) {
 
 func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Options, storage: StorageOptions) throws -> Int32 {
     let logger = Logger(label: "quire")
-    let daemon = Daemon(configuration: configuration, logger: logger, store: try storage.openStore(logger: logger))
+    var options = options
+    let store: DocumentStore?
+    switch try storage.openStore(logger: logger) {
+    case .store(let opened):
+        store = opened
+        // Editors can also reach this daemon in its data directory: a second `quire` started
+        // for the same directory becomes one of them (below) rather than a daemon of its own.
+        if options.socketPath == nil && options.serveStdio && !options.peerStdio {
+            options.socketPath = DocumentStore.editorSocketPath(forDataDirectory: opened.path)
+            options.socketIsOptional = true
+        }
+    case .heldBy(let socketPath):
+        if options.serveStdio && !options.peerStdio && options.socketPath == nil
+            && options.listen.isEmpty && options.connect.isEmpty && options.connectCommands.isEmpty {
+            do {
+                return try AttachBridge.run(socketPath: socketPath)
+            } catch {
+                logger.warning("cannot join the daemon at \(socketPath): \(error)")
+            }
+        }
+        FileHandle.standardError.write(Data("quire: another quire holds the data directory; this one keeps its documents in memory only (pass --data-dir to keep them elsewhere)\n".utf8))
+        store = nil
+    case .memory:
+        store = nil
+    }
+    let daemon = Daemon(configuration: configuration, logger: logger, store: store)
     return try DaemonServer(daemon: daemon, options: options, logger: logger).run()
 }
 
@@ -159,24 +184,36 @@ struct StorageOptions: ParsableArguments {
         return nil
     }
 
+    /// What to keep documents in.
+    enum Storage {
+        case store(DocumentStore)
+        /// The default data directory is held by a running daemon, which takes editors here.
+        case heldBy(editorSocket: String)
+        case memory
+    }
+
     /// The data directory asked for. A directory named with --data-dir that cannot be used is an
-    /// error; when the default one cannot be used (another daemon holds it, say), the daemon
-    /// says so and keeps documents in memory.
-    func openStore(logger: Logger) throws -> DocumentStore? {
-        guard !ephemeral else { return nil }
+    /// error. When the default one is held by another daemon, the caller joins that daemon as
+    /// one of its editors; when it cannot be used otherwise, documents are kept in memory.
+    func openStore(logger: Logger) throws -> Storage {
+        guard !ephemeral else { return .memory }
         let mode = DocumentStore.Durability(rawValue: durability) ?? .sync
         if let dataDir {
-            do { return try DocumentStore(path: dataDir, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger) } catch {
+            do { return .store(try DocumentStore(path: dataDir, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger)) } catch {
                 throw ValidationError("\(error)")
             }
         }
         guard let path = Self.defaultDataDir else {
             logger.warning("no HOME or XDG_DATA_HOME: documents are kept in memory only")
-            return nil
+            return .memory
         }
-        do { return try DocumentStore(path: path, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger) } catch {
+        do { return .store(try DocumentStore(path: path, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger)) } catch {
+            if let error = error as? StorageError, error.isLockHeld {
+                logger.info("\(error); joining it as an editor")
+                return .heldBy(editorSocket: DocumentStore.editorSocketPath(forDataDirectory: path))
+            }
             FileHandle.standardError.write(Data("quire: \(error); documents are kept in memory only (pass --data-dir to keep them elsewhere)\n".utf8))
-            return nil
+            return .memory
         }
     }
 }

@@ -81,28 +81,53 @@ import Testing
     }
 }
 
-/// One daemon per data directory: a second one says so, and either keeps its documents in
-/// memory (the default directory) or refuses to start (a directory it was told to use).
+/// One daemon per data directory. A second `quire` for the default directory becomes an editor
+/// of the daemon that holds it (through its `editors.sock`), so both share documents and their
+/// persistence; one that cannot bridge keeps documents in memory; a directory named with
+/// --data-dir that is in use is an error.
 @Suite(.serialized) struct DataDirectoryLockTests {
-    @Test func aSecondDaemonOnTheSameDirectoryIsToldWhy() throws {
+    @Test func aSecondQuireJoinsTheDaemonThatHoldsTheDirectory() throws {
         let home = DaemonProcess.temporaryDirectory("xdg")
         let first = try DaemonProcess(arguments: ["--log-level", "info"], environment: ["XDG_DATA_HOME": home])
         let a = TestEditor(process: first)
-        a.initialize()
+        a.initialize(user: "ann")
         #expect(a.request("quire/status")["result"]?["storage"]?["dataDir"]?.stringValue == home + "/quire")
         #expect(a.request("quire/status")["result"]?["storage"]?["durability"] == "sync")
+        a.open("doc", text: "from ann\n")
 
         let second = try DaemonProcess(environment: ["XDG_DATA_HOME": home])
-        #expect(second.waitForLog(containing: "is in use by another quire (pid \(first.process.processIdentifier))") != nil, "\(second.log)")
         let b = TestEditor(process: second)
-        b.initialize()
-        #expect(b.request("quire/status")["result"]?["storage"] == .null, "the second keeps documents in memory")
-        b.open("doc", text: "still served\n")
-        #expect(b.request("document/text", ["uri": "doc"])["result"]?["text"] == "still served\n")
+        b.initialize(user: "bob")
+        let status = b.request("quire/status")["result"]
+        #expect(status?["sessions"] == 2, "bob is the first daemon's second editor")
+        #expect(status?["storage"]?["dataDir"]?.stringValue == home + "/quire")
+        b.open("doc", text: "")
+        #expect(b.string == "from ann\n")
+        b.edit(0..<0, with: "bob: ")
+        a.deliver()
+        #expect(a.string == "bob: from ann\n")
+
+        // Input from a file cannot be bridged: that one keeps its documents in memory.
+        let input = DaemonProcess.temporaryDirectory("input") + "/in.jsonl"
+        try (#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"# + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"quire/status"}"# + "\n")
+            .write(toFile: input, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = DaemonProcess.binary
+        process.environment = DaemonProcess.isolatedEnvironment(["XDG_DATA_HOME": home])
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let replies = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("keeps its documents in memory only"), "\(log)")
+        #expect(replies.contains(#""storage":null"#), "\(replies)")
 
         let third = try DaemonProcess(arguments: ["--data-dir", home + "/quire"])
         #expect(third.waitForExit() != 0)
-        #expect(third.log.contains("is in use by another quire"), "\(third.log)")
+        #expect(third.log.contains("is in use by another quire (pid \(first.process.processIdentifier))"), "\(third.log)")
         PeerProcessTests.shutDown([a, b], [first, second])
     }
 }

@@ -37,6 +37,10 @@ public final class DocumentStore {
 
     var documentsPath: String { path + "/documents" }
 
+    /// Where the daemon that holds the data directory at `path` accepts editors, so that a second
+    /// `quire` started for the same directory can become one of its editors.
+    public static func editorSocketPath(forDataDirectory path: String) -> String { path + "/editors.sock" }
+
     /// Opens (creating when needed, mode 0700) and locks the data directory at `path`.
     /// Throws when another daemon holds it or it cannot be made.
     public init(path: String, durability: Durability = .sync, snapshotLogBytes: Int = 1 << 20, logger: Logger) throws {
@@ -60,7 +64,8 @@ public final class DocumentStore {
             let holder = (try? FileSystem.read(lockPath)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
             close(fd)
             let pid = holder.trimmingCharacters(in: .whitespacesAndNewlines)
-            throw StorageError("the data directory \(FileSystem.directory(of: lockPath)) is in use by another quire\(pid.isEmpty ? "" : " (pid \(pid))")")
+            throw StorageError("the data directory \(FileSystem.directory(of: lockPath)) is in use by another quire\(pid.isEmpty ? "" : " (pid \(pid))")",
+                               isLockHeld: true)
         }
         _ = ftruncate(fd, 0)
         let pid = Array("\(getpid())\n".utf8)

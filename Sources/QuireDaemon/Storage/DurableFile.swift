@@ -3,8 +3,14 @@ import Glibc
 /// A failed file-system call, with the path and the system's reason.
 public struct StorageError: Error, CustomStringConvertible {
     public let description: String
+    /// The data directory is locked by another running daemon (which serves editors on its
+    /// `editors.sock`).
+    public let isLockHeld: Bool
 
-    init(_ description: String) { self.description = description }
+    init(_ description: String, isLockHeld: Bool = false) {
+        self.description = description
+        self.isLockHeld = isLockHeld
+    }
 
     /// The failure of `call` on `path`, with `errno`'s explanation.
     static func system(_ call: String, _ path: String, errno code: Int32 = errno) -> StorageError {

@@ -10,6 +10,9 @@ public final class DaemonServer {
     public struct Options: Sendable {
         public var serveStdio = true
         public var socketPath: String?
+        /// When binding `socketPath` fails, log it and serve without the socket (the socket the
+        /// daemon opens on its own in its data directory) instead of failing.
+        public var socketIsOptional = false
         /// `[host:]port` to accept peers on (port 0 picks one and logs it).
         public var listen: [String] = []
         /// `host:port` peers to connect to (reconnecting with backoff).
@@ -73,7 +76,7 @@ public final class DaemonServer {
         try startPeering(network, on: loop)
         if let path = options.socketPath {
             try? FileManager.default.removeItem(atPath: path)
-            let server = try ServerBootstrap(group: group)
+            let bound = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 16)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -86,9 +89,13 @@ public final class DaemonServer {
                             onClose: { _ in }))
                     }
                 }
-                .bind(unixDomainSocketPath: path).wait()
-            logger.info("listening for editors on \(path)")
-            _ = server
+                .bind(unixDomainSocketPath: path)
+            do {
+                _ = try bound.wait()
+                logger.info("listening for editors on \(path)")
+            } catch where options.socketIsOptional {
+                logger.warning("not listening for editors on \(path): \(error)")
+            }
         }
         if options.peerStdio {
             guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
