@@ -99,10 +99,22 @@ func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Option
     case .heldBy(let socketPath):
         if options.serveStdio && !options.peerStdio && options.socketPath == nil
             && options.listen.isEmpty && options.connect.isEmpty && options.connectCommands.isEmpty {
-            do {
-                return try AttachBridge.run(socketPath: socketPath)
-            } catch {
-                logger.warning("cannot join the daemon at \(socketPath): \(error)")
+            // The holder may have just started and not be listening yet: retry for a moment.
+            let deadline = Date().addingTimeInterval(3)
+            while true {
+                do {
+                    return try AttachBridge.run(socketPath: socketPath)
+                } catch let error as PeerNetworkError {
+                    logger.warning("cannot join the daemon at \(socketPath): \(error)")
+                    break
+                } catch {
+                    if Date() < deadline {
+                        usleep(50_000)
+                        continue
+                    }
+                    logger.warning("cannot join the daemon at \(socketPath): \(error)")
+                    break
+                }
             }
         }
         FileHandle.standardError.write(Data("quire: another quire holds the data directory; this one keeps its documents in memory only (pass --data-dir to keep them elsewhere)\n".utf8))

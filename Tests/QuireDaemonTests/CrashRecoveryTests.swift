@@ -104,7 +104,11 @@ import Testing
         b.open("doc", text: "")
         #expect(b.string == "from ann\n")
         b.edit(0..<0, with: "bob: ")
-        a.deliver()
+        let deadline = Date().addingTimeInterval(10)
+        while a.string != "bob: from ann\n" && Date() < deadline {
+            a.request("quire/status")   // a round trip, so that the daemon's edit has arrived
+            a.deliver()
+        }
         #expect(a.string == "bob: from ann\n")
 
         // Input from a file cannot be bridged: that one keeps its documents in memory.

@@ -183,8 +183,9 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     }
 }
 
-/// A peer listener or connection that could not be set up.
-struct PeerNetworkError: Error, CustomStringConvertible {
-    var description: String
+/// A peer listener, connection or bridge that could not be set up (a setting, not a passing
+/// condition: retrying does not help).
+public struct PeerNetworkError: Error, CustomStringConvertible {
+    public var description: String
     init(_ description: String) { self.description = description }
 }
