@@ -190,6 +190,33 @@ struct StoredHistory {
         #expect(secondLog.contains { $0.contains("log-\(last): the file does not start with QUIRLOG1") }, "\(secondLog)")
     }
 
+    /// Thousands of documents must not need thousands of descriptors (the usual limit is 1024):
+    /// only the recently written ones keep their segment open, and loading opens none.
+    @Test func manyDocumentsKeepFewDescriptorsOpen() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        do {
+            let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+            for id in 1...300 as ClosedRange<UInt64> {
+                var text = ReplicatingText(replica: ReplicaID(id))
+                store.create(uri: "doc \(id)", id: id, initial: [])
+                store.append(text.replace(0..<0, with: Array("text of \(id)\n".unicodeScalars)), toDocument: id)
+                store.commit()
+            }
+            #expect(store.failure == nil)
+            #expect(store.openSegmentCount <= DocumentStore.maximumOpenSegments)
+            // Writing to a closed one reopens it.
+            store.append(ReplicatingText("more", replica: ReplicaID(1001)).operations(), toDocument: 1)
+            store.commit()
+            #expect(store.failure == nil)
+        }
+        let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+        let documents = store.loadDocuments()
+        #expect(documents.count == 300)
+        #expect(store.openSegmentCount == 0)
+        #expect(documents.first { $0.id == 7 }?.text.string == "text of 7\n")
+        #expect(documents.first { $0.id == 1 }?.text.string.contains("more") == true)
+    }
+
     @Test func anUnreadableDocumentIsSkippedAndTheOthersLoad() throws {
         let path = DaemonProcess.temporaryDirectory("store")
         let history = try StoredHistory(path: path, records: 10, seed: 6)

@@ -17,7 +17,9 @@ final class DocumentFiles {
     let directory: String
     let uri: String
     let id: UInt64
-    private var segment: AppendableFile
+    /// The segment appends go to, open only while this document is among the recently written
+    /// ones (`DocumentStore` closes the rest, so thousands of documents need few descriptors).
+    private var segment: AppendableFile?
     private var segmentNumber: Int
     /// The first segment of the newest snapshot that verified (nil: no snapshot yet).
     private var newestSnapshot: Int?
@@ -25,7 +27,7 @@ final class DocumentFiles {
     private var lastSnapshotBytes = 0
     private(set) var hasUnsyncedData = false
 
-    private init(directory: String, uri: String, id: UInt64, segment: AppendableFile, segmentNumber: Int, newestSnapshot: Int?) {
+    private init(directory: String, uri: String, id: UInt64, segment: AppendableFile?, segmentNumber: Int, newestSnapshot: Int?) {
         self.directory = directory
         self.uri = uri
         self.id = id
@@ -87,15 +89,31 @@ final class DocumentFiles {
         var payload = [RecordKind.operations.rawValue]
         payload.append(contentsOf: ReplicatingArrayCoding.encode(operations))
         let record = LogRecords.record(payload)
-        try segment.append(record)
+        try openSegment().append(record)
         logBytesSinceSnapshot += record.count
         hasUnsyncedData = true
     }
 
     func sync() throws {
         guard hasUnsyncedData else { return }
-        try segment.sync()
+        try segment?.sync()
         hasUnsyncedData = false
+    }
+
+    /// The current segment, opened for appending when it is not open.
+    private func openSegment() throws -> AppendableFile {
+        if let segment { return segment }
+        let file = try AppendableFile(path: directory + "/" + Self.segmentName(segmentNumber), create: false)
+        segment = file
+        return file
+    }
+
+    var isOpen: Bool { segment != nil }
+
+    /// Syncs what was appended and closes the segment's descriptor (reopened on the next append).
+    func close() throws {
+        try sync()
+        segment = nil
     }
 
     /// Whether the log has grown enough to be folded into a snapshot: past a floor, and past the
@@ -110,7 +128,7 @@ final class DocumentFiles {
         try sync()
         let next = segmentNumber + 1
         let newSegment = try Self.startSegment(next, in: directory)
-        segment = newSegment
+        segment = segment == nil ? nil : newSegment   // open only if the old one was
         segmentNumber = next
         let bytes = Self.encodeState(text)
         try FileSystem.writeAtomically(bytes, to: directory + "/" + Self.snapshotName(next))
@@ -259,7 +277,8 @@ final class DocumentFiles {
             segmentNumber = max(firstSegment, (segments.last ?? 0) + 1)
             segment = try startSegment(segmentNumber, in: directory)
         }
-        let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: segmentNumber, newestSnapshot: newestSnapshot)
+        // Not kept open: the store opens segments as documents are written.
+        let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: nil, segmentNumber: segmentNumber, newestSnapshot: newestSnapshot)
         files.logBytesSinceSnapshot = segment.size
         if let newestSnapshot {
             files.lastSnapshotBytes = FileSystem.size(directory + "/" + snapshotName(newestSnapshot)) ?? 0

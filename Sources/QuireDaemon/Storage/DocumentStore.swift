@@ -32,6 +32,10 @@ public final class DocumentStore {
     private let lockDescriptor: Int32
     private var files: [UInt64: DocumentFiles] = [:]
     private var unsynced: Set<UInt64> = []
+    /// Documents whose segment is open, least recently written first.
+    private var openOrder: [UInt64] = []
+    /// Segments kept open at most; the least recently written beyond that are synced and closed.
+    static let maximumOpenSegments = 64
     /// The first write that failed; from then on the store keeps nothing more.
     public private(set) var failure: String?
 
@@ -149,7 +153,18 @@ public final class DocumentStore {
 
     private func afterAppend(_ documentFiles: DocumentFiles) throws {
         unsynced.insert(documentFiles.id)
+        if let index = openOrder.lastIndex(of: documentFiles.id) { openOrder.remove(at: index) }
+        openOrder.append(documentFiles.id)
+        while openOrder.count > Self.maximumOpenSegments {
+            let oldest = openOrder.removeFirst()
+            guard let closing = files[oldest] else { continue }
+            try closing.close()
+            unsynced.remove(oldest)
+        }
     }
+
+    /// Documents whose log segment holds an open descriptor now.
+    var openSegmentCount: Int { files.values.filter(\.isOpen).count }
 
     /// Whether output must wait for `commit()`: edits not yet on stable storage under `.sync`.
     var holdsOutput: Bool { durability == .sync && !unsynced.isEmpty }
