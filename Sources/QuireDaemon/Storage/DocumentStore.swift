@@ -32,6 +32,8 @@ public final class DocumentStore {
     private let lockDescriptor: Int32
     private var files: [UInt64: DocumentFiles] = [:]
     private var unsynced: Set<UInt64> = []
+    /// Documents appended to since snapshots were last considered.
+    private var grown: Set<UInt64> = []
     /// Documents whose segment is open, least recently written first.
     private var openOrder: [UInt64] = []
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
@@ -153,6 +155,7 @@ public final class DocumentStore {
 
     private func afterAppend(_ documentFiles: DocumentFiles) throws {
         unsynced.insert(documentFiles.id)
+        grown.insert(documentFiles.id)
         if let index = openOrder.lastIndex(of: documentFiles.id) { openOrder.remove(at: index) }
         openOrder.append(documentFiles.id)
         while openOrder.count > Self.maximumOpenSegments {
@@ -182,9 +185,11 @@ public final class DocumentStore {
 
     /// Snapshots every document whose log has grown enough; `text(id)` gives its current state.
     public func snapshotDueDocuments(text: (UInt64) -> ReplicatingText?) {
-        guard failure == nil else { return }
-        for (id, documentFiles) in files where documentFiles.isSnapshotDue {
-            guard let current = text(id) else { continue }
+        guard failure == nil, !grown.isEmpty else { return }
+        let candidates = grown
+        grown = []
+        for id in candidates.sorted() {
+            guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id) else { continue }
             attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current) }
         }
     }
