@@ -5,29 +5,23 @@ import ReplicatingTypes
 /// Documents bound to files: binding, merging in changes made to the file outside Quire, saving
 /// the merged text atomically, and taking note of an editor's own save.
 extension Daemon {
-    /// Binds `document` to the file at `path` (absolute). Binding again to the same file merges
-    /// what changed in it outside Quire. Throws, binding nothing, when the file cannot be read.
-    func bind(_ document: SharedDocument, toFile path: String) throws(ResponseError) {
-        if document.file?.path == path {
-            try mergeOutsideChanges(of: document)
+    /// Binds `document` to the file at `path` (absolute), whose present content is `content`
+    /// (read by the caller before anything changed; nil: no file yet). Binding again to the same
+    /// file merges what changed in it outside Quire. When `writtenByEditor`, the file holds what
+    /// the opening editor shows, whose changes arrived another way: nothing in it is merged.
+    func bind(_ document: SharedDocument, toFile path: String, content: [UInt8]?, writtenByEditor: Bool = false) throws(ResponseError) {
+        if document.file?.path == path && !writtenByEditor {
+            try mergeOutsideChanges(of: document, content: content)
             return
         }
-        _ = try Self.readFile(path)
-        recordFile(path, holds: document.text, for: document)
+        setFile(path, holding: document.text, hash: content.map { TextHash.sha256Hex(bytes: $0) }, of: document)
         logger.info("document \(document.uri) bound to \(path)")
     }
 
-    /// Binds `document` to `path` taking the file's present content to be `text`'s (the file
-    /// was written by an editor showing it): nothing in it is merged as an outside change.
-    func recordFile(_ path: String, holds text: ReplicatingText, for document: SharedDocument) {
-        let hash = (try? Self.readFile(path)).flatMap { $0 }.map { TextHash.sha256Hex(bytes: $0) }
-        document.file = FileBinding(path: path, hash: hash, base: text)
+    /// Records that `document`'s file at `path` holds the text of `base` and has `hash`, durably.
+    private func setFile(_ path: String, holding base: ReplicatingText, hash: String?, of document: SharedDocument) {
+        document.file = FileBinding(path: path, hash: hash, base: base)
         store?.record(document.file, forDocument: document.id)
-    }
-
-    /// Fails when `path` exists but cannot be read as a file (checked before anything changes).
-    static func checkBindable(_ path: String) throws(ResponseError) {
-        _ = try readFile(path)
     }
 
     /// Merges what changed in the bound file since Quire last read or wrote it, as edits of a
@@ -35,7 +29,13 @@ extension Daemon {
     /// in Quire are kept too. Returns how many edits the file brought.
     @discardableResult
     func mergeOutsideChanges(of document: SharedDocument) throws(ResponseError) -> Int {
-        guard var binding = document.file, let bytes = try Self.readFile(binding.path) else { return 0 }
+        guard let path = document.file?.path else { return 0 }
+        return try mergeOutsideChanges(of: document, content: Self.readFile(path))
+    }
+
+    /// The same, with the file's content already read (nil: the file is gone, nothing to merge).
+    private func mergeOutsideChanges(of document: SharedDocument, content: [UInt8]?) throws(ResponseError) -> Int {
+        guard let binding = document.file, let bytes = content else { return 0 }
         let hash = TextHash.sha256Hex(bytes: bytes)
         guard hash != binding.hash else { return 0 }
         guard let text = String(validating: bytes, as: UTF8.self) else {
@@ -47,10 +47,7 @@ extension Daemon {
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += merged.replace(edit.range, with: edit.replacement) }
         contributeFromOutside(operations, to: document)
-        binding.hash = hash
-        binding.base = merged
-        document.file = binding
-        store?.record(binding, forDocument: document.id)
+        setFile(binding.path, holding: merged, hash: hash, of: document)
         logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire")
         return edits.count
     }
@@ -69,8 +66,7 @@ extension Daemon {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(binding.path): \(error)")
         }
         let hash = TextHash.sha256Hex(bytes: bytes)
-        document.file = FileBinding(path: binding.path, hash: hash, base: document.text)
-        store?.record(document.file, forDocument: document.id)
+        setFile(binding.path, holding: document.text, hash: hash, of: document)
         logger.info("document \(document.uri) saved to \(binding.path) (\(bytes.count) bytes)")
         return (binding.path, hash, imported)
     }
@@ -84,8 +80,7 @@ extension Daemon {
         let bytes = (try? Self.readFile(path)).flatMap { $0 }
         let written = Array(text.string.utf8)
         let hash = bytes.map { $0 == written ? TextHash.sha256Hex(bytes: $0) : TextHash.sha256Hex(bytes: written) }
-        document.file = FileBinding(path: path, hash: hash, base: text)
-        store?.record(document.file, forDocument: document.id)
+        setFile(path, holding: text, hash: hash, of: document)
     }
 
     /// The bytes of `path`, nil when it does not exist.

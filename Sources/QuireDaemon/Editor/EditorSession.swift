@@ -230,18 +230,16 @@ public final class EditorSession: MessageHandler {
     private func open(_ request: OpenDocumentRequest) throws(ResponseError) -> JSONValue {
         guard views[request.uri] == nil else { throw .documentAlreadyOpen(request.uri) }
         let editorText = request.text ?? ""
-        if let file = request.file { try Daemon.checkBindable(file) }
+        // Read before anything changes: a file that cannot be read refuses the open.
+        let fileContent = try request.file.map { file throws(ResponseError) in try Daemon.readFile(file) }
         let (document, created) = daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
         if !created, let base = request.base {
             mergeReopened(document, base: base, editorText: editorText)
         }
-        if let file = request.file {
-            if request.base != nil, let bytes = try Daemon.readFile(file), bytes.elementsEqual(editorText.utf8) {
-                // A reopen whose editor wrote the file itself: its changes came in with `base`.
-                daemon.recordFile(file, holds: document.text, for: document)
-            } else {
-                try daemon.bind(document, toFile: file)
-            }
+        if let file = request.file, let content = fileContent {
+            // A reopen whose editor wrote the file itself: its changes came in with `base`.
+            let writtenByEditor = request.base != nil && content.map { $0.elementsEqual(editorText.utf8) } == true
+            try daemon.bind(document, toFile: file, content: content, writtenByEditor: writtenByEditor)
         } else if document.file != nil {
             do { try daemon.mergeOutsideChanges(of: document) } catch { showError("Quire: \(error.message)") }
         }
