@@ -188,7 +188,8 @@ public final class DaemonServer {
     private func serveFiles(input: Int32, output: Int32, on loop: EventLoop, exitStatus: ExitLatch) {
         let daemon = self.daemon
         let connection = try? loop.submit {
-            let connection = EditorConnection(daemon: daemon) { bytes in Self.writeAll(bytes, to: output) }
+            // A reader that went away is the end of input's business, not a write's.
+            let connection = EditorConnection(daemon: daemon) { bytes in try? FileSystem.writeAll(bytes, to: output, path: "standard output") }
             connection.session.onExit = { status in exitStatus.finish(status) }
             return NIOLoopBound(connection, eventLoop: loop)
         }.wait()
@@ -209,17 +210,6 @@ public final class DaemonServer {
         }
         thread.start()
     }
-
-    private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            offset += n
-        }
-    }
-
 }
 
 /// The daemon's exit status, settled once: by the editor's `exit`, or by the end of its input.
