@@ -364,38 +364,48 @@ def ApplyChanges(buf: number, changes: list<any>)
     for change in changes
       var lineCount = getbufinfo(buf)[0].linecount
       var eol = getbufvar(buf, '&eol')
-      var documentLines = lineCount + (eol ? 1 : 0)
-      var first = change.range.start.line
-      var last = change.range.end.line
-      var firstText = first < lineCount ? getbufline(buf, first + 1)[0] : ''
-      var lastText = last < lineCount ? getbufline(buf, last + 1)[0] : ''
-      var replacement = split(strpart(firstText, 0, change.range.start.character) .. change.text
-                              .. strpart(lastText, change.range.end.character), "\n", 1)
-      if last + 1 >= documentLines
-        # The change reaches the end of the text: its last line decides the final newline.
-        eol = first + len(replacement) > 1 && replacement[-1] == ''
-        if eol
-          remove(replacement, -1)
-        endif
-        setbufvar(buf, '&eol', eol)
+      var splice = Splice(change, lineCount, eol, (n: number): string => getbufline(buf, n + 1)[0])
+      if splice.eol != eol
+        setbufvar(buf, '&eol', splice.eol)
       endif
       # Set the lines both sides have, then insert or delete the difference, so marks and the
       # cursor elsewhere stay put.
-      var oldEnd = min([last + 1, lineCount])
-      var common = min([len(replacement), oldEnd - first])
+      var first = splice.first
+      var replacement = splice.lines
+      var common = min([len(replacement), splice.end - first])
       if common > 0
         setbufline(buf, first + 1, replacement[: common - 1])
       endif
       if len(replacement) > common
         appendbufline(buf, first + common, replacement[common :])
-      elseif oldEnd - first > common
-        deletebufline(buf, first + common + 1, oldEnd)
+      elseif splice.end - first > common
+        deletebufline(buf, first + common + 1, splice.end)
       endif
     endfor
   finally
     listener_flush(buf)
     applying = false
   endtry
+enddef
+
+# What a daemon change does to a text of `lineCount` lines (line `n`, 0-based, is `Line(n)`)
+# with final newline `eol`: lines first..end-1 become `lines`, and the final newline is `eol`.
+def Splice(change: dict<any>, lineCount: number, eol: bool, Line: func(number): string): dict<any>
+  var first = change.range.start.line
+  var last = change.range.end.line
+  var firstText = first < lineCount ? Line(first) : ''
+  var lastText = last < lineCount ? Line(last) : ''
+  var replacement = split(strpart(firstText, 0, change.range.start.character) .. change.text
+                          .. strpart(lastText, change.range.end.character), "\n", 1)
+  var newEol = eol
+  if last + 1 >= lineCount + (eol ? 1 : 0)
+    # The change reaches the end of the text: its last line decides the final newline.
+    newEol = first + len(replacement) > 1 && replacement[-1] == ''
+    if newEol
+      remove(replacement, -1)
+    endif
+  endif
+  return {first: first, end: min([last + 1, lineCount]), lines: replacement, eol: newEol}
 enddef
 
 # What the daemon has acknowledged of a buffer (lines and final newline), the base a reopen
@@ -415,20 +425,9 @@ enddef
 
 # A daemon change applied to `text` as ApplyChanges applies it to a buffer.
 def ApplyChangeToLines(text: dict<any>, change: dict<any>)
-  var lineCount = len(text.lines)
-  var first = change.range.start.line
-  var last = change.range.end.line
-  var firstText = first < lineCount ? text.lines[first] : ''
-  var lastText = last < lineCount ? text.lines[last] : ''
-  var replacement = split(strpart(firstText, 0, change.range.start.character) .. change.text
-                          .. strpart(lastText, change.range.end.character), "\n", 1)
-  if last + 1 >= lineCount + (text.eol ? 1 : 0)
-    text.eol = first + len(replacement) > 1 && replacement[-1] == ''
-    if text.eol
-      remove(replacement, -1)
-    endif
-  endif
-  SpliceLines(text, first, last + 1, replacement)
+  var splice = Splice(change, len(text.lines), text.eol, (n: number): string => text.lines[n])
+  text.eol = splice.eol
+  SpliceLines(text, splice.first, splice.end, splice.lines)
 enddef
 
 # For the client's own tests.
