@@ -233,9 +233,11 @@ final class DocumentFiles {
 
         var operationCount = 0
         let replayed = segments.filter { $0 >= firstSegment }
+        var lastSegmentBytes = 0
         for number in replayed {
             let path = directory + "/" + segmentName(number)
             let bytes = try FileSystem.read(path) ?? []
+            lastSegmentBytes = bytes.count
             var scan = LogRecords.scan(bytes, kind: .log)
             var validEnd = scan.validEnd
             var damage = scan.damage
@@ -257,29 +259,30 @@ final class DocumentFiles {
                 if number == replayed.last {
                     let file = try AppendableFile(path: path, create: false)
                     try file.truncate(to: validEnd)
+                    lastSegmentBytes = validEnd
                 }
             }
         }
 
-        // Append to the last segment, or start one after the snapshot.
-        let segment: AppendableFile
+        // Append to the last segment (its header rewritten if it was empty or damaged), or start
+        // one after the snapshot. Not kept open: the store opens segments as documents are written.
         let segmentNumber: Int
         if let last = replayed.last {
             segmentNumber = last
-            let file = try AppendableFile(path: directory + "/" + segmentName(last), create: false)
-            if file.size < LogRecords.magicBytes {
+            if lastSegmentBytes < LogRecords.magicBytes {
+                let file = try AppendableFile(path: directory + "/" + segmentName(last), create: false)
                 try file.truncate(to: 0)
                 try file.append(LogRecords.Kind.log.magic)
                 try file.sync()
+                lastSegmentBytes = LogRecords.magicBytes
             }
-            segment = file
         } else {
             segmentNumber = max(firstSegment, (segments.last ?? 0) + 1)
-            segment = try startSegment(segmentNumber, in: directory)
+            _ = try startSegment(segmentNumber, in: directory)
+            lastSegmentBytes = LogRecords.magicBytes
         }
-        // Not kept open: the store opens segments as documents are written.
         let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: nil, segmentNumber: segmentNumber, newestSnapshot: newestSnapshot)
-        files.logBytesSinceSnapshot = segment.size
+        files.logBytesSinceSnapshot = lastSegmentBytes
         if let newestSnapshot {
             files.lastSnapshotBytes = FileSystem.size(directory + "/" + snapshotName(newestSnapshot)) ?? 0
         }
