@@ -132,6 +132,7 @@ import Testing
         let third = try DaemonProcess(arguments: ["--data-dir", home + "/quire"])
         #expect(third.waitForExit() != 0)
         #expect(third.log.contains("is in use by another quire (pid \(first.process.processIdentifier))"), "\(third.log)")
-        PeerProcessTests.shutDown([a, b], [first, second])
+        // Bob first: his quire bridges to ann's daemon, which ends with her.
+        PeerProcessTests.shutDown([b, a], [second, first])
     }
 }

@@ -79,8 +79,14 @@ final class DaemonProcess: @unchecked Sendable {
         send(bytes: Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8))
     }
 
+    /// Writing to a daemon that has exited (or a bridge whose daemon went away) must fail that
+    /// write, not kill the whole test process with SIGPIPE.
+    private static let pipeSignalIgnored: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+    /// Sends `bytes`; a daemon that already exited just does not get them.
     func send(bytes: [UInt8]) {
-        input.fileHandleForWriting.write(Data(bytes))
+        Self.pipeSignalIgnored
+        try? input.fileHandleForWriting.write(contentsOf: Data(bytes))
     }
 
     func send(_ value: JSONValue) { send(JSONSerializer().string(value)) }
