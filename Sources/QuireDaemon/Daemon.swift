@@ -141,23 +141,24 @@ public final class Daemon {
     /// Operations `session` made in `document`: into the document, then queued for every other
     /// session that has it open. Sent at the next `flush()`.
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession) {
-        guard !operations.isEmpty else { return }
-        document.apply(operations)
-        store?.append(operations, toDocument: document.id)
-        for other in sessions.values where other !== session {
-            other.view(of: document.uri)?.enqueue(operations)
-        }
-        for link in links.values { link.sendOperations(operations, of: document) }
+        distribute(operations, to: document, exceptSession: session)
     }
 
-    /// Operations that came from outside every editor and peer (a file changed on disk): into
-    /// the document, to every session that has it open, and to every peer.
+    /// Operations that came from outside every editor and peer (a file changed on disk, an
+    /// undo): into the document, to every session that has it open, and to every peer.
     func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) {
+        distribute(operations, to: document)
+    }
+
+    /// Applies `operations` to `document`, logs them, and queues them for every session that has
+    /// it open and every peer, but the ones they came from.
+    private func distribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument,
+                            exceptSession origin: EditorSession? = nil, exceptLink originLink: PeerLink? = nil) {
         guard !operations.isEmpty else { return }
         document.apply(operations)
         store?.append(operations, toDocument: document.id)
-        for session in sessions.values { session.view(of: document.uri)?.enqueue(operations) }
-        for link in links.values { link.sendOperations(operations, of: document) }
+        for session in sessions.values where session !== origin { session.view(of: document.uri)?.enqueue(operations) }
+        for link in links.values where link !== originLink { link.sendOperations(operations, of: document) }
     }
 
     /// A fresh replica ID for edits made on behalf of something other than a session.
@@ -212,12 +213,7 @@ public final class Daemon {
     /// editors that have it open, and on to every other peer (so chains and meshes converge
     /// without echoes). Sent to editors at the next `flush()`.
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, fromPeer origin: PeerLink) {
-        let fresh = operations.filter { document.isNew($0) }
-        guard !fresh.isEmpty else { return }
-        document.apply(fresh)
-        store?.append(fresh, toDocument: document.id)
-        for session in sessions.values { session.view(of: document.uri)?.enqueue(fresh) }
-        for link in links.values where link !== origin { link.sendOperations(fresh, of: document) }
+        distribute(operations.filter { document.isNew($0) }, to: document, exceptLink: origin)
     }
 
     /// The local document a peer's document `uri` with `id` maps to, created when new. Two
@@ -274,7 +270,7 @@ public final class Daemon {
     public func commit() {
         guard let store else { return }
         if store.durability == .sync { store.commit() }
-        releaseHeldOutput(store)
+        finishCommit(store)
     }
 
     /// Makes everything logged so far durable whatever the durability (the `.batch` timer and
@@ -282,10 +278,12 @@ public final class Daemon {
     public func syncStorage() {
         guard let store else { return }
         store.commit()
-        releaseHeldOutput(store)
+        finishCommit(store)
     }
 
-    private func releaseHeldOutput(_ store: DocumentStore) {
+    /// Sends the output that waited for the commit, folds long logs into snapshots, and tells
+    /// editors once if the store failed.
+    private func finishCommit(_ store: DocumentStore) {
         let output = heldOutput
         heldOutput = []
         for (write, bytes) in output { write(bytes) }
