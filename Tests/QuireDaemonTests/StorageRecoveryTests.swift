@@ -24,8 +24,8 @@ final class LogCapture: @unchecked Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            capture.add("\(level): \(message)")
+        func log(event: LogEvent) {
+            capture.add("\(event.level): \(event.message)")
         }
     }
 }

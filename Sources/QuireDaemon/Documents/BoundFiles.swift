@@ -34,6 +34,7 @@ extension Daemon {
     }
 
     /// The same, with the file's content already read (nil: the file is gone, nothing to merge).
+    @discardableResult
     private func mergeOutsideChanges(of document: SharedDocument, content: [UInt8]?) throws(ResponseError) -> Int {
         guard let binding = document.file, let bytes = content else { return 0 }
         let hash = TextHash.sha256Hex(bytes: bytes)

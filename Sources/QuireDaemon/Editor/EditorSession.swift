@@ -100,16 +100,14 @@ public final class EditorSession: MessageHandler {
             return DocumentRequest.TextResult(uri: request.uri, text: text, epoch: view.epoch, hash: TextHash.sha256Hex(text)).json
         case DocumentRequest.resyncMethod:
             let request = try DocumentRequest(params: params)
-            let view = try openView(request.uri)
-            guard let document = daemon.document(request.uri) else { throw .unknownDocument(request.uri) }
+            let (view, document) = try openViewAndDocument(request.uri)
             view.resync(to: document.text)
             let text = document.text.string
             logger.info("session \(id): \(request.uri) resynced, epoch \(view.epoch)")
             return DocumentRequest.TextResult(uri: request.uri, text: text, epoch: view.epoch, hash: TextHash.sha256Hex(text)).json
         case DocumentRequest.undoMethod, DocumentRequest.redoMethod:
             let request = try DocumentRequest(params: params)
-            _ = try openView(request.uri)
-            guard let document = daemon.document(request.uri) else { throw .unknownDocument(request.uri) }
+            let (_, document) = try openViewAndDocument(request.uri)
             var text = document.text
             text.replica = undoReplica
             let operations = method == DocumentRequest.undoMethod
@@ -119,8 +117,7 @@ public final class EditorSession: MessageHandler {
             return ["uri": .string(request.uri), "done": .bool(!operations.isEmpty)]
         case SaveDocumentRequest.method:
             let request = try SaveDocumentRequest(params: params)
-            _ = try openView(request.uri)
-            guard let document = daemon.document(request.uri) else { throw .unknownDocument(request.uri) }
+            let (_, document) = try openViewAndDocument(request.uri)
             let saved = try daemon.save(document)
             return SaveDocumentRequest.result(uri: request.uri, path: saved.path, hash: saved.hash, imported: saved.imported)
         case ListDocumentsRequest.method:
@@ -198,8 +195,7 @@ public final class EditorSession: MessageHandler {
             try updateSelections(CursorMessage(params: params))
         case SavedDocumentNotification.method:
             let message = try SavedDocumentNotification(params: params)
-            let view = try openView(message.uri)
-            guard let document = daemon.document(message.uri) else { throw .unknownDocument(message.uri) }
+            let (view, document) = try openViewAndDocument(message.uri)
             guard message.epoch == view.epoch else { throw .staleEpoch(got: message.epoch, current: view.epoch) }
             guard let text = view.text(atRevision: message.revision) else {
                 throw .invalidParams("params.revision: \(message.revision) is not a revision this editor can be at")
@@ -288,8 +284,7 @@ public final class EditorSession: MessageHandler {
 
     /// Applies an editor edit; returns the editor revision it became.
     private func edit(_ message: EditDocumentMessage) throws(ResponseError) -> Int {
-        let view = try openView(message.uri)
-        guard let document = daemon.document(message.uri) else { throw .unknownDocument(message.uri) }
+        let (view, document) = try openViewAndDocument(message.uri)
         let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes)
         histories[message.uri, default: UndoHistory()].record(operations, before: document.text, group: message.undoGroup)
         daemon.contribute(operations, to: document, from: self)
@@ -297,8 +292,7 @@ public final class EditorSession: MessageHandler {
     }
 
     private func updateSelections(_ message: CursorMessage) throws(ResponseError) {
-        let view = try openView(message.uri)
-        guard let document = daemon.document(message.uri) else { throw .unknownDocument(message.uri) }
+        let (view, document) = try openViewAndDocument(message.uri)
         guard message.epoch == view.epoch, let text = view.text(atRevision: message.revision) else {
             logger.debug("session \(id): cursor update for an outdated revision ignored")
             return
@@ -404,5 +398,12 @@ public final class EditorSession: MessageHandler {
     private func openView(_ uri: String) throws(ResponseError) -> EditorView {
         guard let view = views[uri] else { throw .unknownDocument(uri) }
         return view
+    }
+
+    /// This session's view of `uri` and the document itself; unknown unless this session has
+    /// it open.
+    private func openViewAndDocument(_ uri: String) throws(ResponseError) -> (EditorView, SharedDocument) {
+        guard let view = views[uri], let document = daemon.document(uri) else { throw .unknownDocument(uri) }
+        return (view, document)
     }
 }
