@@ -177,8 +177,4 @@ enum FileSystem {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : nil
     }
-
-    static func exists(_ path: String) -> Bool {
-        access(path, F_OK) == 0
-    }
 }
