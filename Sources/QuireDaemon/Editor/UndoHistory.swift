@@ -25,6 +25,8 @@ struct UndoHistory {
 
     private(set) var undoSteps: [Step] = []
     private(set) var redoSteps: [Step] = []
+    /// The characters `undoSteps` hold, kept as they change so that no keystroke sums them.
+    private var undoCharacters = 0
     /// Removed characters that undo or redo put back are new elements: the element now standing
     /// for each old one, so older steps still find the characters they inserted.
     private var replacements: [ElementID: ElementID] = [:]
@@ -42,6 +44,7 @@ struct UndoHistory {
             // Too large to keep: undo stops at this edit rather than reach past it.
             undoSteps = []
             redoSteps = []
+            undoCharacters = 0
             return
         }
         var step = Step(group: group)
@@ -66,40 +69,52 @@ struct UndoHistory {
         if let group, let last = undoSteps.last, last.group == group {
             undoSteps[undoSteps.count - 1].inserted += step.inserted
             undoSteps[undoSteps.count - 1].removed += step.removed
+            undoCharacters += step.size
         } else {
-            undoSteps.append(step)
+            pushUndo(step)
         }
         // Trimmed in chunks, so that dropping the oldest costs O(1) per edit on average.
-        var characters = undoSteps.reduce(0) { $0 + $1.size }
-        if undoSteps.count >= Self.limit + Self.limit / 4 || characters > Self.characterLimit {
+        if undoSteps.count >= Self.limit + Self.limit / 4 || undoCharacters > Self.characterLimit {
             var drop = max(0, undoSteps.count - Self.limit)
-            characters -= undoSteps[..<drop].reduce(0) { $0 + $1.size }
-            while drop < undoSteps.count - 1 && characters > Self.characterLimit {
-                characters -= undoSteps[drop].size
+            undoCharacters -= undoSteps[..<drop].reduce(0) { $0 + $1.size }
+            while drop < undoSteps.count - 1 && undoCharacters > Self.characterLimit {
+                undoCharacters -= undoSteps[drop].size
                 drop += 1
             }
             undoSteps.removeFirst(drop)
         }
     }
 
+    private mutating func pushUndo(_ step: Step) {
+        undoSteps.append(step)
+        undoCharacters += step.size
+    }
+
+    private mutating func popUndo() -> Step? {
+        guard let step = undoSteps.popLast() else { return nil }
+        undoCharacters -= step.size
+        return step
+    }
+
     /// Reverts the last step that still changes something in `text` (edited as a replica of its
     /// own; steps whose effect others already undid are skipped) and keeps its inverse for redo.
     /// Returns the operations, empty when there is nothing left to undo.
     mutating func undo(in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
-        revertLast(of: \.undoSteps, keepingInverseIn: \.redoSteps, in: &text)
+        revertLast(undoing: true, in: &text)
     }
 
     /// Reapplies the last undone step; returns the operations.
     mutating func redo(in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
-        revertLast(of: \.redoSteps, keepingInverseIn: \.undoSteps, in: &text)
+        revertLast(undoing: false, in: &text)
     }
 
-    private mutating func revertLast(of steps: WritableKeyPath<UndoHistory, [Step]>, keepingInverseIn inverses: WritableKeyPath<UndoHistory, [Step]>,
-                                     in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
-        while let step = self[keyPath: steps].popLast() {
+    /// Reverts the last undo step (or redo step) that still changes something, and keeps its
+    /// inverse on the other stack.
+    private mutating func revertLast(undoing: Bool, in text: inout ReplicatingText) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        while let step = undoing ? popUndo() : redoSteps.popLast() {
             let (operations, inverse) = revert(step, in: &text)
             if !operations.isEmpty {
-                self[keyPath: inverses].append(inverse)
+                if undoing { redoSteps.append(inverse) } else { pushUndo(inverse) }
                 return operations
             }
         }
