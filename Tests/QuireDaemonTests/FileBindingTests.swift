@@ -85,6 +85,25 @@ import ReplicatingTypes
         #expect(ann.string == "hello, world\nappended outside\n")
     }
 
+    /// A `document/saved` for a revision or epoch the editor cannot be at is refused (a
+    /// notification: logged) and leaves the binding as it was.
+    @Test func aSavedNoticeThatDoesNotFitChangesNothing() throws {
+        let path = try Self.file("hello\n")
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize()
+        _ = Self.openBound(ann, path, text: "hello\n")
+        let before = try #require(daemon.document("doc")?.file)
+        ann.edit(5..<5, with: "!")
+        ann.notify("document/saved", ["uri": "doc", "epoch": .integer(Int64(ann.epoch)), "revision": 99])
+        ann.notify("document/saved", ["uri": "doc", "epoch": 7, "revision": 0])
+        ann.notify("document/saved", ["uri": "nope", "epoch": 0, "revision": 0])
+        let after = try #require(daemon.document("doc")?.file)
+        #expect(after.hash == before.hash)
+        #expect(after.base.string == "hello\n")
+        #expect(ann.request("document/text", ["uri": "doc"])["result"]?["text"] == "hello!\n", "the session goes on")
+    }
+
     @Test func theBindingSurvivesARestart() throws {
         let path = try Self.file("kept\n")
         let data = DaemonProcess.temporaryDirectory("bound-data")
