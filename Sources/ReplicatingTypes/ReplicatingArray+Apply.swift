@@ -71,7 +71,7 @@ extension ReplicatingArrayStorage {
             let presentEnd = Swift.min(end, have)
             while counter < presentEnd {
                 guard let (leaf, run, offset) = locate(replica: replica, counter: counter) else { break }
-                let r = leaf.runs[run]
+                let r = leaves[leaf].runs[run]
                 let take = Swift.min(Int(r.length) - offset, Int(presentEnd - counter))
                 if !r.isDeleted { removeVisible(leaf, run: run, offset: offset, count: take, report: report) }
                 counter += UInt64(take)
@@ -80,22 +80,22 @@ extension ReplicatingArrayStorage {
     }
 
     /// Turns `count` visible elements of run `run` starting at `offset` into tombstones.
-    func removeVisible(_ leaf: Leaf, run: Int, offset: Int, count: Int, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
-        let contentIndex = leaf.contentStart(ofRun: run) + offset
+    func removeVisible(_ leaf: Int, run: Int, offset: Int, count: Int, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
+        let contentIndex = leaves[leaf].contentStart(ofRun: run) + offset
         let removedRange = contentIndex..<(contentIndex + count)
-        let removed = report == nil ? [] : Array(leaf.content[removedRange])
-        let breaks = countBreaks(in: leaf.content[removedRange])
-        leaf.content.removeSubrange(removedRange)
-        Self.trimCapacity(&leaf.content)
+        let removed = report == nil ? [] : Array(leaves[leaf].content[removedRange])
+        let breaks = isBreak == nil ? 0 : countBreaks(in: leaves[leaf].content[removedRange])
+        leaves[leaf].content.removeSubrange(removedRange)
+        Self.trimCapacity(&leaves[leaf].content)
         var target = run
         if offset > 0 {
             splitRun(leaf, run, at: offset)
             target += 1
         }
-        if count < Int(leaf.runs[target].length) { splitRun(leaf, target, at: count) }
-        leaf.runs[target].isDeleted = true
+        if count < Int(leaves[leaf].runs[target].length) { splitRun(leaf, target, at: count) }
+        leaves[leaf].runs[target].isDeleted = true
         coalesce(leaf, around: target)
-        leaf.breaks -= breaks
+        leaves[leaf].breaks -= breaks
         adjustCounts(from: leaf, visible: -count, breaks: -breaks)
         report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
     }
@@ -122,12 +122,12 @@ extension ReplicatingArrayStorage {
     func validationError(for insertion: ReplicatingArrayInsertion<Element>) -> String? {
         if let reason = cheapValidationError(for: insertion) { return reason }
         if let anchor = insertion.anchor, let r = index(of: anchor.replica), let (leaf, run, offset) = locate(replica: r, counter: anchor.counter),
-           leaf.runs[run].lamport + UInt64(offset) >= insertion.lamport {
+           leaves[leaf].runs[run].lamport + UInt64(offset) >= insertion.lamport {
             return "insertion \(insertion.id) has Lamport counter \(insertion.lamport), not after its anchor \(anchor)"
         }
         // A known ID must be the same insertion: same Lamport counter (and anchor, for a run start).
         if insertion.count > 0, let r = index(of: insertion.id.replica), let (leaf, run, offset) = locate(replica: r, counter: insertion.id.counter) {
-            let existing = leaf.runs[run]
+            let existing = leaves[leaf].runs[run]
             let existingAnchor = offset == 0 ? anchor(of: existing) : ElementID(replica: insertion.id.replica, counter: insertion.id.counter - 1)
             if existing.lamport + UInt64(offset) != insertion.lamport || existingAnchor != insertion.anchor {
                 return "insertion \(insertion.id) conflicts with the element this copy has under that ID"
@@ -157,14 +157,14 @@ extension ReplicatingArrayStorage {
         let count = insertion.count
         let stamp = insertion.timestamp
         // Find where the new run goes: right after its anchor, past every newer sibling subtree.
-        var leaf: Leaf
+        var leaf: Int
         var run: Int
         var extendable = false
         if let anchor = insertion.anchor, let anchorReplica = index(of: anchor.replica),
            let (l, r, offset) = locate(replica: anchorReplica, counter: anchor.counter) {
             leaf = l
             run = r
-            let anchorRun = leaf.runs[run]
+            let anchorRun = leaves[leaf].runs[run]
             // Causality: an element is always newer than the element it was inserted after.
             guard anchorRun.lamport + UInt64(offset) < insertion.lamport else { return .invalid }
             if offset + 1 < Int(anchorRun.length) {
@@ -179,7 +179,7 @@ extension ReplicatingArrayStorage {
                     && !anchorRun.isDeleted && !insertion.isRemoved
             }
         } else {
-            leaf = firstLeaf
+            leaf = Self.firstLeaf
             run = 0
         }
         // Skip runs that are newer siblings (or their descendants): their first element is newer.
@@ -187,51 +187,51 @@ extension ReplicatingArrayStorage {
         var scanLeaf = leaf
         var scanRun = run
         while true {
-            if scanRun == scanLeaf.runs.count {
-                guard let next = scanLeaf.next else { break }
+            if scanRun == leaves[scanLeaf].runs.count {
+                guard let next = self.leaf(after: scanLeaf) else { break }
                 scanLeaf = next
                 scanRun = 0
                 continue
             }
-            guard timestamp(of: scanLeaf.runs[scanRun], offset: 0) > stamp else { break }
+            guard timestamp(of: leaves[scanLeaf].runs[scanRun], offset: 0) > stamp else { break }
             scanRun += 1
             leaf = scanLeaf
             run = scanRun
             extendable = false
         }
-        if run == leaf.runs.count, leaf.breaks > 0, let next = leaf.next {
+        if run == leaves[leaf].runs.count, leaves[leaf].breaks > 0, let next = self.leaf(after: leaf) {
             // Right after a paragraph's final break: start the next paragraph's leaf instead.
             leaf = next
             run = 0
             extendable = false
         }
 
-        let contentIndex = leaf.contentStart(ofRun: run)
+        let contentIndex = leaves[leaf].contentStart(ofRun: run)
         var at: Int?
         if case .elements(let elements) = insertion.content {
-            if extendable, run > 0, leaf.runs[run - 1].replica == me, leaf.runs[run - 1].end == insertion.id.counter {
-                leaf.runs[run - 1].length += UInt32(count)
+            if extendable, run > 0, leaves[leaf].runs[run - 1].replica == me, leaves[leaf].runs[run - 1].end == insertion.id.counter {
+                leaves[leaf].runs[run - 1].length += UInt32(count)
             } else {
-                leaf.runs.insert(Run(
+                leaves[leaf].runs.insert(Run(
                     counter: insertion.id.counter, lamport: insertion.lamport,
                     anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
                     anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
                     length: UInt32(count), isDeleted: false), at: run)
             }
-            leaf.content.insert(contentsOf: elements, at: contentIndex)
+            leaves[leaf].content.insert(contentsOf: elements, at: contentIndex)
             let breaks = countBreaks(in: elements)
-            leaf.breaks += breaks
+            leaves[leaf].breaks += breaks
             adjustCounts(from: leaf, visible: count, breaks: breaks)
             at = start(of: leaf).visible + contentIndex
         } else {
-            leaf.runs.insert(Run(
+            leaves[leaf].runs.insert(Run(
                 counter: insertion.id.counter, lamport: insertion.lamport,
                 anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
                 anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
                 length: UInt32(count), isDeleted: true), at: run)
             coalesce(leaf, around: run)
         }
-        idIndex[Int(me)].append(leaf.number, count: count)
+        idIndex[Int(me)].append(UInt32(leaf), count: count)
         maxLamport = Swift.max(maxLamport, insertion.lamport + UInt64(count) - 1)
         normalize(leaf)
         if let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: elements)) }

@@ -10,49 +10,56 @@ extension ReplicatingArray {
 extension ReplicatingArrayStorage {
     func checkInvariants() -> Int {
         // 1. Counts, depth and leaf order.
-        var leavesInTreeOrder: [Leaf] = []
-        func check(_ branch: Branch, depth: Int, leafDepth: inout Int?) -> (Int, Int) {
+        var leavesInTreeOrder: [Int] = []
+        func check(_ branch: Int, depth: Int, leafDepth: inout Int?) -> (Int, Int) {
             var visible = 0
             var breaks = 0
-            if branch.isBottom {
+            let node = branches[branch]
+            precondition(!node.children.isEmpty, "empty branch")
+            if node.isBottom {
                 precondition(leafDepth == nil || leafDepth == depth, "leaves at different depths")
                 leafDepth = depth
-                for leaf in branch.leaves {
-                    precondition(leaf.parent === branch, "leaf parent pointer")
+                for child in node.children {
+                    let leaf = leaves[Int(child)]
+                    precondition(leaf.parent == Int32(branch), "leaf parent number")
                     let runVisible = leaf.runs.reduce(0) { $0 + $1.visibleLength }
                     precondition(runVisible == leaf.content.count, "leaf content \(leaf.content.count) != visible runs \(runVisible)")
                     precondition(countBreaks(in: leaf.content) == leaf.breaks, "leaf break count")
                     precondition(leaf.runs.allSatisfy { $0.length > 0 }, "empty run")
                     visible += leaf.content.count
                     breaks += leaf.breaks
-                    leavesInTreeOrder.append(leaf)
+                    leavesInTreeOrder.append(Int(child))
                 }
             } else {
-                precondition(!branch.branches.isEmpty, "empty branch")
-                for child in branch.branches {
-                    precondition(child.parent === branch, "branch parent pointer")
-                    let (v, b) = check(child, depth: depth + 1, leafDepth: &leafDepth)
+                for child in node.children {
+                    precondition(branches[Int(child)].parent == Int32(branch), "branch parent number")
+                    let (v, b) = check(Int(child), depth: depth + 1, leafDepth: &leafDepth)
                     visible += v
                     breaks += b
                 }
             }
-            precondition(visible == branch.visible && breaks == branch.breaks, "branch counts")
+            precondition(visible == node.visible && breaks == node.breaks, "branch counts")
             return (visible, breaks)
         }
         var leafDepth: Int?
-        _ = check(root, depth: 0, leafDepth: &leafDepth)
-        var leaf: Leaf? = firstLeaf
+        precondition(branches[Int(root)].parent == Self.none, "root has a parent")
+        _ = check(Int(root), depth: 0, leafDepth: &leafDepth)
+        precondition(leavesInTreeOrder.count == leaves.count, "a leaf outside the tree")
+        var leaf: Int? = Self.firstLeaf
+        var previous = Self.none
         for expected in leavesInTreeOrder {
-            precondition(leaf === expected, "leaf list out of tree order")
-            precondition(expected.next == nil || expected.next?.previous === expected, "leaf back pointer")
-            leaf = expected.next
+            precondition(leaf == expected, "leaf list out of tree order")
+            precondition(leaves[expected].previous == previous, "leaf back link")
+            previous = Int32(expected)
+            leaf = self.leaf(after: expected)
         }
         precondition(leaf == nil, "leaf list longer than tree")
 
         // 2. Every counter once, indexed to its leaf. 3. Anchors earlier, with smaller Lamport.
         var seen = idIndex.map { [Bool](repeating: false, count: $0.count) }
         var runs = 0
-        for leaf in leavesInTreeOrder {
+        for number in leavesInTreeOrder {
+            let leaf = leaves[number]
             for run in leaf.runs {
                 runs += 1
                 let replica = Int(run.replica)
@@ -61,13 +68,13 @@ extension ReplicatingArrayStorage {
                     let a = Int(run.anchorReplica)
                     precondition(run.anchorCounter < UInt64(seen[a].count) && seen[a][Int(run.anchorCounter)], "anchor \(run.anchorReplica):\(run.anchorCounter) not earlier in order")
                     if let (al, ar, ao) = locate(replica: run.anchorReplica, counter: run.anchorCounter) {
-                        precondition(al.runs[ar].lamport + UInt64(ao) < run.lamport, "anchor Lamport not smaller")
+                        precondition(leaves[al].runs[ar].lamport + UInt64(ao) < run.lamport, "anchor Lamport not smaller")
                     }
                 }
                 for c in Int(run.counter)..<Int(run.end) {
                     precondition(!seen[replica][c], "counter \(c) of replica \(replica) twice")
                     seen[replica][c] = true
-                    precondition(idIndex[replica][c] == leaf.number, "ID index points to wrong leaf")
+                    precondition(idIndex[replica][c] == UInt32(number), "ID index points to wrong leaf")
                 }
             }
             // 4. Paragraph rule.
@@ -101,13 +108,13 @@ extension ReplicatingArray {
     public var _storageStatistics: ReplicatingArrayStorageStatistics {
         var stats = ReplicatingArrayStorageStatistics()
         let runStride = MemoryLayout<ReplicatingArrayStorage<Element>.Run>.stride
-        for leaf in storage.leafTable {
+        for leaf in storage.leaves {
             stats.leaves += 1
             stats.runs += leaf.runs.count
             stats.runBytes += leaf.runs.capacity * runStride
             stats.contentBytes += leaf.content.capacity * MemoryLayout<Element>.stride
-            // Object header and fields, plus the two array headers.
-            stats.leafObjectBytes += 96 + 2 * 32
+            // The leaf record and the two array headers.
+            stats.leafObjectBytes += MemoryLayout<ReplicatingArrayStorage<Element>.Leaf>.stride + 2 * 32
         }
         for column in storage.idIndex { stats.idIndexBytes += column.reservedBytes }
         return stats

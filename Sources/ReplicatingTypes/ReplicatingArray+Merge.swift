@@ -99,11 +99,11 @@ extension ReplicatingArrayStorage {
     func forEachCanonicalRun(_ body: (Run, [Element]) -> Void) {
         var pending: Run?
         var content: [Element] = []
-        var leaf: Leaf? = firstLeaf
+        var leaf: Int? = Self.firstLeaf
         while let l = leaf {
             var contentIndex = 0
-            for run in l.runs {
-                let runContent = run.isDeleted ? [] : Array(l.content[contentIndex..<(contentIndex + Int(run.length))])
+            for run in leaves[l].runs {
+                let runContent = run.isDeleted ? [] : Array(leaves[l].content[contentIndex..<(contentIndex + Int(run.length))])
                 contentIndex += run.visibleLength
                 if var p = pending, Self.continues(p, run) {
                     p.length += run.length
@@ -115,7 +115,7 @@ extension ReplicatingArrayStorage {
                     content = runContent
                 }
             }
-            leaf = l.next
+            leaf = self.leaf(after: l)
         }
         if let p = pending { body(p, content) }
     }

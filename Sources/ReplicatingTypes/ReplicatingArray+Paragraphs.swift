@@ -2,7 +2,7 @@ extension ReplicatingArray {
     /// Number of paragraphs: one more than the number of visible breaks (so an empty array, and an
     /// array ending in a break, have a last, empty paragraph). Without a break predicate, 1.
     /// - Complexity: O(1)
-    public var paragraphCount: Int { storage.root.breaks + 1 }
+    public var paragraphCount: Int { storage.breakCount + 1 }
 
     /// The index of the first element of paragraph `paragraph` (after the previous break).
     /// - Complexity: O(log n)
@@ -31,17 +31,17 @@ extension ReplicatingArrayStorage {
         guard paragraph > 0 else { return 0 }
         // A visible break always ends its leaf, so paragraph k starts right after the leaf holding break k-1.
         let (leaf, _) = leaf(holdingBreak: paragraph - 1)
-        return start(of: leaf).visible + leaf.content.count
+        return start(of: leaf).visible + leaves[leaf].content.count
     }
 
     func rangeOfParagraph(_ paragraph: Int) -> Range<Int> {
         let start = startOfParagraph(paragraph)
-        let end = paragraph < root.breaks ? startOfParagraph(paragraph + 1) - 1 : count
+        let end = paragraph < breakCount ? startOfParagraph(paragraph + 1) - 1 : count
         return start..<end
     }
 
     func paragraph(containing index: Int) -> Int {
-        guard index < count else { return root.breaks }
+        guard index < count else { return breakCount }
         let (leaf, _) = leaf(holding: index)
         // Only a leaf's last visible element can be a break, so none precedes `index` inside the leaf.
         return start(of: leaf).breaks
@@ -54,9 +54,9 @@ extension ReplicatingArrayStorage {
         result.reserveCapacity(range.count)
         var (leaf, i) = leaf(holding: range.lowerBound)
         while result.count < range.count {
-            let take = Swift.min(leaf.content.count - i, range.count - result.count)
-            result.append(contentsOf: leaf.content[i..<(i + take)])
-            guard let next = leaf.next else { break }
+            let take = Swift.min(leaves[leaf].content.count - i, range.count - result.count)
+            result.append(contentsOf: leaves[leaf].content[i..<(i + take)])
+            guard let next = self.leaf(after: leaf) else { break }
             leaf = next
             i = 0
         }

@@ -56,17 +56,17 @@ public struct ReplicatingArray<Element> {
     public subscript(index: Int) -> Element {
         precondition(index >= 0 && index < count, "ReplicatingArray index out of range")
         let (leaf, i) = storage.leaf(holding: index)
-        return leaf.content[i]
+        return storage.leaves[leaf].content[i]
     }
 
     /// All visible elements in order. - Complexity: O(n)
     public var elements: [Element] {
         var result: [Element] = []
         result.reserveCapacity(count)
-        var leaf: ReplicatingArrayStorage<Element>.Leaf? = storage.firstLeaf
+        var leaf: Int? = ReplicatingArrayStorage<Element>.firstLeaf
         while let l = leaf {
-            result.append(contentsOf: l.content)
-            leaf = l.next
+            result.append(contentsOf: storage.leaves[l].content)
+            leaf = storage.leaf(after: l)
         }
         return result
     }
@@ -81,9 +81,8 @@ public struct ReplicatingArray<Element> {
     public func id(at index: Int) -> ElementID {
         precondition(index >= 0 && index < count, "ReplicatingArray index out of range")
         let (leaf, i) = storage.leaf(holding: index)
-        let (run, offset, _) = leaf.runHolding(visible: i)
-        let r = leaf.runs[run]
-        return ElementID(replica: storage.replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
+        let (run, offset, _) = storage.leaves[leaf].runHolding(visible: i)
+        return storage.id(leaf: leaf, run: run, offset: offset)
     }
 
     /// The current index of the element `id`, or nil if this copy does not have it or it was
@@ -91,9 +90,9 @@ public struct ReplicatingArray<Element> {
     public func index(of id: ElementID) -> Int? {
         guard let replica = storage.index(of: id.replica),
               let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter),
-              !leaf.runs[run].isDeleted
+              !storage.leaves[leaf].runs[run].isDeleted
         else { return nil }
-        return storage.start(of: leaf).visible + leaf.contentStart(ofRun: run) + offset
+        return storage.start(of: leaf).visible + storage.leaves[leaf].contentStart(ofRun: run) + offset
     }
 
     /// The index where an element inserted right after `id` would appear: the index after `id`
@@ -103,8 +102,8 @@ public struct ReplicatingArray<Element> {
         guard let replica = storage.index(of: id.replica),
               let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter)
         else { return nil }
-        let visibleOffset = leaf.runs[run].isDeleted ? 0 : offset + 1
-        return storage.start(of: leaf).visible + leaf.contentStart(ofRun: run) + visibleOffset
+        let visibleOffset = storage.leaves[leaf].runs[run].isDeleted ? 0 : offset + 1
+        return storage.start(of: leaf).visible + storage.leaves[leaf].contentStart(ofRun: run) + visibleOffset
     }
 
     /// How many elements of each replica this copy has.
@@ -125,10 +124,11 @@ public struct ReplicatingArray<Element> {
               let (leaf, run, offset) = storage.locate(replica: replica, counter: previous.counter),
               let (otherLeaf, otherRun, otherOffset) = storage.locate(replica: replica, counter: id.counter)
         else { return false }
-        if leaf === otherLeaf && run == otherRun { return true }
+        if leaf == otherLeaf && run == otherRun { return true }
         // The end of one run and the start of the next, in this leaf or the next one.
-        guard offset == Int(leaf.runs[run].length) - 1, otherOffset == 0, otherRun == (leaf === otherLeaf ? run + 1 : 0) else { return false }
-        return leaf === otherLeaf || (run == leaf.runs.count - 1 && leaf.next === otherLeaf)
+        let runs = storage.leaves[leaf].runs
+        guard offset == Int(runs[run].length) - 1, otherOffset == 0, otherRun == (leaf == otherLeaf ? run + 1 : 0) else { return false }
+        return leaf == otherLeaf || (run == runs.count - 1 && storage.leaf(after: leaf) == otherLeaf)
     }
 
     /// True when this copy has the element `id` (visible or removed).
@@ -150,54 +150,7 @@ public struct ReplicatingArray<Element> {
         guard n > 0 else { return nil }
         precondition(n <= ReplicatingArrayStorage<Element>.maxRunLength, "insertion too long")
         makeUnique()
-        let s = storage
-        let me = s.intern(replica)
-        let counter = UInt64(s.idIndex[Int(me)].count)
-        let lamport = s.maxLamport + 1
-        let anchor: ElementID?
-        var leaf: ReplicatingArrayStorage<Element>.Leaf
-        var newRun = ReplicatingArrayStorage<Element>.Run(
-            counter: counter, lamport: lamport, anchorCounter: 0, replica: me,
-            anchorReplica: ReplicatingArrayStorage<Element>.noReplica, length: UInt32(n), isDeleted: false)
-        if index == 0 {
-            anchor = nil
-            leaf = s.firstLeaf
-            leaf.runs.insert(newRun, at: 0)
-            leaf.content.insert(contentsOf: newElements, at: 0)
-        } else {
-            let (l, i) = s.leafForEdit(holding: index - 1)
-            leaf = l
-            let (run, offset, contentStart) = leaf.runHolding(visible: i)
-            let r = leaf.runs[run]
-            anchor = ElementID(replica: s.replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
-            var contentIndex = contentStart + offset + 1
-            if offset + 1 == Int(r.length), r.replica == me, r.end == counter, r.lamport + UInt64(r.length) == lamport {
-                leaf.runs[run].length += UInt32(n)
-            } else if offset + 1 == Int(r.length), run + 1 == leaf.runs.count, leaf.breaks > 0, let next = l.next {
-                // Right after a paragraph's final break: the new text starts the next paragraph's leaf.
-                newRun.anchorReplica = r.replica
-                newRun.anchorCounter = r.counter + UInt64(offset)
-                leaf = next
-                leaf.runs.insert(newRun, at: 0)
-                contentIndex = 0
-            } else {
-                if offset + 1 < Int(r.length) { s.splitRun(leaf, run, at: offset + 1) }
-                newRun.anchorReplica = r.replica
-                newRun.anchorCounter = r.counter + UInt64(offset)
-                leaf.runs.insert(newRun, at: run + 1)
-            }
-            if contentIndex == leaf.content.count {
-                leaf.content.append(contentsOf: newElements)
-            } else {
-                leaf.content.insert(contentsOf: newElements, at: contentIndex)
-            }
-        }
-        let breaks = s.countBreaks(in: newElements)
-        leaf.breaks += breaks
-        s.adjustCounts(from: leaf, visible: n, breaks: breaks)
-        s.idIndex[Int(me)].append(leaf.number, count: n)
-        s.maxLamport = lamport + UInt64(n) - 1
-        s.normalize(leaf)
+        let (anchor, counter, lamport) = storage.insertLocally(newElements, at: index, replica: replica)
         return .insert(ReplicatingArrayInsertion(
             id: ElementID(replica: replica, counter: counter), lamport: lamport, anchor: anchor,
             content: .elements(Array(newElements))))
@@ -238,24 +191,7 @@ public struct ReplicatingArray<Element> {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "ReplicatingArray range out of bounds")
         guard !range.isEmpty else { return nil }
         makeUnique()
-        let s = storage
-        var ranges: [ElementIDRange] = []
-        var remaining = range.count
-        // Removed elements vanish from the visible order, so each chunk starts at the same index.
-        while remaining > 0 {
-            let (leaf, i) = s.leafForEdit(holding: range.lowerBound)
-            let (run, offset, _) = leaf.runHolding(visible: i)
-            let r = leaf.runs[run]
-            let take = Swift.min(Int(r.length) - offset, remaining)
-            let start = ElementID(replica: s.replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
-            if let last = ranges.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {
-                ranges[ranges.count - 1].count += UInt64(take)
-            } else {
-                ranges.append(ElementIDRange(start: start, count: UInt64(take)))
-            }
-            s.removeVisible(leaf, run: run, offset: offset, count: take, report: nil)
-            remaining -= take
-        }
+        let ranges = storage.removeLocally(range)
         return .remove(ranges)
     }
 

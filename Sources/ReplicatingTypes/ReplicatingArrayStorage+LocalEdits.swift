@@ -1,0 +1,83 @@
+/// The local edits behind `ReplicatingArray.insert(contentsOf:at:)` and `removeSubrange(_:)`:
+/// the hot path of typing, kept free of reference counting.
+extension ReplicatingArrayStorage {
+    /// Inserts `newElements` (not empty) at visible `index` as replica `replica`'s next run;
+    /// returns the new run's anchor, first counter and first Lamport counter.
+    /// - Complexity: O(log n + k + size of one leaf)
+    @inline(__always)
+    func insertLocally<C: Collection>(_ newElements: C, at index: Int, replica: ReplicaID)
+        -> (anchor: ElementID?, counter: UInt64, lamport: UInt64) where C.Element == Element {
+        let n = newElements.count
+        let me = intern(replica)
+        let counter = UInt64(idIndex[Int(me)].count)
+        let lamport = maxLamport + 1
+        let anchor: ElementID?
+        var leaf: Int
+        var newRun = Run(counter: counter, lamport: lamport, anchorCounter: 0, replica: me,
+                         anchorReplica: Self.noReplica, length: UInt32(n), isDeleted: false)
+        if index == 0 {
+            anchor = nil
+            leaf = Self.firstLeaf
+            leaves[leaf].runs.insert(newRun, at: 0)
+            leaves[leaf].content.insert(contentsOf: newElements, at: 0)
+        } else {
+            let (l, i) = leafForEdit(holding: index - 1)
+            leaf = l
+            let (run, offset, contentStart) = leaves[leaf].runHolding(visible: i)
+            let r = leaves[leaf].runs[run]
+            anchor = ElementID(replica: replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
+            var contentIndex = contentStart + offset + 1
+            let atRunEnd = offset + 1 == Int(r.length)
+            if atRunEnd, r.replica == me, r.end == counter, r.lamport + UInt64(r.length) == lamport {
+                leaves[leaf].runs[run].length += UInt32(n)
+            } else if atRunEnd, run + 1 == leaves[leaf].runs.count, leaves[leaf].breaks > 0, let next = self.leaf(after: leaf) {
+                // Right after a paragraph's final break: the new text starts the next paragraph's leaf.
+                newRun.anchorReplica = r.replica
+                newRun.anchorCounter = r.counter + UInt64(offset)
+                leaf = next
+                leaves[leaf].runs.insert(newRun, at: 0)
+                contentIndex = 0
+            } else {
+                if !atRunEnd { splitRun(leaf, run, at: offset + 1) }
+                newRun.anchorReplica = r.replica
+                newRun.anchorCounter = r.counter + UInt64(offset)
+                leaves[leaf].runs.insert(newRun, at: run + 1)
+            }
+            if contentIndex == leaves[leaf].content.count {
+                leaves[leaf].content.append(contentsOf: newElements)
+            } else {
+                leaves[leaf].content.insert(contentsOf: newElements, at: contentIndex)
+            }
+        }
+        let breaks = countBreaks(in: newElements)
+        leaves[leaf].breaks += breaks
+        adjustCounts(from: leaf, visible: n, breaks: breaks)
+        idIndex[Int(me)].append(UInt32(leaf), count: n)
+        maxLamport = lamport + UInt64(n) - 1
+        normalize(leaf)
+        return (anchor, counter, lamport)
+    }
+
+    /// Turns the visible elements in `range` (not empty, within bounds) into tombstones; returns
+    /// their IDs as ranges, in document order.
+    /// - Complexity: O(log n + k + size of the leaves touched)
+    func removeLocally(_ range: Range<Int>) -> [ElementIDRange] {
+        var ranges: [ElementIDRange] = []
+        var remaining = range.count
+        // Removed elements vanish from the visible order, so each chunk starts at the same index.
+        while remaining > 0 {
+            let (leaf, i) = leafForEdit(holding: range.lowerBound)
+            let (run, offset, _) = leaves[leaf].runHolding(visible: i)
+            let take = Swift.min(Int(leaves[leaf].runs[run].length) - offset, remaining)
+            let start = id(leaf: leaf, run: run, offset: offset)
+            if let last = ranges.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {
+                ranges[ranges.count - 1].count += UInt64(take)
+            } else {
+                ranges.append(ElementIDRange(start: start, count: UInt64(take)))
+            }
+            removeVisible(leaf, run: run, offset: offset, count: take, report: nil)
+            remaining -= take
+        }
+        return ranges
+    }
+}

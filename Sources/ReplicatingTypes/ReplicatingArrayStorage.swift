@@ -1,0 +1,348 @@
+/// Internal storage of a `ReplicatingArray`: runs of element records in leaves, a B+ tree of
+/// visible counts over the leaves, and an index from element ID to leaf.
+///
+/// Model: the document order of every element ever inserted (tombstones included) is the order of
+/// runs, leaf by leaf. A leaf holds its runs' records and, separately, the content of its visible
+/// elements (tombstones keep no content). When a paragraph-break predicate is given, leaves follow
+/// paragraphs: a visible break is always the last visible element of its leaf.
+///
+/// Layout: leaves and branches are plain values in two arrays and refer to each other by number,
+/// never by object reference. Walking the tree or the leaf list therefore costs no reference
+/// counting, which dominated the time of an edit when they were objects.
+final class ReplicatingArrayStorage<Element> {
+    /// Sentinel replica index meaning "no anchor: the start of the array".
+    static var noReplica: UInt16 { .max }
+    /// Sentinel node number meaning "none" (no next leaf, no parent branch, no cursor).
+    static var none: Int32 { -1 }
+    static var maxRunsPerLeaf: Int { 64 }
+    static var maxContentPerLeaf: Int { 1024 }
+    static var maxChildrenPerBranch: Int { 32 }
+    /// Leaf 0 is made first and every later leaf is placed after an existing one, so leaf 0
+    /// always starts the document.
+    static var firstLeaf: Int { 0 }
+
+    /// One record: `length` consecutive elements of one replica, with consecutive counters and
+    /// Lamport counters, each following the previous; all visible or all tombstones. 32 bytes.
+    struct Run {
+        var counter: UInt64
+        var lamport: UInt64
+        var anchorCounter: UInt64
+        var replica: UInt16
+        var anchorReplica: UInt16
+        /// The length in the low 31 bits; the top bit marks tombstones.
+        private var lengthAndFlag: UInt32
+
+        init(counter: UInt64, lamport: UInt64, anchorCounter: UInt64, replica: UInt16, anchorReplica: UInt16, length: UInt32, isDeleted: Bool) {
+            self.counter = counter
+            self.lamport = lamport
+            self.anchorCounter = anchorCounter
+            self.replica = replica
+            self.anchorReplica = anchorReplica
+            self.lengthAndFlag = length | (isDeleted ? 0x8000_0000 : 0)
+        }
+
+        @inline(__always) var length: UInt32 {
+            get { lengthAndFlag & 0x7FFF_FFFF }
+            set { lengthAndFlag = (lengthAndFlag & 0x8000_0000) | newValue }
+        }
+
+        @inline(__always) var isDeleted: Bool {
+            get { lengthAndFlag & 0x8000_0000 != 0 }
+            set { lengthAndFlag = (lengthAndFlag & 0x7FFF_FFFF) | (newValue ? 0x8000_0000 : 0) }
+        }
+
+        var visibleLength: Int { isDeleted ? 0 : Int(length) }
+        var end: UInt64 { counter + UInt64(length) }
+    }
+
+    /// Most distinct replicas one array records (replica indexes are 16 bits; one value is the
+    /// "no anchor" sentinel).
+    static var maxReplicas: Int { Int(UInt16.max) }
+    static var maxRunLength: Int { 0x7FFF_FFFF }
+
+    /// A run of records and the content of their visible elements; one paragraph at most.
+    struct Leaf {
+        var runs: ContiguousArray<Run> = []
+        var content: ContiguousArray<Element> = []
+        var breaks = 0
+        /// The bottom branch holding this leaf.
+        var parent: Int32
+        /// The neighbouring leaves in document order, or `none`.
+        var next: Int32 = ReplicatingArrayStorage.none
+        var previous: Int32 = ReplicatingArrayStorage.none
+
+        init(parent: Int32) {
+            self.parent = parent
+        }
+
+        /// The index of the run holding visible element `index` of this leaf, and its offset.
+        /// - Complexity: O(runs in the leaf)
+        @inline(__always)
+        func runHolding(visible index: Int) -> (run: Int, offset: Int, contentStart: Int) {
+            var remaining = index
+            var contentStart = 0
+            var r = 0
+            while r < runs.count {
+                let length = runs[r].visibleLength
+                if remaining < length { return (r, remaining, contentStart) }
+                remaining -= length
+                contentStart += length
+                r += 1
+            }
+            return (r, 0, contentStart)
+        }
+
+        /// The index of the run holding `counter` of replica `replica`, if this leaf has it.
+        @inline(__always)
+        func runHolding(replica: UInt16, counter: UInt64) -> Int? {
+            for r in runs.indices where runs[r].replica == replica && runs[r].counter <= counter && counter < runs[r].end {
+                return r
+            }
+            return nil
+        }
+
+        /// Number of visible elements in runs before `run`.
+        @inline(__always)
+        func contentStart(ofRun run: Int) -> Int {
+            var total = 0
+            for r in 0..<run { total += runs[r].visibleLength }
+            return total
+        }
+    }
+
+    /// A node of the count tree: its children are leaves (`isBottom`) or branches, by number.
+    struct Branch {
+        var children: ContiguousArray<Int32> = []
+        let isBottom: Bool
+        var visible = 0
+        var breaks = 0
+        var parent: Int32 = ReplicatingArrayStorage.none
+
+        init(isBottom: Bool) {
+            self.isBottom = isBottom
+        }
+    }
+
+    /// Every leaf ever made, by number; the ID index refers to leaves by number.
+    var leaves: ContiguousArray<Leaf> = []
+    /// Every branch ever made, by number.
+    var branches: ContiguousArray<Branch> = []
+    var root: Int32 = 0
+    /// Replica IDs by local index, and back.
+    var replicas: ContiguousArray<ReplicaID> = []
+    var replicaIndex: [ReplicaID: UInt16] = [:]
+    /// For each replica index, the leaf number of each of its elements, by counter.
+    var idIndex: ContiguousArray<LeafIndexColumn> = []
+    var maxLamport: UInt64 = 0
+    let isBreak: ((Element) -> Bool)?
+    /// The leaf of the last local edit (or `none`) and the index of its first visible element. A
+    /// count change in any other leaf clears it (splits move content after it, which keeps its
+    /// start valid).
+    var cursorLeaf: Int32 = ReplicatingArrayStorage.none
+    var cursorStart = 0
+    /// Insertions waiting for an earlier insertion of their replica or for their anchor.
+    var pendingInsertions: [ReplicatingArrayInsertion<Element>] = []
+    /// Operations dropped because they could never be applied.
+    var rejectedOperationCount = 0
+    /// Removals of elements this copy does not have yet, by replica.
+    var pendingRemovals: [ReplicaID: [Range<UInt64>]] = [:]
+
+    init(isBreak: ((Element) -> Bool)?) {
+        self.isBreak = isBreak
+        var root = Branch(isBottom: true)
+        root.children.append(Int32(Self.firstLeaf))
+        self.branches = [root]
+        self.leaves = [Leaf(parent: 0)]
+    }
+
+    var count: Int { branches[Int(root)].visible }
+
+    /// Number of visible breaks.
+    var breakCount: Int { branches[Int(root)].breaks }
+
+    /// The leaf after `leaf` in document order, if any.
+    @inline(__always)
+    func leaf(after leaf: Int) -> Int? {
+        let next = leaves[leaf].next
+        return next == Self.none ? nil : Int(next)
+    }
+
+    // MARK: Replicas
+
+    /// The most recently interned replica, to skip hashing on the common path.
+    private var lastInterned: (id: ReplicaID, index: UInt16)?
+
+    @inline(__always)
+    func index(of replica: ReplicaID) -> UInt16? {
+        if let last = lastInterned, last.id == replica { return last.index }
+        guard let index = replicaIndex[replica] else { return nil }
+        lastInterned = (replica, index)
+        return index
+    }
+
+    @inline(__always)
+    func intern(_ replica: ReplicaID) -> UInt16 {
+        if let index = index(of: replica) { return index }
+        precondition(replicas.count < Self.maxReplicas, "more than \(Self.maxReplicas) replicas in one array")
+        let index = UInt16(replicas.count)
+        replicas.append(replica)
+        replicaIndex[replica] = index
+        idIndex.append(LeafIndexColumn())
+        return index
+    }
+
+    /// Number of elements of `replica` this copy has (the next counter it expects).
+    func known(_ replica: ReplicaID) -> UInt64 {
+        guard let index = index(of: replica) else { return 0 }
+        return UInt64(idIndex[Int(index)].count)
+    }
+
+    func contains(_ id: ElementID) -> Bool { id.counter < known(id.replica) }
+
+    @inline(__always)
+    func timestamp(of run: Run, offset: Int) -> LamportTimestamp {
+        LamportTimestamp(counter: run.lamport + UInt64(offset), replica: replicas[Int(run.replica)])
+    }
+
+    func anchor(of run: Run) -> ElementID? {
+        run.anchorReplica == Self.noReplica
+            ? nil : ElementID(replica: replicas[Int(run.anchorReplica)], counter: run.anchorCounter)
+    }
+
+    /// The ID of element `offset` of run `run` in `leaf`.
+    @inline(__always)
+    func id(leaf: Int, run: Int, offset: Int) -> ElementID {
+        let r = leaves[leaf].runs[run]
+        return ElementID(replica: replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
+    }
+
+    // MARK: Finding
+
+    /// The leaf holding visible element `index`, and the element's index within that leaf.
+    /// - Complexity: O(log n)
+    @inline(__always)
+    func leaf(holding index: Int) -> (leaf: Int, index: Int) {
+        var node = Int(root)
+        var remaining = index
+        while !branches[node].isBottom {
+            var i = 0
+            let last = branches[node].children.count - 1
+            while i < last {
+                let visible = branches[Int(branches[node].children[i])].visible
+                if remaining < visible { break }
+                remaining -= visible
+                i += 1
+            }
+            node = Int(branches[node].children[i])
+        }
+        var i = 0
+        let last = branches[node].children.count - 1
+        while i < last {
+            let visible = leaves[Int(branches[node].children[i])].content.count
+            if remaining < visible { break }
+            remaining -= visible
+            i += 1
+        }
+        return (Int(branches[node].children[i]), remaining)
+    }
+
+    /// The leaf holding visible element `index`, through the cursor cache: consecutive local edits
+    /// in one leaf (typing) skip the descent.
+    /// - Complexity: O(1) on a cache hit, O(log n) otherwise
+    @inline(__always)
+    func leafForEdit(holding index: Int) -> (leaf: Int, index: Int) {
+        if cursorLeaf != Self.none, index >= cursorStart, index - cursorStart < leaves[Int(cursorLeaf)].content.count {
+            return (Int(cursorLeaf), index - cursorStart)
+        }
+        let (leaf, i) = leaf(holding: index)
+        cursorLeaf = Int32(leaf)
+        cursorStart = index - i
+        return (leaf, i)
+    }
+
+    /// The leaf holding paragraph break number `index` (0-based).
+    /// - Complexity: O(log n)
+    func leaf(holdingBreak index: Int) -> (leaf: Int, index: Int) {
+        var node = Int(root)
+        var remaining = index
+        while !branches[node].isBottom {
+            var i = 0
+            let last = branches[node].children.count - 1
+            while i < last {
+                let breaks = branches[Int(branches[node].children[i])].breaks
+                if remaining < breaks { break }
+                remaining -= breaks
+                i += 1
+            }
+            node = Int(branches[node].children[i])
+        }
+        var i = 0
+        let last = branches[node].children.count - 1
+        while i < last {
+            let breaks = leaves[Int(branches[node].children[i])].breaks
+            if remaining < breaks { break }
+            remaining -= breaks
+            i += 1
+        }
+        return (Int(branches[node].children[i]), remaining)
+    }
+
+    /// Visible elements and breaks before `leaf` in the whole array.
+    /// - Complexity: O(log n)
+    func start(of leaf: Int) -> (visible: Int, breaks: Int) {
+        var visible = 0
+        var breaks = 0
+        let target = Int32(leaf)
+        var branch = Int(leaves[leaf].parent)
+        for i in 0..<branches[branch].children.count {
+            let sibling = branches[branch].children[i]
+            if sibling == target { break }
+            visible += leaves[Int(sibling)].content.count
+            breaks += leaves[Int(sibling)].breaks
+        }
+        while branches[branch].parent != Self.none {
+            let parent = Int(branches[branch].parent)
+            let child = Int32(branch)
+            for i in 0..<branches[parent].children.count {
+                let sibling = branches[parent].children[i]
+                if sibling == child { break }
+                visible += branches[Int(sibling)].visible
+                breaks += branches[Int(sibling)].breaks
+            }
+            branch = parent
+        }
+        return (visible, breaks)
+    }
+
+    /// The leaf, run and offset of an element by ID, if this copy has it.
+    /// - Complexity: O(runs in one leaf)
+    @inline(__always)
+    func locate(replica: UInt16, counter: UInt64) -> (leaf: Int, run: Int, offset: Int)? {
+        guard counter < UInt64(idIndex[Int(replica)].count) else { return nil }
+        let leaf = Int(idIndex[Int(replica)][Int(counter)])
+        guard let run = leaves[leaf].runHolding(replica: replica, counter: counter) else { return nil }
+        return (leaf, run, Int(counter - leaves[leaf].runs[run].counter))
+    }
+
+    // MARK: Counts
+
+    /// Adds `visible` and `breaks` to the counts of every branch above `leaf`.
+    @inline(__always)
+    func adjustCounts(from leaf: Int, visible: Int, breaks: Int) {
+        if Int32(leaf) != cursorLeaf { cursorLeaf = Self.none }
+        var branch = leaves[leaf].parent
+        while branch != Self.none {
+            branches[Int(branch)].visible += visible
+            branches[Int(branch)].breaks += breaks
+            branch = branches[Int(branch)].parent
+        }
+    }
+
+    @inline(__always)
+    func countBreaks<C: Collection>(in elements: C) -> Int where C.Element == Element {
+        guard let isBreak else { return 0 }
+        var n = 0
+        for e in elements where isBreak(e) { n += 1 }
+        return n
+    }
+}
