@@ -16,6 +16,18 @@ extension ReplicatingArray {
     /// Applies an operation, calling `report` with each visible change right after it happens,
     /// while the array is in exactly the state that change produced.
     mutating func apply(_ operation: ReplicatingArrayOperation<Element>, report: (ReplicatingArrayChange<Element>) -> Void) {
+        withoutActuallyEscaping(report) { integrate(operation, report: $0) }
+    }
+
+    /// Applies an operation like `apply(_:)` without working out its visible changes: no
+    /// positions are found and nothing is allocated for them. For replaying a log, loading, or a
+    /// catch-up that no editor watches. Same state as `apply(_:)`.
+    /// - Complexity: O(log n + k + size of the leaves touched)
+    public mutating func integrate(_ operation: ReplicatingArrayOperation<Element>) {
+        integrate(operation, report: nil)
+    }
+
+    private mutating func integrate(_ operation: ReplicatingArrayOperation<Element>, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         makeUnique()
         switch operation {
         case .insert(let insertion):
@@ -25,7 +37,7 @@ extension ReplicatingArray {
             case .invalid: storage.rejectedOperationCount += 1
             }
         case .remove(let ranges):
-            withoutActuallyEscaping(report) { storage.remove(ranges, report: $0) }
+            storage.remove(ranges, report: report)
         }
     }
 
@@ -138,7 +150,7 @@ extension ReplicatingArrayStorage {
 
     /// Integrates a remote insertion into the anchor tree. Changes nothing when it cannot be
     /// applied yet (a gap in its replica's counters, or its anchor missing) or ever (invalid).
-    func integrate(_ original: ReplicatingArrayInsertion<Element>, report: (ReplicatingArrayChange<Element>) -> Void) -> Integration {
+    func integrate(_ original: ReplicatingArrayInsertion<Element>, report: ((ReplicatingArrayChange<Element>) -> Void)?) -> Integration {
         let n = original.count
         guard n > 0 else { return .applied }
         let have = known(original.id.replica)
@@ -222,7 +234,7 @@ extension ReplicatingArrayStorage {
             let breaks = countBreaks(in: elements)
             leaves[leaf].breaks += breaks
             adjustCounts(from: leaf, visible: count, breaks: breaks)
-            at = start(of: leaf).visible + contentIndex
+            if report != nil { at = start(of: leaf).visible + contentIndex }
         } else {
             leaves[leaf].runs.insert(Run(
                 counter: insertion.id.counter, lamport: insertion.lamport,
@@ -234,14 +246,14 @@ extension ReplicatingArrayStorage {
         idIndex[Int(me)].append(UInt32(leaf), count: count)
         maxLamport = Swift.max(maxLamport, insertion.lamport + UInt64(count) - 1)
         normalize(leaf)
-        if let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: elements)) }
+        if let report, let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: elements)) }
         applyPendingRemovals(of: insertion.id.replica, report: report)
         return .applied
     }
 
     /// Applies remembered removals whose elements have now arrived.
-    private func applyPendingRemovals(of replica: ReplicaID, report: (ReplicatingArrayChange<Element>) -> Void) {
-        guard let waiting = pendingRemovals[replica] else { return }
+    private func applyPendingRemovals(of replica: ReplicaID, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
+        guard !pendingRemovals.isEmpty, let waiting = pendingRemovals[replica] else { return }
         let have = known(replica)
         var ready: [ElementIDRange] = []
         var still: [Range<UInt64>] = []
@@ -254,11 +266,11 @@ extension ReplicatingArrayStorage {
         }
         guard !ready.isEmpty else { return }
         pendingRemovals[replica] = still.isEmpty ? nil : still
-        withoutActuallyEscaping(report) { remove(ready, report: $0) }
+        remove(ready, report: report)
     }
 
     /// Applies buffered insertions that have become applicable, until none is.
-    func releasePending(report: (ReplicatingArrayChange<Element>) -> Void) {
+    func releasePending(report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         var progress = !pendingInsertions.isEmpty
         while progress {
             progress = false

@@ -32,6 +32,9 @@ struct QuireBench: ParsableCommand {
     @Option(help: ArgumentHelp("Only replay locally this many times (for profilers); print nothing else.", visibility: .hidden))
     var profileLocal: Int?
 
+    @Option(help: ArgumentHelp("Only apply a local replay's operations to a new array this many times (for profilers).", visibility: .hidden))
+    var profileRemote: Int?
+
     func run() throws {
         let paths = traces.isEmpty ? EditingTrace.sharedTracePaths() : traces
         if let times = profileLocal {
@@ -42,6 +45,19 @@ struct QuireBench: ParsableCommand {
                     var array = TraceBenchmark.makeArray(1)
                     operations.removeAll(keepingCapacity: true)
                     TraceBenchmark.replay(trace.patches[...], into: &array, operations: &operations)
+                }
+            }
+            return
+        }
+        if let times = profileRemote {
+            for path in paths {
+                let trace = try EditingTrace(contentsOf: path)
+                var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+                var array = TraceBenchmark.makeArray(1)
+                TraceBenchmark.replay(trace.patches[...], into: &array, operations: &operations)
+                for _ in 0..<times {
+                    var remote = TraceBenchmark.makeArray(2)
+                    for op in operations { remote.integrate(op) }
                 }
             }
             return
@@ -69,6 +85,7 @@ struct QuireBench: ParsableCommand {
                 "floorGapBufferSeconds": .double(r.floorSeconds), "ratioToFloor": .double(r.localSeconds / r.floorSeconds),
                 "remoteSeconds": .double(r.remoteSeconds), "remoteMatches": .bool(r.remoteMatches),
                 "remoteToLocalRatio": .double(r.remoteSeconds / r.localSeconds),
+                "remoteReportingChangesSeconds": .double(r.remoteReportingSeconds),
                 "mergeHalvesSeconds": .double(r.mergeSeconds),
                 "averageKeystrokeOpBytes": .double(r.averageKeystrokeBytes),
                 "encodedStateBytes": .integer(Int64(r.encodedStateBytes)), "decodeStateSeconds": .double(r.decodeSeconds),
@@ -84,6 +101,7 @@ struct QuireBench: ParsableCommand {
                 \(trace.name): \(edits) edits, final text \(r.finalTextMatches ? "matches" : "DIFFERS")
                   local replay     \(ms(r.localSeconds))  \(Int(Double(edits) / r.localSeconds)) edits/s  (\(fmt(r.localSeconds / r.floorSeconds))x the gap-buffer floor of \(ms(r.floorSeconds)))
                   remote replay    \(ms(r.remoteSeconds))  (\(fmt(r.remoteSeconds / r.localSeconds))x local; \(r.remoteMatches ? "same state" : "STATE DIFFERS"))
+                  remote, changes  \(ms(r.remoteReportingSeconds))  (\(fmt(r.remoteReportingSeconds / r.localSeconds))x local; each operation's visible changes worked out, as editors need)
                   merge of halves  \(ms(r.mergeSeconds))
                   memory           \(fmt(bytesPerChar)) bytes per live char (\(r.heapBytes) heap bytes, \(r.liveCharacters) chars, \(r.runs) runs); peak RSS \(Measure.peakResidentBytes() / 1_048_576) MiB
                   storage          \(r.statistics)

@@ -2,16 +2,25 @@ import Testing
 @testable import ReplicatingTypes
 
 /// A replica in the simulated network: the CRDT, plus a mirror that only ever changes through
-/// local edits and the changes `apply` reports, as an editor's buffer would.
+/// local edits and the changes `apply` reports, as an editor's buffer would, and a quiet copy
+/// that receives the same operations through `integrate`, which reports nothing.
 private struct SimulatedReplica {
     var array: ReplicatingArray<Unicode.Scalar>
     var mirror: [Unicode.Scalar] = []
+    var quiet: ReplicatingArray<Unicode.Scalar>
 
     init(id: UInt64) {
         array = ReplicatingArray(replica: ReplicaID(id), paragraphBreak: { $0 == "\n" })
+        quiet = ReplicatingArray(replica: ReplicaID(id), paragraphBreak: { $0 == "\n" })
     }
 
     mutating func randomEdit(using random: inout SeededRandom) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        let operations = randomLocalEdit(using: &random)
+        for operation in operations { quiet.integrate(operation) }
+        return operations
+    }
+
+    private mutating func randomLocalEdit(using random: inout SeededRandom) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
         let count = mirror.count
         if count == 0 || random.chance(0.6) {
             let at = Int.random(in: 0...count, using: &random)
@@ -26,6 +35,7 @@ private struct SimulatedReplica {
     }
 
     mutating func receive(_ operation: ReplicatingArrayOperation<Unicode.Scalar>) {
+        quiet.integrate(operation)
         for change in array.apply(operation) {
             switch change {
             case .inserted(let at, let elements): mirror.insert(contentsOf: elements, at: at)
@@ -89,6 +99,8 @@ private struct Message {
             #expect(replicas[r].mirror == replicas[r].array.elements, "seed \(seed): replica \(r)'s mirror diverged from its array")
             #expect(replicas[r].array == replicas[0].array, "seed \(seed): replica \(r) differs from replica 0")
             #expect(replicas[r].array.elements == replicas[0].array.elements, "seed \(seed)")
+            replicas[r].quiet._checkInvariants()
+            #expect(replicas[r].quiet == replicas[r].array, "seed \(seed): replica \(r)'s quiet copy differs")
         }
     }
 
@@ -115,6 +127,10 @@ private struct Message {
             shuffled.apply(contentsOf: log.shuffled(using: &random))
             shuffled._checkInvariants()
             #expect(shuffled == reference, "seed \(seed)")
+            var quiet = ReplicatingArray<Unicode.Scalar>(replica: ReplicaID(97), paragraphBreak: { $0 == "\n" })
+            for op in log.shuffled(using: &random) { quiet.integrate(op) }
+            quiet._checkInvariants()
+            #expect(quiet.pendingOperationCount == 0 && quiet == reference, "seed \(seed): integrate differs from apply")
         }
     }
 
