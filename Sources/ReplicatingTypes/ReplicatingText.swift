@@ -182,6 +182,12 @@ public struct ReplicatingText {
         return changes
     }
 
+    /// Applies an operation from another replica like `apply(_:reportingIn:)`, without working
+    /// out the changes an editor would need. For loading, log replay and copies no editor shows.
+    public mutating func integrate(_ operation: ReplicatingArrayOperation<Unicode.Scalar>) {
+        scalars.integrate(operation)
+    }
+
     public var versionVector: VersionVector { scalars.versionVector }
 
     public func operations(since version: VersionVector = VersionVector()) -> [ReplicatingArrayOperation<Unicode.Scalar>] {

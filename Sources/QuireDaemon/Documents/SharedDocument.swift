@@ -37,7 +37,7 @@ final class SharedDocument {
 
     /// Applies operations a session or peer made. - Complexity: O(k log n)
     func apply(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) {
-        for op in operations { text.apply(op) }
+        for op in operations { text.integrate(op) }
     }
 
     /// Why `operation` contradicts what this document holds, beyond what the CRDT checks: an

@@ -65,7 +65,7 @@ final class EditorView {
         // pending edits were based on an older editor revision, so the editor drops them: their
         // operations go back to `unsent`. This bookkeeping holds whether or not the changes fit.
         let confirming = pending.prefix { $0.revision <= revision }.count
-        for edit in pending[..<confirming] { for op in edit.operations { confirmed.apply(op) } }
+        for edit in pending[..<confirming] { for op in edit.operations { confirmed.integrate(op) } }
         if confirming < pending.count {
             unsent = pending[confirming...].flatMap(\.operations) + unsent
             sentCopy = nil
@@ -85,7 +85,7 @@ final class EditorView {
             }
             confirmed = scratch
         }
-        for op in operations { sentCopy?.apply(op) }
+        for op in operations { sentCopy?.integrate(op) }
         editorRevision += 1
         return operations
     }
@@ -106,7 +106,7 @@ final class EditorView {
             // Nothing the editor would see. With edits pending, the operations ride along with
             // the last one (they may remove what that edit removed, which `confirmed` still shows).
             if pending.isEmpty {
-                for op in operations { confirmed.apply(op) }
+                for op in operations { confirmed.integrate(op) }
             } else {
                 pending[pending.count - 1].operations.append(contentsOf: operations)
             }

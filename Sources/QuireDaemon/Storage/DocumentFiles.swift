@@ -244,7 +244,7 @@ final class DocumentFiles {
             for (index, payload) in scan.payloads.enumerated() {
                 do {
                     let operations = try decodeOperations(payload)
-                    for operation in operations { text.apply(operation) }
+                    for operation in operations { text.integrate(operation) }
                     operationCount += operations.count
                 } catch {
                     damage = "record \(index + 1) does not decode (\(error))"
