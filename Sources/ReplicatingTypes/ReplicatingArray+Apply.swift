@@ -70,7 +70,7 @@ extension ReplicatingArray {
 extension ReplicatingArrayStorage {
     /// Marks the elements in `ranges` removed; elements not yet inserted are remembered and removed
     /// when they arrive. Reports visible changes when `report` is given.
-    func remove(_ ranges: [ElementIDRange], report: ((ReplicatingArrayChange<Element>) -> Void)?) {
+    func remove(_ ranges: ElementIDRanges, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         for range in ranges where range.count > 0 {
             let have = known(range.start.replica)
             let end = range.counters.upperBound
@@ -96,7 +96,8 @@ extension ReplicatingArrayStorage {
         let contentIndex = leaves[leaf].contentStart(ofRun: run) + offset
         let removedRange = contentIndex..<(contentIndex + count)
         let removed = report == nil ? [] : Array(leaves[leaf].content[removedRange])
-        let breaks = isBreak == nil ? 0 : countBreaks(in: leaves[leaf].content[removedRange])
+        // Only a leaf's last visible element can be a break (the paragraph rule).
+        let breaks = leaves[leaf].breaks > 0 && removedRange.upperBound == leaves[leaf].content.count ? 1 : 0
         leaves[leaf].content.removeSubrange(removedRange)
         Self.trimCapacity(&leaves[leaf].content)
         var target = run
@@ -255,7 +256,7 @@ extension ReplicatingArrayStorage {
     private func applyPendingRemovals(of replica: ReplicaID, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         guard !pendingRemovals.isEmpty, let waiting = pendingRemovals[replica] else { return }
         let have = known(replica)
-        var ready: [ElementIDRange] = []
+        var ready = ElementIDRanges()
         var still: [Range<UInt64>] = []
         for range in waiting {
             if range.lowerBound < have {

@@ -137,8 +137,7 @@ public enum ReplicatingArrayCoding {
                 previousLamportEnd = lamport + UInt64(length)
             case .remove:
                 let n = try r.readCount(limit: r.remaining)
-                var ranges: [ElementIDRange] = []
-                ranges.reserveCapacity(n)
+                var ranges = ElementIDRanges()
                 for _ in 0..<n {
                     let id = try replica(try r.readCount(limit: replicas.count))
                     let start = try r.readVarint()

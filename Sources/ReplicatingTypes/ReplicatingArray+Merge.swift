@@ -25,7 +25,7 @@ extension ReplicatingArray {
         for (replica, ranges) in s.pendingRemovals {
             removed.append(contentsOf: ranges.map { ElementIDRange(start: ElementID(replica: replica, counter: $0.lowerBound), count: UInt64($0.count)) })
         }
-        if !removed.isEmpty { operations.append(.remove(Self.coalesced(removed))) }
+        if !removed.isEmpty { operations.append(.remove(ElementIDRanges(Self.coalesced(removed)))) }
         return operations
     }
 

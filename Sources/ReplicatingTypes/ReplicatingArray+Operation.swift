@@ -7,7 +7,7 @@ public enum ReplicatingArrayOperation<Element> {
     /// A run of elements inserted one after the other by one replica.
     case insert(ReplicatingArrayInsertion<Element>)
     /// Elements removed (they stay as tombstones so later inserts can still anchor to them).
-    case remove([ElementIDRange])
+    case remove(ElementIDRanges)
 }
 
 /// A run of `count` elements inserted by one replica: element `k` has ID `id.counter + k`,

@@ -15,18 +15,18 @@ extension ReplicatingArrayStorage {
         var leaf: Int
         var newRun = Run(counter: counter, lamport: lamport, anchorCounter: 0, replica: me,
                          anchorReplica: Self.noReplica, length: UInt32(n), isDeleted: false)
+        var contentIndex = 0
         if index == 0 {
             anchor = nil
             leaf = Self.firstLeaf
             leaves[leaf].runs.insert(newRun, at: 0)
-            leaves[leaf].content.insert(contentsOf: newElements, at: 0)
         } else {
             let (l, i) = leafForEdit(holding: index - 1)
             leaf = l
             let (run, offset, contentStart) = leaves[leaf].runHolding(visible: i)
             let r = leaves[leaf].runs[run]
             anchor = ElementID(replica: replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
-            var contentIndex = contentStart + offset + 1
+            contentIndex = contentStart + offset + 1
             let atRunEnd = offset + 1 == Int(r.length)
             if atRunEnd, r.replica == me, r.end == counter, r.lamport + UInt64(r.length) == lamport {
                 leaves[leaf].runs[run].length += UInt32(n)
@@ -43,13 +43,15 @@ extension ReplicatingArrayStorage {
                 newRun.anchorCounter = r.counter + UInt64(offset)
                 leaves[leaf].runs.insert(newRun, at: run + 1)
             }
-            if contentIndex == leaves[leaf].content.count {
-                leaves[leaf].content.append(contentsOf: newElements)
-            } else {
-                leaves[leaf].content.insert(contentsOf: newElements, at: contentIndex)
-            }
         }
-        let breaks = countBreaks(in: newElements)
+        // Through a buffer when there is one: no iterator, no reference to count.
+        let breaks = newElements.withContiguousStorageIfAvailable { buffer in
+            leaves[leaf].content.insert(contentsOf: buffer, at: contentIndex)
+            return countBreaks(in: buffer)
+        } ?? {
+            leaves[leaf].content.insert(contentsOf: newElements, at: contentIndex)
+            return countBreaks(in: newElements)
+        }()
         leaves[leaf].breaks += breaks
         adjustCounts(from: leaf, visible: n, breaks: breaks)
         idIndex[Int(me)].append(UInt32(leaf), count: n)
@@ -61,8 +63,8 @@ extension ReplicatingArrayStorage {
     /// Turns the visible elements in `range` (not empty, within bounds) into tombstones; returns
     /// their IDs as ranges, in document order.
     /// - Complexity: O(log n + k + size of the leaves touched)
-    func removeLocally(_ range: Range<Int>) -> [ElementIDRange] {
-        var ranges: [ElementIDRange] = []
+    func removeLocally(_ range: Range<Int>) -> ElementIDRanges {
+        var ranges = ElementIDRanges()
         var remaining = range.count
         // Removed elements vanish from the visible order, so each chunk starts at the same index.
         while remaining > 0 {
