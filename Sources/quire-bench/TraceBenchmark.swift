@@ -31,11 +31,13 @@ struct TraceBenchmark {
     /// One edit at a time through the public API, keeping every returned operation.
     static func replay(_ patches: ArraySlice<EditingTrace.Patch>, into array: inout ReplicatingArray<Unicode.Scalar>,
                        operations: inout [ReplicatingArrayOperation<Unicode.Scalar>]) {
-        for patch in patches {
-            if patch.removeCount > 0, let op = array.removeSubrange(patch.position..<(patch.position + patch.removeCount)) {
+        // By index, so the harness does not copy each patch (and count references to its text).
+        for i in patches.indices {
+            let position = patches[i].position, removeCount = patches[i].removeCount
+            if removeCount > 0, let op = array.removeSubrange(position..<(position + removeCount)) {
                 operations.append(op)
             }
-            if let op = array.insert(contentsOf: patch.insert, at: patch.position) { operations.append(op) }
+            if let op = array.insert(contentsOf: patches[i].insert, at: position) { operations.append(op) }
         }
     }
 
@@ -46,7 +48,7 @@ struct TraceBenchmark {
 
         result.floorSeconds = Measure.median(repetitions) {
             var buffer = GapBuffer<Unicode.Scalar>(capacity: 1024, filler: " ")
-            for p in patches { buffer.replace(at: p.position, removing: p.removeCount, with: p.insert) }
+            for i in patches.indices { buffer.replace(at: patches[i].position, removing: patches[i].removeCount, with: patches[i].insert) }
             precondition(buffer.count == endScalars.count)
         }
 
