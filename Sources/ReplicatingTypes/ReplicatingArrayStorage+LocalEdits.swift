@@ -44,6 +44,7 @@ extension ReplicatingArrayStorage {
                 leaves[leaf].runs.insert(newRun, at: run + 1)
             }
         }
+        let before = leaves[leaf].content.count
         // Through a buffer when there is one: no iterator, no reference to count.
         let breaks = newElements.withContiguousStorageIfAvailable { buffer in
             leaves[leaf].content.insert(contentsOf: buffer, at: contentIndex)
@@ -56,7 +57,7 @@ extension ReplicatingArrayStorage {
         adjustCounts(from: leaf, visible: n, breaks: breaks)
         idIndex[Int(me)].append(UInt32(leaf), count: n)
         maxLamport = lamport + UInt64(n) - 1
-        normalize(leaf)
+        normalize(leaf, checkBreaks: breaks > 0 || contentIndex == before)
         return (anchor, counter, lamport)
     }
 

@@ -55,10 +55,11 @@ extension ReplicatingArrayStorage {
     }
 
     /// Restores the leaf rules after an insertion into `leaf`: a visible break ends its leaf, and
-    /// no leaf grows past its capacity.
+    /// no leaf grows past its capacity. `checkBreaks: false` says the insertion brought no break
+    /// and went before the leaf's last visible element, so the break rule still holds.
     @inline(__always)
-    func normalize(_ leaf: Int) {
-        if hasInnerBreak(leaf) || isOverfull(leaf) { splitToRules(leaf) }
+    func normalize(_ leaf: Int, checkBreaks: Bool = true) {
+        if (checkBreaks && hasInnerBreak(leaf)) || isOverfull(leaf) { splitToRules(leaf) }
     }
 
     private func splitToRules(_ leaf: Int) {

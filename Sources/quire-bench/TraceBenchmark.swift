@@ -31,13 +31,16 @@ struct TraceBenchmark {
     /// One edit at a time through the public API, keeping every returned operation.
     static func replay(_ patches: ArraySlice<EditingTrace.Patch>, into array: inout ReplicatingArray<Unicode.Scalar>,
                        operations: inout [ReplicatingArrayOperation<Unicode.Scalar>]) {
-        // By index, so the harness does not copy each patch (and count references to its text).
-        for i in patches.indices {
-            let position = patches[i].position, removeCount = patches[i].removeCount
-            if removeCount > 0, let op = array.removeSubrange(position..<(position + removeCount)) {
-                operations.append(op)
+        // Through a pointer, so the harness neither copies a patch nor counts references to its text.
+        patches.withUnsafeBufferPointer { buffer in
+            guard let patch = buffer.baseAddress else { return }
+            for i in 0..<buffer.count {
+                let position = patch[i].position, removeCount = patch[i].removeCount
+                if removeCount > 0, let op = array.removeSubrange(position..<(position + removeCount)) {
+                    operations.append(op)
+                }
+                if let op = array.insert(contentsOf: patch[i].insert, at: position) { operations.append(op) }
             }
-            if let op = array.insert(contentsOf: patches[i].insert, at: position) { operations.append(op) }
         }
     }
 
@@ -48,7 +51,10 @@ struct TraceBenchmark {
 
         result.floorSeconds = Measure.median(repetitions) {
             var buffer = GapBuffer<Unicode.Scalar>(capacity: 1024, filler: " ")
-            for i in patches.indices { buffer.replace(at: patches[i].position, removing: patches[i].removeCount, with: patches[i].insert) }
+            patches.withUnsafeBufferPointer { patches in
+                guard let patch = patches.baseAddress else { return }
+                for i in 0..<patches.count { buffer.replace(at: patch[i].position, removing: patch[i].removeCount, with: patch[i].insert) }
+            }
             precondition(buffer.count == endScalars.count)
         }
 
