@@ -82,7 +82,10 @@ extension ReplicatingArrayStorage {
             var counter = range.start.counter
             let presentEnd = Swift.min(end, have)
             while counter < presentEnd {
-                guard let (leaf, run, offset) = locate(replica: replica, counter: counter) else { break }
+                guard let (leaf, run, offset) = locate(replica: replica, counter: counter) else {
+                    counter += 1 // dropped by compaction: removed already
+                    continue
+                }
                 let r = leaves[leaf].runs[run]
                 let take = Swift.min(Int(r.length) - offset, Int(presentEnd - counter))
                 if !r.isDeleted { removeVisible(leaf, run: run, offset: offset, count: take, report: report) }
@@ -134,6 +137,9 @@ extension ReplicatingArrayStorage {
     /// Why `insertion` can never be applied, as far as this copy can tell now; nil otherwise.
     func validationError(for insertion: ReplicatingArrayInsertion<Element>) -> String? {
         if let reason = cheapValidationError(for: insertion) { return reason }
+        if let anchor = insertion.anchor, isCompacted(anchor) {
+            return "insertion \(insertion.id) is anchored to \(anchor), a removed element this copy has compacted away"
+        }
         if let anchor = insertion.anchor, let r = index(of: anchor.replica), let (leaf, run, offset) = locate(replica: r, counter: anchor.counter),
            leaves[leaf].runs[run].lamport + UInt64(offset) >= insertion.lamport {
             return "insertion \(insertion.id) has Lamport counter \(insertion.lamport), not after its anchor \(anchor)"
@@ -165,6 +171,8 @@ extension ReplicatingArrayStorage {
         }
         let insertion = original.id.counter < have ? original.droppingFirst(Int(have - original.id.counter)) : original
         if let anchor = insertion.anchor, !contains(anchor) { return .waiting }
+        // Its place was next to an element that is gone: it can never be placed as its author saw it.
+        if let anchor = insertion.anchor, isCompacted(anchor) { return .invalid }
 
         let me = intern(insertion.id.replica)
         let count = insertion.count

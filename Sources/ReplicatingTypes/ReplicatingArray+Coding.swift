@@ -154,14 +154,19 @@ public enum ReplicatingArrayCoding {
 }
 
 extension ReplicatingArray where Element: ReplicatingElementCodable {
-    /// The whole replicated state in the compact binary form (format version 1).
+    /// The whole replicated state in the compact binary form: format 1 (the operations that
+    /// rebuild it), or, once tombstones were compacted away, the document-order format 2.
     public func encodedState() -> [UInt8] {
-        ReplicatingArrayCoding.encode(operations())
+        storage.compactedCount > 0 ? ReplicatingArrayOrderedState.encode(self) : ReplicatingArrayCoding.encode(operations())
     }
 
     /// Rebuilds an array from `encodedState()` bytes, edited locally as `replica`. Throws, leaving
     /// nothing half-built, on malformed bytes or a state that refers to elements it lacks.
     public init(decodingState bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil) throws(BinaryDecodingError) {
+        if bytes.first == ReplicatingArrayOrderedState.version {
+            self = try ReplicatingArrayOrderedState.decode(bytes, replica: replica, paragraphBreak: paragraphBreak)
+            return
+        }
         let operations = try ReplicatingArrayCoding.decode(bytes, as: Element.self)
         self.init(replica: replica, paragraphBreak: paragraphBreak)
         apply(contentsOf: operations)
@@ -191,6 +196,9 @@ extension ReplicatingArray: Codable where Element: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        guard compactedCount == 0 else {
+            throw EncodingError.invalidValue(self, .init(codingPath: encoder.codingPath, debugDescription: "an array that compacted tombstones away travels only as encodedState()"))
+        }
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(ReplicatingTypesInfo.formatVersion, forKey: .formatVersion)
         try container.encode(replica, forKey: .replica)

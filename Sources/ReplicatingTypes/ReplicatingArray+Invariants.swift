@@ -55,8 +55,10 @@ extension ReplicatingArrayStorage {
         }
         precondition(leaf == nil, "leaf list longer than tree")
 
-        // 2. Every counter once, indexed to its leaf. 3. Anchors earlier, with smaller Lamport.
-        var seen = idIndex.map { [Bool](repeating: false, count: $0.count) }
+        // 2. Every counter once (stored, or compacted away), indexed to its leaf. 3. Anchors
+        // earlier (or compacted away), with smaller Lamport.
+        var seen = idIndex.map { column in (0..<column.count).map { column[$0] == Self.compactedLeaf } }
+        precondition(seen.reduce(0) { $0 + $1.filter { $0 }.count } == compactedCount, "compacted count")
         var runs = 0
         for number in leavesInTreeOrder {
             let leaf = leaves[number]

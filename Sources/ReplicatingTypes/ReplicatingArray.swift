@@ -156,13 +156,13 @@ public struct ReplicatingArray<Element> {
             content: .elements(Array(newElements))))
     }
 
-    /// Inserts `newElements` right after the element `id` (visible or removed; nil: at the start),
+    /// Inserts `newElements` right after the element `id` (visible or removed, not compacted away; nil: at the start),
     /// ahead of anything inserted after it before; returns the operation to ship (nil when there
     /// was nothing to insert or `id` is unknown). Restores removed text exactly where it was.
     /// - Complexity: O(log n + k + size of one leaf)
     @discardableResult
     public mutating func insert<C: Collection>(contentsOf newElements: C, after id: ElementID?) -> ReplicatingArrayOperation<Element>? where C.Element == Element {
-        guard !newElements.isEmpty, id.map(contains) ?? true else { return nil }
+        guard !newElements.isEmpty, id.map({ contains($0) && !isCompacted($0) }) ?? true else { return nil }
         let me = storage.index(of: replica).map { Int($0) }
         let counter = me.map { UInt64(storage.idIndex[$0].count) } ?? 0
         let operation = ReplicatingArrayOperation.insert(ReplicatingArrayInsertion(

@@ -187,8 +187,10 @@ extension ReplicatingArrayStorage {
         result.replicas = replicas
         result.replicaIndex = replicaIndex
         result.idIndex = ContiguousArray(repeating: LeafIndexColumn(), count: replicas.count)
-        for (i, column) in idIndex.enumerated() { result.idIndex[i].append(0, count: column.count) }
+        // Every counter starts compacted; the runs built below claim the ones still stored.
+        for (i, column) in idIndex.enumerated() { result.idIndex[i].append(Self.compactedLeaf, count: column.count) }
         result.maxLamport = maxLamport
+        result.compactedCount = compactedCount
         result.pendingInsertions = pendingInsertions
         result.pendingRemovals = pendingRemovals
         result.rejectedOperationCount = rejectedOperationCount

@@ -17,6 +17,12 @@ final class ReplicatingArrayStorage<Element> {
     static var maxRunsPerLeaf: Int { 64 }
     static var maxContentPerLeaf: Int { 1024 }
     static var maxChildrenPerBranch: Int { 32 }
+    /// The ID index's entry for an element dropped by compaction: known, but no longer stored.
+    static var compactedLeaf: UInt32 { .max }
+    /// While a document-order state is decoded: counters not stored yet, and counters claimed by
+    /// a run that is not yet placed.
+    static var pendingLeaf: UInt32 { .max - 1 }
+    static var claimedLeaf: UInt32 { .max - 2 }
     /// Leaf 0 is made first and every later leaf is placed after an existing one, so leaf 0
     /// always starts the document.
     static var firstLeaf: Int { 0 }
@@ -134,6 +140,8 @@ final class ReplicatingArrayStorage<Element> {
     /// For each replica index, the leaf number of each of its elements, by counter.
     var idIndex: ContiguousArray<LeafIndexColumn> = []
     var maxLamport: UInt64 = 0
+    /// Number of removed elements dropped by compaction (they still count as known).
+    var compactedCount = 0
     let isBreak: ((Element) -> Bool)?
     /// The leaf of the last local edit (or `none`) and the index of its first visible element. A
     /// count change in any other leaf clears it (splits move content after it, which keeps its
@@ -198,6 +206,12 @@ final class ReplicatingArrayStorage<Element> {
     }
 
     func contains(_ id: ElementID) -> Bool { id.counter < known(id.replica) }
+
+    /// True when this copy knew `id` but dropped it in a compaction.
+    func isCompacted(_ id: ElementID) -> Bool {
+        guard compactedCount > 0, let replica = index(of: id.replica), id.counter < UInt64(idIndex[Int(replica)].count) else { return false }
+        return idIndex[Int(replica)][Int(id.counter)] == Self.compactedLeaf
+    }
 
     @inline(__always)
     func timestamp(of run: Run, offset: Int) -> LamportTimestamp {
@@ -314,12 +328,14 @@ final class ReplicatingArrayStorage<Element> {
         return (visible, breaks)
     }
 
-    /// The leaf, run and offset of an element by ID, if this copy has it.
-    /// - Complexity: O(runs in one leaf)
+    /// The leaf, run and offset of an element by ID, if this copy stores it (nil when unknown or
+    /// dropped by compaction). - Complexity: O(runs in one leaf)
     @inline(__always)
     func locate(replica: UInt16, counter: UInt64) -> (leaf: Int, run: Int, offset: Int)? {
         guard counter < UInt64(idIndex[Int(replica)].count) else { return nil }
-        let leaf = Int(idIndex[Int(replica)][Int(counter)])
+        let entry = idIndex[Int(replica)][Int(counter)]
+        guard entry != Self.compactedLeaf else { return nil }
+        let leaf = Int(entry)
         guard let run = leaves[leaf].runHolding(replica: replica, counter: counter) else { return nil }
         return (leaf, run, Int(counter - leaves[leaf].runs[run].counter))
     }

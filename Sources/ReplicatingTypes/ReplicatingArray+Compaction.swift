@@ -1,0 +1,119 @@
+/// Dropping tombstones: removed elements that nothing can refer to any more are deleted from
+/// storage for good, keeping only the fact that their IDs were used.
+///
+/// Rule (the caller's to ensure, see protocol/decisions/tombstones.md): a tombstone may be dropped
+/// once no replica can still send an operation anchored to it, that is, every copy that may edit
+/// has seen its removal and everything anchored to it has arrived here. What is dropped stays
+/// known (version vectors do not change, a removal naming it is a no-op), an insertion anchored to
+/// it is refused as invalid, and the document order of everything kept is unchanged. A compacted
+/// array's state must travel whole (`encodedState()` uses the document-order format then), since
+/// operations anchored to dropped elements cannot be replayed elsewhere.
+extension ReplicatingArray {
+    /// Number of removed elements dropped by compaction over this array's life.
+    public var compactedCount: Int { storage.compactedCount }
+
+    /// Number of removed elements still stored (each kept as part of a content-less run).
+    /// - Complexity: O(runs)
+    public var tombstoneCount: Int {
+        var count = 0
+        var leaf: Int? = ReplicatingArrayStorage<Element>.firstLeaf
+        while let l = leaf {
+            for run in storage.leaves[l].runs where run.isDeleted { count += Int(run.length) }
+            leaf = storage.leaf(after: l)
+        }
+        return count
+    }
+
+    /// The IDs of the visible elements, as ranges in document order.
+    /// - Complexity: O(runs)
+    public var visibleIDs: [ElementIDRange] {
+        var ranges: [ElementIDRange] = []
+        storage.forEachCanonicalRun { run, _ in
+            if !run.isDeleted {
+                ranges.append(ElementIDRange(start: ElementID(replica: storage.replicas[Int(run.replica)], counter: run.counter), count: UInt64(run.length)))
+            }
+        }
+        return ranges
+    }
+
+    /// True when this array knew `id` but dropped it in a compaction.
+    public func isCompacted(_ id: ElementID) -> Bool { storage.isCompacted(id) }
+
+    /// Drops every stored tombstone whose ID is not in `keep`; returns how many elements were
+    /// dropped. Visible elements and the order of what stays are untouched.
+    /// - Complexity: O(runs + keep log keep); storage is rebuilt (leaves repacked).
+    @discardableResult
+    public mutating func dropTombstones(keeping keep: [ElementIDRange] = []) -> Int {
+        var kept: [ReplicaID: [Range<UInt64>]] = [:]
+        for range in Self.coalesced(keep) { kept[range.start.replica, default: []].append(range.counters) }
+        let (compacted, dropped) = storage.droppingTombstones(keeping: kept)
+        if dropped > 0 { storage = compacted }
+        return dropped
+    }
+}
+
+extension ReplicatingArrayStorage {
+    /// A copy without the tombstones outside `keep` (sorted, disjoint counter ranges by replica),
+    /// and how many elements it dropped.
+    func droppingTombstones(keeping keep: [ReplicaID: [Range<UInt64>]]) -> (ReplicatingArrayStorage, dropped: Int) {
+        let result = ReplicatingArrayStorage(isBreak: isBreak)
+        result.replicas = replicas
+        result.replicaIndex = replicaIndex
+        result.idIndex = ContiguousArray(repeating: LeafIndexColumn(), count: replicas.count)
+        for (i, column) in idIndex.enumerated() { result.idIndex[i].append(Self.compactedLeaf, count: column.count) }
+        result.maxLamport = maxLamport
+        result.pendingInsertions = pendingInsertions
+        result.pendingRemovals = pendingRemovals
+        result.rejectedOperationCount = rejectedOperationCount
+        var dropped = 0
+        var runs = ContiguousArray<Run>()
+        var leaf: Int? = Self.firstLeaf
+        while let source = leaf {
+            runs.removeAll(keepingCapacity: true)
+            for run in leaves[source].runs {
+                guard run.isDeleted else {
+                    runs.append(run)
+                    continue
+                }
+                var next = run.counter
+                for piece in Self.intersection(of: run.counter..<run.end, with: keep[replicas[Int(run.replica)]] ?? []) {
+                    dropped += Int(piece.lowerBound - next)
+                    var kept = run
+                    kept.counter = piece.lowerBound
+                    kept.lamport = run.lamport + (piece.lowerBound - run.counter)
+                    kept.length = UInt32(piece.count)
+                    if piece.lowerBound > run.counter {
+                        // Its predecessor in the run is gone; the anchor names it all the same.
+                        kept.anchorReplica = run.replica
+                        kept.anchorCounter = piece.lowerBound - 1
+                    }
+                    runs.append(kept)
+                    next = piece.upperBound
+                }
+                dropped += Int(run.end - next)
+            }
+            if !runs.isEmpty { result.appendBuilt(runs: runs, content: leaves[source].content) }
+            leaf = self.leaf(after: source)
+        }
+        result.compactedCount = compactedCount + dropped
+        return (result, dropped)
+    }
+
+    /// The parts of `range` inside the sorted, disjoint `ranges`, in order.
+    static func intersection(of range: Range<UInt64>, with ranges: [Range<UInt64>]) -> [Range<UInt64>] {
+        guard !ranges.isEmpty else { return [] }
+        // The first range that ends after `range` starts.
+        var low = 0, high = ranges.count
+        while low < high {
+            let mid = (low + high) / 2
+            if ranges[mid].upperBound <= range.lowerBound { low = mid + 1 } else { high = mid }
+        }
+        var pieces: [Range<UInt64>] = []
+        var i = low
+        while i < ranges.count, ranges[i].lowerBound < range.upperBound {
+            pieces.append(Swift.max(ranges[i].lowerBound, range.lowerBound)..<Swift.min(ranges[i].upperBound, range.upperBound))
+            i += 1
+        }
+        return pieces
+    }
+}

@@ -1,0 +1,152 @@
+/// The document-order state format (state format 2), for arrays that dropped tombstones.
+///
+/// Format 1 (`ReplicatingArrayCoding`, a batch of operations) re-derives the order by replaying
+/// insertions, which needs every anchor. Once tombstones are compacted away, some runs are
+/// anchored to elements that no longer exist, so the state is written as its runs in document
+/// order: version byte 2, the replica table with each replica's known count, then every stored run
+/// (replica, counter, Lamport counter, anchor, length, tombstone flag, content). Decoding checks
+/// what it can: counters known and used once, anchors known and either stored earlier with a
+/// smaller Lamport counter or compacted away.
+enum ReplicatingArrayOrderedState {
+    static let version: UInt8 = 2
+
+    enum AnchorForm: UInt8 { case start = 0, previousOfSameReplica = 1, other = 2 }
+
+    static func encode<Element: ReplicatingElementCodable>(_ array: ReplicatingArray<Element>) -> [UInt8] {
+        let s = array.storage
+        var w = BinaryWriter()
+        w.write(version)
+        w.writeVarint(UInt64(s.replicas.count))
+        for (i, replica) in s.replicas.enumerated() {
+            w.writeVarint(replica.rawValue)
+            w.writeVarint(UInt64(s.idIndex[i].count))
+        }
+        var runCount = 0
+        var leaf: Int? = ReplicatingArrayStorage<Element>.firstLeaf
+        while let l = leaf {
+            runCount += s.leaves[l].runs.count
+            leaf = s.leaf(after: l)
+        }
+        w.writeVarint(UInt64(runCount))
+        leaf = ReplicatingArrayStorage<Element>.firstLeaf
+        while let l = leaf {
+            var contentIndex = 0
+            for run in s.leaves[l].runs {
+                let form: AnchorForm
+                if run.anchorReplica == ReplicatingArrayStorage<Element>.noReplica {
+                    form = .start
+                } else if run.anchorReplica == run.replica, run.anchorCounter &+ 1 == run.counter {
+                    form = .previousOfSameReplica
+                } else {
+                    form = .other
+                }
+                w.write((run.isDeleted ? 1 : 0) | form.rawValue << 1)
+                w.writeVarint(UInt64(run.replica))
+                w.writeVarint(run.counter)
+                w.writeVarint(run.lamport)
+                if form == .other {
+                    w.writeVarint(UInt64(run.anchorReplica))
+                    w.writeVarint(run.anchorCounter)
+                }
+                w.writeVarint(UInt64(run.length))
+                if !run.isDeleted {
+                    Element.encode(Array(s.leaves[l].content[contentIndex..<(contentIndex + Int(run.length))]), into: &w)
+                    contentIndex += Int(run.length)
+                }
+            }
+            leaf = s.leaf(after: l)
+        }
+        return w.bytes
+    }
+
+    static func decode<Element: ReplicatingElementCodable>(_ bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)?) throws(BinaryDecodingError) -> ReplicatingArray<Element> {
+        typealias Storage = ReplicatingArrayStorage<Element>
+        var r = BinaryReader(bytes)
+        let v = try r.readByte()
+        guard v == version else { throw .unsupportedVersion(v) }
+        var array = ReplicatingArray<Element>(replica: replica, paragraphBreak: paragraphBreak)
+        let s = array.storage
+        let replicaCount = try r.readCount(limit: Swift.min(ReplicatingArrayCoding.maxReplicas - 1, r.remaining))
+        var totalKnown = 0
+        for _ in 0..<replicaCount {
+            let id = ReplicaID(try r.readVarint())
+            guard s.index(of: id) == nil else { throw .invalid("replica \(id) listed twice") }
+            let known = try r.readCount(limit: Swift.max(0, (1 << 40) - totalKnown))
+            totalKnown += known
+            let index = s.intern(id)
+            s.idIndex[Int(index)].append(Storage.pendingLeaf, count: known)
+        }
+        let runCount = try r.readCount(limit: r.remaining)
+        var runs = ContiguousArray<Storage.Run>()
+        var content: [Element] = []
+        var anchoredAhead: [(replica: UInt16, counter: UInt64)] = []
+        var stored = 0
+        func flush() {
+            guard !runs.isEmpty else { return }
+            s.appendBuilt(runs: runs, content: content)
+            runs.removeAll(keepingCapacity: true)
+            content.removeAll(keepingCapacity: true)
+        }
+        for _ in 0..<runCount {
+            guard replicaCount > 0 else { throw .invalid("runs without replicas") }
+            let tag = try r.readByte()
+            guard tag >> 3 == 0, let form = AnchorForm(rawValue: tag >> 1) else { throw .invalid("unknown flags in run tag \(tag)") }
+            let replicaIndex = UInt16(try r.readCount(limit: replicaCount - 1))
+            let counter = try r.readVarint()
+            let lamport = try r.readVarint()
+            var anchorReplica = Storage.noReplica
+            var anchorCounter: UInt64 = 0
+            switch form {
+            case .start: break
+            case .previousOfSameReplica:
+                guard counter > 0 else { throw .invalid("run at counter 0 cannot follow an earlier element of its replica") }
+                anchorReplica = replicaIndex
+                anchorCounter = counter - 1
+            case .other:
+                anchorReplica = UInt16(try r.readCount(limit: replicaCount - 1))
+                anchorCounter = try r.readVarint()
+            }
+            let length = try r.readCount(limit: ReplicatingArrayCoding.maxRunLength)
+            guard length > 0 else { throw .invalid("empty run") }
+            let known = UInt64(s.idIndex[Int(replicaIndex)].count)
+            guard counter < known, UInt64(length) <= known - counter, lamport <= UInt64.max - UInt64(length) else {
+                throw .invalid("run \(counter)+\(length) of replica \(s.replicas[Int(replicaIndex)]) is beyond its known count")
+            }
+            for c in counter..<(counter + UInt64(length)) where s.idIndex[Int(replicaIndex)][Int(c)] != Storage.pendingLeaf {
+                throw .invalid("counter \(c) of replica \(s.replicas[Int(replicaIndex)]) stored twice")
+            }
+            if anchorReplica != Storage.noReplica {
+                guard anchorCounter < UInt64(s.idIndex[Int(anchorReplica)].count) else { throw .invalid("run anchored to an unknown element") }
+                let entry = s.idIndex[Int(anchorReplica)][Int(anchorCounter)]
+                if entry == Storage.claimedLeaf { flush() }
+                if entry != Storage.pendingLeaf, let (al, ar, ao) = s.locate(replica: anchorReplica, counter: anchorCounter) {
+                    guard s.leaves[al].runs[ar].lamport + UInt64(ao) < lamport else { throw .invalid("run's Lamport counter is not after its anchor's") }
+                } else {
+                    // Not stored yet: it must turn out to be compacted, not stored later.
+                    anchoredAhead.append((anchorReplica, anchorCounter))
+                }
+            }
+            let isDeleted = tag & 1 != 0
+            if !isDeleted { content.append(contentsOf: try Element.decode(count: length, from: &r)) }
+            // Claim the counters now, so later runs see them stored (or see a duplicate).
+            for c in counter..<(counter + UInt64(length)) { s.idIndex[Int(replicaIndex)][Int(c)] = Storage.claimedLeaf }
+            runs.append(Storage.Run(counter: counter, lamport: lamport, anchorCounter: anchorCounter, replica: replicaIndex,
+                                    anchorReplica: anchorReplica, length: UInt32(length), isDeleted: isDeleted))
+            s.maxLamport = Swift.max(s.maxLamport, lamport + UInt64(length) - 1)
+            stored += length
+            if runs.count >= Storage.maxRunsPerLeaf / 2 { flush() }
+        }
+        flush()
+        guard r.isAtEnd else { throw .invalid("\(r.remaining) unexpected bytes after the last run") }
+        for (anchorReplica, anchorCounter) in anchoredAhead where s.idIndex[Int(anchorReplica)][Int(anchorCounter)] != Storage.pendingLeaf {
+            throw .invalid("a run is anchored to an element stored after it")
+        }
+        // What no run claimed was compacted away.
+        for i in 0..<s.idIndex.count {
+            for c in 0..<s.idIndex[i].count where s.idIndex[i][c] == Storage.pendingLeaf { s.idIndex[i][c] = Storage.compactedLeaf }
+        }
+        s.compactedCount = totalKnown - stored
+        array.replica = replica
+        return array
+    }
+}
