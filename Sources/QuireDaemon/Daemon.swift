@@ -84,6 +84,7 @@ public final class Daemon {
             if documents[uri] != nil { uri = "\(loaded.uri)#\(String(loaded.id, radix: 16))" }
             let document = SharedDocument(uri: uri, id: loaded.id, text: loaded.text)
             document.file = loaded.binding
+            document.everShared = loaded.shared
             documents[uri] = document
             logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed")
         }
@@ -114,6 +115,30 @@ public final class Daemon {
     // MARK: Documents
 
     func document(_ uri: String) -> SharedDocument? { documents[uri] }
+
+    /// The local copy of a peer's document `uri` with `id`, if there is one (under `uri`, or
+    /// under `uri#id` when the name was taken by another document).
+    func document(uri: String, id: UInt64) -> SharedDocument? {
+        if let document = documents[uri], document.id == id { return document }
+        if let renamed = documents["\(uri)#\(String(id, radix: 16))"], renamed.id == id { return renamed }
+        return nil
+    }
+
+    /// Whether an editor session shows `document`.
+    func isOpen(_ document: SharedDocument) -> Bool {
+        sessions.values.contains { $0.view(of: document.uri) != nil }
+    }
+
+    /// Takes a whole state a peer sent as `document` (an empty copy no editor shows), keeps it
+    /// (a snapshot at once: no log of operations can rebuild it) and passes it on to the other
+    /// peers.
+    func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: PeerLink) {
+        document.adopt(state)
+        markShared(document)
+        store?.adopt(document.text, forDocument: document.id)
+        logger.info("document \(document.uri) taken whole from peer link \(origin.id): \(state.count) characters")
+        for link in links.values where link !== origin { link.sendWhole(document) }
+    }
 
     /// The document `uri`, created with `makeText()` when this daemon does not have it yet; a new
     /// document is announced to every peer at once.
@@ -228,8 +253,10 @@ public final class Daemon {
             logger.warning("peer link \(link.id): document \(uri) exists here with another history; keeping the peer's as \(name)")
         }
         let document = SharedDocument(uri: name, id: id, text: ReplicatingText(replica: replica))
+        document.everShared = true
         documents[name] = document
         store?.create(uri: name, id: id, initial: [])
+        store?.recordShared(documentID: id)
         return document
     }
 
@@ -287,11 +314,40 @@ public final class Daemon {
         let output = heldOutput
         heldOutput = []
         for (write, bytes) in output { write(bytes) }
-        store.snapshotDueDocuments { id in documents.values.first { $0.id == id }?.text }
+        store.snapshotDueDocuments { id in snapshotText(ofDocument: id) }
         if let failure = store.failure, !storeFailureReported {
             storeFailureReported = true
             for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.showError("Quire \(failure)") }
         }
+    }
+
+    /// The state a snapshot of document `id` keeps. A document no peer ever held first drops
+    /// the tombstones nothing on this daemon refers to (protocol/decisions/tombstones.md).
+    private func snapshotText(ofDocument id: UInt64) -> ReplicatingText? {
+        guard let document = documents.values.first(where: { $0.id == id }) else { return nil }
+        if !document.everShared { dropTombstones(of: document) }
+        return document.text
+    }
+
+    /// Drops the tombstones of `document` that no copy on this daemon can still refer to: not
+    /// shown by an editor's view (whose next edit may be anchored to them), not in an undo
+    /// history, not the base of its file, not under a selection.
+    func dropTombstones(of document: SharedDocument) {
+        var keep = document.selectionAnchors
+        for session in sessions.values { keep += session.referencedIDs(in: document.uri) }
+        if let base = document.file?.base { keep += base.scalars.visibleIDs }
+        let dropped = document.dropTombstones(keeping: keep)
+        if dropped > 0 {
+            logger.info("document \(document.uri): dropped \(dropped) removed characters no copy refers to any more")
+        }
+    }
+
+    /// Notes that a peer now holds `document`: from now on its tombstones stay (until peers agree
+    /// on which can go, see protocol/decisions/tombstones.md).
+    func markShared(_ document: SharedDocument) {
+        guard !document.everShared else { return }
+        document.everShared = true
+        store?.recordShared(documentID: document.id)
     }
 
     // MARK: Selections

@@ -188,6 +188,12 @@ public struct ReplicatingText {
         scalars.integrate(operation)
     }
 
+    /// Drops every stored tombstone not in `keep` (see `ReplicatingArray.dropTombstones`).
+    @discardableResult
+    public mutating func dropTombstones(keeping keep: [ElementIDRange] = []) -> Int {
+        scalars.dropTombstones(keeping: keep)
+    }
+
     public var versionVector: VersionVector { scalars.versionVector }
 
     public func operations(since version: VersionVector = VersionVector()) -> [ReplicatingArrayOperation<Unicode.Scalar>] {

@@ -48,7 +48,8 @@ final class PeerTestNetwork {
                 if !wire.aToB.isEmpty { let chunk = wire.aToB.removeFirst(); wire.b?.receive(chunk); moved = true }
                 if !wire.bToA.isEmpty { let chunk = wire.bToA.removeFirst(); wire.a?.receive(chunk); moved = true }
             }
-            for daemon in daemons { daemon.flush() }
+            // As the transport does after each read: release output held for the store's commit.
+            for daemon in daemons { daemon.flush(); daemon.commit() }
             if !moved { return }
         }
     }

@@ -7,8 +7,7 @@ import ReplicatingTypes
 /// `document/undo` and `document/redo`: a session reverts its own edits, step by step, and
 /// never what others typed, even when they typed in between or inside.
 @Suite struct UndoTests {
-    static func editors() -> (TestEditor, TestEditor) {
-        let daemon = ConcurrentEditingTests.makeDaemon()
+    static func editors(on daemon: Daemon = ConcurrentEditingTests.makeDaemon()) -> (TestEditor, TestEditor) {
         let ann = TestEditor(daemon: daemon), bob = TestEditor(daemon: daemon)
         ann.initialize(user: "ann")
         bob.initialize(user: "bob")

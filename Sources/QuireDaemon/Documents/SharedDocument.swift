@@ -28,11 +28,35 @@ final class SharedDocument {
     var selections: [Int: RemoteSelection] = [:]
     /// The file the document is bound to, if any.
     var file: FileBinding?
+    /// Whether a peer ever held this document. Until one has, every copy that can edit it is
+    /// on this daemon, so this daemon alone decides which tombstones can go.
+    var everShared = false
 
     init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri
         self.id = id
         self.text = text
+    }
+
+    /// Drops the tombstones outside `keep`; returns how many elements went.
+    func dropTombstones(keeping keep: [ElementIDRange]) -> Int {
+        text.dropTombstones(keeping: keep)
+    }
+
+    /// Takes a whole state a peer sent in place of an empty copy.
+    func adopt(_ state: ReplicatingText) {
+        text = state
+    }
+
+    /// Elements the remote selections sit after, which must stay stored to place them.
+    var selectionAnchors: [ElementIDRange] {
+        var ids: [ElementIDRange] = []
+        for selection in selections.values {
+            for (anchor, head) in selection.selections {
+                for case .after(let id) in [anchor, head] { ids.append(ElementIDRange(start: id, count: 1)) }
+            }
+        }
+        return ids
     }
 
     /// Applies operations a session or peer made. - Complexity: O(k log n)

@@ -36,6 +36,12 @@ public final class EditorSession: MessageHandler {
 
     var openDocuments: [String] { views.keys.sorted() }
     func view(of uri: String) -> EditorView? { views[uri] }
+    /// Elements this session may still refer to in document `uri` (its view and its undo
+    /// history): removed ones among them must stay stored.
+    func referencedIDs(in uri: String) -> [ElementIDRange] {
+        (views[uri]?.referencedIDs ?? []) + (histories[uri]?.referencedIDs ?? [])
+    }
+
     func forgetView(_ uri: String) {
         views[uri] = nil
         histories[uri] = nil

@@ -46,6 +46,12 @@ final class EditorView {
 
     var hasUnsentOperations: Bool { !unsent.isEmpty }
 
+    /// Elements this view's copies show, which its editor's next edits may be anchored to: the
+    /// document must keep them even where it has removed them.
+    var referencedIDs: [ElementIDRange] {
+        confirmed.scalars.visibleIDs + (sentCopy?.scalars.visibleIDs ?? [])
+    }
+
     /// Operations that reached the document from elsewhere; sent at the next `makeDaemonEdit`.
     func enqueue(_ operations: [Operation]) {
         unsent.append(contentsOf: operations)

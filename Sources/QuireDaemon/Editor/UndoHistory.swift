@@ -121,6 +121,17 @@ struct UndoHistory {
         return []
     }
 
+    /// Elements undo or redo may still remove or put characters back after: the document must
+    /// keep their tombstones.
+    var referencedIDs: [ElementIDRange] {
+        var ids: [ElementIDRange] = []
+        for step in undoSteps + redoSteps {
+            for id in step.inserted { ids.append(ElementIDRange(start: current(id), count: 1)) }
+            for (id, _) in step.removed { ids.append(ElementIDRange(start: current(id), count: 1)) }
+        }
+        return ids
+    }
+
     /// The element that stands for `id` now.
     private func current(_ id: ElementID) -> ElementID {
         var id = id

@@ -15,7 +15,7 @@ public final class PeerLink {
     public enum State: String, Sendable { case handshaking, established, closed }
 
     /// Protocol version spoken by this build; a peer with another one is refused.
-    public static let protocolVersion = 1
+    public static let protocolVersion = 2
 
     public let id: Int
     private unowned let daemon: Daemon
@@ -168,6 +168,9 @@ public final class PeerLink {
         case .operations(let uri, let documentID, let payload):
             guard state == .established else { return cut("operations before authentication") }
             try receiveOperations(uri: uri, documentID: documentID, payload: payload)
+        case .state(let uri, let documentID, let payload):
+            guard state == .established else { return cut("a document state before authentication") }
+            receiveState(uri: uri, documentID: documentID, payload: payload)
         case .heartbeat:
             break
         case .bye(let reason):
@@ -178,6 +181,7 @@ public final class PeerLink {
     private func sendDocumentList() {
         guard !sentDocuments else { return }
         sentDocuments = true
+        for document in daemon.documents.values { daemon.markShared(document) }
         send(.documents(["initial": true, "documents": .array(daemon.documents.values.sorted { $0.uri < $1.uri }.map(Self.entry))]))
     }
 
@@ -185,13 +189,17 @@ public final class PeerLink {
     /// opening that name on the other side joins it instead of starting an unrelated one.
     func announce(_ document: SharedDocument) {
         guard state == .established else { return }
+        daemon.markShared(document)
         send(.documents(["initial": false, "documents": [Self.entry(for: document)]]))
     }
 
     private static func entry(for document: SharedDocument) -> JSONValue {
         var version: [String: JSONValue] = [:]
         for (replica, count) in document.text.versionVector.counts { version[String(replica.rawValue)] = .integer(Int64(count)) }
-        return ["uri": .string(document.uri), "id": .string(String(document.id)), "version": .object(version)]
+        var entry: [String: JSONValue] = ["uri": .string(document.uri), "id": .string(String(document.id)), "version": .object(version)]
+        // It will come as a state to a peer that lacks it: no empty copy is made for it meanwhile.
+        if document.text.scalars.compactedCount > 0 { entry["whole"] = true }
+        return .object(entry)
     }
 
     /// Delta sync: every document the peer listed gets a local copy (empty until its operations
@@ -209,6 +217,8 @@ public final class PeerLink {
                 counts[ReplicaID(replica)] = UInt64(count)
             }
             let vector = VersionVector(counts)
+            // A document that will arrive whole: nothing to make or send until it does.
+            if entry["whole"] == .bool(true), daemon.document(uri: uri, id: id) == nil { continue }
             if let local = daemon.documents[uri], local.id == id, let claim = daemon.impossibleClaim(in: vector, for: local) {
                 return cut("version vector from the future: \(claim)")
             }
@@ -218,16 +228,69 @@ public final class PeerLink {
             let document = daemon.documentForPeer(uri: uri, id: id, from: self)
             listed.insert(document.uri)
             if document.id == id { peerVersions[document.uri] = counts }
-            let operations = document.text.operations(since: document.id == id ? vector : VersionVector())
-            if !operations.isEmpty { sendOperations(operations, of: document) }
+            if document.text.scalars.compactedCount > 0, vector.counts.isEmpty {
+                sendState(of: document)
+            } else {
+                let operations = document.text.operations(since: document.id == id ? vector : VersionVector())
+                if !operations.isEmpty { sendOperations(operations, of: document) }
+            }
             // A later announcement of something we lack: say what we have, so the peer sends the rest.
             if list["initial"] != .bool(true), document.id == id, !document.text.versionVector.dominates(vector) { announce(document) }
         }
         guard list["initial"] == .bool(true) else { return }
         for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) {
-            let operations = document.text.operations()
-            if operations.isEmpty { announce(document) } else { sendOperations(operations, of: document) }
+            sendWhole(document)
         }
+    }
+
+    /// Sends all of `document` to a peer that lacks it: its operations, or its state once it has
+    /// dropped tombstones (operations anchored to them could not be placed), or an announcement
+    /// when it is empty.
+    func sendWhole(_ document: SharedDocument) {
+        if document.text.scalars.compactedCount > 0 { return sendState(of: document) }
+        let operations = document.text.operations()
+        if operations.isEmpty { announce(document) } else { sendOperations(operations, of: document) }
+    }
+
+    private func sendState(of document: SharedDocument) {
+        guard state == .established else { return }
+        daemon.markShared(document)
+        send(.state(uri: document.uri, documentID: document.id, payload: document.text.encodedState()))
+        peerVersions[document.uri] = document.text.versionVector.counts
+    }
+
+    /// A document's whole state: taken as the document when this daemon lacks it (or has only an
+    /// empty copy no editor shows), merged as the operations it lacks when it has the document.
+    private func receiveState(uri: String, documentID: UInt64, payload: [UInt8]) {
+        let received: ReplicatingText
+        do {
+            received = try ReplicatingText(decodingState: payload, replica: daemon.replica)
+        } catch {
+            return cut("undecodable state of \(uri): \(error)")
+        }
+        if let local = daemon.document(uri: uri, id: documentID), !(local.text.versionVector.counts.isEmpty && !daemon.isOpen(local)) {
+            guard !local.text.versionVector.counts.isEmpty else {
+                logger.warning("peer link \(id): not taking the state of \(uri) while an editor shows its empty copy; it comes again on the next link")
+                return
+            }
+            // The same history: only what this copy lacks, as operations.
+            let operations = received.operations(since: local.text.versionVector)
+            for op in operations {
+                if let problem = local.text.scalars.validationError(for: op) ?? local.contentConflict(op) {
+                    return cut("state of \(uri) does not fit this daemon's copy: \(problem)")
+                }
+            }
+            operationsIn += operations.count
+            peerVersions[local.uri] = received.versionVector.counts
+            daemon.contribute(operations, to: local, fromPeer: self)
+            return
+        }
+        if daemon.document(uri: uri, id: documentID) == nil, daemon.documents.count >= daemon.configuration.maximumDocuments {
+            return cut("more than \(daemon.configuration.maximumDocuments) documents")
+        }
+        let document = daemon.documentForPeer(uri: uri, id: documentID, from: self)
+        peerVersions[document.uri] = received.versionVector.counts
+        daemon.adopt(received, into: document, fromPeer: self)
     }
 
     private func receiveOperations(uri: String, documentID: UInt64, payload: [UInt8]) throws {

@@ -58,11 +58,23 @@ final class DocumentFiles {
     static func create(under root: String, uri: String, id: UInt64) throws -> DocumentFiles {
         let directory = root + "/" + directoryName(for: id)
         try FileSystem.makeDirectory(directory)
-        let metadata: JSONValue = ["format": 1, "uri": .string(uri), "id": .string(String(id, radix: 16))]
-        try FileSystem.writeAtomically(JSONSerializer(sortedKeys: true).serialize(metadata), to: directory + "/" + metadataName)
+        try writeMetadata(in: directory, uri: uri, id: id, shared: false)
         let segment = try startSegment(1, in: directory)
         try FileSystem.syncDirectory(root)
         return DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+    }
+
+    /// Writes `document.json` atomically: the document's name, ID, and whether a peer ever held it.
+    private static func writeMetadata(in directory: String, uri: String, id: UInt64, shared: Bool) throws {
+        var metadata: [String: JSONValue] = ["format": 1, "uri": .string(uri), "id": .string(String(id, radix: 16))]
+        if shared { metadata["shared"] = true }
+        try FileSystem.writeAtomically(JSONSerializer(sortedKeys: true).serialize(.object(metadata)), to: directory + "/" + metadataName)
+    }
+
+    /// Records that a peer now holds this document (its tombstones are no longer this daemon's
+    /// alone to drop).
+    func recordShared() throws {
+        try Self.writeMetadata(in: directory, uri: uri, id: id, shared: true)
     }
 
     /// Creates segment `number`, its header synced and its directory entry durable.
@@ -189,6 +201,7 @@ final class DocumentFiles {
         let text: ReplicatingText
         let operationCount: Int
         let binding: FileBinding?
+        let shared: Bool
         var warnings: [String]
     }
 
@@ -288,7 +301,8 @@ final class DocumentFiles {
         }
         let (binding, bindingWarning) = readBinding(directory, replica: replica)
         if let bindingWarning { warnings.append(bindingWarning) }
-        return Recovered(files: files, text: text, operationCount: operationCount, binding: binding, warnings: warnings)
+        return Recovered(files: files, text: text, operationCount: operationCount, binding: binding,
+                         shared: metadata["shared"] == .bool(true), warnings: warnings)
     }
 
     private static func decodeOperations(_ payload: ArraySlice<UInt8>) throws -> [ReplicatingArrayOperation<Unicode.Scalar>] {

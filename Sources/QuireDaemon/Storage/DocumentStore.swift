@@ -99,6 +99,8 @@ public final class DocumentStore {
         public let text: ReplicatingText
         public let operationCount: Int
         let binding: FileBinding?
+        /// Whether a peer ever held the document.
+        let shared: Bool
     }
 
     /// Every document in the data directory, each from its newest intact state. Damage is
@@ -118,7 +120,8 @@ public final class DocumentStore {
                 for warning in recovered.warnings { logger.warning("document \(recovered.files.uri): \(warning)") }
                 files[recovered.files.id] = recovered.files
                 loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
-                                             operationCount: recovered.operationCount, binding: recovered.binding))
+                                             operationCount: recovered.operationCount, binding: recovered.binding,
+                                             shared: recovered.shared))
             } catch {
                 logger.error("skipping \(directory): \(error)")
             }
@@ -180,6 +183,23 @@ public final class DocumentStore {
         for id in ids.sorted() {
             guard let documentFiles = files[id] else { continue }
             attempt("sync \(documentFiles.uri)") { try documentFiles.sync() }
+        }
+    }
+
+    /// Records that a peer now holds document `id`.
+    func recordShared(documentID id: UInt64) {
+        guard failure == nil, let documentFiles = files[id] else { return }
+        attempt("record that \(documentFiles.uri) is shared") { try documentFiles.recordShared() }
+    }
+
+    /// Starts a document a peer sent whole (a state, not operations): it is snapshotted at once,
+    /// twice, since no log of operations can rebuild it and recovery falls back on the older of
+    /// the two snapshots when the newer is damaged.
+    func adopt(_ text: ReplicatingText, forDocument id: UInt64) {
+        guard failure == nil, let documentFiles = files[id] else { return }
+        attempt("store the state of \(documentFiles.uri)") {
+            try documentFiles.writeSnapshot(of: text)
+            try documentFiles.writeSnapshot(of: text)
         }
     }
 

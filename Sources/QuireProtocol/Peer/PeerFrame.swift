@@ -11,9 +11,12 @@ public enum PeerFrame: Equatable, Sendable {
     case operations(uri: String, documentID: UInt64, payload: [UInt8])
     case heartbeat
     case bye(reason: String)
+    /// A document's whole state, for a peer that lacks it and cannot be sent operations (the
+    /// sender dropped tombstones its history is anchored to).
+    case state(uri: String, documentID: UInt64, payload: [UInt8])
 
     enum Kind: UInt8 {
-        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6
+        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7
     }
 
     /// Why a frame body is not a peer message.
@@ -28,14 +31,8 @@ public enum PeerFrame: Equatable, Sendable {
         case .hello(let v): body = [Kind.hello.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .auth(let v): body = [Kind.auth.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .documents(let v): body = [Kind.documents.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
-        case .operations(let uri, let id, let payload):
-            let name = Array(uri.utf8)
-            body = [Kind.operations.rawValue]
-            body.reserveCapacity(1 + 4 + name.count + 8 + payload.count)
-            Self.appendVarint(UInt64(name.count), to: &body)
-            body += name
-            for shift in stride(from: 56, through: 0, by: -8) { body.append(UInt8(truncatingIfNeeded: id >> UInt64(shift))) }
-            body += payload
+        case .operations(let uri, let id, let payload): body = Self.documentBody(.operations, uri: uri, id: id, payload: payload)
+        case .state(let uri, let id, let payload): body = Self.documentBody(.state, uri: uri, id: id, payload: payload)
         case .heartbeat: body = [Kind.heartbeat.rawValue]
         case .bye(let reason): body = [Kind.bye.rawValue] + Array(reason.utf8)
         }
@@ -56,19 +53,39 @@ public enum PeerFrame: Equatable, Sendable {
         case .heartbeat: return .heartbeat
         case .bye: return .bye(reason: String(decoding: payload, as: UTF8.self))
         case .operations:
-            var index = 0
-            guard let length = readVarint(payload, &index), length <= 4096, index + Int(length) + 8 <= payload.count else {
-                throw DecodingError(description: "operations frame with a malformed document name")
-            }
-            guard let uri = String(validating: payload[index..<(index + Int(length))], as: UTF8.self) else {
-                throw DecodingError(description: "document name is not UTF-8")
-            }
-            index += Int(length)
-            var id: UInt64 = 0
-            for byte in payload[index..<(index + 8)] { id = id << 8 | UInt64(byte) }
-            index += 8
-            return .operations(uri: uri, documentID: id, payload: Array(payload[index...]))
+            let (uri, id, rest) = try documentPayload(payload, frame: "operations")
+            return .operations(uri: uri, documentID: id, payload: rest)
+        case .state:
+            let (uri, id, rest) = try documentPayload(payload, frame: "state")
+            return .state(uri: uri, documentID: id, payload: rest)
         }
+    }
+
+    /// A frame about one document: kind, varint name length, UTF-8 name, 8-byte big-endian ID, payload.
+    private static func documentBody(_ kind: Kind, uri: String, id: UInt64, payload: [UInt8]) -> [UInt8] {
+        let name = Array(uri.utf8)
+        var body = [kind.rawValue]
+        body.reserveCapacity(1 + 4 + name.count + 8 + payload.count)
+        appendVarint(UInt64(name.count), to: &body)
+        body += name
+        for shift in stride(from: 56, through: 0, by: -8) { body.append(UInt8(truncatingIfNeeded: id >> UInt64(shift))) }
+        body += payload
+        return body
+    }
+
+    private static func documentPayload(_ payload: [UInt8], frame: String) throws(DecodingError) -> (String, UInt64, [UInt8]) {
+        var index = 0
+        guard let length = readVarint(payload, &index), length <= 4096, index + Int(length) + 8 <= payload.count else {
+            throw DecodingError(description: "\(frame) frame with a malformed document name")
+        }
+        guard let uri = String(validating: payload[index..<(index + Int(length))], as: UTF8.self) else {
+            throw DecodingError(description: "document name is not UTF-8")
+        }
+        index += Int(length)
+        var id: UInt64 = 0
+        for byte in payload[index..<(index + 8)] { id = id << 8 | UInt64(byte) }
+        index += 8
+        return (uri, id, Array(payload[index...]))
     }
 
     private static func json(_ bytes: [UInt8]) throws(DecodingError) -> JSONValue {
