@@ -89,6 +89,9 @@ struct QuireBench: ParsableCommand {
                 "mergeHalvesSeconds": .double(r.mergeSeconds),
                 "averageKeystrokeOpBytes": .double(r.averageKeystrokeBytes),
                 "encodedStateBytes": .integer(Int64(r.encodedStateBytes)), "decodeStateSeconds": .double(r.decodeSeconds),
+                "compactedBytesPerLiveChar": .double(Double(r.compactedHeapBytes) / Double(Swift.max(r.liveCharacters, 1))),
+                "compactedStateBytes": .integer(Int64(r.compactedStateBytes)), "droppedTombstones": .integer(Int64(r.droppedTombstones)),
+                "compactionSeconds": .double(r.compactionSeconds),
             ]
             for (mode, seconds) in anchor {
                 row["anchor:\(mode)"] = .double(seconds)
@@ -106,6 +109,7 @@ struct QuireBench: ParsableCommand {
                   memory           \(fmt(bytesPerChar)) bytes per live char (\(r.heapBytes) heap bytes, \(r.liveCharacters) chars, \(r.runs) runs); peak RSS \(Measure.peakResidentBytes() / 1_048_576) MiB
                   storage          \(r.statistics)
                   wire             \(fmt(r.averageKeystrokeBytes)) bytes per keystroke op; final state \(r.encodedStateBytes / 1024) KiB, decoded in \(ms(r.decodeSeconds))
+                  tombstones gone  \(fmt(Double(r.compactedHeapBytes) / Double(Swift.max(r.liveCharacters, 1)))) bytes per live char, state \(r.compactedStateBytes / 1024) KiB (\(r.droppedTombstones) removed characters dropped in \(ms(r.compactionSeconds)))
                 """)
                 for (mode, seconds) in anchor.sorted(by: { $0.key < $1.key }) {
                     print("  \(mode.padding(toLength: 18, withPad: " ", startingAt: 0)) \(ms(seconds))  (Quire local replay is \(fmt(seconds / r.localSeconds))x faster)")

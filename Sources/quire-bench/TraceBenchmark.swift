@@ -20,6 +20,11 @@ struct TraceBenchmark {
         var runs = 0
         var averageKeystrokeBytes = 0.0
         var encodedStateBytes = 0
+        /// The same document once every tombstone is dropped (DESIGN: bounded by live text).
+        var compactedHeapBytes = 0
+        var compactedStateBytes = 0
+        var droppedTombstones = 0
+        var compactionSeconds = 0.0
         var decodeSeconds = 0.0
         var statistics = ""
     }
@@ -86,6 +91,15 @@ struct TraceBenchmark {
         result.heapBytes = Measure.heapInUse() - before
         result.statistics = measured._storageStatistics.description
         _ = afterWithOps
+        // Dropping every tombstone (what a document no other copy refers to may do).
+        let beforeCompaction = Measure.heapInUse()
+        var compacted = measured
+        result.compactionSeconds = Measure.median(1) { result.droppedTombstones = compacted.dropTombstones() }
+        measured = Self.makeArray(1)
+        result.compactedHeapBytes = Measure.heapInUse() - beforeCompaction + result.heapBytes
+        precondition(compacted.elements == endScalars, "compaction changed the text")
+        result.compactedStateBytes = compacted.encodedState().count
+        compacted = Self.makeArray(1)
 
         var remoteReplayed: [ReplicatingArray<Unicode.Scalar>] = []
         remoteReplayed.reserveCapacity(repetitions)
