@@ -39,23 +39,67 @@ extension ReplicatingArray {
     /// True when this array knew `id` but dropped it in a compaction.
     public func isCompacted(_ id: ElementID) -> Bool { storage.isCompacted(id) }
 
-    /// Drops every stored tombstone whose ID is not in `keep`; returns how many elements were
-    /// dropped. Visible elements and the order of what stays are untouched.
-    /// - Complexity: O(runs + keep log keep); storage is rebuilt (leaves repacked).
+    /// Drops every stored tombstone whose ID is in `candidates` (nil: all) and not in `keep`;
+    /// returns how many elements were dropped. Visible elements and the order of what stays are
+    /// untouched. - Complexity: O(runs + (keep + candidates) log(keep + candidates)); storage is
+    /// rebuilt (leaves repacked).
     @discardableResult
-    public mutating func dropTombstones(keeping keep: [ElementIDRange] = []) -> Int {
-        var kept: [ReplicaID: [Range<UInt64>]] = [:]
-        for range in Self.coalesced(keep) { kept[range.start.replica, default: []].append(range.counters) }
-        let (compacted, dropped) = storage.droppingTombstones(keeping: kept)
+    public mutating func dropTombstones(in candidates: [ElementIDRange]? = nil, keeping keep: [ElementIDRange] = []) -> Int {
+        let kept = ElementIDRangeSet(keep)
+        let droppable = candidates.map(ElementIDRangeSet.init)
+        let (compacted, dropped) = storage.droppingTombstones { run in
+            let pieces = droppable.map { $0.intersection(of: run) } ?? [run]
+            return pieces.flatMap { kept.complement(of: $0) }
+        }
         if dropped > 0 { storage = compacted }
         return dropped
     }
 }
 
+/// A set of element IDs held as sorted, disjoint counter ranges per replica, for questions
+/// about many IDs at once (which tombstones to drop, whether a copy shows any of them).
+public struct ElementIDRangeSet: Sendable {
+    private var ranges: [ReplicaID: [Range<UInt64>]] = [:]
+
+    public init(_ ids: [ElementIDRange]) {
+        for range in ReplicatingArray<UInt8>.coalesced(ids) { ranges[range.start.replica, default: []].append(range.counters) }
+    }
+
+    public var isEmpty: Bool { ranges.isEmpty }
+
+    /// The parts of `range` in this set, in order.
+    public func intersection(of range: ElementIDRange) -> [ElementIDRange] {
+        ReplicatingArrayStorage<UInt8>.intersection(of: range.counters, with: ranges[range.start.replica] ?? []).map {
+            ElementIDRange(start: ElementID(replica: range.start.replica, counter: $0.lowerBound), count: UInt64($0.count))
+        }
+    }
+
+    /// The parts of `range` not in this set, in order.
+    public func complement(of range: ElementIDRange) -> [ElementIDRange] {
+        var pieces: [ElementIDRange] = []
+        var next = range.start.counter
+        for inside in intersection(of: range) {
+            if inside.start.counter > next {
+                pieces.append(ElementIDRange(start: ElementID(replica: range.start.replica, counter: next), count: inside.start.counter - next))
+            }
+            next = inside.counters.upperBound
+        }
+        if next < range.counters.upperBound {
+            pieces.append(ElementIDRange(start: ElementID(replica: range.start.replica, counter: next), count: range.counters.upperBound - next))
+        }
+        return pieces
+    }
+
+    /// Whether any of `ids` is in this set.
+    public func intersects(_ ids: [ElementIDRange]) -> Bool {
+        ids.contains { !intersection(of: $0).isEmpty }
+    }
+}
+
 extension ReplicatingArrayStorage {
-    /// A copy without the tombstones outside `keep` (sorted, disjoint counter ranges by replica),
-    /// and how many elements it dropped.
-    func droppingTombstones(keeping keep: [ReplicaID: [Range<UInt64>]]) -> (ReplicatingArrayStorage, dropped: Int) {
+    /// A copy without the parts of tombstone runs that `drop` names (given a run's IDs, the
+    /// sorted pieces of it to drop), and how many elements it dropped.
+    func droppingTombstones(_ drop: (ElementIDRange) -> [ElementIDRange]) -> (ReplicatingArrayStorage, dropped: Int) {
         let result = ReplicatingArrayStorage(isBreak: isBreak)
         result.replicas = replicas
         result.replicaIndex = replicaIndex
@@ -75,8 +119,17 @@ extension ReplicatingArrayStorage {
                     runs.append(run)
                     continue
                 }
+                let replica = replicas[Int(run.replica)]
+                // The pieces to keep lie between the pieces to drop.
+                var keep: [Range<UInt64>] = []
+                var from = run.counter
+                for gone in drop(ElementIDRange(start: ElementID(replica: replica, counter: run.counter), count: UInt64(run.length))) {
+                    if gone.start.counter > from { keep.append(from..<gone.start.counter) }
+                    from = gone.counters.upperBound
+                }
+                if from < run.end { keep.append(from..<run.end) }
                 var next = run.counter
-                for piece in Self.intersection(of: run.counter..<run.end, with: keep[replicas[Int(run.replica)]] ?? []) {
+                for piece in keep {
                     dropped += Int(piece.lowerBound - next)
                     var kept = run
                     kept.counter = piece.lowerBound

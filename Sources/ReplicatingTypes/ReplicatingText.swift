@@ -188,10 +188,11 @@ public struct ReplicatingText {
         scalars.integrate(operation)
     }
 
-    /// Drops every stored tombstone not in `keep` (see `ReplicatingArray.dropTombstones`).
+    /// Drops the stored tombstones in `candidates` (nil: all) and not in `keep` (see
+    /// `ReplicatingArray.dropTombstones`).
     @discardableResult
-    public mutating func dropTombstones(keeping keep: [ElementIDRange] = []) -> Int {
-        scalars.dropTombstones(keeping: keep)
+    public mutating func dropTombstones(in candidates: [ElementIDRange]? = nil, keeping keep: [ElementIDRange] = []) -> Int {
+        scalars.dropTombstones(in: candidates, keeping: keep)
     }
 
     public var versionVector: VersionVector { scalars.versionVector }

@@ -79,6 +79,22 @@ import Testing
         a._checkInvariants()
     }
 
+    @Test func onlyCandidatesOutsideKeepAreDropped() {
+        var a = Self.makeArray(1)
+        a.insert(contentsOf: Swift.Array("abcdefgh".unicodeScalars), at: 0)
+        let ids = (0..<8).map { a.id(at: $0) }
+        a.removeSubrange(1..<7)                                     // "ah"; b...g removed
+        let candidates = [ElementIDRange(start: ids[1], count: 4)]  // b c d e
+        let dropped = a.dropTombstones(in: candidates, keeping: [ElementIDRange(start: ids[2], count: 1)])
+        #expect(dropped == 3 && a.tombstoneCount == 3)              // c kept; f, g not candidates
+        #expect(a.isCompacted(ids[1]) && !a.isCompacted(ids[2]) && a.isCompacted(ids[3]) && a.isCompacted(ids[4]) && !a.isCompacted(ids[5]))
+        #expect(String(String.UnicodeScalarView(a.elements)) == "ah")
+        a._checkInvariants()
+        let set = ElementIDRangeSet(candidates)
+        #expect(set.intersects([ElementIDRange(start: ids[4], count: 3)]) && !set.intersects([ElementIDRange(start: ids[5], count: 3)]))
+        #expect(set.complement(of: ElementIDRange(start: ids[0], count: 8)) == [ElementIDRange(start: ids[0], count: 1), ElementIDRange(start: ids[5], count: 3)])
+    }
+
     @Test func insertionAnchoredToACompactedElementIsRefusedAndChangesNothing() {
         var a = Self.makeArray(1)
         a.insert(contentsOf: Swift.Array("abc".unicodeScalars), at: 0)
