@@ -5,7 +5,7 @@ import ReplicatingTypes
 ///
 /// Guarantees: undoing a step reverts only what this session did in it, whatever others typed
 /// since: characters it inserted are removed by ID (wherever they are now, and only if still
-/// there), characters it removed are put back right after their own tombstones, so they land
+/// there), characters it removed are put back where their own tombstones stand, so they land
 /// where they stood even among others' later text. A new edit clears the redo steps.
 struct UndoHistory {
     /// What one step did: elements it inserted, and elements it removed with their content.
@@ -143,11 +143,14 @@ struct UndoHistory {
     private mutating func revert(_ step: Step, in text: inout ReplicatingText) -> ([ReplicatingArrayOperation<Unicode.Scalar>], Step) {
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         var inverse = Step(group: nil)
-        // Put removed characters back after their own tombstones, so they land where they
-        // stood. Characters whose tombstones are adjacent in one run go back as one insertion.
+        // Put removed characters back where their tombstones stand, so they land where they
+        // stood. They are inserted there as new text (anchored to the visible character before),
+        // never anchored to a tombstone, which peers may drop once every copy has seen the
+        // removal. Characters whose tombstones are adjacent in one run go back as one insertion.
         var restoring: [(id: ElementID, scalar: Unicode.Scalar)] = []
         func restore() {
-            guard let first = restoring.first, let operation = text.insert(restoring.map(\.scalar), after: first.id),
+            guard let first = restoring.first, let at = text.scalars.index(after: first.id),
+                  let operation = text.replace(at..<at, with: restoring.map(\.scalar)).last,
                   case .insert(let insertion) = operation else { return }
             operations.append(operation)
             for (k, old) in restoring.enumerated() {
