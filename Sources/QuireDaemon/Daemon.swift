@@ -50,6 +50,8 @@ public final class Daemon {
     /// Replica IDs this daemon handed out: a peer claiming more of their edits than exist lies.
     private var ownReplicas: Set<ReplicaID> = []
     private(set) var links: [Int: PeerLink] = [:]
+    /// Stability rounds under way or recently finished (which tombstones every copy has seen removed).
+    let stabilityRounds = StabilityRounds()
     private var nextLinkID = 1
     /// Listening and connecting for `peer/*` requests; set by the server that runs the daemon.
     public weak var transport: PeerTransport?
@@ -85,6 +87,7 @@ public final class Daemon {
             let document = SharedDocument(uri: uri, id: loaded.id, text: loaded.text)
             document.file = loaded.binding
             document.everShared = loaded.shared
+            document.holders = loaded.holders
             documents[uri] = document
             logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed")
         }
@@ -134,7 +137,7 @@ public final class Daemon {
     /// peers.
     func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: PeerLink) {
         document.adopt(state)
-        markShared(document)
+        markShared(document, holder: origin.peerReplica)
         store?.adopt(document.text, forDocument: document.id)
         logger.info("document \(document.uri) taken whole from peer link \(origin.id): \(state.count) characters")
         for link in links.values where link !== origin { link.sendWhole(document) }
@@ -211,6 +214,7 @@ public final class Daemon {
 
     func peerLinkClosed(_ link: PeerLink) {
         links[link.id] = nil
+        stabilityLinkClosed(link)
         announce(link, event: link.closeReason.map { $0.hasPrefix("the peer") || $0.hasPrefix("shutting") ? "left" : "failed" } ?? "left",
                  reason: link.closeReason)
     }
@@ -224,6 +228,7 @@ public final class Daemon {
     /// Heartbeats for every link; the server calls it every `interval` seconds.
     public func tickPeers(now: Double, interval: Double) {
         for link in links.values.sorted(by: { $0.id < $1.id }) { link.tick(now: now, interval: interval) }
+        tickStabilityRounds()
     }
 
     /// The live links (for benchmarks and status).
@@ -253,10 +258,9 @@ public final class Daemon {
             logger.warning("peer link \(link.id): document \(uri) exists here with another history; keeping the peer's as \(name)")
         }
         let document = SharedDocument(uri: name, id: id, text: ReplicatingText(replica: replica))
-        document.everShared = true
         documents[name] = document
         store?.create(uri: name, id: id, initial: [])
-        store?.recordShared(documentID: id)
+        markShared(document, holder: link.peerReplica)
         return document
     }
 
@@ -274,6 +278,7 @@ public final class Daemon {
     /// (after its reply), so several remote operations become one edit.
     public func flush() {
         for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.sendPendingEdits() }
+        if !stabilityRounds.active.isEmpty { recheckStabilityRounds() }
     }
 
     // MARK: Durability
@@ -325,7 +330,13 @@ public final class Daemon {
     /// the tombstones nothing on this daemon refers to (protocol/decisions/tombstones.md).
     private func snapshotText(ofDocument id: UInt64) -> ReplicatingText? {
         guard let document = documents.values.first(where: { $0.id == id }) else { return nil }
-        if !document.everShared { dropTombstones(of: document) }
+        if document.everShared {
+            // Tombstones go once a round shows every holder has seen them removed; the next
+            // snapshot leaves them out.
+            startStabilityRound(document)
+        } else {
+            dropTombstones(of: document)
+        }
         return document.text
     }
 
@@ -333,21 +344,29 @@ public final class Daemon {
     /// shown by an editor's view (whose next edit may be anchored to them), not in an undo
     /// history, not the base of its file, not under a selection.
     func dropTombstones(of document: SharedDocument) {
-        var keep = document.selectionAnchors
-        for session in sessions.values { keep += session.referencedIDs(in: document.uri) }
-        if let base = document.file?.base { keep += base.scalars.visibleIDs }
-        let dropped = document.dropTombstones(keeping: keep)
+        let dropped = document.dropTombstones(keeping: localReferences(of: document))
         if dropped > 0 {
             logger.info("document \(document.uri): dropped \(dropped) removed characters no copy refers to any more")
         }
     }
 
-    /// Notes that a peer now holds `document`: from now on its tombstones stay (until peers agree
-    /// on which can go, see protocol/decisions/tombstones.md).
-    func markShared(_ document: SharedDocument) {
-        guard !document.everShared else { return }
+    /// What on this daemon may still refer to elements of `document`: editor views, undo
+    /// histories, the file base and selections. Removed ones among them stay stored.
+    func localReferences(of document: SharedDocument) -> [ElementIDRange] {
+        var keep = document.selectionAnchors
+        for session in sessions.values { keep += session.referencedIDs(in: document.uri) }
+        if let base = document.file?.base { keep += base.scalars.visibleIDs }
+        return keep
+    }
+
+    /// Notes that the peer daemon `holder` now holds `document`: from now on its tombstones go
+    /// only when a stability round reaches every holder (protocol/decisions/tombstones.md).
+    func markShared(_ document: SharedDocument, holder: ReplicaID?) {
+        let newHolder = holder.map { !document.holders.contains($0) } ?? false
+        guard !document.everShared || newHolder else { return }
         document.everShared = true
-        store?.recordShared(documentID: document.id)
+        if let holder { document.holders.insert(holder) }
+        store?.recordShared(documentID: document.id, holders: document.holders)
     }
 
     // MARK: Selections

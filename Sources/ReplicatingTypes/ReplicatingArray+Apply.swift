@@ -137,7 +137,8 @@ extension ReplicatingArrayStorage {
     /// Why `insertion` can never be applied, as far as this copy can tell now; nil otherwise.
     func validationError(for insertion: ReplicatingArrayInsertion<Element>) -> String? {
         if let reason = cheapValidationError(for: insertion) { return reason }
-        if let anchor = insertion.anchor, isCompacted(anchor) {
+        // (A copy of an insertion already here is a harmless duplicate, wherever it was anchored.)
+        if let anchor = insertion.anchor, isCompacted(anchor), insertion.id.counter + UInt64(insertion.count) > known(insertion.id.replica) {
             return "insertion \(insertion.id) is anchored to \(anchor), a removed element this copy has compacted away"
         }
         if let anchor = insertion.anchor, let r = index(of: anchor.replica), let (leaf, run, offset) = locate(replica: r, counter: anchor.counter),

@@ -167,19 +167,174 @@ import ReplicatingTypes
         #expect(copy.text.string == expected && copy.text.scalars.compactedCount == 12 && copy.everShared)
     }
 
-    @Test func aDocumentAPeerHoldsKeepsItsTombstones() throws {
-        let data = DaemonProcess.temporaryDirectory("compaction-shared")
-        let a = Self.makeDaemon(1200, store: try Self.store(data))
-        let b = Self.makeDaemon(1300)
-        let network = PeerTestNetwork()
+    /// Two daemons linked, each with an editor on "doc" that has seen everything typed so far.
+    static func pairedEditors(_ a: Daemon, _ b: Daemon, _ network: PeerTestNetwork) throws -> (TestEditor, TestEditor) {
         try network.link(a, b)
         network.pump([a, b])
-        let editors = Self.typeAndDelete(on: a)
-        defer { _ = editors }
+        let ann = TestEditor(daemon: a), bob = TestEditor(daemon: b)
+        ann.initialize(user: "ann")
+        bob.initialize(user: "bob")
+        ann.open("doc", text: "")
+        network.pump([a, b])
+        bob.open("doc", text: "")
+        return (ann, bob)
+    }
+
+    static func text(_ daemon: Daemon) -> ReplicatingArray<Unicode.Scalar>? { daemon.document("doc")?.text.scalars }
+
+    @Test func aStabilityRoundDropsWhatEveryHolderHasSeenRemoved() throws {
+        let data = DaemonProcess.temporaryDirectory("compaction-shared")
+        let a = Self.makeDaemon(1200, store: try Self.store(data)), b = Self.makeDaemon(1300)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        ann.edit(0..<0, with: "the quick brown fox jumps\n")
+        network.pump([a, b])
+        bob.deliver()
+        bob.edit(4..<10, with: "")                       // "quick "
+        network.pump([a, b])
+        ann.deliver()
+        // Enough typed for a snapshot: it starts a round, which reaches B and comes back.
+        ann.edit(0..<0, with: String(repeating: "more text ", count: 30))
+        network.pump([a, b])
+        #expect(try #require(Self.text(a)).compactedCount == 6 && Self.text(a)?.tombstoneCount == 0)
+        #expect(Self.text(b)?.tombstoneCount == 6, "B keeps its tombstones until it runs a round of its own")
+        #expect(b.startStabilityRound(try #require(b.document("doc"))))
+        network.pump([a, b])
+        #expect(Self.text(b)?.tombstoneCount == 6, "bob may still undo his removal: B keeps what he would put back")
+        // Editing goes on from both sides.
+        bob.deliver()
+        let afterThe = bob.text.count - " brown fox jumps\n".unicodeScalars.count
+        bob.edit(afterThe..<afterThe, with: "!")
+        ann.edit(ann.text.count..<ann.text.count, with: "end")
+        network.pump([a, b])
+        ann.deliver()
+        bob.deliver()
+        #expect(ann.string == bob.string && ann.string.hasSuffix("the! brown fox jumps\nend"))
+        #expect(Self.text(a)?.rejectedOperationCount == 0 && Self.text(b)?.rejectedOperationCount == 0)
+    }
+
+    @Test func aLaggingViewOnAPeerHoldsTheRoundBackUntilItCatchesUp() throws {
+        let a = Self.makeDaemon(1400), b = Self.makeDaemon(1500)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        ann.edit(0..<0, with: "hello world")
+        network.pump([a, b])
+        bob.deliver()
+        bob.edit(11..<11, with: "!")                     // bob confirms "hello world"
+        network.pump([a, b])
+        ann.deliver()
+        ann.edit(6..<11, with: "")                       // B gets it; bob's editor is not given it yet
+        #expect(ann.request("document/close", ["uri": "doc"])["result"] != nil)   // nor can ann undo it
         network.pump([a, b])
         let document = try #require(a.document("doc"))
-        #expect(document.everShared && document.text.scalars.compactedCount == 0 && document.text.scalars.tombstoneCount == 12,
-                "until peers agree on what is stable, a shared document's snapshots keep every tombstone")
-        #expect(try #require(b.document("doc")).text.string == document.text.string)
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b])
+        #expect(document.text.scalars.tombstoneCount == 5, "bob's view still shows \"world\"")
+        // Bob types inside the word he still sees: anchored to a removed character, placed everywhere.
+        bob.edit(8..<8, with: "X")
+        network.pump([a, b])
+        #expect(document.text.string == "hello X!" && document.text.scalars.rejectedOperationCount == 0)
+        bob.deliver()
+        bob.edit(7..<7, with: "Y")                       // based on everything: bob's view caught up
+        network.pump([a, b])
+        #expect(document.text.scalars.tombstoneCount == 0 && document.text.string == "hello XY!")
+        #expect(try #require(b.document("doc")).text.string == "hello XY!")
+    }
+
+    @Test func aRoundGivesUpOnAViewThatNeverCatchesUp() throws {
+        let a = Self.makeDaemon(1600), b = Self.makeDaemon(1700)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        ann.edit(0..<0, with: "abcdef")
+        network.pump([a, b])
+        bob.deliver()
+        bob.edit(6..<6, with: "g")
+        network.pump([a, b])
+        ann.deliver()
+        ann.edit(1..<3, with: "")
+        network.pump([a, b])
+        let document = try #require(a.document("doc"))
+        #expect(a.startStabilityRound(document))
+        for _ in 0...StabilityRounds.patienceTicks { b.tickStabilityRounds(); network.pump([a, b]) }
+        #expect(a.stabilityRounds.active.isEmpty && document.text.scalars.tombstoneCount == 2, "the round failed; nothing dropped")
+        #expect(a.startStabilityRound(document), "a new round may start")
+        _ = bob
+    }
+
+    @Test func aHolderThatIsAwayHoldsTheRoundBack() throws {
+        let a = Self.makeDaemon(1800), b = Self.makeDaemon(1900), c = Self.makeDaemon(2000)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        let toC = try network.link(a, c)
+        network.pump([a, b, c])
+        ann.edit(0..<0, with: "abcdef")
+        network.pump([a, b, c])
+        bob.deliver()
+        bob.edit(1..<3, with: "")                        // removed on B: A's undo histories know nothing of it
+        network.pump([a, b, c])
+        ann.deliver()
+        ann.edit(0..<0, with: ">")                       // ann's view has caught up with the removal
+        network.pump([a, b, c])
+        network.sever(toC)
+        network.pump([a, b, c])
+        let document = try #require(a.document("doc"))
+        #expect(document.holders.count == 2)
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.text.scalars.tombstoneCount == 2, "C holds the document and was not reached")
+        try network.link(a, c)
+        network.pump([a, b, c])
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.text.scalars.tombstoneCount == 0)
+    }
+
+    @Test func aRoundCrossesAChainAndAMeshAndEditingConverges() throws {
+        let a = Self.makeDaemon(2100), b = Self.makeDaemon(2200), c = Self.makeDaemon(2300)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        try network.link(b, c)
+        network.pump([a, b, c])
+        let cid = TestEditor(daemon: c)
+        cid.initialize(user: "cid")
+        cid.open("doc", text: "")
+        ann.edit(0..<0, with: "one two three four\n")
+        network.pump([a, b, c])
+        for editor in [bob, cid] { editor.deliver() }
+        cid.edit(4..<8, with: "")                        // "two "
+        bob.edit(0..<0, with: ">")
+        network.pump([a, b, c])
+        for editor in [ann, bob, cid] { editor.deliver() }
+        ann.edit(ann.text.count..<ann.text.count, with: ".")
+        bob.edit(bob.text.count..<bob.text.count, with: ".")
+        cid.edit(cid.text.count..<cid.text.count, with: ".")
+        network.pump([a, b, c])
+        for editor in [ann, bob, cid] { editor.deliver() }
+        let document = try #require(a.document("doc"))
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.text.scalars.tombstoneCount == 0 && document.text.scalars.compactedCount == 4, "the chain A-B-C was crossed")
+        // A mesh: C links to A too; rounds from every daemon still finish.
+        try network.link(a, c)
+        network.pump([a, b, c])
+        cid.edit(0..<1, with: "")
+        network.pump([a, b, c])
+        for editor in [ann, bob, cid] { editor.deliver() }
+        for editor in [ann, bob, cid] { editor.edit(editor.text.count..<editor.text.count, with: "?") }
+        network.pump([a, b, c])
+        // Cid closes the document, so no undo history on C holds the removed text back either.
+        #expect(cid.request("document/close", ["uri": "doc"])["result"] != nil)
+        for (daemon, editor) in [(a, ann), (b, bob), (c, cid)] {
+            editor.deliver()
+            #expect(daemon.startStabilityRound(try #require(daemon.document("doc"))))
+        }
+        network.pump([a, b, c])
+        for daemon in [a, b, c] {
+            #expect(daemon.stabilityRounds.active.isEmpty)
+            #expect(Self.text(daemon)?.tombstoneCount == 0 && Self.text(daemon)?.rejectedOperationCount == 0)
+            #expect(daemon.document("doc")?.text.string == a.document("doc")?.text.string)
+        }
+        for editor in [ann, bob] { editor.deliver() }
+        #expect(ann.string == bob.string && ann.string == a.document("doc")?.text.string)
     }
 }

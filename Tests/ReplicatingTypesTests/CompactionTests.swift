@@ -110,6 +110,20 @@ import Testing
         #expect(a.elements == text && a.rejectedOperationCount == 1 && a.pendingOperationCount == 0)
     }
 
+    @Test func aDuplicateOfAnInsertionAnchoredToACompactedElementIsAHarmlessNoOp() {
+        var a = Self.makeArray(1)
+        a.insert(contentsOf: Swift.Array("abc".unicodeScalars), at: 0)
+        var b = a
+        b.replica = ReplicaID(2)
+        let x = b.insert(contentsOf: Swift.Array("X".unicodeScalars), at: 2)!  // "abXc", anchored to "b"
+        a.apply(x)
+        a.removeSubrange(1..<2)                                                 // "aXc"
+        a.dropTombstones()
+        #expect(a.validationError(for: x) == nil, "a copy arriving late by another path")
+        #expect(a.apply(x).isEmpty && a.rejectedOperationCount == 0)
+        #expect(String(String.UnicodeScalarView(a.elements)) == "aXc")
+    }
+
     @Test func aRemovalNamingCompactedElementsStillRemovesTheRest() {
         var a = Self.makeArray(1)
         a.insert(contentsOf: Swift.Array("abcdef".unicodeScalars), at: 0)

@@ -31,6 +31,9 @@ final class SharedDocument {
     /// Whether a peer ever held this document. Until one has, every copy that can edit it is
     /// on this daemon, so this daemon alone decides which tombstones can go.
     var everShared = false
+    /// The peer daemons known to hold this document (persisted): a stability round must reach
+    /// all of them before a tombstone can go.
+    var holders: Set<ReplicaID> = []
 
     init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri
@@ -39,8 +42,8 @@ final class SharedDocument {
     }
 
     /// Drops the tombstones outside `keep`; returns how many elements went.
-    func dropTombstones(keeping keep: [ElementIDRange]) -> Int {
-        text.dropTombstones(keeping: keep)
+    func dropTombstones(in candidates: [ElementIDRange]? = nil, keeping keep: [ElementIDRange]) -> Int {
+        text.dropTombstones(in: candidates, keeping: keep)
     }
 
     /// Takes a whole state a peer sent in place of an empty copy.

@@ -121,12 +121,12 @@ struct UndoHistory {
         return []
     }
 
-    /// Elements undo or redo may still remove or put characters back after: the document must
-    /// keep their tombstones.
+    /// Removed elements undo or redo may still put back, which they find by the place of their
+    /// tombstones: the document must keep those. (Inserted elements are removed by ID, which
+    /// needs nothing kept: removing a dropped element is a no-op.)
     var referencedIDs: [ElementIDRange] {
         var ids: [ElementIDRange] = []
         for step in undoSteps + redoSteps {
-            for id in step.inserted { ids.append(ElementIDRange(start: current(id), count: 1)) }
             for (id, _) in step.removed { ids.append(ElementIDRange(start: current(id), count: 1)) }
         }
         return ids

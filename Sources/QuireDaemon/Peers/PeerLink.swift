@@ -31,6 +31,8 @@ public final class PeerLink {
     private var theyProved = false
     private var sentDocuments = false
     public private(set) var peerUser: String?
+    /// The peer daemon's replica ID, once its hello arrived.
+    var peerReplica: ReplicaID? { theirHello.map { ReplicaID($0.replica) } }
     public private(set) var closeReason: String?
     public private(set) var bytesIn = 0
     public private(set) var bytesOut = 0
@@ -171,6 +173,9 @@ public final class PeerLink {
         case .state(let uri, let documentID, let payload):
             guard state == .established else { return cut("a document state before authentication") }
             receiveState(uri: uri, documentID: documentID, payload: payload)
+        case .stability(let message):
+            guard state == .established else { return cut("a stability message before authentication") }
+            daemon.receiveStability(message, from: self)
         case .heartbeat:
             break
         case .bye(let reason):
@@ -181,7 +186,7 @@ public final class PeerLink {
     private func sendDocumentList() {
         guard !sentDocuments else { return }
         sentDocuments = true
-        for document in daemon.documents.values { daemon.markShared(document) }
+        for document in daemon.documents.values { daemon.markShared(document, holder: peerReplica) }
         send(.documents(["initial": true, "documents": .array(daemon.documents.values.sorted { $0.uri < $1.uri }.map(Self.entry))]))
     }
 
@@ -189,7 +194,7 @@ public final class PeerLink {
     /// opening that name on the other side joins it instead of starting an unrelated one.
     func announce(_ document: SharedDocument) {
         guard state == .established else { return }
-        daemon.markShared(document)
+        daemon.markShared(document, holder: peerReplica)
         send(.documents(["initial": false, "documents": [Self.entry(for: document)]]))
     }
 
@@ -254,7 +259,7 @@ public final class PeerLink {
 
     private func sendState(of document: SharedDocument) {
         guard state == .established else { return }
-        daemon.markShared(document)
+        daemon.markShared(document, holder: peerReplica)
         send(.state(uri: document.uri, documentID: document.id, payload: document.text.encodedState()))
         peerVersions[document.uri] = document.text.versionVector.counts
     }
@@ -338,6 +343,12 @@ public final class PeerLink {
             notePeerHas(chunk, of: document.uri)
             start += limit
         }
+    }
+
+    /// Sends a stability round's wave message (only once the link is established).
+    func sendStability(_ message: JSONValue) {
+        guard state == .established else { return }
+        send(.stability(message))
     }
 
     private func send(_ frame: PeerFrame) {

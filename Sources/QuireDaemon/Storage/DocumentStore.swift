@@ -99,8 +99,9 @@ public final class DocumentStore {
         public let text: ReplicatingText
         public let operationCount: Int
         let binding: FileBinding?
-        /// Whether a peer ever held the document.
+        /// Whether a peer ever held the document, and the peer daemons known to hold it.
         let shared: Bool
+        let holders: Set<ReplicaID>
     }
 
     /// Every document in the data directory, each from its newest intact state. Damage is
@@ -121,7 +122,7 @@ public final class DocumentStore {
                 files[recovered.files.id] = recovered.files
                 loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
                                              operationCount: recovered.operationCount, binding: recovered.binding,
-                                             shared: recovered.shared))
+                                             shared: recovered.shared, holders: recovered.holders))
             } catch {
                 logger.error("skipping \(directory): \(error)")
             }
@@ -186,10 +187,10 @@ public final class DocumentStore {
         }
     }
 
-    /// Records that a peer now holds document `id`.
-    func recordShared(documentID id: UInt64) {
+    /// Records that peers hold document `id`, and which.
+    func recordShared(documentID id: UInt64, holders: Set<ReplicaID>) {
         guard failure == nil, let documentFiles = files[id] else { return }
-        attempt("record that \(documentFiles.uri) is shared") { try documentFiles.recordShared() }
+        attempt("record that \(documentFiles.uri) is shared") { try documentFiles.recordShared(holders: holders) }
     }
 
     /// Starts a document a peer sent whole (a state, not operations): it is snapshotted at once,

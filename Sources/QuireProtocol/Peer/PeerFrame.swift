@@ -14,9 +14,11 @@ public enum PeerFrame: Equatable, Sendable {
     /// A document's whole state, for a peer that lacks it and cannot be sent operations (the
     /// sender dropped tombstones its history is anchored to).
     case state(uri: String, documentID: UInt64, payload: [UInt8])
+    /// A stability round: which tombstones every copy has seen removed (protocol/peer.md).
+    case stability(JSONValue)
 
     enum Kind: UInt8 {
-        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7
+        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8
     }
 
     /// Why a frame body is not a peer message.
@@ -31,6 +33,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .hello(let v): body = [Kind.hello.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .auth(let v): body = [Kind.auth.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .documents(let v): body = [Kind.documents.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
+        case .stability(let v): body = [Kind.stability.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .operations(let uri, let id, let payload): body = Self.documentBody(.operations, uri: uri, id: id, payload: payload)
         case .state(let uri, let id, let payload): body = Self.documentBody(.state, uri: uri, id: id, payload: payload)
         case .heartbeat: body = [Kind.heartbeat.rawValue]
@@ -50,6 +53,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .hello: return .hello(try json(payload))
         case .auth: return .auth(try json(payload))
         case .documents: return .documents(try json(payload))
+        case .stability: return .stability(try json(payload))
         case .heartbeat: return .heartbeat
         case .bye: return .bye(reason: String(decoding: payload, as: UTF8.self))
         case .operations:

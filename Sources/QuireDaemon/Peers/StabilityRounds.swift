@@ -1,0 +1,193 @@
+import JSON
+import QuireProtocol
+import ReplicatingTypes
+
+/// Stability rounds (protocol/peer.md, "Dropping tombstones"): an echo wave over the peer links
+/// that establishes, for one document, that every daemon holding it has seen the removals the
+/// initiator had when the round started, that no editor view or file base on any of them still
+/// shows those characters, and that nothing anchored to them is still in flight. Only then does
+/// the initiator drop those tombstones.
+///
+/// The wave: the initiator sends `ask` on every link. A daemon's first `ask` makes that link its
+/// parent; it forwards `ask` on its other links. Once a wave message (an `ask` or an `echo`) came
+/// back on every other link, and its own views and file base no longer show what it had removed
+/// when the round reached it, it sends `echo` to its parent with what it learned: the daemons
+/// reached, the holders they know of, and any reason the round fails. Links deliver in order and a
+/// daemon relays every new operation at once, so when a link's wave message arrives, everything
+/// sent on that link before it has arrived too. The initiator drops the tombstones only if every
+/// holder anyone knows was reached.
+final class StabilityRounds {
+    struct Key: Hashable {
+        let document: UInt64
+        let round: String
+    }
+
+    final class Round {
+        let document: SharedDocument
+        /// The link the first `ask` came on; nil on the daemon that started the round.
+        let parent: Int?
+        /// Links a wave message is still due from.
+        var waiting: Set<Int>
+        /// What was removed here when the round reached this daemon.
+        let removed: ElementIDRangeSet
+        /// On the initiator: the tombstones it may drop if the round succeeds.
+        let candidates: [ElementIDRange]
+        var reached: Set<ReplicaID> = []
+        var holders: Set<ReplicaID> = []
+        var failure: String?
+        var age = 0
+
+        init(document: SharedDocument, parent: Int?, waiting: Set<Int>, removed: [ElementIDRange], candidates: [ElementIDRange]) {
+            self.document = document
+            self.parent = parent
+            self.waiting = waiting
+            self.removed = ElementIDRangeSet(removed)
+            self.candidates = candidates
+        }
+    }
+
+    /// Heartbeat ticks a round may wait for editors to catch up before it fails.
+    static let patienceTicks = 6
+
+    var active: [Key: Round] = [:]
+    /// Rounds finished here (the most recent ones), so a late `ask` gets an answer at once.
+    private(set) var finished: [Key] = []
+    var nextRound = 1
+
+    func markFinished(_ key: Key) {
+        active[key] = nil
+        finished.append(key)
+        if finished.count > 256 { finished.removeFirst(finished.count - 256) }
+    }
+
+    func isFinished(_ key: Key) -> Bool { finished.contains(key) }
+}
+
+extension Daemon {
+    /// Starts a stability round for `document` (shared with peers, holding tombstones) unless
+    /// one of this daemon's rounds for it is under way. Returns whether one started.
+    @discardableResult
+    func startStabilityRound(_ document: SharedDocument) -> Bool {
+        let established = links.values.filter { $0.state == .established }
+        guard document.everShared, !established.isEmpty,
+              !stabilityRounds.active.values.contains(where: { $0.document === document && $0.parent == nil }) else { return false }
+        let candidates = document.text.scalars.removedIDs
+        guard !candidates.isEmpty else { return false }
+        let key = StabilityRounds.Key(document: document.id, round: "\(replica.rawValue):\(stabilityRounds.nextRound)")
+        stabilityRounds.nextRound += 1
+        stabilityRounds.active[key] = StabilityRounds.Round(document: document, parent: nil, waiting: Set(established.map(\.id)),
+                                                             removed: candidates, candidates: candidates)
+        for link in established { link.sendStability(ask(key, document)) }
+        logger.info("document \(document.uri): stability round \(key.round) started over \(established.count) links")
+        return true
+    }
+
+    private func ask(_ key: StabilityRounds.Key, _ document: SharedDocument) -> JSONValue {
+        ["uri": .string(document.uri), "id": .string(String(document.id)), "round": .string(key.round), "phase": "ask"]
+    }
+
+    /// A wave message from `link`.
+    func receiveStability(_ message: JSONValue, from link: PeerLink) {
+        guard let uri = message["uri"]?.stringValue, let idText = message["id"]?.stringValue, let id = UInt64(idText),
+              let round = message["round"]?.stringValue, let phase = message["phase"]?.stringValue, phase == "ask" || phase == "echo"
+        else { return link.cut("malformed stability message") }
+        let key = StabilityRounds.Key(document: id, round: round)
+        guard let document = document(uri: uri, id: id) else {
+            if phase == "ask" { link.sendStability(echo(key, uri: uri, failure: "document \(uri) is not held by replica \(replica.rawValue) yet")) }
+            return
+        }
+        if phase == "echo" {
+            guard let active = stabilityRounds.active[key] else { return }
+            if message["ok"] != .bool(true), active.failure == nil { active.failure = message["reason"]?.stringValue ?? "a peer refused" }
+            for text in message["reached"]?.arrayValue ?? [] { if let r = text.stringValue.flatMap(UInt64.init) { active.reached.insert(ReplicaID(r)) } }
+            for text in message["holders"]?.arrayValue ?? [] { if let r = text.stringValue.flatMap(UInt64.init) { active.holders.insert(ReplicaID(r)) } }
+            active.waiting.remove(link.id)
+            finishStabilityRound(key)
+            return
+        }
+        if let active = stabilityRounds.active[key] {
+            // The wave reached this daemon before: this ask is that link's wave message.
+            active.waiting.remove(link.id)
+            finishStabilityRound(key)
+        } else if stabilityRounds.isFinished(key) {
+            link.sendStability(echo(key, uri: uri, failure: nil))
+        } else {
+            let others = links.values.filter { $0.state == .established && $0 !== link }
+            stabilityRounds.active[key] = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
+                                                                 removed: document.text.scalars.removedIDs, candidates: [])
+            for other in others { other.sendStability(ask(key, document)) }
+            finishStabilityRound(key)
+        }
+    }
+
+    private func echo(_ key: StabilityRounds.Key, uri: String, failure: String?, reached: Set<ReplicaID> = [], holders: Set<ReplicaID> = []) -> JSONValue {
+        var message: [String: JSONValue] = [
+            "uri": .string(uri), "id": .string(String(key.document)), "round": .string(key.round), "phase": "echo", "ok": .bool(failure == nil),
+            "reached": .array(reached.map { .string(String($0.rawValue)) }), "holders": .array(holders.map { .string(String($0.rawValue)) }),
+        ]
+        if let failure { message["reason"] = .string(failure) }
+        return .object(message)
+    }
+
+    /// Whether an editor view or the file base of `document` on this daemon still shows a
+    /// character in `removed`: its next edit may be anchored to it.
+    private func copiesShow(_ removed: ElementIDRangeSet, in document: SharedDocument) -> Bool {
+        for session in sessions.values {
+            if let view = session.view(of: document.uri), removed.intersects(view.referencedIDs) { return true }
+        }
+        if let base = document.file?.base, removed.intersects(base.scalars.visibleIDs) { return true }
+        return false
+    }
+
+    /// Completes round `key` here once every link has answered and the local copies caught up.
+    func finishStabilityRound(_ key: StabilityRounds.Key) {
+        guard let round = stabilityRounds.active[key], round.waiting.isEmpty else { return }
+        if round.failure == nil, copiesShow(round.removed, in: round.document) {
+            guard round.age >= StabilityRounds.patienceTicks else { return }   // looked at again later
+            round.failure = "an editor view or file base on replica \(replica.rawValue) still shows removed text"
+        }
+        round.reached.insert(replica)
+        round.holders.formUnion(round.document.holders)
+        stabilityRounds.markFinished(key)
+        let document = round.document
+        if let parent = round.parent {
+            links[parent]?.sendStability(echo(key, uri: document.uri, failure: round.failure, reached: round.reached, holders: round.holders))
+            return
+        }
+        let unreached = round.holders.subtracting(round.reached)
+        if let failure = round.failure {
+            logger.info("document \(document.uri): stability round \(key.round) failed: \(failure)")
+        } else if !unreached.isEmpty {
+            logger.info("document \(document.uri): stability round \(key.round) did not reach holders \(unreached.map { String($0.rawValue) }.sorted().joined(separator: ", "))")
+        } else {
+            let dropped = document.dropTombstones(in: round.candidates, keeping: localReferences(of: document))
+            logger.info("document \(document.uri): stability round \(key.round) reached \(round.reached.count) daemons; dropped \(dropped) removed characters")
+        }
+    }
+
+    /// Rounds waiting for editors get older with each heartbeat tick; every waiting round is
+    /// looked at again.
+    func tickStabilityRounds() {
+        for (key, round) in stabilityRounds.active {
+            round.age += 1
+            finishStabilityRound(key)
+        }
+    }
+
+    /// Looks again at rounds that wait only for local copies to catch up (after editor edits).
+    func recheckStabilityRounds() {
+        for (key, round) in stabilityRounds.active where round.waiting.isEmpty { finishStabilityRound(key) }
+    }
+
+    /// A link closed: rounds waiting on it fail; rounds whose parent it was can no longer report.
+    func stabilityLinkClosed(_ link: PeerLink) {
+        for (key, round) in stabilityRounds.active {
+            if round.parent == link.id {
+                stabilityRounds.markFinished(key)
+            } else if round.waiting.remove(link.id) != nil {
+                if round.failure == nil { round.failure = "a peer link closed during the round" }
+                finishStabilityRound(key)
+            }
+        }
+    }
+}
