@@ -100,15 +100,7 @@ extension ReplicatingArrayStorage {
     /// A copy without the parts of tombstone runs that `drop` names (given a run's IDs, the
     /// sorted pieces of it to drop), and how many elements it dropped.
     func droppingTombstones(_ drop: (ElementIDRange) -> [ElementIDRange]) -> (ReplicatingArrayStorage, dropped: Int) {
-        let result = ReplicatingArrayStorage(isBreak: isBreak)
-        result.replicas = replicas
-        result.replicaIndex = replicaIndex
-        result.idIndex = ContiguousArray(repeating: LeafIndexColumn(), count: replicas.count)
-        for (i, column) in idIndex.enumerated() { result.idIndex[i].append(Self.compactedLeaf, count: column.count) }
-        result.maxLamport = maxLamport
-        result.pendingInsertions = pendingInsertions
-        result.pendingRemovals = pendingRemovals
-        result.rejectedOperationCount = rejectedOperationCount
+        let result = emptyCopy()
         var dropped = 0
         var runs = ContiguousArray<Run>()
         var leaf: Int? = Self.firstLeaf

@@ -181,19 +181,25 @@ extension ReplicatingArrayStorage {
 
     // MARK: Copying
 
-    /// A deep copy with the same document order and indexes (leaves are repacked).
-    func copy() -> ReplicatingArrayStorage {
+    /// A storage with this one's replicas, counters and waiting operations but no runs yet: every
+    /// counter reads as compacted until the runs appended to it claim theirs.
+    func emptyCopy() -> ReplicatingArrayStorage {
         let result = ReplicatingArrayStorage(isBreak: isBreak)
         result.replicas = replicas
         result.replicaIndex = replicaIndex
         result.idIndex = ContiguousArray(repeating: LeafIndexColumn(), count: replicas.count)
-        // Every counter starts compacted; the runs built below claim the ones still stored.
         for (i, column) in idIndex.enumerated() { result.idIndex[i].append(Self.compactedLeaf, count: column.count) }
         result.maxLamport = maxLamport
         result.compactedCount = compactedCount
         result.pendingInsertions = pendingInsertions
         result.pendingRemovals = pendingRemovals
         result.rejectedOperationCount = rejectedOperationCount
+        return result
+    }
+
+    /// A deep copy with the same document order and indexes (leaves are repacked).
+    func copy() -> ReplicatingArrayStorage {
+        let result = emptyCopy()
         var leaf: Int? = Self.firstLeaf
         while let source = leaf {
             result.appendBuilt(runs: leaves[source].runs, content: leaves[source].content)

@@ -236,15 +236,23 @@ final class ReplicatingArrayStorage<Element> {
     /// - Complexity: O(log n)
     @inline(__always)
     func leaf(holding index: Int) -> (leaf: Int, index: Int) {
+        descend(to: index, countingBreaks: false)
+    }
+
+    /// The leaf whose elements (or, `countingBreaks`, whose visible breaks) include number
+    /// `index`, and its number within that leaf: a walk down the count tree.
+    @inline(__always)
+    private func descend(to index: Int, countingBreaks: Bool) -> (leaf: Int, index: Int) {
         var node = Int(root)
         var remaining = index
         while !branches[node].isBottom {
             var i = 0
             let last = branches[node].children.count - 1
             while i < last {
-                let visible = branches[Int(branches[node].children[i])].visible
-                if remaining < visible { break }
-                remaining -= visible
+                let child = Int(branches[node].children[i])
+                let count = countingBreaks ? branches[child].breaks : branches[child].visible
+                if remaining < count { break }
+                remaining -= count
                 i += 1
             }
             node = Int(branches[node].children[i])
@@ -252,9 +260,10 @@ final class ReplicatingArrayStorage<Element> {
         var i = 0
         let last = branches[node].children.count - 1
         while i < last {
-            let visible = leaves[Int(branches[node].children[i])].content.count
-            if remaining < visible { break }
-            remaining -= visible
+            let child = Int(branches[node].children[i])
+            let count = countingBreaks ? leaves[child].breaks : leaves[child].content.count
+            if remaining < count { break }
+            remaining -= count
             i += 1
         }
         return (Int(branches[node].children[i]), remaining)
@@ -277,28 +286,7 @@ final class ReplicatingArrayStorage<Element> {
     /// The leaf holding paragraph break number `index` (0-based).
     /// - Complexity: O(log n)
     func leaf(holdingBreak index: Int) -> (leaf: Int, index: Int) {
-        var node = Int(root)
-        var remaining = index
-        while !branches[node].isBottom {
-            var i = 0
-            let last = branches[node].children.count - 1
-            while i < last {
-                let breaks = branches[Int(branches[node].children[i])].breaks
-                if remaining < breaks { break }
-                remaining -= breaks
-                i += 1
-            }
-            node = Int(branches[node].children[i])
-        }
-        var i = 0
-        let last = branches[node].children.count - 1
-        while i < last {
-            let breaks = leaves[Int(branches[node].children[i])].breaks
-            if remaining < breaks { break }
-            remaining -= breaks
-            i += 1
-        }
-        return (Int(branches[node].children[i]), remaining)
+        descend(to: index, countingBreaks: true)
     }
 
     /// Visible elements and breaks before `leaf` in the whole array.
