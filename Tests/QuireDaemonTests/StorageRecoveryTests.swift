@@ -37,8 +37,9 @@ struct StoredHistory {
     let id: UInt64 = 0xD0C
     var textAfterRecord: [String] = [""]
 
-    /// Types `records` random edits into a fresh store at `path` and commits each.
-    init(path: String, records: Int, seed: UInt64, snapshotLogBytes: Int = 1 << 20) throws {
+    /// Types `records` random edits into a fresh store at `path` and commits each. With
+    /// `compacting`, every snapshot drops all tombstones first (as for a document no peer holds).
+    init(path: String, records: Int, seed: UInt64, snapshotLogBytes: Int = 1 << 20, compacting: Bool = false) throws {
         self.path = path
         var random = SeededGenerator(seed: seed)
         let store = try DocumentStore(path: path, snapshotLogBytes: snapshotLogBytes, logger: Logger(label: "test"))
@@ -56,7 +57,8 @@ struct StoredHistory {
             }
             store.append(operations, toDocument: id)
             store.commit()
-            let current = text
+            var current = text
+            if compacting { current.dropTombstones() }
             store.snapshotDueDocuments { _ in current }
             textAfterRecord.append(text.string)
         }
@@ -170,6 +172,24 @@ struct StoredHistory {
         let (text, log) = try history.recover()
         #expect(text == history.textAfterRecord.last)
         #expect(log.contains { $0.contains("snapshot-\(newest) is unusable") }, "\(log)")
+    }
+
+    @Test(arguments: [false, true])
+    func compactedSnapshotsRecoverEverythingAndFallBackWithNothingLost(damageNewest: Bool) throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let history = try StoredHistory(path: path, records: 500, seed: 8, snapshotLogBytes: 1024, compacting: true)
+        let newest = try #require(history.files("snapshot").last)
+        let snapshot = history.documentDirectory + "/snapshot-\(newest)"
+        var bytes = try #require(try FileSystem.read(snapshot))
+        if damageNewest {
+            bytes[bytes.count / 2] ^= 0xFF
+            try Data(bytes).write(to: URL(fileURLWithPath: snapshot))
+        }
+        let (text, log) = try history.recover()
+        #expect(text == history.textAfterRecord.last)
+        #expect(log.contains { $0.contains("snapshot-\(newest) is unusable") } == damageNewest, "\(log)")
+        let loaded = try #require(try DocumentStore(path: path, logger: Logger(label: "test")).loadDocuments().first)
+        #expect(loaded.text.scalars.compactedCount > 0, "the state came from a compacted (document-order) snapshot")
     }
 
     @Test func aTruncatedSnapshotAndAWrongHeaderAreReported() throws {
