@@ -337,4 +337,21 @@ import ReplicatingTypes
         for editor in [ann, bob] { editor.deliver() }
         #expect(ann.string == bob.string && ann.string == a.document("doc")?.text.string)
     }
+
+    @Test func aPeerFloodingAsksGetsFailuresNotMemory() throws {
+        let a = Self.makeDaemon(2400), b = Self.makeDaemon(2500), c = Self.makeDaemon(2600)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        defer { _ = (ann, bob) }
+        try network.link(b, c)        // rounds that reach B wait for C's answer: they stay under way
+        network.pump([a, b, c])
+        let document = try #require(b.document("doc"))
+        let fromA = try #require(network.wires.first?.b)
+        for n in 0..<20 {
+            b.receiveStability(["uri": "doc", "id": .string(String(document.id)), "round": .string("9:\(n)"), "phase": "ask"], from: fromA)
+        }
+        #expect(b.stabilityRounds.active.count == StabilityRounds.maximumActivePerDocument)
+        b.receiveStability(["uri": "doc", "phase": "ask"], from: fromA)
+        #expect(fromA.closeReason == "malformed stability message")
+    }
 }

@@ -48,6 +48,9 @@ final class StabilityRounds {
 
     /// Heartbeat ticks a round may wait for editors to catch up before it fails.
     static let patienceTicks = 6
+    /// Rounds one document may have under way here at once; more (a peer flooding asks) are
+    /// answered with a failure at once, since each holds a copy of the document's removed IDs.
+    static let maximumActivePerDocument = 8
 
     var active: [Key: Round] = [:]
     /// Rounds finished here (the most recent ones), so a late `ask` gets an answer at once.
@@ -111,6 +114,8 @@ extension Daemon {
             finishStabilityRound(key)
         } else if stabilityRounds.isFinished(key) {
             link.sendStability(echo(key, uri: uri, failure: nil))
+        } else if stabilityRounds.active.values.filter({ $0.document === document }).count >= StabilityRounds.maximumActivePerDocument {
+            link.sendStability(echo(key, uri: uri, failure: "too many stability rounds of \(uri) under way on replica \(replica.rawValue)"))
         } else {
             let others = links.values.filter { $0.state == .established && $0 !== link }
             stabilityRounds.active[key] = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
