@@ -27,7 +27,7 @@ public final class Daemon {
         /// Documents a daemon holds at most; a peer that would create more is cut off.
         public var maximumDocuments = 10_000
 
-        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.4.0",
+        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.5.0",
                     peerSecret: [UInt8]? = nil, userName: String = "quire") {
             self.peerSecret = peerSecret
             self.userName = userName

@@ -7,7 +7,7 @@ import ReplicatingTypes
 /// The `quire` command line: by default (`quire serve`) the daemon, serving one editor on stdio.
 @main
 struct Quire: ParsableCommand {
-    static let version = "0.4.0"
+    static let version = "0.5.0"
 
     static let configuration = CommandConfiguration(
         commandName: "quire",
