@@ -170,6 +170,7 @@ public final class Daemon {
     /// session that has it open. Sent at the next `flush()`.
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession) {
         distribute(operations, to: document, exceptSession: session)
+        stabilityRounds.editorsMoved = true   // an editor view may have caught up
     }
 
     /// Operations that came from outside every editor and peer (a file changed on disk, an
@@ -278,7 +279,8 @@ public final class Daemon {
     /// (after its reply), so several remote operations become one edit.
     public func flush() {
         for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.sendPendingEdits() }
-        if !stabilityRounds.active.isEmpty { recheckStabilityRounds() }
+        if stabilityRounds.editorsMoved, !stabilityRounds.active.isEmpty { recheckStabilityRounds() }
+        stabilityRounds.editorsMoved = false
     }
 
     // MARK: Durability

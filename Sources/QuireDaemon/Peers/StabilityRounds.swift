@@ -53,6 +53,9 @@ final class StabilityRounds {
     static let maximumActivePerDocument = 8
 
     var active: [Key: Round] = [:]
+    /// Whether an editor edit arrived since rounds waiting on views were last looked at (views
+    /// catch up only then; the look costs O(text) per view).
+    var editorsMoved = false
     /// Rounds finished here (the most recent ones), so a late `ask` gets an answer at once.
     private(set) var finished: [Key] = []
     var nextRound = 1
@@ -179,7 +182,8 @@ extension Daemon {
         }
     }
 
-    /// Looks again at rounds that wait only for local copies to catch up (after editor edits).
+    /// Looks again at rounds that wait only for local copies to catch up (after editor edits;
+    /// file bases are looked at again on the heartbeat tick).
     func recheckStabilityRounds() {
         for (key, round) in stabilityRounds.active where round.waiting.isEmpty { finishStabilityRound(key) }
     }
