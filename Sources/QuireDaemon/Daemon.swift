@@ -1,3 +1,4 @@
+import Glibc
 import Logging
 import QuireProtocol
 import ReplicatingTypes
@@ -26,6 +27,9 @@ public final class Daemon {
         public var maximumBufferedOperations = 10_000
         /// Documents a daemon holds at most; a peer that would create more is cut off.
         public var maximumDocuments = 10_000
+        /// A holder of a document not linked with for longer than this (seconds) stops holding
+        /// its tombstones back; it rebases onto a state when it returns.
+        public var holderHorizon: Double = 30 * 24 * 3600
 
         public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.5.0",
                     peerSecret: [UInt8]? = nil, userName: String = "quire") {
@@ -52,6 +56,8 @@ public final class Daemon {
     private(set) var links: [Int: PeerLink] = [:]
     /// Stability rounds under way or recently finished (which tombstones every copy has seen removed).
     let stabilityRounds = StabilityRounds()
+    /// Seconds since 1970 (wall clock; tests move it): when holders were last linked with.
+    public var clock: () -> Double = { Double(time(nil)) }
     private var nextLinkID = 1
     /// Listening and connecting for `peer/*` requests; set by the server that runs the daemon.
     public weak var transport: PeerTransport?
@@ -87,7 +93,7 @@ public final class Daemon {
             let document = SharedDocument(uri: uri, id: loaded.id, text: loaded.text)
             document.file = loaded.binding
             document.everShared = loaded.shared
-            document.holders = loaded.holders
+            document.sharing = loaded.sharing
             documents[uri] = document
             logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed")
         }
@@ -216,6 +222,10 @@ public final class Daemon {
     func peerLinkClosed(_ link: PeerLink) {
         links[link.id] = nil
         stabilityLinkClosed(link)
+        // The last time this daemon was linked with that holder (the horizon counts from here).
+        if let holder = link.peerReplica, link.wasEstablished {
+            for document in documents.values where document.sharing.holders[holder] != nil { markShared(document, holder: holder) }
+        }
         announce(link, event: link.closeReason.map { $0.hasPrefix("the peer") || $0.hasPrefix("shutting") ? "left" : "failed" } ?? "left",
                  reason: link.closeReason)
     }
@@ -364,11 +374,16 @@ public final class Daemon {
     /// Notes that the peer daemon `holder` now holds `document`: from now on its tombstones go
     /// only when a stability round reaches every holder (protocol/decisions/tombstones.md).
     func markShared(_ document: SharedDocument, holder: ReplicaID?) {
-        let newHolder = holder.map { !document.holders.contains($0) } ?? false
-        guard !document.everShared || newHolder else { return }
+        let before = document.sharing
+        if let holder { document.sharing.heard(from: holder, at: clock()) }
+        guard !document.everShared || document.sharing != before else { return }
         document.everShared = true
-        if let holder { document.holders.insert(holder) }
-        store?.recordShared(documentID: document.id, holders: document.holders)
+        store?.recordSharing(document.sharing, forDocument: document.id)
+    }
+
+    /// Records `document`'s sharing after a change made in place.
+    func recordSharing(of document: SharedDocument) {
+        store?.recordSharing(document.sharing, forDocument: document.id)
     }
 
     // MARK: Selections

@@ -278,7 +278,7 @@ import ReplicatingTypes
         network.sever(toC)
         network.pump([a, b, c])
         let document = try #require(a.document("doc"))
-        #expect(document.holders.count == 2)
+        #expect(document.sharing.holders.count == 2)
         #expect(a.startStabilityRound(document))
         network.pump([a, b, c])
         #expect(document.text.scalars.tombstoneCount == 2, "C holds the document and was not reached")

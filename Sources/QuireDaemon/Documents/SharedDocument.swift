@@ -31,9 +31,9 @@ final class SharedDocument {
     /// Whether a peer ever held this document. Until one has, every copy that can edit it is
     /// on this daemon, so this daemon alone decides which tombstones can go.
     var everShared = false
-    /// The peer daemons known to hold this document (persisted): a stability round must reach
-    /// all of them before a tombstone can go.
-    var holders: Set<ReplicaID> = []
+    /// The peer daemons known to hold this document and where its copies stand (persisted): a
+    /// stability round must reach every holder before a tombstone can go.
+    var sharing = DocumentSharing()
 
     init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri

@@ -40,7 +40,11 @@ public final class PeerLink {
     public private(set) var operationsOut = 0
     /// What the peer is known to have, per document: from its document list, plus every
     /// operation sent to it or received from it. Drives `behind`.
+    /// (See also `staleAtPeer`.)
     private var peerVersions: [String: [ReplicaID: UInt64]] = [:]
+    /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
+    /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
+    private var staleAtPeer: [String: Set<String>] = [:]
 
     /// Elements (characters and tombstones) this daemon has and the peer is not known to have.
     public var behind: Int {
@@ -187,7 +191,7 @@ public final class PeerLink {
         guard !sentDocuments else { return }
         sentDocuments = true
         for document in daemon.documents.values { daemon.markShared(document, holder: peerReplica) }
-        send(.documents(["initial": true, "documents": .array(daemon.documents.values.sorted { $0.uri < $1.uri }.map(Self.entry))]))
+        send(.documents(["initial": true, "documents": .array(daemon.documents.values.sorted { $0.uri < $1.uri }.map(entry))]))
     }
 
     /// Tells the peer about a document created here after the link came up, so that an editor
@@ -195,16 +199,25 @@ public final class PeerLink {
     func announce(_ document: SharedDocument) {
         guard state == .established else { return }
         daemon.markShared(document, holder: peerReplica)
-        send(.documents(["initial": false, "documents": [Self.entry(for: document)]]))
+        send(.documents(["initial": false, "documents": [entry(for: document)]]))
     }
 
-    private static func entry(for document: SharedDocument) -> JSONValue {
+    private func entry(for document: SharedDocument) -> JSONValue {
         var version: [String: JSONValue] = [:]
         for (replica, count) in document.text.versionVector.counts { version[String(replica.rawValue)] = .integer(Int64(count)) }
         var entry: [String: JSONValue] = ["uri": .string(document.uri), "id": .string(String(document.id)), "version": .object(version)]
         // It will come as a state to a peer that lacks it: no empty copy is made for it meanwhile.
         if document.text.scalars.compactedCount > 0 { entry["whole"] = true }
+        // The retiring rounds this copy includes, and whether the peer must rebase onto our state.
+        if !document.sharing.epochs.isEmpty { entry["epochs"] = .array(document.sharing.epochs.sorted().map { .string($0) }) }
+        if isRetired(in: document) { entry["rebase"] = true }
         return .object(entry)
+    }
+
+    /// Whether the peer is a holder of `document` retired here: it gets a state to rebase onto,
+    /// and no operations go either way until it has.
+    private func isRetired(in document: SharedDocument) -> Bool {
+        peerReplica.map { document.sharing.retired[$0] != nil } ?? false
     }
 
     /// Delta sync: every document the peer listed gets a local copy (empty until its operations
@@ -232,6 +245,22 @@ public final class PeerLink {
             }
             let document = daemon.documentForPeer(uri: uri, id: id, from: self)
             listed.insert(document.uri)
+            let epochs = Set((entry["epochs"]?.arrayValue ?? []).compactMap(\.stringValue))
+            if entry["rebase"] == .bool(true), document.id == id {
+                // Our copy predates a retiring round there: nothing goes out until we rebased onto its state.
+                staleAtPeer[document.uri] = epochs
+                continue
+            }
+            if isRetired(in: document), let replica = peerReplica, let round = document.sharing.retired[replica] {
+                guard epochs.contains(round) else {
+                    sendState(of: document)
+                    continue
+                }
+                // It rebased (here or elsewhere) onto a copy that took part in the round: a holder again.
+                document.sharing.retired[replica] = nil
+                daemon.markShared(document, holder: replica)
+                daemon.recordSharing(of: document)
+            }
             if document.id == id { peerVersions[document.uri] = counts }
             if document.text.scalars.compactedCount > 0, vector.counts.isEmpty {
                 sendState(of: document)
@@ -272,6 +301,18 @@ public final class PeerLink {
             received = try ReplicatingText(decodingState: payload, replica: daemon.replica)
         } catch {
             return cut("undecodable state of \(uri): \(error)")
+        }
+        if let local = daemon.document(uri: uri, id: documentID) {
+            if let epochs = staleAtPeer[local.uri] {
+                if daemon.rebase(local, onto: received, epochs: epochs, from: self) {
+                    staleAtPeer[local.uri] = nil
+                    peerVersions[local.uri] = received.versionVector.counts
+                    // Tell every peer where this copy stands now; the others send what it lacks.
+                    for link in daemon.links.values where link.state == .established { link.announce(local) }
+                }
+                return
+            }
+            if isRetired(in: local) { return }   // its copy is stale here: it must rebase, not we
         }
         if let local = daemon.document(uri: uri, id: documentID), !(local.text.versionVector.counts.isEmpty && !daemon.isOpen(local)) {
             guard !local.text.versionVector.counts.isEmpty else {
@@ -315,6 +356,11 @@ public final class PeerLink {
         for case .remove(let ranges) in operations { for range in ranges { removed &+= range.count } }
         guard removed <= 1 << 32 else { return cut("a removal of \(removed) elements is not a real edit") }
         let document = daemon.documentForPeer(uri: uri, id: documentID, from: self)
+        if isRetired(in: document) {
+            // A copy that predates a retiring round: what it sends may be anchored to dropped elements.
+            logger.info("peer link \(id): operations of \(uri) ignored until the peer rebases its copy")
+            return
+        }
         for op in operations {
             if let problem = document.text.scalars.validationError(for: op) ?? document.contentConflict(op) {
                 return cut("invalid operation for \(uri): \(problem)")
@@ -332,7 +378,7 @@ public final class PeerLink {
 
     /// Ships operations of `document` to the peer (only once the link is established).
     func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) {
-        guard state == .established, !operations.isEmpty else { return }
+        guard state == .established, !operations.isEmpty, staleAtPeer[document.uri] == nil, !isRetired(in: document) else { return }
         // Bounded frames: split long lists.
         let limit = daemon.configuration.maximumOperationsPerFrame
         var start = 0

@@ -16,6 +16,11 @@ import ReplicatingTypes
 /// daemon relays every new operation at once, so when a link's wave message arrives, everything
 /// sent on that link before it has arrived too. The initiator drops the tombstones only if every
 /// holder anyone knows was reached.
+///
+/// Holders not linked with for longer than the horizon: when they are all a round missed, the
+/// initiator starts a *retiring round* naming them. Each daemon it reaches retires them for the
+/// document (no operations to or from them, only a state to rebase onto, see `PeerLink`) before
+/// it answers, unless it was linked with one of them within the horizon, which fails the round.
 final class StabilityRounds {
     struct Key: Hashable {
         let document: UInt64
@@ -32,17 +37,28 @@ final class StabilityRounds {
         let removed: ElementIDRangeSet
         /// On the initiator: the tombstones it may drop if the round succeeds.
         let candidates: [ElementIDRange]
+        /// Holders this round retires (a retiring round), or none.
+        let retiring: Set<ReplicaID>
         var reached: Set<ReplicaID> = []
-        var holders: Set<ReplicaID> = []
+        /// Holders known to the daemons reached, with when each was last linked with.
+        var holders: [ReplicaID: Double] = [:]
         var failure: String?
         var age = 0
+        /// When this daemon had last linked with each holder it retired for this round.
+        var retiredContacts: [ReplicaID: Double] = [:]
 
-        init(document: SharedDocument, parent: Int?, waiting: Set<Int>, removed: [ElementIDRange], candidates: [ElementIDRange]) {
+        init(document: SharedDocument, parent: Int?, waiting: Set<Int>, removed: [ElementIDRange], candidates: [ElementIDRange],
+             retiring: Set<ReplicaID> = []) {
             self.document = document
             self.parent = parent
             self.waiting = waiting
             self.removed = ElementIDRangeSet(removed)
             self.candidates = candidates
+            self.retiring = retiring
+        }
+
+        func heard(of holders: [ReplicaID: Double]) {
+            for (holder, seconds) in holders { self.holders[holder] = Swift.max(self.holders[holder] ?? 0, seconds) }
         }
     }
 
@@ -73,7 +89,7 @@ extension Daemon {
     /// Starts a stability round for `document` (shared with peers, holding tombstones) unless
     /// one of this daemon's rounds for it is under way. Returns whether one started.
     @discardableResult
-    func startStabilityRound(_ document: SharedDocument) -> Bool {
+    func startStabilityRound(_ document: SharedDocument, retiring: Set<ReplicaID> = []) -> Bool {
         let established = links.values.filter { $0.state == .established }
         guard document.everShared, !established.isEmpty,
               !stabilityRounds.active.values.contains(where: { $0.document === document && $0.parent == nil }) else { return false }
@@ -81,15 +97,61 @@ extension Daemon {
         guard !candidates.isEmpty else { return false }
         let key = StabilityRounds.Key(document: document.id, round: "\(replica.rawValue):\(stabilityRounds.nextRound)")
         stabilityRounds.nextRound += 1
-        stabilityRounds.active[key] = StabilityRounds.Round(document: document, parent: nil, waiting: Set(established.map(\.id)),
-                                                             removed: candidates, candidates: candidates)
-        for link in established { link.sendStability(ask(key, document)) }
-        logger.info("document \(document.uri): stability round \(key.round) started over \(established.count) links")
+        let round = StabilityRounds.Round(document: document, parent: nil, waiting: Set(established.map(\.id)),
+                                          removed: candidates, candidates: candidates, retiring: retiring)
+        if !retiring.isEmpty { round.retiredContacts = retire(retiring, of: document, by: key.round) }
+        stabilityRounds.active[key] = round
+        for link in established { link.sendStability(ask(key, document, retiring: retiring)) }
+        logger.info("document \(document.uri): \(retiring.isEmpty ? "stability" : "retiring") round \(key.round) started over \(established.count) links")
         return true
     }
 
-    private func ask(_ key: StabilityRounds.Key, _ document: SharedDocument) -> JSONValue {
-        ["uri": .string(document.uri), "id": .string(String(document.id)), "round": .string(key.round), "phase": "ask"]
+    private func ask(_ key: StabilityRounds.Key, _ document: SharedDocument, retiring: Set<ReplicaID>) -> JSONValue {
+        var message: [String: JSONValue] = ["uri": .string(document.uri), "id": .string(String(document.id)), "round": .string(key.round), "phase": "ask"]
+        if !retiring.isEmpty { message["retire"] = .array(retiring.map { .string(String($0.rawValue)) }) }
+        return .object(message)
+    }
+
+    /// Retires `holders` of `document` by round `round`: they are no longer holders, and their
+    /// copies must rebase onto a state before operations flow again.
+    @discardableResult
+    private func retire(_ holders: Set<ReplicaID>, of document: SharedDocument, by round: String) -> [ReplicaID: Double] {
+        var contacts: [ReplicaID: Double] = [:]
+        for holder in holders {
+            contacts[holder] = document.sharing.holders[holder] ?? 0
+            document.sharing.holders[holder] = nil
+            document.sharing.retired[holder] = round
+        }
+        document.sharing.epochs.insert(round)
+        recordSharing(of: document)
+        logger.info("document \(document.uri): holders \(holders.map { String($0.rawValue) }.sorted().joined(separator: ", ")) retired by round \(round)")
+        return contacts
+    }
+
+    /// Takes back what `round` retired here, when this daemon learns that the round failed.
+    private func unretire(_ round: StabilityRounds.Round, by roundID: String) {
+        guard !round.retiredContacts.isEmpty else { return }
+        let document = round.document
+        for (holder, seen) in round.retiredContacts where document.sharing.retired[holder] == roundID {
+            document.sharing.retired[holder] = nil
+            document.sharing.holders[holder] = seen
+        }
+        document.sharing.epochs.remove(roundID)
+        recordSharing(of: document)
+    }
+
+    /// Why this daemon cannot retire `holders` of `document` (it was linked with one within the
+    /// horizon, or is now), or nil.
+    private func reasonToKeep(_ holders: Set<ReplicaID>, of document: SharedDocument) -> String? {
+        for holder in holders {
+            if links.values.contains(where: { $0.state == .established && $0.peerReplica == holder }) {
+                return "holder \(holder.rawValue) is linked with replica \(replica.rawValue) now"
+            }
+            if let seen = document.sharing.holders[holder], clock() - seen < configuration.holderHorizon {
+                return "replica \(replica.rawValue) was linked with holder \(holder.rawValue) within the horizon"
+            }
+        }
+        return nil
     }
 
     /// A wave message from `link`.
@@ -106,7 +168,11 @@ extension Daemon {
             guard let active = stabilityRounds.active[key] else { return }
             if message["ok"] != .bool(true), active.failure == nil { active.failure = message["reason"]?.stringValue ?? "a peer refused" }
             for text in message["reached"]?.arrayValue ?? [] { if let r = text.stringValue.flatMap(UInt64.init) { active.reached.insert(ReplicaID(r)) } }
-            for text in message["holders"]?.arrayValue ?? [] { if let r = text.stringValue.flatMap(UInt64.init) { active.holders.insert(ReplicaID(r)) } }
+            var holders: [ReplicaID: Double] = [:]
+            for (key, value) in message["holders"]?.objectValue ?? [:] {
+                if let r = UInt64(key), let seconds = value.integerValue { holders[ReplicaID(r)] = Double(seconds) }
+            }
+            active.heard(of: holders)
             active.waiting.remove(link.id)
             finishStabilityRound(key)
             return
@@ -120,18 +186,30 @@ extension Daemon {
         } else if stabilityRounds.active.values.filter({ $0.document === document }).count >= StabilityRounds.maximumActivePerDocument {
             link.sendStability(echo(key, uri: uri, failure: "too many stability rounds of \(uri) under way on replica \(replica.rawValue)"))
         } else {
+            let retiring = Set((message["retire"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(UInt64.init).map(ReplicaID.init) })
             let others = links.values.filter { $0.state == .established && $0 !== link }
-            stabilityRounds.active[key] = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
-                                                                 removed: document.text.scalars.removedIDs, candidates: [])
-            for other in others { other.sendStability(ask(key, document)) }
+            let round = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
+                                              removed: document.text.scalars.removedIDs, candidates: [], retiring: retiring)
+            stabilityRounds.active[key] = round
+            if !retiring.isEmpty {
+                // Retired before answering: from now on this daemon takes nothing from them.
+                if let reason = reasonToKeep(retiring, of: document) {
+                    round.failure = reason
+                } else {
+                    round.retiredContacts = retire(retiring, of: document, by: key.round)
+                }
+            }
+            for other in others { other.sendStability(ask(key, document, retiring: retiring)) }
             finishStabilityRound(key)
         }
     }
 
-    private func echo(_ key: StabilityRounds.Key, uri: String, failure: String?, reached: Set<ReplicaID> = [], holders: Set<ReplicaID> = []) -> JSONValue {
+    private func echo(_ key: StabilityRounds.Key, uri: String, failure: String?, reached: Set<ReplicaID> = [], holders: [ReplicaID: Double] = [:]) -> JSONValue {
+        var holderTimes: [String: JSONValue] = [:]
+        for (holder, seconds) in holders { holderTimes[String(holder.rawValue)] = .integer(Int64(seconds.rounded(.down))) }
         var message: [String: JSONValue] = [
             "uri": .string(uri), "id": .string(String(key.document)), "round": .string(key.round), "phase": "echo", "ok": .bool(failure == nil),
-            "reached": .array(reached.map { .string(String($0.rawValue)) }), "holders": .array(holders.map { .string(String($0.rawValue)) }),
+            "reached": .array(reached.map { .string(String($0.rawValue)) }), "holders": .object(holderTimes),
         ]
         if let failure { message["reason"] = .string(failure) }
         return .object(message)
@@ -155,18 +233,26 @@ extension Daemon {
             round.failure = "an editor view or file base on replica \(replica.rawValue) still shows removed text"
         }
         round.reached.insert(replica)
-        round.holders.formUnion(round.document.holders)
+        round.heard(of: round.document.sharing.holders)
         stabilityRounds.markFinished(key)
+        if round.failure != nil { unretire(round, by: key.round) }
         let document = round.document
         if let parent = round.parent {
             links[parent]?.sendStability(echo(key, uri: document.uri, failure: round.failure, reached: round.reached, holders: round.holders))
             return
         }
-        let unreached = round.holders.subtracting(round.reached)
+        let unreached = Set(round.holders.keys).subtracting(round.reached).subtracting(document.sharing.retired.keys)
+        let now = clock()
         if let failure = round.failure {
             logger.info("document \(document.uri): stability round \(key.round) failed: \(failure)")
         } else if !unreached.isEmpty {
-            logger.info("document \(document.uri): stability round \(key.round) did not reach holders \(unreached.map { String($0.rawValue) }.sorted().joined(separator: ", "))")
+            let names = unreached.map { String($0.rawValue) }.sorted().joined(separator: ", ")
+            if round.retiring.isEmpty, unreached.allSatisfy({ now - (round.holders[$0] ?? 0) >= configuration.holderHorizon }) {
+                logger.info("document \(document.uri): stability round \(key.round) missed only holders away past the horizon (\(names)); retiring them")
+                startStabilityRound(document, retiring: unreached)
+            } else {
+                logger.info("document \(document.uri): stability round \(key.round) did not reach holders \(names)")
+            }
         } else {
             let dropped = document.dropTombstones(in: round.candidates, keeping: localReferences(of: document))
             logger.info("document \(document.uri): stability round \(key.round) reached \(round.reached.count) daemons; dropped \(dropped) removed characters")

@@ -58,27 +58,27 @@ final class DocumentFiles {
     static func create(under root: String, uri: String, id: UInt64) throws -> DocumentFiles {
         let directory = root + "/" + directoryName(for: id)
         try FileSystem.makeDirectory(directory)
-        try writeMetadata(in: directory, uri: uri, id: id, holders: nil)
+        try writeMetadata(in: directory, uri: uri, id: id, sharing: nil)
         let segment = try startSegment(1, in: directory)
         try FileSystem.syncDirectory(root)
         return DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
     }
 
-    /// Writes `document.json` atomically: the document's name, ID, and, once a peer held it, the
-    /// peer daemons known to hold it (`holders`, nil: none ever did).
-    private static func writeMetadata(in directory: String, uri: String, id: UInt64, holders: Set<ReplicaID>?) throws {
+    /// Writes `document.json` atomically: the document's name, ID, and, once a peer held it, who
+    /// holds it (`sharing`, nil: no peer ever did).
+    private static func writeMetadata(in directory: String, uri: String, id: UInt64, sharing: DocumentSharing?) throws {
         var metadata: [String: JSONValue] = ["format": 1, "uri": .string(uri), "id": .string(String(id, radix: 16))]
-        if let holders {
+        if let sharing {
             metadata["shared"] = true
-            metadata["holders"] = .array(holders.map { .string(String($0.rawValue)) }.sorted { $0.stringValue ?? "" < $1.stringValue ?? "" })
+            metadata["sharing"] = sharing.json
         }
         try FileSystem.writeAtomically(JSONSerializer(sortedKeys: true).serialize(.object(metadata)), to: directory + "/" + metadataName)
     }
 
-    /// Records that peers hold this document, and which (its tombstones are no longer this
-    /// daemon's alone to drop).
-    func recordShared(holders: Set<ReplicaID>) throws {
-        try Self.writeMetadata(in: directory, uri: uri, id: id, holders: holders)
+    /// Records that peers hold this document, which, and where its copies stand (its tombstones
+    /// are no longer this daemon's alone to drop).
+    func recordSharing(_ sharing: DocumentSharing) throws {
+        try Self.writeMetadata(in: directory, uri: uri, id: id, sharing: sharing)
     }
 
     /// Creates segment `number`, its header synced and its directory entry durable.
@@ -206,7 +206,7 @@ final class DocumentFiles {
         let operationCount: Int
         let binding: FileBinding?
         let shared: Bool
-        let holders: Set<ReplicaID>
+        let sharing: DocumentSharing
         var warnings: [String]
     }
 
@@ -308,7 +308,7 @@ final class DocumentFiles {
         if let bindingWarning { warnings.append(bindingWarning) }
         return Recovered(files: files, text: text, operationCount: operationCount, binding: binding,
                          shared: metadata["shared"] == .bool(true),
-                         holders: Set((metadata["holders"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(UInt64.init).map(ReplicaID.init) }),
+                         sharing: DocumentSharing(json: metadata["sharing"]),
                          warnings: warnings)
     }
 

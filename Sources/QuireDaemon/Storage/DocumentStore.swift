@@ -101,7 +101,7 @@ public final class DocumentStore {
         let binding: FileBinding?
         /// Whether a peer ever held the document, and the peer daemons known to hold it.
         let shared: Bool
-        let holders: Set<ReplicaID>
+        let sharing: DocumentSharing
     }
 
     /// Every document in the data directory, each from its newest intact state. Damage is
@@ -122,7 +122,7 @@ public final class DocumentStore {
                 files[recovered.files.id] = recovered.files
                 loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
                                              operationCount: recovered.operationCount, binding: recovered.binding,
-                                             shared: recovered.shared, holders: recovered.holders))
+                                             shared: recovered.shared, sharing: recovered.sharing))
             } catch {
                 logger.error("skipping \(directory): \(error)")
             }
@@ -187,10 +187,10 @@ public final class DocumentStore {
         }
     }
 
-    /// Records that peers hold document `id`, and which.
-    func recordShared(documentID id: UInt64, holders: Set<ReplicaID>) {
+    /// Records who holds document `id` and where its copies stand.
+    func recordSharing(_ sharing: DocumentSharing, forDocument id: UInt64) {
         guard failure == nil, let documentFiles = files[id] else { return }
-        attempt("record that \(documentFiles.uri) is shared") { try documentFiles.recordShared(holders: holders) }
+        attempt("record who holds \(documentFiles.uri)") { try documentFiles.recordSharing(sharing) }
     }
 
     /// Starts a document a peer sent whole (a state, not operations): it is snapshotted at once,

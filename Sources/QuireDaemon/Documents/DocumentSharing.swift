@@ -1,0 +1,44 @@
+import JSON
+import ReplicatingTypes
+
+/// Which peer daemons hold a document, and where its copies stand after rounds that retired
+/// holders gone too long (protocol/decisions/tombstones.md). Kept in the document's
+/// `document.json`.
+///
+/// Guarantees: a retired holder is no longer a holder; `epochs` only grows (a copy that took
+/// part in, or was rebased onto, a retiring round keeps that round's ID).
+struct DocumentSharing: Equatable {
+    /// Holders and when this daemon last had a link with each (seconds since 1970).
+    var holders: [ReplicaID: Double] = [:]
+    /// Holders retired by a retiring round, with that round's ID: their copies predate tombstones
+    /// that may be gone, so they get this daemon's state to rebase onto, never operations.
+    var retired: [ReplicaID: String] = [:]
+    /// The retiring rounds this copy includes.
+    var epochs: Set<String> = []
+
+    init() {}
+
+    init(json: JSONValue?) {
+        for (key, value) in json?["holders"]?.objectValue ?? [:] {
+            if let replica = UInt64(key), let seconds = value.integerValue { holders[ReplicaID(replica)] = Double(seconds) }
+        }
+        for (key, value) in json?["retired"]?.objectValue ?? [:] {
+            if let replica = UInt64(key), let round = value.stringValue { retired[ReplicaID(replica)] = round }
+        }
+        epochs = Set((json?["epochs"]?.arrayValue ?? []).compactMap(\.stringValue))
+    }
+
+    var json: JSONValue {
+        var holderTimes: [String: JSONValue] = [:]
+        for (replica, seconds) in holders { holderTimes[String(replica.rawValue)] = .integer(Int64(seconds.rounded(.down))) }
+        var retiredRounds: [String: JSONValue] = [:]
+        for (replica, round) in retired { retiredRounds[String(replica.rawValue)] = .string(round) }
+        return ["holders": .object(holderTimes), "retired": .object(retiredRounds), "epochs": .array(epochs.sorted().map { .string($0) })]
+    }
+
+    /// Notes a link with `holder` now; a retired holder stays retired until it has rebased.
+    mutating func heard(from holder: ReplicaID, at seconds: Double) {
+        guard retired[holder] == nil else { return }
+        holders[holder] = Swift.max(holders[holder] ?? 0, seconds)
+    }
+}

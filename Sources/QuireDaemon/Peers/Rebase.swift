@@ -1,0 +1,68 @@
+import ReplicatingTypes
+
+extension Daemon {
+    /// Rebases `document`, whose copy predates a retiring round this daemon was not part of,
+    /// onto `state`, the copy of a daemon that took part (protocol/decisions/tombstones.md).
+    ///
+    /// This copy's insertions and removals that the state lacks keep their IDs where they can be
+    /// placed. Those anchored to elements the state has dropped are carried over as a three-way
+    /// text merge, as new text of a fresh replica, so nothing typed here is lost and no operation
+    /// anchored to a dropped element ever leaves this daemon. Returns false, changing nothing,
+    /// while an editor has the document open (its view cannot move to another history).
+    func rebase(_ document: SharedDocument, onto state: ReplicatingText, epochs: Set<String>, from link: PeerLink) -> Bool {
+        guard !isOpen(document) else {
+            logger.warning("document \(document.uri): not rebased onto peer link \(link.id)'s state while an editor has it open; it is kept apart until the next link after it is closed")
+            return false
+        }
+        let old = document.text
+        var merged = state
+        var carried = 0
+        var unplaceable: [ElementIDRange] = []
+        for operation in old.operations(since: state.versionVector) {
+            switch operation {
+            case .insert(let insertion):
+                let anchorPlaced = insertion.anchor.map { merged.scalars.contains($0) && !merged.scalars.isCompacted($0) } ?? true
+                if anchorPlaced, merged.scalars.validationError(for: operation) == nil {
+                    merged.integrate(operation)
+                    carried += 1
+                } else {
+                    unplaceable.append(ElementIDRange(start: insertion.id, count: UInt64(insertion.count)))
+                }
+            case .remove(let ranges):
+                let known = ranges.flatMap { range in
+                    range.count == 0 || !merged.scalars.contains(range.start) ? [] : [ElementIDRange(
+                        start: range.start, count: Swift.min(range.count, merged.versionVector[range.start.replica] - range.start.counter))]
+                }
+                if !known.isEmpty { merged.integrate(.remove(ElementIDRanges(known))) }
+            }
+        }
+        // What could not keep its IDs: this copy's text minus those elements is the base, so
+        // exactly their text is carried over (and what either side removed stays removed).
+        let skipped = ElementIDRangeSet(unplaceable)
+        var base: [Unicode.Scalar] = []
+        let scalars = old.scalars.elements
+        var offset = 0
+        for range in old.scalars.visibleIDs {
+            let kept = skipped.complement(of: range).reduce(0) { $0 + Int($1.count) }
+            if kept == Int(range.count) {
+                base += scalars[offset..<(offset + Int(range.count))]
+            } else {
+                for k in 0..<Int(range.count) where skipped.intersection(of: ElementIDRange(start: ElementID(replica: range.start.replica, counter: range.start.counter + UInt64(k)), count: 1)).isEmpty {
+                    base.append(scalars[offset + k])
+                }
+            }
+            offset += Int(range.count)
+        }
+        let edits = TextMerge.edits(base: base, current: merged.scalars.elements, incoming: scalars)
+        merged.replica = makeReplica()
+        for edit in edits.reversed() where edit.range.upperBound <= merged.count { merged.replace(edit.range, with: edit.replacement) }
+        merged.replica = replica
+        document.adopt(merged)
+        document.sharing.epochs.formUnion(epochs)
+        markShared(document, holder: link.peerReplica)
+        recordSharing(of: document)
+        store?.adopt(document.text, forDocument: document.id)
+        logger.info("document \(document.uri): rebased onto peer link \(link.id)'s state; \(carried) operations kept their IDs, \(edits.count) edits carried over as text")
+        return true
+    }
+}
