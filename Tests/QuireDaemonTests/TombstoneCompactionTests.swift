@@ -354,4 +354,111 @@ import ReplicatingTypes
         b.receiveStability(["uri": "doc", "phase": "ask"], from: fromA)
         #expect(fromA.closeReason == "malformed stability message")
     }
+
+    /// A settable wall clock shared by daemons.
+    final class Clock: @unchecked Sendable {
+        var now: Double = 1_800_000_000
+        func advance(days: Double) { now += days * 24 * 3600 }
+    }
+
+    static func makeDaemon(_ base: UInt64, clock: Clock) -> Daemon {
+        let daemon = makeDaemon(base)
+        daemon.clock = { clock.now }
+        return daemon
+    }
+
+    @Test func aHolderAwayPastTheHorizonIsRetiredAndRebasesWhenItReturns() throws {
+        let clock = Clock()
+        let a = Self.makeDaemon(3000, clock: clock), b = Self.makeDaemon(3100, clock: clock), c = Self.makeDaemon(3200, clock: clock)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        let toC = try network.link(a, c)
+        network.pump([a, b, c])
+        ann.edit(0..<0, with: "one two three four five\n")
+        network.pump([a, b, c])
+        bob.deliver()
+        ann.deliver()
+        // C leaves for good, it seems, with the text as it was.
+        network.sever(toC)
+        network.pump([a, b, c])
+        clock.advance(days: 10)
+        bob.edit(4..<8, with: "")                        // "two " removed on B
+        network.pump([a, b, c])
+        ann.deliver()
+        ann.edit(0..<0, with: ">")
+        network.pump([a, b, c])
+        bob.deliver()
+        let document = try #require(a.document("doc"))
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.text.scalars.tombstoneCount == 4, "C was linked with 10 days ago: the round waits for it")
+        // C, offline, types inside and right after the word the others removed.
+        let cid = TestEditor(daemon: c)
+        cid.initialize(user: "cid")
+        cid.open("doc", text: "")
+        cid.edit(6..<6, with: "[c1]")                    // inside "two"
+        cid.edit(cid.text.count..<cid.text.count, with: "six\n")
+        #expect(cid.request("document/close", ["uri": "doc"])["result"] != nil)
+        #expect(c.document("doc")?.text.string == "one tw[c1]o three four five\nsix\n")
+        clock.advance(days: 25)                          // 35 days since the link with C
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.sharing.retired.keys.contains(c.replica) && b.document("doc")?.sharing.retired.keys.contains(c.replica) == true,
+                "every daemon the retiring round reached retired C before it answered")
+        #expect(document.text.scalars.tombstoneCount == 0 && document.text.scalars.compactedCount == 4)
+        // C comes back: it gets A's state, keeps its own work, and everything converges.
+        let back = try network.link(c, a)
+        network.pump([a, b, c])
+        #expect(back.a?.closeReason == nil && back.b?.closeReason == nil, "\(String(describing: back.a?.closeReason)) \(String(describing: back.b?.closeReason))")
+        #expect(document.sharing.retired.isEmpty, "C rebased: a holder again")
+        let texts = [a, b, c].map { $0.document("doc")?.text.string ?? "" }
+        #expect(texts[0] == texts[1] && texts[1] == texts[2], "\(texts)")
+        #expect(texts[0].contains("[c1]") && texts[0].hasSuffix("six\n") && !texts[0].contains("two"), "C's offline text is all there: \(texts[0])")
+        for daemon in [a, b, c] { #expect(Self.text(daemon)?.rejectedOperationCount == 0 && Self.text(daemon)?.pendingOperationCount == 0) }
+        // Editing goes on everywhere.
+        ann.deliver()
+        ann.edit(0..<0, with: "!")
+        network.pump([a, b, c])
+        #expect(c.document("doc")?.text.string.hasPrefix("!") == true)
+    }
+
+    @Test func aRetiredHolderReturningToAnotherDaemonRebasesThereAndOnlyOnce() throws {
+        let clock = Clock()
+        let a = Self.makeDaemon(3300, clock: clock), b = Self.makeDaemon(3400, clock: clock), c = Self.makeDaemon(3500, clock: clock)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        let toC = try network.link(b, c)
+        network.pump([a, b, c])
+        ann.edit(0..<0, with: "alpha beta gamma\n")
+        network.pump([a, b, c])
+        network.sever(toC)
+        network.pump([a, b, c])
+        ann.deliver()
+        ann.edit(6..<11, with: "")                       // "beta " removed
+        network.pump([a, b, c])
+        bob.deliver()
+        bob.edit(0..<0, with: "#")
+        network.pump([a, b, c])
+        ann.deliver()
+        #expect(ann.request("document/close", ["uri": "doc"])["result"] != nil)
+        let cid = TestEditor(daemon: c)
+        cid.initialize(user: "cid")
+        cid.open("doc", text: "")
+        cid.edit(cid.text.count..<cid.text.count, with: "delta\n")
+        #expect(cid.request("document/close", ["uri": "doc"])["result"] != nil)
+        clock.advance(days: 31)
+        let document = try #require(a.document("doc"))
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.text.scalars.compactedCount == 5, "C (known to B) was retired, and A dropped \"beta \"")
+        // C returns to B, which retired it too; then meets A, which must not make it rebase again.
+        try network.link(c, b)
+        network.pump([a, b, c])
+        try network.link(c, a)
+        network.pump([a, b, c])
+        let texts = [a, b, c].map { $0.document("doc")?.text.string ?? "" }
+        #expect(texts[0] == texts[1] && texts[1] == texts[2], "\(texts)")
+        #expect(texts[0].components(separatedBy: "delta").count == 2, "C's offline text once, not twice: \(texts[0])")
+        _ = bob
+    }
 }

@@ -21,8 +21,11 @@ extension Daemon {
         for operation in old.operations(since: state.versionVector) {
             switch operation {
             case .insert(let insertion):
+                // Placeable: its anchor is here and not dropped, and no earlier element of its
+                // replica was left out (a replica's counters must arrive without gaps).
                 let anchorPlaced = insertion.anchor.map { merged.scalars.contains($0) && !merged.scalars.isCompacted($0) } ?? true
-                if anchorPlaced, merged.scalars.validationError(for: operation) == nil {
+                let noGap = merged.versionVector[insertion.id.replica] >= insertion.id.counter
+                if anchorPlaced, noGap, merged.scalars.validationError(for: operation) == nil {
                     merged.integrate(operation)
                     carried += 1
                 } else {
