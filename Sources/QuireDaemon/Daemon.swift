@@ -170,6 +170,10 @@ public final class Daemon {
         if document.selections.removeValue(forKey: session.id) != nil {
             broadcastSelections(of: session, in: document)
         }
+        // A rebase that waited for the last editor to close it can go ahead now.
+        if !isOpen(document) {
+            for link in links.values where link.state == .established { link.retryRebase(of: document) }
+        }
     }
 
     /// Operations `session` made in `document`: into the document, then queued for every other

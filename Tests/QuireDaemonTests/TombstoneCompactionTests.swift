@@ -461,4 +461,82 @@ import ReplicatingTypes
         #expect(texts[0].components(separatedBy: "delta").count == 2, "C's offline text once, not twice: \(texts[0])")
         _ = bob
     }
+
+    @Test func aReturningHolderWithTheDocumentOpenRebasesOnceTheEditorClosesIt() throws {
+        let clock = Clock()
+        let a = Self.makeDaemon(3600, clock: clock), b = Self.makeDaemon(3700, clock: clock), c = Self.makeDaemon(3800, clock: clock)
+        let network = PeerTestNetwork()
+        let (ann, bob) = try Self.pairedEditors(a, b, network)
+        let toC = try network.link(a, c)
+        network.pump([a, b, c])
+        ann.edit(0..<0, with: "red green blue\n")
+        network.pump([a, b, c])
+        network.sever(toC)
+        network.pump([a, b, c])
+        ann.deliver()
+        ann.edit(4..<10, with: "")                       // "green "
+        #expect(ann.request("document/close", ["uri": "doc"])["result"] != nil)
+        network.pump([a, b, c])
+        bob.deliver()
+        bob.edit(0..<0, with: "*")
+        network.pump([a, b, c])
+        let cid = TestEditor(daemon: c)
+        cid.initialize(user: "cid")
+        cid.open("doc", text: "")
+        cid.edit(cid.text.count..<cid.text.count, with: "cyan\n")
+        clock.advance(days: 40)
+        let document = try #require(a.document("doc"))
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.text.scalars.compactedCount == 6)
+        try network.link(c, a)
+        network.pump([a, b, c])
+        #expect(c.document("doc")?.text.string == "red green blue\ncyan\n", "kept apart while cid has it open")
+        #expect(a.document("doc")?.text.string == "*red blue\n", "and nothing of it reached A")
+        #expect(cid.request("document/close", ["uri": "doc"])["result"] != nil)
+        network.pump([a, b, c])
+        let texts = [a, b, c].map { $0.document("doc")?.text.string ?? "" }
+        #expect(texts[0] == texts[1] && texts[1] == texts[2] && texts[0] == "*red blue\ncyan\n", "\(texts)")
+    }
+
+    @Test func aReturningHolderBoundToAFileRebasesAndWritesTheMergedTextThere() throws {
+        let clock = Clock()
+        let a = Self.makeDaemon(3900, clock: clock), c = Self.makeDaemon(4000, clock: clock)
+        let network = PeerTestNetwork()
+        let toC = try network.link(a, c)
+        network.pump([a, c])
+        let ann = TestEditor(daemon: a)
+        ann.initialize(user: "ann")
+        ann.open("doc", text: "")
+        ann.edit(0..<0, with: "north south\n")
+        network.pump([a, c])
+        // C binds the document to a file and saves it; then the link goes.
+        let path = try FileBindingTests.file("north south\n")
+        let cid = TestEditor(daemon: c)
+        cid.initialize(user: "cid")
+        _ = FileBindingTests.openBound(cid, path, text: "north south\n")
+        network.sever(toC)
+        network.pump([a, c])
+        ann.deliver()
+        ann.edit(0..<6, with: "")                        // "north "
+        #expect(ann.request("document/close", ["uri": "doc"])["result"] != nil)
+        cid.edit(cid.text.count..<cid.text.count, with: "east\n")
+        #expect(cid.request("document/save", ["uri": "doc"])["result"] != nil)
+        #expect(cid.request("document/close", ["uri": "doc"])["result"] != nil)
+        try "north south\neast\nwest\n".write(toFile: path, atomically: false, encoding: .utf8)   // outside Quire
+        clock.advance(days: 40)
+        let document = try #require(a.document("doc"))
+        // A's only holder is C, away past the horizon: the round misses it and retires it.
+        let b = Self.makeDaemon(4100, clock: clock)
+        try network.link(a, b)
+        network.pump([a, b, c])
+        #expect(a.startStabilityRound(document))
+        network.pump([a, b, c])
+        #expect(document.text.scalars.compactedCount == 6)
+        try network.link(c, a)
+        network.pump([a, b, c])
+        let texts = [a, b, c].map { $0.document("doc")?.text.string ?? "" }
+        #expect(texts[0] == texts[1] && texts[1] == texts[2] && texts[0] == "south\neast\nwest\n", "\(texts)")
+        #expect(FileBindingTests.read(path) == texts[0], "the merged text was written to C's file")
+    }
 }

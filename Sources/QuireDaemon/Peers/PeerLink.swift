@@ -277,6 +277,13 @@ public final class PeerLink {
         }
     }
 
+    /// Asks again for the state of `document` when this copy still has to rebase onto the peer's
+    /// (it waited for an editor to close it): the peer answers our entry with its state.
+    func retryRebase(of document: SharedDocument) {
+        guard state == .established, staleAtPeer[document.uri] != nil else { return }
+        announce(document)
+    }
+
     /// Sends all of `document` to a peer that lacks it: its operations, or its state once it has
     /// dropped tombstones (operations anchored to them could not be placed), or an announcement
     /// when it is empty.

@@ -14,6 +14,12 @@ extension Daemon {
             logger.warning("document \(document.uri): not rebased onto peer link \(link.id)'s state while an editor has it open; it is kept apart until the next link after it is closed")
             return false
         }
+        // A bound file's outside changes go in first, on the history its base belongs to.
+        if document.file != nil {
+            do { try mergeOutsideChanges(of: document) } catch {
+                logger.warning("document \(document.uri): outside changes to its file not merged before the rebase: \(error.message)")
+            }
+        }
         let old = document.text
         var merged = state
         var carried = 0
@@ -65,6 +71,13 @@ extension Daemon {
         markShared(document, holder: link.peerReplica)
         recordSharing(of: document)
         store?.adopt(document.text, forDocument: document.id)
+        // The file's base belonged to the old history: the merged text is written to the file,
+        // which gives it a base in the new one.
+        if document.file != nil {
+            do { _ = try save(document) } catch {
+                logger.warning("document \(document.uri): its file could not be written after the rebase: \(error.message)")
+            }
+        }
         logger.info("document \(document.uri): rebased onto peer link \(link.id)'s state; \(carried) operations kept their IDs, \(edits.count) edits carried over as text")
         return true
     }
