@@ -103,17 +103,54 @@ extension ReplicatingArrayStorage {
         let breaks = leaves[leaf].breaks > 0 && removedRange.upperBound == leaves[leaf].content.count ? 1 : 0
         leaves[leaf].content.removeSubrange(removedRange)
         Self.trimCapacity(&leaves[leaf].content)
-        var target = run
-        if offset > 0 {
-            splitRun(leaf, run, at: offset)
-            target += 1
+        if !moveIntoNeighbouringTombstones(leaf, run: run, offset: offset, count: count) {
+            var target = run
+            if offset > 0 {
+                splitRun(leaf, run, at: offset)
+                target += 1
+            }
+            if count < Int(leaves[leaf].runs[target].length) { splitRun(leaf, target, at: count) }
+            leaves[leaf].runs[target].isDeleted = true
+            coalesce(leaf, around: target)
         }
-        if count < Int(leaves[leaf].runs[target].length) { splitRun(leaf, target, at: count) }
-        leaves[leaf].runs[target].isDeleted = true
-        coalesce(leaf, around: target)
         leaves[leaf].breaks -= breaks
         adjustCounts(from: leaf, visible: -count, breaks: -breaks)
         report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
+    }
+
+    /// The common removals at the edge of a run that a tombstone run of the same insertion
+    /// continues (backspace after a backspace, delete after a delete): the boundary between the
+    /// two runs moves, and no run is split or joined. Returns false when that does not apply.
+    @inline(__always)
+    private func moveIntoNeighbouringTombstones(_ leaf: Int, run: Int, offset: Int, count: Int) -> Bool {
+        let r = leaves[leaf].runs[run]
+        let n = UInt64(count)
+        if offset > 0, offset + count == Int(r.length), run + 1 < leaves[leaf].runs.count {
+            let next = leaves[leaf].runs[run + 1]
+            guard next.isDeleted, Self.continues(ReplicatingArrayStorage.Run(
+                counter: r.counter, lamport: r.lamport, anchorCounter: 0, replica: r.replica, anchorReplica: 0,
+                length: r.length, isDeleted: true), next) else { return false }
+            leaves[leaf].runs[run].length -= UInt32(count)
+            leaves[leaf].runs[run + 1].counter -= n
+            leaves[leaf].runs[run + 1].lamport -= n
+            leaves[leaf].runs[run + 1].anchorCounter -= n
+            leaves[leaf].runs[run + 1].length += UInt32(count)
+            return true
+        }
+        if offset == 0, count < Int(r.length), run > 0 {
+            let previous = leaves[leaf].runs[run - 1]
+            guard previous.isDeleted, Self.continues(previous, ReplicatingArrayStorage.Run(
+                counter: r.counter, lamport: r.lamport, anchorCounter: 0, replica: r.replica, anchorReplica: 0,
+                length: r.length, isDeleted: true)) else { return false }
+            leaves[leaf].runs[run - 1].length += UInt32(count)
+            leaves[leaf].runs[run].counter += n
+            leaves[leaf].runs[run].lamport += n
+            leaves[leaf].runs[run].anchorReplica = r.replica
+            leaves[leaf].runs[run].anchorCounter = r.counter + n - 1
+            leaves[leaf].runs[run].length -= UInt32(count)
+            return true
+        }
+        return false
     }
 
     enum Integration { case applied, waiting, invalid }
