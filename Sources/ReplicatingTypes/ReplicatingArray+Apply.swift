@@ -277,8 +277,10 @@ extension ReplicatingArrayStorage {
                     anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
                     length: UInt32(count), isDeleted: false), at: run)
             }
-            leaves[leaf].content.insert(contentsOf: elements, at: contentIndex)
-            let breaks = countBreaks(in: elements)
+            let breaks = elements.withContiguousElements { buffer in
+                leaves[leaf].content.insert(contentsOf: buffer, at: contentIndex)
+                return countBreaks(in: buffer)
+            }
             leaves[leaf].breaks += breaks
             adjustCounts(from: leaf, visible: count, breaks: breaks)
             if report != nil { at = start(of: leaf).visible + contentIndex }
@@ -293,7 +295,7 @@ extension ReplicatingArrayStorage {
         idIndex[Int(me)].append(UInt32(leaf), count: count)
         maxLamport = Swift.max(maxLamport, insertion.lamport + UInt64(count) - 1)
         normalize(leaf)
-        if let report, let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: elements)) }
+        if let report, let at, case .elements(let elements) = insertion.content { report(.inserted(at: at, elements: Array(elements))) }
         applyPendingRemovals(of: insertion.id.replica, report: report)
         return .applied
     }

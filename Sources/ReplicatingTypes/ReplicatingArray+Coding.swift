@@ -73,7 +73,7 @@ public enum ReplicatingArrayCoding {
                     w.writeVarint(ins.anchor?.counter ?? 0)
                 }
                 w.writeVarint(UInt64(ins.count))
-                if case .elements(let elements) = ins.content { Element.encode(elements, into: &w) }
+                if case .elements(let elements) = ins.content { Element.encode(Array(elements), into: &w) }
                 nextCounter[r] = ins.id.counter &+ UInt64(ins.count)
                 previousReplica = r
                 previousLamportEnd = ins.lamport &+ UInt64(ins.count)
@@ -130,7 +130,7 @@ public enum ReplicatingArrayCoding {
                 guard length > 0 else { throw .invalid("empty run") }
                 guard counter <= UInt64.max - UInt64(length), lamport <= UInt64.max - UInt64(length) else { throw .invalid("counter overflow") }
                 let content: ReplicatingArrayInsertion<Element>.Content =
-                    kind == .insertElements ? .elements(try Element.decode(count: length, from: &r)) : .removed(count: length)
+                    kind == .insertElements ? .elements(InsertedElements(try Element.decode(count: length, from: &r))) : .removed(count: length)
                 operations.append(.insert(ReplicatingArrayInsertion(id: ElementID(replica: id, counter: counter), lamport: lamport, anchor: anchor, content: content)))
                 nextCounter[rIndex] = counter + UInt64(length)
                 previousReplica = rIndex

@@ -15,7 +15,7 @@ extension ReplicatingArray {
             let skip = Int(have > run.counter ? have - run.counter : 0)
             let insertion = ReplicatingArrayInsertion(
                 id: ElementID(replica: replica, counter: run.counter), lamport: run.lamport, anchor: s.anchor(of: run),
-                content: run.isDeleted ? .removed(count: Int(run.length)) : .elements(content))
+                content: run.isDeleted ? .removed(count: Int(run.length)) : .elements(InsertedElements(content)))
             insertions.append(skip > 0 ? insertion.droppingFirst(skip) : insertion)
         }
         // Lamport order is a causal order: an anchor, and a replica's earlier runs, come first.

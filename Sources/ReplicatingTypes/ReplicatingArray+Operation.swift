@@ -16,7 +16,7 @@ public struct ReplicatingArrayInsertion<Element> {
     /// The content of an insertion: the elements, or only how many there were when they had
     /// already been removed by the time the run was shipped (tombstones carry no content).
     public enum Content {
-        case elements([Element])
+        case elements(InsertedElements<Element>)
         case removed(count: Int)
     }
 
@@ -48,7 +48,7 @@ public struct ReplicatingArrayInsertion<Element> {
     func droppingFirst(_ n: Int) -> ReplicatingArrayInsertion {
         let rest: Content
         switch content {
-        case .elements(let e): rest = .elements(Array(e.dropFirst(n)))
+        case .elements(let e): rest = .elements(InsertedElements(e.dropFirst(n)))
         case .removed(let c): rest = .removed(count: c - n)
         }
         return ReplicatingArrayInsertion(
@@ -77,3 +77,51 @@ extension ReplicatingArrayChange: Equatable where Element: Equatable {}
 extension ReplicatingArrayOperation: Codable where Element: Codable {}
 extension ReplicatingArrayInsertion: Codable where Element: Codable {}
 extension ReplicatingArrayInsertion.Content: Codable where Element: Codable {}
+
+/// The elements an insertion carries, in order. One element (a keystroke) is held inline, so
+/// making, copying and dropping the operation counts no references; more share one array.
+public struct InsertedElements<Element>: RandomAccessCollection, ExpressibleByArrayLiteral {
+    private var single: Element?
+    private var many: [Element] = []
+
+    public init<C: Collection>(_ elements: C) where C.Element == Element {
+        if elements.count == 1 { single = elements.first } else { many = Array(elements) }
+    }
+
+    public init(arrayLiteral elements: Element...) {
+        self.init(elements)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { single == nil ? many.count : 1 }
+
+    public subscript(position: Int) -> Element {
+        if let single {
+            precondition(position == 0, "InsertedElements index out of range")
+            return single
+        }
+        return many[position]
+    }
+
+    /// Calls `body` with the elements in contiguous memory.
+    public func withContiguousElements<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
+        if var single { return try withUnsafePointer(to: &single) { try body(UnsafeBufferPointer(start: $0, count: 1)) } }
+        return try many.withUnsafeBufferPointer(body)
+    }
+}
+
+extension InsertedElements: Equatable where Element: Equatable {
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.elementsEqual(rhs) }
+}
+
+extension InsertedElements: Sendable where Element: Sendable {}
+
+extension InsertedElements: Codable where Element: Codable {
+    public init(from decoder: any Decoder) throws {
+        self.init(try [Element](from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try Array(self).encode(to: encoder)
+    }
+}

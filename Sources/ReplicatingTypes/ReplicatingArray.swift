@@ -153,7 +153,7 @@ public struct ReplicatingArray<Element> {
         let (anchor, counter, lamport) = storage.insertLocally(newElements, at: index, replica: replica)
         return .insert(ReplicatingArrayInsertion(
             id: ElementID(replica: replica, counter: counter), lamport: lamport, anchor: anchor,
-            content: .elements(Array(newElements))))
+            content: .elements(InsertedElements(newElements))))
     }
 
     /// Inserts `newElements` right after the element `id` (visible or removed, not compacted away; nil: at the start),
@@ -167,7 +167,7 @@ public struct ReplicatingArray<Element> {
         let counter = me.map { UInt64(storage.idIndex[$0].count) } ?? 0
         let operation = ReplicatingArrayOperation.insert(ReplicatingArrayInsertion(
             id: ElementID(replica: replica, counter: counter), lamport: storage.maxLamport + 1, anchor: id,
-            content: .elements(Array(newElements))))
+            content: .elements(InsertedElements(newElements))))
         apply(operation)
         return operation
     }

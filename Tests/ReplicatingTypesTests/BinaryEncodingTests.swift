@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ReplicatingTypes
 
@@ -76,5 +77,19 @@ import ReplicatingTypes
         #expect(throws: BinaryDecodingError.self) {
             try ReplicatingText(decodingState: ReplicatingArrayCoding.encode(second), replica: ReplicaID(2))
         }
+    }
+
+    @Test func insertedElementsHoldOneInlineAndManyInAnArrayAlike() throws {
+        let one = InsertedElements<Unicode.Scalar>(["a"]), many = InsertedElements<Unicode.Scalar>(Array("abc".unicodeScalars))
+        #expect(one.count == 1 && one[0] == "a" && Array(many) == Array("abc".unicodeScalars))
+        #expect(one == ["a"] && one != many && InsertedElements<Unicode.Scalar>([]).isEmpty)
+        #expect(one.withContiguousElements { Array($0) } == ["a"] && many.withContiguousElements { $0.count } == 3)
+        // The wire does not tell them apart: one element encodes as a run of one.
+        let insertion = ReplicatingArrayInsertion<Unicode.Scalar>(id: ElementID(replica: ReplicaID(1), counter: 0), lamport: 1, anchor: nil, content: .elements(one))
+        let decoded = try ReplicatingArrayCoding.decode(ReplicatingArrayCoding.encode([.insert(insertion)]), as: Unicode.Scalar.self)
+        #expect(decoded == [.insert(insertion)])
+        let json = try JSONEncoder().encode(InsertedElements([7]))
+        #expect(String(decoding: json, as: UTF8.self) == "[7]")
+        #expect(try JSONDecoder().decode(InsertedElements<Int>.self, from: json) == [7])
     }
 }
