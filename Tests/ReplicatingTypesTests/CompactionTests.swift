@@ -64,6 +64,45 @@ import Testing
         }
     }
 
+    /// Replicas edit with messages delayed, duplicated and reordered; at quiescent points (every
+    /// message delivered) each replica drops tombstones on its own, keeping a random part; editing
+    /// goes on. Every replica converges, and nothing is ever refused.
+    @Test(arguments: testSeeds([31, 32, 33, 34]))
+    func compactingAtQuiescentPointsNeverBreaksConvergence(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var replicas = (1...3).map { Self.makeArray(UInt64($0)) }
+        var inFlight: [(to: Int, operation: Operation)] = []
+        for phase in 0..<5 {
+            for _ in 0..<150 {
+                if random.chance(0.5) || inFlight.isEmpty {
+                    let r = Int.random(in: 0..<3, using: &random)
+                    for op in Self.randomEdit(&replicas[r], using: &random) {
+                        for to in 0..<3 where to != r { inFlight.append((to, op)) }
+                    }
+                } else {
+                    let index = Int.random(in: 0..<inFlight.count, using: &random)
+                    let message = inFlight[index]
+                    if !random.chance(0.1) { inFlight.remove(at: index) }   // else delivered twice
+                    replicas[message.to].integrate(message.operation)
+                }
+            }
+            // Quiescence: everything delivered, then each replica drops what it likes of its tombstones.
+            for message in inFlight.shuffled(using: &random) { replicas[message.to].integrate(message.operation) }
+            inFlight.removeAll()
+            for r in 0..<3 {
+                let removed = replicas[r].removedIDs
+                let keep = removed.filter { _ in random.chance(0.3) }
+                replicas[r].dropTombstones(keeping: keep)
+                replicas[r]._checkInvariants()
+                #expect(replicas[r].elements == replicas[0].elements, "seed \(seed), phase \(phase): replica \(r) differs")
+            }
+        }
+        for r in 0..<3 {
+            #expect(replicas[r].rejectedOperationCount == 0 && replicas[r].pendingOperationCount == 0, "seed \(seed): replica \(r)")
+            #expect(replicas[r].versionVector == replicas[0].versionVector)
+        }
+    }
+
     @Test func keptTombstonesStayAndCanStillBeRestoredAfter() {
         var a = Self.makeArray(1)
         a.insert(contentsOf: Swift.Array("hello world".unicodeScalars), at: 0)
