@@ -181,6 +181,27 @@ import ReplicatingTypes
         #expect(editor.request("document/text", ["uri": "notes"])["result"]?["text"] == "x")
     }
 
+    @Test func aDamagedStateAndAStateOrRoundBeforeAuthenticationAreCutOffChangingNothing() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(300), b = net.makeDaemon(400)
+        let ann = TestEditor(daemon: a)
+        ann.initialize()
+        ann.open("notes", text: "abc")
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        guard let aSide = wire.a else { Issue.record("no link"); return }
+        aSide.receive(PeerFrame.state(uri: "notes", documentID: 9, payload: [2, 1, 7, 0xFF, 0xFF]).encoded())
+        #expect(aSide.state == .closed && aSide.closeReason?.hasPrefix("undecodable state of notes") == true, "\(String(describing: aSide.closeReason))")
+        #expect(a.documents.count == 1 && a.documents["notes"]?.text.string == "abc")
+        for frame in [PeerFrame.state(uri: "notes", documentID: 1, payload: []), .stability(["uri": "notes", "phase": "ask"])] {
+            let daemon = net.makeDaemon(500)
+            let (link, _) = try Self.rawPeer(daemon)
+            link.receive(frame.encoded())
+            #expect(link.state == .closed && daemon.documents.isEmpty)
+            #expect(link.closeReason?.contains("before authentication") == true, "\(String(describing: link.closeReason))")
+        }
+    }
+
     @Test func oversizedFrameIsRefusedBeforeItsBody() throws {
         let daemon = PeerTestNetwork().makeDaemon(1)
         let (link, _) = try Self.rawPeer(daemon)
