@@ -124,12 +124,12 @@ extension ReplicatingArrayStorage {
     @inline(__always)
     private func moveIntoNeighbouringTombstones(_ leaf: Int, run: Int, offset: Int, count: Int) -> Bool {
         let r = leaves[leaf].runs[run]
+        // The run as it would read once removed: does a tombstone run continue it, or it one?
+        var asRemoved = r
+        asRemoved.isDeleted = true
         let n = UInt64(count)
         if offset > 0, offset + count == Int(r.length), run + 1 < leaves[leaf].runs.count {
-            let next = leaves[leaf].runs[run + 1]
-            guard next.isDeleted, Self.continues(ReplicatingArrayStorage.Run(
-                counter: r.counter, lamport: r.lamport, anchorCounter: 0, replica: r.replica, anchorReplica: 0,
-                length: r.length, isDeleted: true), next) else { return false }
+            guard Self.continues(asRemoved, leaves[leaf].runs[run + 1]) else { return false }
             leaves[leaf].runs[run].length -= UInt32(count)
             leaves[leaf].runs[run + 1].counter -= n
             leaves[leaf].runs[run + 1].lamport -= n
@@ -138,10 +138,7 @@ extension ReplicatingArrayStorage {
             return true
         }
         if offset == 0, count < Int(r.length), run > 0 {
-            let previous = leaves[leaf].runs[run - 1]
-            guard previous.isDeleted, Self.continues(previous, ReplicatingArrayStorage.Run(
-                counter: r.counter, lamport: r.lamport, anchorCounter: 0, replica: r.replica, anchorReplica: 0,
-                length: r.length, isDeleted: true)) else { return false }
+            guard Self.continues(leaves[leaf].runs[run - 1], asRemoved) else { return false }
             leaves[leaf].runs[run - 1].length += UInt32(count)
             leaves[leaf].runs[run].counter += n
             leaves[leaf].runs[run].lamport += n

@@ -28,7 +28,7 @@ extension ReplicatingArray {
     /// - Complexity: O(runs)
     public var visibleIDs: [ElementIDRange] {
         var ranges: [ElementIDRange] = []
-        storage.forEachCanonicalRun { run, _ in
+        storage.forEachCanonicalRun(withContent: false) { run, _ in
             if !run.isDeleted {
                 ranges.append(ElementIDRange(start: ElementID(replica: storage.replicas[Int(run.replica)], counter: run.counter), count: UInt64(run.length)))
             }
@@ -71,29 +71,22 @@ extension ReplicatingArrayStorage {
                     runs.append(run)
                     continue
                 }
-                let replica = replicas[Int(run.replica)]
+                let ids = ElementIDRange(start: ElementID(replica: replicas[Int(run.replica)], counter: run.counter), count: UInt64(run.length))
                 // The pieces to keep lie between the pieces to drop.
-                var keep: [Range<UInt64>] = []
-                var from = run.counter
-                for gone in drop(ElementIDRange(start: ElementID(replica: replica, counter: run.counter), count: UInt64(run.length))) {
-                    if gone.start.counter > from { keep.append(from..<gone.start.counter) }
-                    from = gone.counters.upperBound
-                }
-                if from < run.end { keep.append(from..<run.end) }
                 var next = run.counter
-                for piece in keep {
-                    dropped += Int(piece.lowerBound - next)
+                for piece in ElementIDRangeSet.gaps(in: ids, around: drop(ids)) {
+                    dropped += Int(piece.start.counter - next)
                     var kept = run
-                    kept.counter = piece.lowerBound
-                    kept.lamport = run.lamport + (piece.lowerBound - run.counter)
+                    kept.counter = piece.start.counter
+                    kept.lamport = run.lamport + (piece.start.counter - run.counter)
                     kept.length = UInt32(piece.count)
-                    if piece.lowerBound > run.counter {
+                    if piece.start.counter > run.counter {
                         // Its predecessor in the run is gone; the anchor names it all the same.
                         kept.anchorReplica = run.replica
-                        kept.anchorCounter = piece.lowerBound - 1
+                        kept.anchorCounter = piece.start.counter - 1
                     }
                     runs.append(kept)
-                    next = piece.upperBound
+                    next = piece.counters.upperBound
                 }
                 dropped += Int(run.end - next)
             }
@@ -102,23 +95,5 @@ extension ReplicatingArrayStorage {
         }
         result.compactedCount = compactedCount + dropped
         return (result, dropped)
-    }
-
-    /// The parts of `range` inside the sorted, disjoint `ranges`, in order.
-    static func intersection(of range: Range<UInt64>, with ranges: [Range<UInt64>]) -> [Range<UInt64>] {
-        guard !ranges.isEmpty else { return [] }
-        // The first range that ends after `range` starts.
-        var low = 0, high = ranges.count
-        while low < high {
-            let mid = (low + high) / 2
-            if ranges[mid].upperBound <= range.lowerBound { low = mid + 1 } else { high = mid }
-        }
-        var pieces: [Range<UInt64>] = []
-        var i = low
-        while i < ranges.count, ranges[i].lowerBound < range.upperBound {
-            pieces.append(Swift.max(ranges[i].lowerBound, range.lowerBound)..<Swift.min(ranges[i].upperBound, range.upperBound))
-            i += 1
-        }
-        return pieces
     }
 }

@@ -32,7 +32,7 @@ extension ReplicatingArray {
     /// The IDs of all removed elements, as sorted, coalesced ranges.
     public var removedIDs: [ElementIDRange] {
         var removed: [ElementIDRange] = []
-        storage.forEachCanonicalRun { run, _ in
+        storage.forEachCanonicalRun(withContent: false) { run, _ in
             if run.isDeleted {
                 removed.append(ElementIDRange(start: ElementID(replica: storage.replicas[Int(run.replica)], counter: run.counter), count: UInt64(run.length)))
             }
@@ -79,7 +79,7 @@ extension ReplicatingArray {
     /// independent of storage layout.
     func canonicalRuns() -> [CanonicalRun] {
         var result: [CanonicalRun] = []
-        storage.forEachCanonicalRun { run, _ in
+        storage.forEachCanonicalRun(withContent: false) { run, _ in
             result.append(CanonicalRun(start: ElementID(replica: storage.replicas[Int(run.replica)], counter: run.counter),
                                        length: run.length, isDeleted: run.isDeleted))
         }
@@ -95,15 +95,16 @@ extension ReplicatingArray {
 
 extension ReplicatingArrayStorage {
     /// Calls `body` with each maximal run in document order (adjacent records that continue each
-    /// other joined, across leaves too) and the content of its elements (empty for tombstones).
-    func forEachCanonicalRun(_ body: (Run, [Element]) -> Void) {
+    /// other joined, across leaves too) and, `withContent`, the content of its elements (empty
+    /// for tombstones; always empty without `withContent`, which copies nothing).
+    func forEachCanonicalRun(withContent: Bool = true, _ body: (Run, [Element]) -> Void) {
         var pending: Run?
         var content: [Element] = []
         var leaf: Int? = Self.firstLeaf
         while let l = leaf {
             var contentIndex = 0
             for run in leaves[l].runs {
-                let runContent = run.isDeleted ? [] : Array(leaves[l].content[contentIndex..<(contentIndex + Int(run.length))])
+                let runContent = run.isDeleted || !withContent ? [] : Array(leaves[l].content[contentIndex..<(contentIndex + Int(run.length))])
                 contentIndex += run.visibleLength
                 if var p = pending, Self.continues(p, run) {
                     p.length += run.length
