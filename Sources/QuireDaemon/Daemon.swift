@@ -377,8 +377,11 @@ public final class Daemon {
 
     /// Notes that the peer daemon `holder` now holds `document`: from now on its tombstones go
     /// only when a stability round reaches every holder (protocol/decisions/tombstones.md).
-    func markShared(_ document: SharedDocument, holder: ReplicaID?) {
+    /// `change` edits the rest of its sharing record first; the record is written once, if it
+    /// changed.
+    func markShared(_ document: SharedDocument, holder: ReplicaID?, change: (inout DocumentSharing) -> Void = { _ in }) {
         let before = document.sharing
+        change(&document.sharing)
         if let holder { document.sharing.heard(from: holder, at: clock()) }
         guard !document.everShared || document.sharing != before else { return }
         document.everShared = true

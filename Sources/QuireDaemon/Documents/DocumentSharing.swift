@@ -19,9 +19,7 @@ struct DocumentSharing: Equatable {
     init() {}
 
     init(json: JSONValue?) {
-        for (key, value) in json?["holders"]?.objectValue ?? [:] {
-            if let replica = UInt64(key), let seconds = value.integerValue { holders[ReplicaID(replica)] = Double(seconds) }
-        }
+        holders = Self.holderTimes(json?["holders"])
         for (key, value) in json?["retired"]?.objectValue ?? [:] {
             if let replica = UInt64(key), let round = value.stringValue { retired[ReplicaID(replica)] = round }
         }
@@ -29,11 +27,26 @@ struct DocumentSharing: Equatable {
     }
 
     var json: JSONValue {
-        var holderTimes: [String: JSONValue] = [:]
-        for (replica, seconds) in holders { holderTimes[String(replica.rawValue)] = .integer(Int64(seconds.rounded(.down))) }
         var retiredRounds: [String: JSONValue] = [:]
         for (replica, round) in retired { retiredRounds[String(replica.rawValue)] = .string(round) }
-        return ["holders": .object(holderTimes), "retired": .object(retiredRounds), "epochs": .array(epochs.sorted().map { .string($0) })]
+        return ["holders": Self.json(holderTimes: holders), "retired": .object(retiredRounds), "epochs": .array(epochs.sorted().map { .string($0) })]
+    }
+
+    /// Holders with when each was last linked with, as JSON: `{replica: whole seconds}` (as in
+    /// `document.json` and stability round echoes).
+    static func json(holderTimes: [ReplicaID: Double]) -> JSONValue {
+        var times: [String: JSONValue] = [:]
+        for (replica, seconds) in holderTimes { times[String(replica.rawValue)] = .integer(Int64(seconds.rounded(.down))) }
+        return .object(times)
+    }
+
+    /// The holders and times in `json` (see `json(holderTimes:)`); entries that are not such are left out.
+    static func holderTimes(_ json: JSONValue?) -> [ReplicaID: Double] {
+        var times: [ReplicaID: Double] = [:]
+        for (key, value) in json?.objectValue ?? [:] {
+            if let replica = UInt64(key), let seconds = value.integerValue { times[ReplicaID(replica)] = Double(seconds) }
+        }
+        return times
     }
 
     /// Notes a link with `holder` now; a retired holder stays retired until it has rebased.

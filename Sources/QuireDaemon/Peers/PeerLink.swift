@@ -257,9 +257,7 @@ public final class PeerLink {
                     continue
                 }
                 // It rebased (here or elsewhere) onto a copy that took part in the round: a holder again.
-                document.sharing.retired[replica] = nil
-                daemon.markShared(document, holder: replica)
-                daemon.recordSharing(of: document)
+                daemon.markShared(document, holder: replica) { $0.retired[replica] = nil }
             }
             if document.id == id { peerVersions[document.uri] = counts }
             if document.text.scalars.compactedCount > 0, vector.counts.isEmpty {
@@ -320,25 +318,24 @@ public final class PeerLink {
                 return
             }
             if isRetired(in: local) { return }   // its copy is stale here: it must rebase, not we
-        }
-        if let local = daemon.document(uri: uri, id: documentID), !(local.text.versionVector.counts.isEmpty && !daemon.isOpen(local)) {
-            guard !local.text.versionVector.counts.isEmpty else {
+            if !local.text.versionVector.counts.isEmpty {
+                // The same history: only what this copy lacks, as operations.
+                let operations = received.operations(since: local.text.versionVector)
+                for op in operations {
+                    if let problem = local.text.scalars.validationError(for: op) ?? local.contentConflict(op) {
+                        return cut("state of \(uri) does not fit this daemon's copy: \(problem)")
+                    }
+                }
+                operationsIn += operations.count
+                peerVersions[local.uri] = received.versionVector.counts
+                daemon.contribute(operations, to: local, fromPeer: self)
+                return
+            }
+            if daemon.isOpen(local) {
                 logger.warning("peer link \(id): not taking the state of \(uri) while an editor shows its empty copy; it comes again on the next link")
                 return
             }
-            // The same history: only what this copy lacks, as operations.
-            let operations = received.operations(since: local.text.versionVector)
-            for op in operations {
-                if let problem = local.text.scalars.validationError(for: op) ?? local.contentConflict(op) {
-                    return cut("state of \(uri) does not fit this daemon's copy: \(problem)")
-                }
-            }
-            operationsIn += operations.count
-            peerVersions[local.uri] = received.versionVector.counts
-            daemon.contribute(operations, to: local, fromPeer: self)
-            return
-        }
-        if daemon.document(uri: uri, id: documentID) == nil, daemon.documents.count >= daemon.configuration.maximumDocuments {
+        } else if daemon.documents.count >= daemon.configuration.maximumDocuments {
             return cut("more than \(daemon.configuration.maximumDocuments) documents")
         }
         let document = daemon.documentForPeer(uri: uri, id: documentID, from: self)

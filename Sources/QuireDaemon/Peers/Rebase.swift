@@ -52,13 +52,9 @@ extension Daemon {
         let scalars = old.scalars.elements
         var offset = 0
         for range in old.scalars.visibleIDs {
-            let kept = skipped.complement(of: range).reduce(0) { $0 + Int($1.count) }
-            if kept == Int(range.count) {
-                base += scalars[offset..<(offset + Int(range.count))]
-            } else {
-                for k in 0..<Int(range.count) where skipped.intersection(of: ElementIDRange(start: ElementID(replica: range.start.replica, counter: range.start.counter + UInt64(k)), count: 1)).isEmpty {
-                    base.append(scalars[offset + k])
-                }
+            for piece in skipped.complement(of: range) {
+                let from = offset + Int(piece.start.counter - range.start.counter)
+                base += scalars[from..<(from + Int(piece.count))]
             }
             offset += Int(range.count)
         }
@@ -67,9 +63,7 @@ extension Daemon {
         for edit in edits.reversed() where edit.range.upperBound <= merged.count { merged.replace(edit.range, with: edit.replacement) }
         merged.replica = replica
         document.adopt(merged)
-        document.sharing.epochs.formUnion(epochs)
-        markShared(document, holder: link.peerReplica)
-        recordSharing(of: document)
+        markShared(document, holder: link.peerReplica) { $0.epochs.formUnion(epochs) }
         store?.adopt(document.text, forDocument: document.id)
         // The file's base belonged to the old history: the merged text is written to the file,
         // which gives it a base in the new one.

@@ -108,8 +108,18 @@ extension Daemon {
 
     private func ask(_ key: StabilityRounds.Key, _ document: SharedDocument, retiring: Set<ReplicaID>) -> JSONValue {
         var message: [String: JSONValue] = ["uri": .string(document.uri), "id": .string(String(document.id)), "round": .string(key.round), "phase": "ask"]
-        if !retiring.isEmpty { message["retire"] = .array(retiring.map { .string(String($0.rawValue)) }) }
+        if !retiring.isEmpty { message["retire"] = Self.json(replicas: retiring) }
         return .object(message)
+    }
+
+    /// Replica IDs as JSON: an array of decimal strings.
+    private static func json(replicas: Set<ReplicaID>) -> JSONValue {
+        .array(replicas.map { .string(String($0.rawValue)) })
+    }
+
+    /// The replica IDs in `json` (see `json(replicas:)`); entries that are not such are left out.
+    private static func replicas(in json: JSONValue?) -> Set<ReplicaID> {
+        Set((json?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(UInt64.init).map(ReplicaID.init) })
     }
 
     /// Retires `holders` of `document` by round `round`: they are no longer holders, and their
@@ -167,12 +177,8 @@ extension Daemon {
         if phase == "echo" {
             guard let active = stabilityRounds.active[key] else { return }
             if message["ok"] != .bool(true), active.failure == nil { active.failure = message["reason"]?.stringValue ?? "a peer refused" }
-            for text in message["reached"]?.arrayValue ?? [] { if let r = text.stringValue.flatMap(UInt64.init) { active.reached.insert(ReplicaID(r)) } }
-            var holders: [ReplicaID: Double] = [:]
-            for (key, value) in message["holders"]?.objectValue ?? [:] {
-                if let r = UInt64(key), let seconds = value.integerValue { holders[ReplicaID(r)] = Double(seconds) }
-            }
-            active.heard(of: holders)
+            active.reached.formUnion(Self.replicas(in: message["reached"]))
+            active.heard(of: DocumentSharing.holderTimes(message["holders"]))
             active.waiting.remove(link.id)
             finishStabilityRound(key)
             return
@@ -186,7 +192,7 @@ extension Daemon {
         } else if stabilityRounds.active.values.filter({ $0.document === document }).count >= StabilityRounds.maximumActivePerDocument {
             link.sendStability(echo(key, uri: uri, failure: "too many stability rounds of \(uri) under way on replica \(replica.rawValue)"))
         } else {
-            let retiring = Set((message["retire"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(UInt64.init).map(ReplicaID.init) })
+            let retiring = Self.replicas(in: message["retire"])
             let others = links.values.filter { $0.state == .established && $0 !== link }
             let round = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
                                               removed: document.text.scalars.removedIDs, candidates: [], retiring: retiring)
@@ -205,11 +211,9 @@ extension Daemon {
     }
 
     private func echo(_ key: StabilityRounds.Key, uri: String, failure: String?, reached: Set<ReplicaID> = [], holders: [ReplicaID: Double] = [:]) -> JSONValue {
-        var holderTimes: [String: JSONValue] = [:]
-        for (holder, seconds) in holders { holderTimes[String(holder.rawValue)] = .integer(Int64(seconds.rounded(.down))) }
         var message: [String: JSONValue] = [
             "uri": .string(uri), "id": .string(String(key.document)), "round": .string(key.round), "phase": "echo", "ok": .bool(failure == nil),
-            "reached": .array(reached.map { .string(String($0.rawValue)) }), "holders": .object(holderTimes),
+            "reached": Self.json(replicas: reached), "holders": DocumentSharing.json(holderTimes: holders),
         ]
         if let failure { message["reason"] = .string(failure) }
         return .object(message)
