@@ -24,6 +24,14 @@ import ReplicatingTypes
         return reply
     }
 
+    /// An editor on `daemon` with "doc" open and bound to the file at `path`, showing `text`.
+    static func boundEditor(_ path: String, text: String, on daemon: Daemon) -> TestEditor {
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        _ = openBound(editor, path, text: text)
+        return editor
+    }
+
     @Test func anOutsideChangeIsMergedNotOverwritten() throws {
         let path = try Self.file("one\ntwo\n")
         let daemon = ConcurrentEditingTests.makeDaemon()
@@ -50,9 +58,7 @@ import ReplicatingTypes
         _ = chmod(path, 0o640)
         let inode = (try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? NSNumber)?.intValue
         let daemon = ConcurrentEditingTests.makeDaemon()
-        let ann = TestEditor(daemon: daemon)
-        ann.initialize()
-        _ = Self.openBound(ann, path, text: "a\n")
+        let ann = Self.boundEditor(path, text: "a\n", on: daemon)
         ann.edit(2..<2, with: "b\n")
         try "start\na\n".write(toFile: path, atomically: false, encoding: .utf8)
         let saved = ann.request("document/save", ["uri": "doc"])["result"]
@@ -72,9 +78,7 @@ import ReplicatingTypes
     @Test func anEditorsOwnSaveIsNotTakenForAnOutsideChange() throws {
         let path = try Self.file("hello\n")
         let daemon = ConcurrentEditingTests.makeDaemon()
-        let ann = TestEditor(daemon: daemon)
-        ann.initialize()
-        _ = Self.openBound(ann, path, text: "hello\n")
+        let ann = Self.boundEditor(path, text: "hello\n", on: daemon)
         ann.edit(5..<5, with: ", world")
         try ann.string.write(toFile: path, atomically: false, encoding: .utf8)
         ann.notify("document/saved", ["uri": "doc", "epoch": .integer(Int64(ann.epoch)), "revision": .integer(Int64(ann.daemonRevision))])
@@ -90,9 +94,7 @@ import ReplicatingTypes
     @Test func aSavedNoticeThatDoesNotFitChangesNothing() throws {
         let path = try Self.file("hello\n")
         let daemon = ConcurrentEditingTests.makeDaemon()
-        let ann = TestEditor(daemon: daemon)
-        ann.initialize()
-        _ = Self.openBound(ann, path, text: "hello\n")
+        let ann = Self.boundEditor(path, text: "hello\n", on: daemon)
         let before = try #require(daemon.document("doc")?.file)
         ann.edit(5..<5, with: "!")
         ann.notify("document/saved", ["uri": "doc", "epoch": .integer(Int64(ann.epoch)), "revision": 99])
@@ -110,9 +112,7 @@ import ReplicatingTypes
         do {
             let store = try DocumentStore(path: data, logger: Logger(label: "test"))
             let daemon = Daemon(store: store)
-            let ann = TestEditor(daemon: daemon)
-            ann.initialize()
-            _ = Self.openBound(ann, path, text: "kept\n")
+            let ann = Self.boundEditor(path, text: "kept\n", on: daemon)
             ann.edit(0..<0, with: "1 ")
             #expect(ann.request("document/save", ["uri": "doc"])["result"] != nil)
         }

@@ -181,14 +181,21 @@ import ReplicatingTypes
         #expect(editor.request("document/text", ["uri": "notes"])["result"]?["text"] == "x")
     }
 
-    @Test func aDamagedStateAndAStateOrRoundBeforeAuthenticationAreCutOffChangingNothing() throws {
+    /// Two linked daemons, A with Ann showing "notes" ("abc"), synced.
+    static func linkedWithNotes(_ base: UInt64) throws -> (net: PeerTestNetwork, a: Daemon, b: Daemon, ann: TestEditor, wire: PeerTestNetwork.Wire) {
         let net = PeerTestNetwork()
-        let a = net.makeDaemon(300), b = net.makeDaemon(400)
+        let a = net.makeDaemon(base), b = net.makeDaemon(base + 100)
         let ann = TestEditor(daemon: a)
         ann.initialize()
         ann.open("notes", text: "abc")
         let wire = try net.link(a, b)
         net.pump([a, b])
+        return (net, a, b, ann, wire)
+    }
+
+    @Test func aDamagedStateAndAStateOrRoundBeforeAuthenticationAreCutOffChangingNothing() throws {
+        let (net, a, _, ann, wire) = try Self.linkedWithNotes(300)
+        defer { _ = ann }
         guard let aSide = wire.a else { Issue.record("no link"); return }
         aSide.receive(PeerFrame.state(uri: "notes", documentID: 9, payload: [2, 1, 7, 0xFF, 0xFF]).encoded())
         #expect(aSide.state == .closed && aSide.closeReason?.hasPrefix("undecodable state of notes") == true, "\(String(describing: aSide.closeReason))")
@@ -221,13 +228,7 @@ import ReplicatingTypes
     }
 
     @Test func invalidOperationsAndClaimsFromTheFutureAreCutOff() throws {
-        let net = PeerTestNetwork()
-        let a = net.makeDaemon(100), b = net.makeDaemon(200)
-        let ann = TestEditor(daemon: a)
-        ann.initialize()
-        ann.open("notes", text: "abc")
-        let wire = try net.link(a, b)
-        net.pump([a, b])
+        let (net, a, b, ann, wire) = try Self.linkedWithNotes(100)
         guard let document = a.documents["notes"], let bSide = wire.b else { Issue.record("no link"); return }
         // A duplicate ID with different content, sent by b as if it were real.
         let annReplica = ann.connection.session.replica

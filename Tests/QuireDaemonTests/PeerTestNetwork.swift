@@ -17,15 +17,15 @@ final class PeerTestNetwork {
     private(set) var wires: [Wire] = []
     private var seed: UInt64 = 0
 
-    /// A daemon with its own replica IDs (`base` + n) and the given secret.
-    func makeDaemon(_ base: UInt64, secret: String? = "s3cret", user: String = "peer") -> Daemon {
+    /// A daemon with its own replica IDs (`base` + n), the given secret and, if given, a store.
+    func makeDaemon(_ base: UInt64, secret: String? = "s3cret", user: String = "peer", store: DocumentStore? = nil) -> Daemon {
         var next = base
         var random = SeededGenerator(seed: base)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         return Daemon(configuration: Daemon.Configuration(peerSecret: secret.map { Array($0.utf8) }, userName: user), logger: logger,
                       replicaSource: { next += 1; return ReplicaID(next) },
-                      randomBytes: { n in (0..<n).map { _ in UInt8.random(in: 0...255, using: &random) } })
+                      randomBytes: { n in (0..<n).map { _ in UInt8.random(in: 0...255, using: &random) } }, store: store)
     }
 
     /// Links two daemons and starts both handshakes.

@@ -9,14 +9,15 @@ import ReplicatingTypes
 /// holds the document; a compacted document reaches peers whole and keeps converging.
 @Suite struct TombstoneCompactionTests {
     static func makeDaemon(_ base: UInt64, store: DocumentStore? = nil) -> Daemon {
-        var next = base
-        var random = SeededGenerator(seed: base)
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return Daemon(configuration: Daemon.Configuration(peerSecret: Array("s3cret".utf8)), logger: logger,
-                      replicaSource: { next += 1; return ReplicaID(next) },
-                      randomBytes: { n in (0..<n).map { _ in UInt8.random(in: 0...255, using: &random) } },
-                      store: store)
+        PeerTestNetwork().makeDaemon(base, store: store)
+    }
+
+    /// An editor of `user` on `daemon` with "doc" open.
+    static func editor(_ user: String, on daemon: Daemon) -> TestEditor {
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize(user: user)
+        editor.open("doc", text: "")
+        return editor
     }
 
     static func store(_ path: String) throws -> DocumentStore {
@@ -28,11 +29,7 @@ import ReplicatingTypes
     /// Bob types and deletes, then closes; Ann, who saw it all, types on: every removed character
     /// is then referred to by nothing.
     static func typeAndDelete(on daemon: Daemon) -> (ann: TestEditor, bob: TestEditor) {
-        let ann = TestEditor(daemon: daemon), bob = TestEditor(daemon: daemon)
-        ann.initialize(user: "ann")
-        bob.initialize(user: "bob")
-        ann.open("doc", text: "")
-        bob.open("doc", text: "")
+        let ann = Self.editor("ann", on: daemon), bob = Self.editor("bob", on: daemon)
         bob.edit(0..<0, with: "the quick brown fox\njumps over\nthe lazy dog\n")
         bob.edit(4..<10, with: "")                  // "quick "
         bob.edit(14..<20, with: "")                 // "jumps " after the first removal
@@ -59,20 +56,14 @@ import ReplicatingTypes
         let daemon = Self.makeDaemon(200, store: try Self.store(data))
         let text = try #require(daemon.document("doc")).text
         #expect(text.string == expected && text.scalars.compactedCount == 12)
-        let carol = TestEditor(daemon: daemon)
-        carol.initialize(user: "carol")
-        carol.open("doc", text: "")
+        let carol = Self.editor("carol", on: daemon)
         carol.edit(1..<1, with: "ok ")
         #expect(try #require(daemon.document("doc")).text.string == ">ok " + expected.dropFirst(), "\(carol.string)")
     }
 
     @Test func aLaggingViewKeepsWhatItStillShowsUntilItCatchesUp() throws {
         let daemon = Self.makeDaemon(300)
-        let ann = TestEditor(daemon: daemon), bob = TestEditor(daemon: daemon)
-        ann.initialize(user: "ann")
-        bob.initialize(user: "bob")
-        ann.open("doc", text: "")
-        bob.open("doc", text: "")
+        let ann = Self.editor("ann", on: daemon), bob = Self.editor("bob", on: daemon)
         ann.edit(0..<0, with: "hello world")
         bob.deliver()
         bob.edit(11..<11, with: "!")                // bob confirms "hello world"
@@ -129,11 +120,7 @@ import ReplicatingTypes
         network.pump([a, b, c])
         #expect(wire.a?.closeReason == nil && wire.b?.closeReason == nil, "\(String(describing: wire.a?.closeReason)) \(String(describing: wire.b?.closeReason))")
         #expect(c.document("doc")?.text.string == copy.text.string, "\(c.documents.keys)")
-        let ann = TestEditor(daemon: a), bea = TestEditor(daemon: b), cid = TestEditor(daemon: c)
-        for (editor, user) in [(ann, "ann"), (bea, "bea"), (cid, "cid")] {
-            editor.initialize(user: user)
-            editor.open("doc", text: "")
-        }
+        let ann = Self.editor("ann", on: a), bea = Self.editor("bea", on: b), cid = Self.editor("cid", on: c)
         ann.edit(0..<0, with: "A")
         bea.edit(5..<5, with: "B")
         cid.edit(cid.text.count..<cid.text.count, with: "C")
@@ -171,13 +158,9 @@ import ReplicatingTypes
     static func pairedEditors(_ a: Daemon, _ b: Daemon, _ network: PeerTestNetwork) throws -> (TestEditor, TestEditor) {
         try network.link(a, b)
         network.pump([a, b])
-        let ann = TestEditor(daemon: a), bob = TestEditor(daemon: b)
-        ann.initialize(user: "ann")
-        bob.initialize(user: "bob")
-        ann.open("doc", text: "")
+        let ann = Self.editor("ann", on: a)
         network.pump([a, b])
-        bob.open("doc", text: "")
-        return (ann, bob)
+        return (ann, Self.editor("bob", on: b))
     }
 
     static func text(_ daemon: Daemon) -> ReplicatingArray<Unicode.Scalar>? { daemon.document("doc")?.text.scalars }
@@ -295,9 +278,7 @@ import ReplicatingTypes
         let (ann, bob) = try Self.pairedEditors(a, b, network)
         try network.link(b, c)
         network.pump([a, b, c])
-        let cid = TestEditor(daemon: c)
-        cid.initialize(user: "cid")
-        cid.open("doc", text: "")
+        let cid = Self.editor("cid", on: c)
         ann.edit(0..<0, with: "one two three four\n")
         network.pump([a, b, c])
         for editor in [bob, cid] { editor.deliver() }
@@ -367,20 +348,36 @@ import ReplicatingTypes
         return daemon
     }
 
-    @Test func aHolderAwayPastTheHorizonIsRetiredAndRebasesWhenItReturns() throws {
+    /// Three daemons on one clock: A and B paired, with Ann and Bob on "doc"; C linked to A or B
+    /// while Ann types `text`, then cut off, a holder that may stay away.
+    struct AwayHolder {
         let clock = Clock()
-        let a = Self.makeDaemon(3000, clock: clock), b = Self.makeDaemon(3100, clock: clock), c = Self.makeDaemon(3200, clock: clock)
+        let a: Daemon, b: Daemon, c: Daemon
         let network = PeerTestNetwork()
-        let (ann, bob) = try Self.pairedEditors(a, b, network)
-        let toC = try network.link(a, c)
-        network.pump([a, b, c])
-        ann.edit(0..<0, with: "one two three four five\n")
-        network.pump([a, b, c])
+        let ann: TestEditor, bob: TestEditor
+
+        init(base: UInt64, cLinkedToB: Bool = false, text: String) throws {
+            a = TombstoneCompactionTests.makeDaemon(base, clock: clock)
+            b = TombstoneCompactionTests.makeDaemon(base + 100, clock: clock)
+            c = TombstoneCompactionTests.makeDaemon(base + 200, clock: clock)
+            (ann, bob) = try TombstoneCompactionTests.pairedEditors(a, b, network)
+            let toC = try network.link(cLinkedToB ? b : a, c)
+            pump()
+            ann.edit(0..<0, with: text)
+            pump()
+            network.sever(toC)
+            pump()
+        }
+
+        func pump() { network.pump([a, b, c]) }
+    }
+
+    @Test func aHolderAwayPastTheHorizonIsRetiredAndRebasesWhenItReturns() throws {
+        // C leaves for good, it seems, with the text as it was.
+        let scene = try AwayHolder(base: 3000, text: "one two three four five\n")
+        let (a, b, c, network, clock, ann, bob) = (scene.a, scene.b, scene.c, scene.network, scene.clock, scene.ann, scene.bob)
         bob.deliver()
         ann.deliver()
-        // C leaves for good, it seems, with the text as it was.
-        network.sever(toC)
-        network.pump([a, b, c])
         clock.advance(days: 10)
         bob.edit(4..<8, with: "")                        // "two " removed on B
         network.pump([a, b, c])
@@ -393,9 +390,7 @@ import ReplicatingTypes
         network.pump([a, b, c])
         #expect(document.text.scalars.tombstoneCount == 4, "C was linked with 10 days ago: the round waits for it")
         // C, offline, types inside and right after the word the others removed.
-        let cid = TestEditor(daemon: c)
-        cid.initialize(user: "cid")
-        cid.open("doc", text: "")
+        let cid = Self.editor("cid", on: c)
         cid.edit(6..<6, with: "[c1]")                    // inside "two"
         cid.edit(cid.text.count..<cid.text.count, with: "six\n")
         #expect(cid.request("document/close", ["uri": "doc"])["result"] != nil)
@@ -423,16 +418,8 @@ import ReplicatingTypes
     }
 
     @Test func aRetiredHolderReturningToAnotherDaemonRebasesThereAndOnlyOnce() throws {
-        let clock = Clock()
-        let a = Self.makeDaemon(3300, clock: clock), b = Self.makeDaemon(3400, clock: clock), c = Self.makeDaemon(3500, clock: clock)
-        let network = PeerTestNetwork()
-        let (ann, bob) = try Self.pairedEditors(a, b, network)
-        let toC = try network.link(b, c)
-        network.pump([a, b, c])
-        ann.edit(0..<0, with: "alpha beta gamma\n")
-        network.pump([a, b, c])
-        network.sever(toC)
-        network.pump([a, b, c])
+        let scene = try AwayHolder(base: 3300, cLinkedToB: true, text: "alpha beta gamma\n")
+        let (a, b, c, network, clock, ann, bob) = (scene.a, scene.b, scene.c, scene.network, scene.clock, scene.ann, scene.bob)
         ann.deliver()
         ann.edit(6..<11, with: "")                       // "beta " removed
         network.pump([a, b, c])
@@ -441,9 +428,7 @@ import ReplicatingTypes
         network.pump([a, b, c])
         ann.deliver()
         #expect(ann.request("document/close", ["uri": "doc"])["result"] != nil)
-        let cid = TestEditor(daemon: c)
-        cid.initialize(user: "cid")
-        cid.open("doc", text: "")
+        let cid = Self.editor("cid", on: c)
         cid.edit(cid.text.count..<cid.text.count, with: "delta\n")
         #expect(cid.request("document/close", ["uri": "doc"])["result"] != nil)
         clock.advance(days: 31)
@@ -463,16 +448,8 @@ import ReplicatingTypes
     }
 
     @Test func aReturningHolderWithTheDocumentOpenRebasesOnceTheEditorClosesIt() throws {
-        let clock = Clock()
-        let a = Self.makeDaemon(3600, clock: clock), b = Self.makeDaemon(3700, clock: clock), c = Self.makeDaemon(3800, clock: clock)
-        let network = PeerTestNetwork()
-        let (ann, bob) = try Self.pairedEditors(a, b, network)
-        let toC = try network.link(a, c)
-        network.pump([a, b, c])
-        ann.edit(0..<0, with: "red green blue\n")
-        network.pump([a, b, c])
-        network.sever(toC)
-        network.pump([a, b, c])
+        let scene = try AwayHolder(base: 3600, text: "red green blue\n")
+        let (a, b, c, network, clock, ann, bob) = (scene.a, scene.b, scene.c, scene.network, scene.clock, scene.ann, scene.bob)
         ann.deliver()
         ann.edit(4..<10, with: "")                       // "green "
         #expect(ann.request("document/close", ["uri": "doc"])["result"] != nil)
@@ -480,9 +457,7 @@ import ReplicatingTypes
         bob.deliver()
         bob.edit(0..<0, with: "*")
         network.pump([a, b, c])
-        let cid = TestEditor(daemon: c)
-        cid.initialize(user: "cid")
-        cid.open("doc", text: "")
+        let cid = Self.editor("cid", on: c)
         cid.edit(cid.text.count..<cid.text.count, with: "cyan\n")
         clock.advance(days: 40)
         let document = try #require(a.document("doc"))
@@ -505,16 +480,12 @@ import ReplicatingTypes
         let network = PeerTestNetwork()
         let toC = try network.link(a, c)
         network.pump([a, c])
-        let ann = TestEditor(daemon: a)
-        ann.initialize(user: "ann")
-        ann.open("doc", text: "")
+        let ann = Self.editor("ann", on: a)
         ann.edit(0..<0, with: "north south\n")
         network.pump([a, c])
         // C binds the document to a file and saves it; then the link goes.
         let path = try FileBindingTests.file("north south\n")
-        let cid = TestEditor(daemon: c)
-        cid.initialize(user: "cid")
-        _ = FileBindingTests.openBound(cid, path, text: "north south\n")
+        let cid = FileBindingTests.boundEditor(path, text: "north south\n", on: c)
         network.sever(toC)
         network.pump([a, c])
         ann.deliver()
