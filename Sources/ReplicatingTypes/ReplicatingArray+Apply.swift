@@ -88,15 +88,20 @@ extension ReplicatingArrayStorage {
                 }
                 let r = leaves[leaf].runs[run]
                 let take = Swift.min(Int(r.length) - offset, Int(presentEnd - counter))
-                if !r.isDeleted { removeVisible(leaf, run: run, offset: offset, count: take, report: report) }
+                if !r.isDeleted {
+                    removeVisible(leaf, run: run, offset: offset, count: take,
+                                  contentStart: leaves[leaf].contentStart(ofRun: run), report: report)
+                }
                 counter += UInt64(take)
             }
         }
     }
 
-    /// Turns `count` visible elements of run `run` starting at `offset` into tombstones.
-    func removeVisible(_ leaf: Int, run: Int, offset: Int, count: Int, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
-        let contentIndex = leaves[leaf].contentStart(ofRun: run) + offset
+    /// Turns `count` visible elements of run `run` starting at `offset` into tombstones;
+    /// `contentStart` is the leaf's number of visible elements before the run.
+    func removeVisible(_ leaf: Int, run: Int, offset: Int, count: Int, contentStart: Int,
+                       report: ((ReplicatingArrayChange<Element>) -> Void)?) {
+        let contentIndex = contentStart + offset
         let removedRange = contentIndex..<(contentIndex + count)
         let removed = report == nil ? [] : Array(leaves[leaf].content[removedRange])
         // Only a leaf's last visible element can be a break (the paragraph rule).

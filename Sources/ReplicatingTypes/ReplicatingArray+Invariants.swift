@@ -11,6 +11,18 @@ extension ReplicatingArrayStorage {
     func checkInvariants() -> Int {
         // 1. Counts, depth and leaf order.
         var leavesInTreeOrder: [Int] = []
+        // The deferred count change (see `adjustCounts`) belongs to exactly its leaf's ancestors.
+        if deferredLeaf == Self.none {
+            precondition(deferredVisible == 0 && deferredBreaks == 0 && deferredPath.isEmpty, "a deferred change without a leaf")
+        } else {
+            var ancestors: [Int32] = []
+            var branch = leaves[Int(deferredLeaf)].parent
+            while branch != Self.none {
+                ancestors.append(branch)
+                branch = branches[Int(branch)].parent
+            }
+            precondition(Array(deferredPath) == ancestors, "deferred path is not the leaf's ancestors")
+        }
         func check(_ branch: Int, depth: Int, leafDepth: inout Int?) -> (Int, Int) {
             var visible = 0
             var breaks = 0
@@ -38,7 +50,8 @@ extension ReplicatingArrayStorage {
                     breaks += b
                 }
             }
-            precondition(visible == node.visible && breaks == node.breaks, "branch counts")
+            let deferred = deferredPath.contains(Int32(branch)) ? (deferredVisible, deferredBreaks) : (0, 0)
+            precondition(visible == node.visible + deferred.0 && breaks == node.breaks + deferred.1, "branch counts")
             return (visible, breaks)
         }
         var leafDepth: Int?
@@ -57,7 +70,7 @@ extension ReplicatingArrayStorage {
 
         // 2. Every counter once (stored, or compacted away), indexed to its leaf. 3. Anchors
         // earlier (or compacted away), with smaller Lamport.
-        var seen = idIndex.map { column in (0..<column.count).map { column[$0] == Self.compactedLeaf } }
+        var seen = idIndex.indices.map { replica in (0..<idIndex[replica].count).map { idIndex[replica][$0] == Self.compactedLeaf } }
         precondition(seen.reduce(0) { $0 + $1.filter { $0 }.count } == compactedCount, "compacted count")
         var runs = 0
         for number in leavesInTreeOrder {
@@ -110,7 +123,8 @@ extension ReplicatingArray {
     public var _storageStatistics: ReplicatingArrayStorageStatistics {
         var stats = ReplicatingArrayStorageStatistics()
         let runStride = MemoryLayout<ReplicatingArrayStorage<Element>.Run>.stride
-        for leaf in storage.leaves {
+        for number in storage.leaves.indices {
+            let leaf = storage.leaves[number]
             stats.leaves += 1
             stats.runs += leaf.runs.count
             stats.runBytes += leaf.runs.capacity * runStride
@@ -118,7 +132,7 @@ extension ReplicatingArray {
             // The leaf record and the two array headers.
             stats.leafObjectBytes += MemoryLayout<ReplicatingArrayStorage<Element>.Leaf>.stride + 2 * 32
         }
-        for column in storage.idIndex { stats.idIndexBytes += column.reservedBytes }
+        for replica in storage.idIndex.indices { stats.idIndexBytes += storage.idIndex[replica].reservedBytes }
         return stats
     }
 }

@@ -70,7 +70,7 @@ extension ReplicatingArrayStorage {
         // Removed elements vanish from the visible order, so each chunk starts at the same index.
         while remaining > 0 {
             let (leaf, i) = leafForEdit(holding: range.lowerBound)
-            let (run, offset, _) = leaves[leaf].runHolding(visible: i)
+            let (run, offset, contentStart) = leaves[leaf].runHolding(visible: i)
             let take = Swift.min(Int(leaves[leaf].runs[run].length) - offset, remaining)
             let start = id(leaf: leaf, run: run, offset: offset)
             if let last = ranges.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {
@@ -78,7 +78,7 @@ extension ReplicatingArrayStorage {
             } else {
                 ranges.append(ElementIDRange(start: start, count: UInt64(take)))
             }
-            removeVisible(leaf, run: run, offset: offset, count: take, report: nil)
+            removeVisible(leaf, run: run, offset: offset, count: take, contentStart: contentStart, report: nil)
             remaining -= take
         }
         return ranges

@@ -123,6 +123,7 @@ extension ReplicatingArrayStorage {
     /// Places the new leaf `leaf` in the tree right after `existing`, splitting branches that
     /// overflow. The branch counts do not change: the new leaf holds what `existing` gave up.
     private func place(_ leaf: Int, after existing: Int) {
+        settleCounts()
         let parent = Int(leaves[existing].parent)
         let index = (branches[parent].children.firstIndex(of: Int32(existing)) ?? branches[parent].children.count - 1) + 1
         branches[parent].children.insert(Int32(leaf), at: index)
@@ -187,8 +188,11 @@ extension ReplicatingArrayStorage {
         let result = ReplicatingArrayStorage(isBreak: isBreak)
         result.replicas = replicas
         result.replicaIndex = replicaIndex
-        result.idIndex = ContiguousArray(repeating: LeafIndexColumn(), count: replicas.count)
-        for (i, column) in idIndex.enumerated() { result.idIndex[i].append(Self.compactedLeaf, count: column.count) }
+        for i in idIndex.indices {
+            var column = LeafIndexColumn()
+            column.append(Self.compactedLeaf, count: idIndex[i].count)
+            result.idIndex.append(column)
+        }
         result.maxLamport = maxLamport
         result.compactedCount = compactedCount
         result.pendingInsertions = pendingInsertions

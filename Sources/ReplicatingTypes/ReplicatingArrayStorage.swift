@@ -6,9 +6,10 @@
 /// elements (tombstones keep no content). When a paragraph-break predicate is given, leaves follow
 /// paragraphs: a visible break is always the last visible element of its leaf.
 ///
-/// Layout: leaves and branches are plain values in two arrays and refer to each other by number,
-/// never by object reference. Walking the tree or the leaf list therefore costs no reference
-/// counting, which dominated the time of an edit when they were objects.
+/// Layout: leaves and branches are plain values in two node arenas and refer to each other by
+/// number, never by object reference. Walking the tree or the leaf list therefore costs no
+/// reference counting (which dominated the time of an edit when they were objects), and changing
+/// a node in place checks no uniqueness (which arrays of nodes did at every step).
 final class ReplicatingArrayStorage<Element> {
     /// Sentinel replica index meaning "no anchor: the start of the array".
     static var noReplica: UInt16 { .max }
@@ -130,15 +131,15 @@ final class ReplicatingArrayStorage<Element> {
     }
 
     /// Every leaf ever made, by number; the ID index refers to leaves by number.
-    var leaves: ContiguousArray<Leaf> = []
+    var leaves = NodeArena<Leaf>()
     /// Every branch ever made, by number.
-    var branches: ContiguousArray<Branch> = []
+    var branches = NodeArena<Branch>()
     var root: Int32 = 0
     /// Replica IDs by local index, and back.
     var replicas: ContiguousArray<ReplicaID> = []
     var replicaIndex: [ReplicaID: UInt16] = [:]
     /// For each replica index, the leaf number of each of its elements, by counter.
-    var idIndex: ContiguousArray<LeafIndexColumn> = []
+    var idIndex = NodeArena<LeafIndexColumn>()
     var maxLamport: UInt64 = 0
     /// Number of removed elements dropped by compaction (they still count as known).
     var compactedCount = 0
@@ -148,6 +149,13 @@ final class ReplicatingArrayStorage<Element> {
     /// start valid).
     var cursorLeaf: Int32 = ReplicatingArrayStorage.none
     var cursorStart = 0
+    /// The last leaf whose visible counts changed, the change not yet added to the branches
+    /// above it, and those branches from the bottom up (see `adjustCounts`). Readers of branch
+    /// counts add it where they pass one of them (`deferredChange(ofBranch:level:)`).
+    var deferredLeaf: Int32 = ReplicatingArrayStorage.none
+    var deferredVisible = 0
+    var deferredBreaks = 0
+    var deferredPath: ContiguousArray<Int32> = []
     /// Insertions waiting for an earlier insertion of their replica or for their anchor.
     var pendingInsertions: [ReplicatingArrayInsertion<Element>] = []
     /// Operations dropped because they could never be applied.
@@ -159,14 +167,21 @@ final class ReplicatingArrayStorage<Element> {
         self.isBreak = isBreak
         var root = Branch(isBottom: true)
         root.children.append(Int32(Self.firstLeaf))
-        self.branches = [root]
-        self.leaves = [Leaf(parent: 0)]
+        branches.append(root)
+        leaves.append(Leaf(parent: 0))
     }
 
-    var count: Int { branches[Int(root)].visible }
+    deinit {
+        leaves.deallocate()
+        branches.deallocate()
+        idIndex.deallocate()
+    }
+
+    /// The root is above every leaf, so the deferred change always belongs to its counts.
+    var count: Int { branches[Int(root)].visible &+ deferredVisible }
 
     /// Number of visible breaks.
-    var breakCount: Int { branches[Int(root)].breaks }
+    var breakCount: Int { branches[Int(root)].breaks &+ deferredBreaks }
 
     /// The leaf after `leaf` in document order, if any.
     @inline(__always)
@@ -177,25 +192,30 @@ final class ReplicatingArrayStorage<Element> {
 
     // MARK: Replicas
 
-    /// The most recently interned replica, to skip hashing on the common path.
+    /// The most recently interned replica, to skip hashing on the common path. Only edits
+    /// write it: reading an array never writes its storage, so copies that share a storage can
+    /// be read on several threads at once.
     private var lastInterned: (id: ReplicaID, index: UInt16)?
 
     @inline(__always)
     func index(of replica: ReplicaID) -> UInt16? {
         if let last = lastInterned, last.id == replica { return last.index }
-        guard let index = replicaIndex[replica] else { return nil }
-        lastInterned = (replica, index)
-        return index
+        return replicaIndex[replica]
     }
 
     @inline(__always)
     func intern(_ replica: ReplicaID) -> UInt16 {
-        if let index = index(of: replica) { return index }
+        if let last = lastInterned, last.id == replica { return last.index }
+        if let index = replicaIndex[replica] {
+            lastInterned = (replica, index)
+            return index
+        }
         precondition(replicas.count < Self.maxReplicas, "more than \(Self.maxReplicas) replicas in one array")
         let index = UInt16(replicas.count)
         replicas.append(replica)
         replicaIndex[replica] = index
         idIndex.append(LeafIndexColumn())
+        lastInterned = (replica, index)
         return index
     }
 
@@ -245,17 +265,22 @@ final class ReplicatingArrayStorage<Element> {
     private func descend(to index: Int, countingBreaks: Bool) -> (leaf: Int, index: Int) {
         var node = Int(root)
         var remaining = index
+        // The level of the node's children in `deferredPath` (bottom branches are level 0).
+        var childLevel = deferredPath.count - 2
         while !branches[node].isBottom {
             var i = 0
             let last = branches[node].children.count - 1
             while i < last {
                 let child = Int(branches[node].children[i])
-                let count = countingBreaks ? branches[child].breaks : branches[child].visible
+                let count = countingBreaks
+                    ? branches[child].breaks &+ deferredChange(ofBranch: child, level: childLevel).breaks
+                    : branches[child].visible &+ deferredChange(ofBranch: child, level: childLevel).visible
                 if remaining < count { break }
                 remaining -= count
                 i += 1
             }
             node = Int(branches[node].children[i])
+            childLevel -= 1
         }
         var i = 0
         let last = branches[node].children.count - 1
@@ -302,16 +327,19 @@ final class ReplicatingArrayStorage<Element> {
             visible += leaves[Int(sibling)].content.count
             breaks += leaves[Int(sibling)].breaks
         }
+        var level = 0 // of `branch` and its siblings in `deferredPath`
         while branches[branch].parent != Self.none {
             let parent = Int(branches[branch].parent)
             let child = Int32(branch)
             for i in 0..<branches[parent].children.count {
                 let sibling = branches[parent].children[i]
                 if sibling == child { break }
-                visible += branches[Int(sibling)].visible
-                breaks += branches[Int(sibling)].breaks
+                let deferred = deferredChange(ofBranch: Int(sibling), level: level)
+                visible += branches[Int(sibling)].visible &+ deferred.visible
+                breaks += branches[Int(sibling)].breaks &+ deferred.breaks
             }
             branch = parent
+            level += 1
         }
         return (visible, breaks)
     }
@@ -330,16 +358,49 @@ final class ReplicatingArrayStorage<Element> {
 
     // MARK: Counts
 
-    /// Adds `visible` and `breaks` to the counts of every branch above `leaf`.
+    /// Adds `visible` and `breaks` to the counts of every branch above `leaf`: at once for the
+    /// root, and for the others when an edit changes another leaf or the tree's shape. Typing
+    /// in one leaf thus writes no branch but the deferred change.
     @inline(__always)
     func adjustCounts(from leaf: Int, visible: Int, breaks: Int) {
         if Int32(leaf) != cursorLeaf { cursorLeaf = Self.none }
+        if Int32(leaf) != deferredLeaf { deferCounts(of: leaf) }
+        deferredVisible &+= visible
+        deferredBreaks &+= breaks
+    }
+
+    /// Adds the deferred change to the branches above its leaf, then defers `leaf`'s.
+    private func deferCounts(of leaf: Int) {
+        settleCounts()
+        deferredLeaf = Int32(leaf)
         var branch = leaves[leaf].parent
         while branch != Self.none {
-            branches[Int(branch)].visible += visible
-            branches[Int(branch)].breaks += breaks
+            deferredPath.append(branch)
             branch = branches[Int(branch)].parent
         }
+    }
+
+    /// Adds the deferred change to the branches above its leaf; afterwards every branch count is
+    /// exact. Called before the tree changes shape.
+    func settleCounts() {
+        guard deferredLeaf != Self.none else { return }
+        for branch in deferredPath {
+            let node = branches.address(of: Int(branch))
+            node.pointee.visible &+= deferredVisible
+            node.pointee.breaks &+= deferredBreaks
+        }
+        deferredLeaf = Self.none
+        deferredVisible = 0
+        deferredBreaks = 0
+        deferredPath.removeAll(keepingCapacity: true)
+    }
+
+    /// What the branch counts of `branch` lack, given that it sits at `level` (bottom branches
+    /// are level 0): the deferred change when it is above the deferred leaf, else nothing.
+    @inline(__always)
+    func deferredChange(ofBranch branch: Int, level: Int) -> (visible: Int, breaks: Int) {
+        guard level >= 0, level < deferredPath.count, deferredPath[level] == Int32(branch) else { return (0, 0) }
+        return (deferredVisible, deferredBreaks)
     }
 
     @inline(__always)

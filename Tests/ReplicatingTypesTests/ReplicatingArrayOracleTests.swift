@@ -41,6 +41,45 @@ import Testing
         }
     }
 
+    /// Reads between edits see each edit at once, wherever it landed: the count tree defers a
+    /// leaf's count change until another leaf changes (so typing writes no branch), and every
+    /// reader must add what is deferred.
+    @Test(arguments: testSeeds([11, 12, 13]))
+    func readsBetweenEditsSeeEachEdit(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        // 3,000 short paragraphs: three levels of branches above the leaves.
+        let start = Array(String(repeating: "ab\n", count: 3000).unicodeScalars)
+        var array = ReplicatingArray(start, replica: ReplicaID(3), paragraphBreak: { $0 == "\n" })
+        var oracle = start
+        func paragraphStarts() -> [Int] { [0] + oracle.indices.filter { oracle[$0] == "\n" }.map { $0 + 1 } }
+        for step in 0..<400 {
+            // A burst of typing or deleting at one place, then reads anywhere.
+            var at = Int.random(in: 0...oracle.count, using: &random)
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                if Bool.random(using: &random) || at == oracle.count {
+                    let scalar = testAlphabet.randomElement(using: &random)!
+                    array.insert(scalar, at: at)
+                    oracle.insert(scalar, at: at)
+                    at += 1
+                } else {
+                    array.remove(at: at)
+                    oracle.remove(at: at)
+                }
+            }
+            #expect(array.count == oracle.count, "seed \(seed) step \(step)")
+            let i = Int.random(in: 0..<oracle.count, using: &random)
+            #expect(array[i] == oracle[i], "seed \(seed) step \(step)")
+            #expect(array.index(of: array.id(at: i)) == i, "seed \(seed) step \(step)")
+            let starts = paragraphStarts()
+            #expect(array.paragraphCount == starts.count, "seed \(seed) step \(step)")
+            let paragraph = Int.random(in: 0..<starts.count, using: &random)
+            #expect(array.startOfParagraph(paragraph) == starts[paragraph], "seed \(seed) step \(step)")
+            #expect(array.paragraph(containing: i) == starts.lastIndex { $0 <= i }, "seed \(seed) step \(step)")
+        }
+        array._checkInvariants()
+        #expect(array.elements == oracle)
+    }
+
     @Test func emptyArrayBehaves() {
         var array = ReplicatingArray<Int>(replica: ReplicaID(1))
         #expect(array.isEmpty && array.elements.isEmpty)
