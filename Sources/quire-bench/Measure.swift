@@ -8,8 +8,14 @@ import Glibc
 enum Measure {
     /// Median wall time of `repetitions` runs of `body`, in seconds.
     static func median(_ repetitions: Int, _ body: () -> Void) -> Double {
+        median(repetitions, prepare: {}, body)
+    }
+
+    /// Median wall time of `repetitions` runs of `body`, each after an untimed `prepare`.
+    static func median(_ repetitions: Int, prepare: () -> Void, _ body: () -> Void) -> Double {
         var times: [Double] = []
         for _ in 0..<repetitions {
+            prepare()
             let start = DispatchTime.now().uptimeNanoseconds
             body()
             times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
