@@ -174,6 +174,7 @@ final class ReplicatingArrayStorage<Element> {
     deinit {
         leaves.deallocate()
         branches.deallocate()
+        for replica in idIndex.indices { idIndex[replica].deallocate() }
         idIndex.deallocate()
     }
 
