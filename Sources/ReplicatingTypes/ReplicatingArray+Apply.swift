@@ -23,17 +23,19 @@ extension ReplicatingArray {
     /// positions are found and nothing is allocated for them. For replaying a log, loading, or a
     /// catch-up that no editor watches. Same state as `apply(_:)`.
     /// - Complexity: O(log n + k + size of the leaves touched)
-    public mutating func integrate(_ operation: ReplicatingArrayOperation<Element>) {
+    public mutating func integrate(_ operation: consuming ReplicatingArrayOperation<Element>) {
         integrate(operation, report: nil)
     }
 
-    private mutating func integrate(_ operation: ReplicatingArrayOperation<Element>, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
+    // Operations are taken, not borrowed, down to where they are placed: copying one goes
+    // through its generic value witness, which cost as much as placing it.
+    private mutating func integrate(_ operation: consuming ReplicatingArrayOperation<Element>, report: ((ReplicatingArrayChange<Element>) -> Void)?) {
         makeUnique()
-        switch operation {
+        switch consume operation {
         case .insert(let insertion):
-            switch storage.integrate(insertion, report: report) {
+            switch storage.integrate(insertion, report: report, holdIfWaiting: true) {
             case .applied: storage.releasePending(report: report)
-            case .waiting: storage.pendingInsertions.append(insertion)
+            case .waiting: break
             case .invalid: storage.rejectedOperationCount += 1
             }
         case .remove(let ranges):
@@ -196,21 +198,34 @@ extension ReplicatingArrayStorage {
     }
 
     /// Integrates a remote insertion into the anchor tree. Changes nothing when it cannot be
-    /// applied yet (a gap in its replica's counters, or its anchor missing) or ever (invalid).
-    func integrate(_ original: ReplicatingArrayInsertion<Element>, report: ((ReplicatingArrayChange<Element>) -> Void)?) -> Integration {
+    /// applied yet (a gap in its replica's counters, or its anchor missing; then it is added to
+    /// `pendingInsertions` when `holdIfWaiting`) or ever (invalid).
+    func integrate(_ original: consuming ReplicatingArrayInsertion<Element>, report: ((ReplicatingArrayChange<Element>) -> Void)?,
+                   holdIfWaiting: Bool) -> Integration {
         let n = original.count
         guard n > 0 else { return .applied }
         let have = known(original.id.replica)
         // What is already here must be the same insertion; what is new needs its predecessors.
-        if original.id.counter < have || original.id.counter > have {
+        if original.id.counter != have {
             if validationError(for: original) != nil { return .invalid }
             if original.id.counter + UInt64(n) <= have { return .applied }
-            if original.id.counter > have { return .waiting }
-        } else if cheapValidationError(for: original) != nil {
-            return .invalid
+            if original.id.counter > have {
+                if holdIfWaiting { pendingInsertions.append(original) }
+                return .waiting
+            }
+            return place(original.droppingFirst(Int(have - original.id.counter)), report: report, holdIfWaiting: holdIfWaiting)
         }
-        let insertion = original.id.counter < have ? original.droppingFirst(Int(have - original.id.counter)) : original
-        if let anchor = insertion.anchor, !contains(anchor) { return .waiting }
+        if cheapValidationError(for: original) != nil { return .invalid }
+        return place(original, report: report, holdIfWaiting: holdIfWaiting)
+    }
+
+    /// Places an insertion whose first element is its replica's next one.
+    private func place(_ insertion: consuming ReplicatingArrayInsertion<Element>, report: ((ReplicatingArrayChange<Element>) -> Void)?,
+                       holdIfWaiting: Bool) -> Integration {
+        if let anchor = insertion.anchor, !contains(anchor) {
+            if holdIfWaiting { pendingInsertions.append(insertion) }
+            return .waiting
+        }
         // Its place was next to an element that is gone: it can never be placed as its author saw it.
         if let anchor = insertion.anchor, isCompacted(anchor) { return .invalid }
 
@@ -327,7 +342,7 @@ extension ReplicatingArrayStorage {
             progress = false
             var index = 0
             while index < pendingInsertions.count {
-                switch integrate(pendingInsertions[index], report: report) {
+                switch integrate(pendingInsertions[index], report: report, holdIfWaiting: false) {
                 case .applied:
                     pendingInsertions.remove(at: index)
                     progress = true

@@ -61,10 +61,13 @@ struct QuireBench: ParsableCommand {
                 var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
                 var array = TraceBenchmark.makeArray(1)
                 TraceBenchmark.replay(trace.patches[...], into: &array, operations: &operations)
+                var replayed: [ReplicatingArray<Unicode.Scalar>] = []
                 for _ in 0..<times {
                     var remote = TraceBenchmark.makeArray(2)
-                    for op in operations { remote.integrate(op) }
+                    TraceBenchmark.integrate(operations, into: &remote)
+                    replayed.append(remote)
                 }
+                withExtendedLifetime(replayed) { Foundation.exit(0) }
             }
             return
         }

@@ -55,6 +55,12 @@ struct TraceBenchmark {
         }
     }
 
+    /// Every operation applied as a remote one, without working out visible changes.
+    @inline(never)
+    static func integrate(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], into array: inout ReplicatingArray<Unicode.Scalar>) {
+        for op in operations { array.integrate(op) }
+    }
+
     func run() -> Result {
         var result = Result()
         let patches = trace.patches
@@ -123,7 +129,7 @@ struct TraceBenchmark {
         remoteReplayed.reserveCapacity(repetitions)
         result.remoteSeconds = Measure.median(repetitions) {
             var remote = Self.makeArray(2)
-            for op in operations { remote.integrate(op) }
+            Self.integrate(operations, into: &remote)
             remoteReplayed.append(remote)
         }
         // The same, working out each operation's visible changes (what editors are told).
