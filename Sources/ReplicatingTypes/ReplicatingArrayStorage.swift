@@ -58,7 +58,12 @@ final class ReplicatingArrayStorage<Element> {
             set { lengthAndFlag = (lengthAndFlag & 0x7FFF_FFFF) | (newValue ? 0x8000_0000 : 0) }
         }
 
-        var visibleLength: Int { isDeleted ? 0 : Int(length) }
+        /// The length, or 0 for tombstones; without a branch, since runs of both kinds alternate
+        /// unpredictably in the leaves that scans walk.
+        @inline(__always) var visibleLength: Int {
+            let tombstoneMask = UInt32(bitPattern: Int32(bitPattern: lengthAndFlag) >> 31)
+            return Int(lengthAndFlag & 0x7FFF_FFFF & ~tombstoneMask)
+        }
         var end: UInt64 { counter + UInt64(length) }
     }
 
