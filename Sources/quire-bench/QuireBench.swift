@@ -44,7 +44,7 @@ struct QuireBench: ParsableCommand {
                 // the timed replay, so neither freeing nor fresh pages are profiled.
                 var replayed: [ReplicatingArray<Unicode.Scalar>] = []
                 var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
-                operations.reserveCapacity(trace.patches.count + 16)
+                operations.reserveCapacity(TraceBenchmark.maxOperations(trace.patches.count))
                 for _ in 0..<times {
                     var array = TraceBenchmark.makeArray(1)
                     operations.removeAll(keepingCapacity: true)

@@ -55,6 +55,10 @@ struct TraceBenchmark {
         }
     }
 
+    /// Room for every operation a replay of `patches` patches makes (a removal and an insertion
+    /// each, at most), so that collecting them never grows the buffer.
+    static func maxOperations(_ patches: Int) -> Int { 2 * patches }
+
     /// Every operation applied as a remote one, without working out visible changes.
     @inline(never)
     static func integrate(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], into array: inout ReplicatingArray<Unicode.Scalar>) {
@@ -65,6 +69,28 @@ struct TraceBenchmark {
         var result = Result()
         let patches = trace.patches
         let endScalars = Array(trace.endContent.unicodeScalars)
+
+        // Memory: heap held by a freshly replayed array, tombstones and indexes included. First,
+        // while the heap is fresh: arrays take the usable size of the block malloc hands them, so
+        // blocks freed by earlier measurements would inflate their capacities (by up to a quarter).
+        var kept: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        kept.reserveCapacity(Self.maxOperations(patches.count))
+        let before = Measure.heapInUse()
+        var measured = Self.makeArray(1)
+        Self.replay(patches[...], into: &measured, operations: &kept)
+        kept.removeAll(keepingCapacity: true)  // the buffer was counted in `before`; what operations own is not
+        result.heapBytes = Measure.heapInUse() - before
+        kept = []
+        result.statistics = measured._storageStatistics.description
+        // Dropping every tombstone (what a document no other copy refers to may do).
+        let beforeCompaction = Measure.heapInUse()
+        var compacted = measured
+        result.compactionSeconds = Measure.median(1) { result.droppedTombstones = compacted.dropTombstones() }
+        measured = Self.makeArray(1)
+        result.compactedHeapBytes = Measure.heapInUse() - beforeCompaction + result.heapBytes
+        precondition(compacted.elements == endScalars, "compaction changed the text")
+        result.compactedStateBytes = compacted.encodedState().count
+        compacted = Self.makeArray(1)
 
         result.floorSeconds = Measure.median(repetitions) {
             var buffer = GapBuffer<Unicode.Scalar>(capacity: 1024, filler: " ")
@@ -79,7 +105,7 @@ struct TraceBenchmark {
         // client that ships each operation reuses its memory. Each repetition's array is kept
         // until all are done, so that no timed repetition pays for freeing the previous one's.
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
-        operations.reserveCapacity(patches.count + 16)
+        operations.reserveCapacity(Self.maxOperations(patches.count))
         var replayed: [ReplicatingArray<Unicode.Scalar>] = []
         replayed.reserveCapacity(2 * repetitions + 1)
         result.localSeconds = Measure.median(repetitions, prepare: { operations.removeAll(keepingCapacity: true) }) {
@@ -93,7 +119,7 @@ struct TraceBenchmark {
         result.localFreshBufferSeconds = Measure.median(repetitions) {
             var array = Self.makeArray(1)
             var fresh: [ReplicatingArrayOperation<Unicode.Scalar>] = []
-            fresh.reserveCapacity(patches.count + 16)
+            fresh.reserveCapacity(Self.maxOperations(patches.count))
             Self.replay(patches[...], into: &array, operations: &fresh)
             replayed.append(array)
             freshBuffers.append(fresh)
@@ -104,26 +130,6 @@ struct TraceBenchmark {
         result.finalTextMatches = final.elements == endScalars
         result.liveCharacters = final.count
         result.runs = final._checkInvariants()
-
-        // Memory: heap held by a freshly replayed array, tombstones and indexes included.
-        var kept: [ReplicatingArrayOperation<Unicode.Scalar>] = []
-        let before = Measure.heapInUse()
-        var measured = Self.makeArray(1)
-        Self.replay(patches[...], into: &measured, operations: &kept)
-        let afterWithOps = Measure.heapInUse()
-        kept = []
-        result.heapBytes = Measure.heapInUse() - before
-        result.statistics = measured._storageStatistics.description
-        _ = afterWithOps
-        // Dropping every tombstone (what a document no other copy refers to may do).
-        let beforeCompaction = Measure.heapInUse()
-        var compacted = measured
-        result.compactionSeconds = Measure.median(1) { result.droppedTombstones = compacted.dropTombstones() }
-        measured = Self.makeArray(1)
-        result.compactedHeapBytes = Measure.heapInUse() - beforeCompaction + result.heapBytes
-        precondition(compacted.elements == endScalars, "compaction changed the text")
-        result.compactedStateBytes = compacted.encodedState().count
-        compacted = Self.makeArray(1)
 
         var remoteReplayed: [ReplicatingArray<Unicode.Scalar>] = []
         remoteReplayed.reserveCapacity(repetitions)
