@@ -364,9 +364,9 @@ final class ReplicatingArrayStorage<Element> {
 
     // MARK: Counts
 
-    /// Adds `visible` and `breaks` to the counts of every branch above `leaf`: at once for the
-    /// root, and for the others when an edit changes another leaf or the tree's shape. Typing
-    /// in one leaf thus writes no branch but the deferred change.
+    /// Adds `visible` and `breaks` to the counts of every branch above `leaf`, deferred: they are
+    /// written when an edit changes another leaf or the tree changes shape, and until then every
+    /// reader adds them (`count`, `deferredChange`). Typing in one leaf thus writes no branch.
     @inline(__always)
     func adjustCounts(from leaf: Int, visible: Int, breaks: Int) {
         if Int32(leaf) != cursorLeaf { cursorLeaf = Self.none }

@@ -184,7 +184,7 @@ public struct ReplicatingText {
 
     /// Applies an operation from another replica like `apply(_:reportingIn:)`, without working
     /// out the changes an editor would need. For loading, log replay and copies no editor shows.
-    public mutating func integrate(_ operation: ReplicatingArrayOperation<Unicode.Scalar>) {
+    public mutating func integrate(_ operation: consuming ReplicatingArrayOperation<Unicode.Scalar>) {
         scalars.integrate(operation)
     }
 
