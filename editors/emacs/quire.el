@@ -141,7 +141,8 @@ Done after an open, a reopen or a resync."
                         :name "quire" :process process
                         :notification-dispatcher #'quire--on-notification
                         :request-dispatcher (lambda (&rest _) nil)
-                        :on-shutdown (lambda (_connection) (quire--schedule-reconnect)))))
+                        ;; Only the current connection's end matters: one dropped on purpose does not.
+                        :on-shutdown (lambda (ended) (when (eq ended quire--connection) (quire--schedule-reconnect))))))
       (setq quire--connection connection)
       (let ((reply (jsonrpc-request connection :initialize
                                     (list :protocolVersion 1
@@ -187,25 +188,39 @@ daemon edit sent right after a reply is not held back."
 (defun quire--reconnect ()
   "Start the daemon again and reopen every shared buffer.
 Each reopen sends the buffer's text and the text the daemon last had, so
-what was typed meanwhile merges into the daemon's document."
+what was typed meanwhile merges into the daemon's document.  Whatever
+stops it half way starts it over later: an error, and also a non-local
+exit, which happens when this timer runs while another package waits for
+a synchronous jsonrpc reply and that reply arrives first (its `throw'
+unwinds through this function)."
   (setq quire--reconnect-timer nil)
-  (condition-case nil
-      (progn
-        (quire--connect)
-        (setq quire--reconnect-delay 0.25)
-        (dolist (buffer (quire--shared-buffers))
-          (with-current-buffer buffer
-            (let* ((uri (plist-get quire--state :uri))
-                   (text (quire--text))
-                   (file (plist-get quire--state :file))
-                   (reply (quire--request :document/open
-                                           (append (list :uri uri :text text
-                                                         :base (or (plist-get quire--state :base) text))
-                                                   (and file (list :file file))))))
-              (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
-              (quire--apply-changes (plist-get reply :changes))
-              (quire--acknowledge-all)))))
-    (error (quire--schedule-reconnect))))
+  (let ((reopened nil))
+    (unwind-protect
+        (ignore-errors
+          (quire--reconnect-and-reopen)
+          (setq reopened t))
+      (unless reopened
+        (let ((half-made quire--connection))
+          (setq quire--connection nil)
+          (when half-made (ignore-errors (delete-process (jsonrpc--process half-made)))))
+        (quire--schedule-reconnect)))))
+
+(defun quire--reconnect-and-reopen ()
+  "Start the daemon and reopen every shared buffer; see `quire--reconnect'."
+  (quire--connect)
+  (setq quire--reconnect-delay 0.25)
+  (dolist (buffer (quire--shared-buffers))
+    (with-current-buffer buffer
+      (let* ((uri (plist-get quire--state :uri))
+             (text (quire--text))
+             (file (plist-get quire--state :file))
+             (reply (quire--request :document/open
+                                     (append (list :uri uri :text text
+                                                   :base (or (plist-get quire--state :base) text))
+                                             (and file (list :file file))))))
+        (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
+        (quire--apply-changes (plist-get reply :changes))
+        (quire--acknowledge-all)))))
 
 (defun quire--buffer-of (uri)
   "The shared buffer of URI, or nil."

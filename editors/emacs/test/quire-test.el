@@ -9,6 +9,7 @@
 ;;; Code:
 
 (require 'ert)
+(require 'cl-lib)
 (require 'quire)
 
 (defvar quire-test--other nil "The second editor's connection.")
@@ -109,41 +110,85 @@
             (plist-get (jsonrpc-request connection :document/text (list :uri uri)) :text)))
       (ignore-errors (jsonrpc-shutdown connection)))))
 
+(defun quire-test--start-daemon (socket)
+  "Start a daemon on SOCKET, its documents next to it; return its process once it listens."
+  (let ((process (make-process :name "daemon" :connection-type 'pipe :noquery t
+                               :command (list (getenv "QUIRE_BINARY") "--no-stdio" "--socket" socket
+                                              "--data-dir" (concat socket ".data")))))
+    (quire-test--wait (lambda () (file-exists-p socket)))
+    process))
+
+(defun quire-test--await-daemon-gone (daemon socket)
+  "Wait until the killed DAEMON is gone and the client noticed; remove its SOCKET file."
+  (quire-test--wait (lambda () (not (process-live-p daemon))))
+  (quire-test--wait (lambda () (null quire--connection)))
+  (ignore-errors (delete-file socket)))
+
 (ert-deftest quire-test-reconnect-after-daemon-restart ()
   (let* ((binary (getenv "QUIRE_BINARY"))
          (socket (concat (getenv "QUIRE_TEST_SOCKET") ".reconnect"))
-         (start-daemon (lambda ()
-                         (let ((process (make-process :name "daemon" :command (list binary "--no-stdio" "--socket" socket "--data-dir" (concat socket ".data"))
-                                                      :connection-type 'pipe :noquery t)))
-                           (quire-test--wait (lambda () (file-exists-p socket)))
-                           process)))
-         (daemon (funcall start-daemon))
+         (daemon (quire-test--start-daemon socket))
          (quire-command (list binary "attach" socket)))
-    (with-temp-buffer
-      (insert "kept\nacross restarts\n")
-      (quire-share "kept.el.txt")
-      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                  "kept\nacross restarts\n"))))
-      (signal-process daemon 'SIGKILL)
-      ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
-      ;; acknowledged, so the reopen merges it.
-      (goto-char (point-max))
-      (insert "typed at once\n")
-      (quire-test--wait (lambda () (not (process-live-p daemon))))
-      (quire-test--wait (lambda () (null quire--connection)))
-      (ignore-errors (delete-file socket))
-      (goto-char (point-max))
-      (insert "typed while away\n")
-      (setq daemon (funcall start-daemon))
-      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                  "kept\nacross restarts\ntyped at once\ntyped while away\n"))
-                                10))
-      (goto-char (point-min))
-      (insert ">")
-      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                  ">kept\nacross restarts\ntyped at once\ntyped while away\n"))))
+    (unwind-protect
+        (with-temp-buffer
+          (insert "kept\nacross restarts\n")
+          (quire-share "kept.el.txt")
+          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                      "kept\nacross restarts\n"))))
+          ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
+          ;; acknowledged, so the reopen merges it.
+          (signal-process daemon 'SIGKILL)
+          (goto-char (point-max))
+          (insert "typed at once\n")
+          (quire-test--await-daemon-gone daemon socket)
+          (goto-char (point-max))
+          (insert "typed while away\n")
+          (setq daemon (quire-test--start-daemon socket))
+          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                      "kept\nacross restarts\ntyped at once\ntyped while away\n"))
+                                    10))
+          (goto-char (point-min))
+          (insert ">")
+          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                      ">kept\nacross restarts\ntyped at once\ntyped while away\n")))))
       (quire-stop)
-      (kill-process daemon))))
+      (ignore-errors (kill-process daemon)))))
+
+(ert-deftest quire-test-reconnect-unwound-half-way-starts-over ()
+  "A reconnection that is unwound half way leaves no half-made connection and starts over.
+That happens when its timer runs while another package waits for a
+synchronous jsonrpc reply: when that reply comes first, its `throw' unwinds
+through the reconnection."
+  (let* ((binary (getenv "QUIRE_BINARY"))
+         (socket (concat (getenv "QUIRE_TEST_SOCKET") ".unwound"))
+         (daemon (quire-test--start-daemon socket))
+         (quire-command (list binary "attach" socket)))
+    (unwind-protect
+        (with-temp-buffer
+          (setq quire--stopping nil)
+          (insert "before\n")
+          (quire-share "unwound.el.txt")
+          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "unwound.el.txt")
+                                                      "before\n"))))
+          (setq quire--reconnect-delay 60)   ; no reconnection of its own while this test drives one
+          (signal-process daemon 'SIGKILL)
+          (quire-test--await-daemon-gone daemon socket)
+          (goto-char (point-max))
+          (insert "while away\n")
+          (setq daemon (quire-test--start-daemon socket))
+          (when quire--reconnect-timer (cancel-timer quire--reconnect-timer) (setq quire--reconnect-timer nil))
+          (setq quire--reconnect-delay 0.25)
+          ;; Connected, then unwound while reopening the buffer, as an outer request's reply would.
+          (catch 'outer-request-answered
+            (cl-letf (((symbol-function 'quire--request) (lambda (&rest _) (throw 'outer-request-answered nil))))
+              (quire--reconnect)))
+          (should (null quire--connection))
+          (should quire--reconnect-timer)
+          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "unwound.el.txt")
+                                                      "before\nwhile away\n"))
+                                    10)))
+      (quire-stop)
+      (ignore-errors (kill-process daemon)))))
 
 (ert-deftest quire-test-undo-reverts-only-own-edits ()
   (with-temp-buffer
