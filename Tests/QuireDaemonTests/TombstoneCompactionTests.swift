@@ -165,6 +165,11 @@ import ReplicatingTypes
 
     static func text(_ daemon: Daemon) -> ReplicatingArray<Unicode.Scalar>? { daemon.document("doc")?.text.scalars }
 
+    /// The document's entry in `peer/status`, as `editor` asks for it.
+    static func sharingStatus(_ editor: TestEditor) -> JSONValue? {
+        editor.request("peer/status")["result"]?["documents"]?.arrayValue?.first { $0["uri"] == "doc" }
+    }
+
     @Test func aStabilityRoundDropsWhatEveryHolderHasSeenRemoved() throws {
         let data = DaemonProcess.temporaryDirectory("compaction-shared")
         let a = Self.makeDaemon(1200, store: try Self.store(data)), b = Self.makeDaemon(1300)
@@ -213,6 +218,8 @@ import ReplicatingTypes
         #expect(a.startStabilityRound(document))
         network.pump([a, b])
         #expect(document.text.scalars.tombstoneCount == 5, "bob's view still shows \"world\"")
+        let waiting = try #require(Self.sharingStatus(ann))
+        #expect(waiting["roundsUnderWay"] == 1 && waiting["tombstones"] == 5 && waiting["dropped"] == 0, "\(waiting)")
         // Bob types inside the word he still sees: anchored to a removed character, placed everywhere.
         bob.edit(8..<8, with: "X")
         network.pump([a, b])
@@ -221,6 +228,8 @@ import ReplicatingTypes
         bob.edit(7..<7, with: "Y")                       // based on everything: bob's view caught up
         network.pump([a, b])
         #expect(document.text.scalars.tombstoneCount == 0 && document.text.string == "hello XY!")
+        let done = try #require(Self.sharingStatus(ann))
+        #expect(done["roundsUnderWay"] == 0 && done["tombstones"] == 0 && done["dropped"] == 5, "\(done)")
         #expect(try #require(b.document("doc")).text.string == "hello XY!")
     }
 
@@ -265,6 +274,12 @@ import ReplicatingTypes
         #expect(a.startStabilityRound(document))
         network.pump([a, b, c])
         #expect(document.text.scalars.tombstoneCount == 2, "C holds the document and was not reached")
+        // What a person asks when tombstones are not going away: who holds the document, and since when.
+        let status = try #require(Self.sharingStatus(ann))
+        let holders = status["holders"]?.arrayValue?.compactMap { $0["replica"]?.stringValue } ?? []
+        #expect(Set(holders) == [b.replica.description, c.replica.description], "\(status)")
+        #expect(status["holders"]?.arrayValue?.allSatisfy { ($0["lastLinked"]?.integerValue ?? 0) > 0 } == true)
+        #expect(status["retired"] == [] && status["roundsUnderWay"] == 0 && status["tombstones"] == 2 && status["dropped"] == 0)
         try network.link(a, c)
         network.pump([a, b, c])
         #expect(a.startStabilityRound(document))

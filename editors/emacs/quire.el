@@ -511,19 +511,29 @@ For example: ssh HOST quire peer --stdio."
   (quire--request :peer/connect (list :command command)))
 
 (defun quire-status ()
-  "Show the daemon's editors, documents and peer links."
+  "Show the daemon's editors, documents and peer links.
+Also how many removed characters it keeps for peers, when any."
   (interactive)
   (quire--connect)
-  (let ((status (quire--request :quire/status (make-hash-table))))
-    (let ((storage (plist-get status :storage)))
-      (message "Quire: %d editor(s), %d document(s), %d peer link(s); documents %s"
-               (plist-get status :sessions) (length (plist-get status :documents))
-               (length (plist-get (plist-get status :peers) :links))
-               (if (and storage (listp storage))
-                   (concat "kept in " (plist-get storage :dataDir)
-                           (let ((failure (plist-get storage :failure)))
-                             (if (stringp failure) (concat " (FAILED: " failure ")") "")))
-                 "in memory only")))))
+  (message "%s" (quire--status-summary (quire--request :quire/status (make-hash-table)))))
+
+(defun quire--status-summary (status)
+  "One line from the `quire/status' result STATUS.
+Removed characters kept for peers (tombstones a stability round has not yet
+dropped) are counted when there are any."
+  (let* ((storage (plist-get status :storage))
+         (peers (plist-get status :peers))
+         (kept (apply #'+ (mapcar (lambda (document) (plist-get document :tombstones))
+                                  (plist-get peers :documents)))))
+    (format "Quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s"
+            (plist-get status :sessions) (length (plist-get status :documents))
+            (length (plist-get peers :links))
+            (if (> kept 0) (format ", %d removed character(s) kept for peers" kept) "")
+            (if (and storage (listp storage))
+                (concat "kept in " (plist-get storage :dataDir)
+                        (let ((failure (plist-get storage :failure)))
+                          (if (stringp failure) (concat " (FAILED: " failure ")") "")))
+              "in memory only"))))
 
 (defun quire-stop ()
   "Stop sharing every buffer and shut the daemon down."

@@ -374,6 +374,7 @@ public final class EditorSession: MessageHandler {
                     "behind": .integer(Int64(link.behind)),
                 ]
             }),
+            "documents": daemon.sharingStatus(),
         ]
     }
 

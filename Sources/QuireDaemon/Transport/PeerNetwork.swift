@@ -126,7 +126,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             self.logger.info("peer \(host):\(port): reconnecting in \(delay) s (\(reason))")
             self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) { self.connect(host: host, port: port, attempt: next) }
         }
-        _ = ClientBootstrap(group: loop)
+        ClientBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in

@@ -190,6 +190,13 @@ through the reconnection."
       (quire-stop)
       (ignore-errors (kill-process daemon)))))
 
+(ert-deftest quire-test-status-counts-removed-characters-kept-for-peers ()
+  (should (equal (quire--status-summary '(:sessions 1 :documents [(:uri "a")] :storage :null
+                                          :peers (:links [(:link 1)] :documents [(:uri "a" :tombstones 3) (:uri "b" :tombstones 4)])))
+                 "Quire: 1 editor(s), 1 document(s), 1 peer link(s), 7 removed character(s) kept for peers; documents in memory only"))
+  (should (equal (quire--status-summary '(:sessions 2 :documents [] :storage :null :peers (:links [] :documents [])))
+                 "Quire: 2 editor(s), 0 document(s), 0 peer link(s); documents in memory only")))
+
 (ert-deftest quire-test-undo-reverts-only-own-edits ()
   (with-temp-buffer
     (buffer-enable-undo)

@@ -545,11 +545,19 @@ export def Status()
   Start()
   var status = Request('quire/status', {})
   if type(status) == v:t_dict
-    var storage = type(status.storage) == v:t_dict
-      ? 'kept in ' .. status.storage.dataDir .. (status.storage.failure != null ? ' (FAILED: ' .. status.storage.failure .. ')' : '')
-      : 'in memory only'
-    echo printf('quire: %d editor(s), %d document(s), %d peer link(s); documents %s', status.sessions, len(status.documents), len(status.peers.links), storage)
+    echo StatusSummary(status)
   endif
+enddef
+
+# One line from a quire/status result; removed characters kept for peers (tombstones a
+# stability round has not yet dropped) are counted when there are any.
+export def StatusSummary(status: dict<any>): string
+  var storage = type(status.storage) == v:t_dict
+    ? 'kept in ' .. status.storage.dataDir .. (status.storage.failure != null ? ' (FAILED: ' .. status.storage.failure .. ')' : '')
+    : 'in memory only'
+  var kept = reduce(get(status.peers, 'documents', []), (sum, d) => sum + d.tombstones, 0)
+  return printf('quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s', status.sessions,
+    len(status.documents), len(status.peers.links), kept > 0 ? printf(', %d removed character(s) kept for peers', kept) : '', storage)
 enddef
 
 export def Stop()

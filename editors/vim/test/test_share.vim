@@ -41,6 +41,11 @@ if status !~ 'documents kept in .*/quire'
   add(errors, 'QuireStatus said ' .. string(status))
 endif
 add(errors, otherText == "hello\nworld\n" ? '' : 'other editor saw ' .. string(otherText))
+# Removed characters a peer still holds back are counted in the status line.
+var summary = quire#StatusSummary({sessions: 1, documents: [{uri: 'a'}], storage: v:null,
+  peers: {links: [{link: 1}], documents: [{uri: 'a', tombstones: 3}, {uri: 'b', tombstones: 4}]}})
+add(errors, summary == 'quire: 1 editor(s), 1 document(s), 1 peer link(s), 7 removed character(s) kept for peers; documents in memory only'
+  ? '' : 'status summary: ' .. summary)
 
 # The other editor's cursor shows here, with its name.
 ch_sendexpr(otherChannel, {method: 'cursor/update', params: {uri: 'shared.txt', revision: 0,
