@@ -124,71 +124,72 @@
   (quire-test--wait (lambda () (null quire--connection)))
   (ignore-errors (delete-file socket)))
 
+(defmacro quire-test--with-own-daemon (suffix &rest body)
+  "Run BODY in a temporary buffer, the client using a daemon of its own.
+The daemon listens on the test socket plus SUFFIX.  BODY sees `binary',
+`socket' and `daemon' (which it sets when it starts another); afterwards the
+client stops and the daemon is killed, even when BODY fails."
+  (declare (indent 1))
+  `(let* ((binary (getenv "QUIRE_BINARY"))
+          (socket (concat (getenv "QUIRE_TEST_SOCKET") ,suffix))
+          (daemon (quire-test--start-daemon socket))
+          (quire-command (list binary "attach" socket)))
+     (unwind-protect
+         (with-temp-buffer ,@body)
+       (quire-stop)
+       (ignore-errors (kill-process daemon)))))
+
 (ert-deftest quire-test-reconnect-after-daemon-restart ()
-  (let* ((binary (getenv "QUIRE_BINARY"))
-         (socket (concat (getenv "QUIRE_TEST_SOCKET") ".reconnect"))
-         (daemon (quire-test--start-daemon socket))
-         (quire-command (list binary "attach" socket)))
-    (unwind-protect
-        (with-temp-buffer
-          (insert "kept\nacross restarts\n")
-          (quire-share "kept.el.txt")
-          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                      "kept\nacross restarts\n"))))
-          ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
-          ;; acknowledged, so the reopen merges it.
-          (signal-process daemon 'SIGKILL)
-          (goto-char (point-max))
-          (insert "typed at once\n")
-          (quire-test--await-daemon-gone daemon socket)
-          (goto-char (point-max))
-          (insert "typed while away\n")
-          (setq daemon (quire-test--start-daemon socket))
-          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                      "kept\nacross restarts\ntyped at once\ntyped while away\n"))
-                                    10))
-          (goto-char (point-min))
-          (insert ">")
-          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                      ">kept\nacross restarts\ntyped at once\ntyped while away\n")))))
-      (quire-stop)
-      (ignore-errors (kill-process daemon)))))
+  (quire-test--with-own-daemon ".reconnect"
+    (insert "kept\nacross restarts\n")
+    (quire-share "kept.el.txt")
+    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                "kept\nacross restarts\n"))))
+    ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
+    ;; acknowledged, so the reopen merges it.
+    (signal-process daemon 'SIGKILL)
+    (goto-char (point-max))
+    (insert "typed at once\n")
+    (quire-test--await-daemon-gone daemon socket)
+    (goto-char (point-max))
+    (insert "typed while away\n")
+    (setq daemon (quire-test--start-daemon socket))
+    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                "kept\nacross restarts\ntyped at once\ntyped while away\n"))
+                              10))
+    (goto-char (point-min))
+    (insert ">")
+    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                ">kept\nacross restarts\ntyped at once\ntyped while away\n"))))))
 
 (ert-deftest quire-test-reconnect-unwound-half-way-starts-over ()
   "A reconnection that is unwound half way leaves no half-made connection and starts over.
 That happens when its timer runs while another package waits for a
 synchronous jsonrpc reply: when that reply comes first, its `throw' unwinds
 through the reconnection."
-  (let* ((binary (getenv "QUIRE_BINARY"))
-         (socket (concat (getenv "QUIRE_TEST_SOCKET") ".unwound"))
-         (daemon (quire-test--start-daemon socket))
-         (quire-command (list binary "attach" socket)))
-    (unwind-protect
-        (with-temp-buffer
-          (setq quire--stopping nil)
-          (insert "before\n")
-          (quire-share "unwound.el.txt")
-          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "unwound.el.txt")
-                                                      "before\n"))))
-          (setq quire--reconnect-delay 60)   ; no reconnection of its own while this test drives one
-          (signal-process daemon 'SIGKILL)
-          (quire-test--await-daemon-gone daemon socket)
-          (goto-char (point-max))
-          (insert "while away\n")
-          (setq daemon (quire-test--start-daemon socket))
-          (when quire--reconnect-timer (cancel-timer quire--reconnect-timer) (setq quire--reconnect-timer nil))
-          (setq quire--reconnect-delay 0.25)
-          ;; Connected, then unwound while reopening the buffer, as an outer request's reply would.
-          (catch 'outer-request-answered
-            (cl-letf (((symbol-function 'quire--request) (lambda (&rest _) (throw 'outer-request-answered nil))))
-              (quire--reconnect)))
-          (should (null quire--connection))
-          (should quire--reconnect-timer)
-          (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "unwound.el.txt")
-                                                      "before\nwhile away\n"))
-                                    10)))
-      (quire-stop)
-      (ignore-errors (kill-process daemon)))))
+  (quire-test--with-own-daemon ".unwound"
+    (setq quire--stopping nil)
+    (insert "before\n")
+    (quire-share "unwound.el.txt")
+    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "unwound.el.txt")
+                                                "before\n"))))
+    (setq quire--reconnect-delay 60)   ; no reconnection of its own while this test drives one
+    (signal-process daemon 'SIGKILL)
+    (quire-test--await-daemon-gone daemon socket)
+    (goto-char (point-max))
+    (insert "while away\n")
+    (setq daemon (quire-test--start-daemon socket))
+    (when quire--reconnect-timer (cancel-timer quire--reconnect-timer) (setq quire--reconnect-timer nil))
+    (setq quire--reconnect-delay 0.25)
+    ;; Connected, then unwound while reopening the buffer, as an outer request's reply would.
+    (catch 'outer-request-answered
+      (cl-letf (((symbol-function 'quire--request) (lambda (&rest _) (throw 'outer-request-answered nil))))
+        (quire--reconnect)))
+    (should (null quire--connection))
+    (should quire--reconnect-timer)
+    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "unwound.el.txt")
+                                                "before\nwhile away\n"))
+                              10))))
 
 (ert-deftest quire-test-status-counts-removed-characters-kept-for-peers ()
   (should (equal (quire--status-summary '(:sessions 1 :documents [(:uri "a")] :storage :null
