@@ -111,6 +111,21 @@ import ReplicatingTypes
         #expect(editor.inbox.last?["result"] == [])
     }
 
+    @Test func anEditorDroppedWithoutClosingDoesNotTakeTheDaemonDown() {
+        let daemon = Daemon()
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize()
+        ann.open("doc", text: "hello")
+        do {
+            let gone = TestEditor(daemon: daemon)
+            gone.initialize()
+            gone.open("doc", text: "")
+        }   // its connection is released here; its session is still open on the daemon
+        ann.edit(5..<5, with: " world")
+        #expect(daemon.documents["doc"]?.text.string == "hello world")
+        #expect(ann.request("document/text", ["uri": "doc"])["result"]?["text"] == "hello world")
+    }
+
     @Test func severalDocumentsAtOnceStaySeparate() {
         let daemon = Daemon()
         let editor = TestEditor(daemon: daemon)

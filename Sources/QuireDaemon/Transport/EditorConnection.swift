@@ -25,7 +25,9 @@ public final class EditorConnection {
         processor = MessageProcessor(parser: JSONParser(maximumDepth: daemon.configuration.maximumNestingDepth))
         var send: ((Message) -> Void)?
         session = daemon.makeSession { message in send?(message) }
-        send = { [unowned self] message in self.send(message.json) }
+        // Weak: a session may outlive its connection (a transport that drops it without closing
+        // the session); what the daemon sends it then goes nowhere instead of crashing.
+        send = { [weak self] message in self?.send(message.json) }
     }
 
     /// Bytes read from the editor. Every message in them is answered in order; then the daemon
