@@ -139,7 +139,7 @@ import ReplicatingTypes
         do {
             let a = Self.makeDaemon(900)
             let editors = Self.typeAndDelete(on: a)
-        defer { _ = editors }
+            defer { _ = editors }
             let document = try #require(a.document("doc"))
             a.dropTombstones(of: document)
             expected = document.text.string
@@ -161,6 +161,22 @@ import ReplicatingTypes
         let ann = Self.editor("ann", on: a)
         network.pump([a, b])
         return (ann, Self.editor("bob", on: b))
+    }
+
+    /// Paired editors; ann types `text`, bob confirms it by typing `confirmation` at its end, then
+    /// ann removes `removed`, which B gets and bob's editor is not given yet.
+    static func removalBobHasNotSeen(_ a: Daemon, _ b: Daemon, _ network: PeerTestNetwork, typed text: String,
+                                     confirmedWith confirmation: String, removing removed: Range<Int>) throws -> (ann: TestEditor, bob: TestEditor) {
+        let (ann, bob) = try pairedEditors(a, b, network)
+        ann.edit(0..<0, with: text)
+        network.pump([a, b])
+        bob.deliver()
+        let end = text.unicodeScalars.count
+        bob.edit(end..<end, with: confirmation)
+        network.pump([a, b])
+        ann.deliver()
+        ann.edit(removed, with: "")
+        return (ann, bob)
     }
 
     static func text(_ daemon: Daemon) -> ReplicatingArray<Unicode.Scalar>? { daemon.document("doc")?.text.scalars }
@@ -204,14 +220,7 @@ import ReplicatingTypes
     @Test func aLaggingViewOnAPeerHoldsTheRoundBackUntilItCatchesUp() throws {
         let a = Self.makeDaemon(1400), b = Self.makeDaemon(1500)
         let network = PeerTestNetwork()
-        let (ann, bob) = try Self.pairedEditors(a, b, network)
-        ann.edit(0..<0, with: "hello world")
-        network.pump([a, b])
-        bob.deliver()
-        bob.edit(11..<11, with: "!")                     // bob confirms "hello world"
-        network.pump([a, b])
-        ann.deliver()
-        ann.edit(6..<11, with: "")                       // B gets it; bob's editor is not given it yet
+        let (ann, bob) = try Self.removalBobHasNotSeen(a, b, network, typed: "hello world", confirmedWith: "!", removing: 6..<11)
         #expect(ann.request("document/close", ["uri": "doc"])["result"] != nil)   // nor can ann undo it
         network.pump([a, b])
         let document = try #require(a.document("doc"))
@@ -236,14 +245,7 @@ import ReplicatingTypes
     @Test func aRoundGivesUpOnAViewThatNeverCatchesUp() throws {
         let a = Self.makeDaemon(1600), b = Self.makeDaemon(1700)
         let network = PeerTestNetwork()
-        let (ann, bob) = try Self.pairedEditors(a, b, network)
-        ann.edit(0..<0, with: "abcdef")
-        network.pump([a, b])
-        bob.deliver()
-        bob.edit(6..<6, with: "g")
-        network.pump([a, b])
-        ann.deliver()
-        ann.edit(1..<3, with: "")
+        let (_, bob) = try Self.removalBobHasNotSeen(a, b, network, typed: "abcdef", confirmedWith: "g", removing: 1..<3)
         network.pump([a, b])
         let document = try #require(a.document("doc"))
         #expect(a.startStabilityRound(document))
