@@ -156,9 +156,10 @@ public struct ReplicatingArray<Element> {
             content: .elements(InsertedElements(newElements))))
     }
 
-    /// Inserts `newElements` right after the element `id` (visible or removed, not compacted away; nil: at the start),
-    /// ahead of anything inserted after it before; returns the operation to ship (nil when there
-    /// was nothing to insert or `id` is unknown). Restores removed text exactly where it was.
+    /// Inserts `newElements` right after the element `id` (visible or removed, not compacted
+    /// away; nil: at the start), ahead of anything inserted after it before; returns the operation
+    /// to ship (nil when there was nothing to insert or `id` is unknown or compacted away).
+    /// Restores removed text exactly where it was.
     /// - Complexity: O(log n + k + size of one leaf)
     @discardableResult
     public mutating func insert<C: Collection>(contentsOf newElements: C, after id: ElementID?) -> ReplicatingArrayOperation<Element>? where C.Element == Element {

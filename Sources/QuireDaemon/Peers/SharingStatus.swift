@@ -12,12 +12,11 @@ extension Daemon {
             let holders = document.sharing.holders.sorted { $0.key < $1.key }.map { replica, seconds -> JSONValue in
                 ["replica": .string(replica.description), "lastLinked": .integer(Int64(seconds.rounded(.down)))]
             }
-            let rounds = stabilityRounds.active.values.filter { $0.document === document }.count
             return [
                 "uri": .string(document.uri),
                 "holders": .array(holders),
                 "retired": .array(document.sharing.retired.keys.sorted().map { .string($0.description) }),
-                "roundsUnderWay": .integer(Int64(rounds)),
+                "roundsUnderWay": .integer(Int64(stabilityRounds.activeCount(of: document))),
                 "tombstones": .integer(Int64(document.text.scalars.tombstoneCount)),
                 "dropped": .integer(Int64(document.text.scalars.compactedCount)),
             ]

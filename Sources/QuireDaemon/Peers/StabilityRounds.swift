@@ -83,6 +83,11 @@ final class StabilityRounds {
     }
 
     func isFinished(_ key: Key) -> Bool { finished.contains(key) }
+
+    /// Rounds of `document` under way here (started here or reached from a peer).
+    func activeCount(of document: SharedDocument) -> Int {
+        active.values.filter { $0.document === document }.count
+    }
 }
 
 extension Daemon {
@@ -189,7 +194,7 @@ extension Daemon {
             finishStabilityRound(key)
         } else if stabilityRounds.isFinished(key) {
             link.sendStability(echo(key, uri: uri, failure: nil))
-        } else if stabilityRounds.active.values.filter({ $0.document === document }).count >= StabilityRounds.maximumActivePerDocument {
+        } else if stabilityRounds.activeCount(of: document) >= StabilityRounds.maximumActivePerDocument {
             link.sendStability(echo(key, uri: uri, failure: "too many stability rounds of \(uri) under way on replica \(replica.rawValue)"))
         } else {
             let retiring = Self.replicas(in: message["retire"])
