@@ -94,6 +94,7 @@ public final class Daemon {
             document.file = loaded.binding
             document.everShared = loaded.shared
             document.sharing = loaded.sharing
+            document.appliedEditIDs = loaded.editIDs
             documents[uri] = document
             logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed")
         }
@@ -178,8 +179,11 @@ public final class Daemon {
 
     /// Operations `session` made in `document`: into the document, then queued for every other
     /// session that has it open. Sent at the next `flush()`.
-    func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession) {
-        distribute(operations, to: document, exceptSession: session)
+    /// `editID` names the editor edit they make up: it is kept with them (`SharedDocument.appliedEditIDs`).
+    func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession,
+                    editID: String? = nil) {
+        if let editID, !operations.isEmpty { document.appliedEditIDs.insert(editID) }
+        distribute(operations, to: document, exceptSession: session, editID: editID)
         stabilityRounds.editorsMoved = true   // an editor view may have caught up
     }
 
@@ -192,10 +196,10 @@ public final class Daemon {
     /// Applies `operations` to `document`, logs them, and queues them for every session that has
     /// it open and every peer, but the ones they came from.
     private func distribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument,
-                            exceptSession origin: EditorSession? = nil, exceptLink originLink: PeerLink? = nil) {
+                            exceptSession origin: EditorSession? = nil, exceptLink originLink: PeerLink? = nil, editID: String? = nil) {
         guard !operations.isEmpty else { return }
         document.apply(operations)
-        store?.append(operations, toDocument: document.id)
+        store?.append(operations, toDocument: document.id, editID: editID)
         for session in sessions.values where session !== origin { session.view(of: document.uri)?.enqueue(operations) }
         for link in links.values where link !== originLink { link.sendOperations(operations, of: document) }
     }

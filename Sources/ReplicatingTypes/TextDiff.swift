@@ -9,22 +9,28 @@ public struct TextEdit: Hashable, Sendable {
     }
 }
 
-/// Reduces a change of text to the minimal character-level edits: line-level first, then
-/// character-level inside changed lines.
+/// Reduces a change of text to the character-level edits that say what the person did: line-level
+/// first, then character-level inside changed lines, aligned by `EditAlignment`'s rules (typed
+/// text stays one insertion at the place it was typed, a replaced word is replaced whole).
 ///
 /// Guarantees: the edits are sorted, disjoint, refer to offsets (in scalars) of the old text, and
-/// turn the old text into the new one when applied from last to first. A common prefix and suffix
-/// are skipped in linear time, so one changed line in a 3 MB document costs one pass over it.
+/// turn the old text into the new one when applied from last to first. Typing and deleting stay
+/// character-precise (one keystroke in a resent line is one inserted character). A common prefix
+/// and suffix are skipped in linear time, so one changed line in a 3 MB document costs one pass
+/// over it.
 public enum TextDiff {
-    public static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [TextEdit] {
-        edits(from: old[...], to: new[...])
+    /// `cursor`, when the editor said where its cursor ended up, is an offset into `new`: an
+    /// insertion or removal that could stand at several places goes where it was typed.
+    public static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar], cursor: Int? = nil) -> [TextEdit] {
+        edits(from: old[...], to: new[...], cursor: cursor)
     }
 
-    public static func edits(from old: String, to new: String) -> [TextEdit] {
-        edits(from: Array(old.unicodeScalars), to: Array(new.unicodeScalars))
+    public static func edits(from old: String, to new: String, cursor: Int? = nil) -> [TextEdit] {
+        edits(from: Array(old.unicodeScalars), to: Array(new.unicodeScalars), cursor: cursor)
     }
 
-    public static func edits(from old: ArraySlice<Unicode.Scalar>, to new: ArraySlice<Unicode.Scalar>) -> [TextEdit] {
+    /// `cursor` is an index of `new` (slices keep their base's indices).
+    public static func edits(from old: ArraySlice<Unicode.Scalar>, to new: ArraySlice<Unicode.Scalar>, cursor: Int? = nil) -> [TextEdit] {
         var edits: [TextEdit] = []
         // Line level: compare whole lines (each with its break) by number.
         var numbering: [ArraySlice<Unicode.Scalar>: Int] = [:]
@@ -35,7 +41,8 @@ public enum TextDiff {
             let oldRange = span(of: hunk.old, in: oldLines, base: old.startIndex, end: old.endIndex)
             let newRange = span(of: hunk.new, in: newLines, base: new.startIndex, end: new.endIndex)
             // Character level inside the changed lines.
-            for inner in MyersDiff.hunks(old[oldRange], new[newRange], maxEdits: 1024) {
+            let inner = MyersDiff.hunks(old[oldRange], new[newRange], maxEdits: 1024)
+            for inner in EditAlignment.align(inner, old: old[oldRange], new: new[newRange], cursor: cursor) {
                 edits.append(TextEdit(range: (inner.old.lowerBound - old.startIndex)..<(inner.old.upperBound - old.startIndex),
                                       replacement: Array(new[inner.new])))
             }

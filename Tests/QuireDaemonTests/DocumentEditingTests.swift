@@ -91,8 +91,16 @@ import ReplicatingTypes
         ])
         #expect(reply["error"]?["code"] == -32011)
         #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
-        // The editor revision did not advance: the next good edit is revision 1.
-        #expect(editor.request("document/edit", ["uri": "notes", "revision": 0, "changes": [["text": "x"]]])["result"]?["editorRevision"] == 1)
+        // Later edits of the epoch were based on the refused one: refused too, until a resync.
+        let next = editor.request("document/edit", ["uri": "notes", "revision": 0, "changes": [["text": "x"]]])
+        #expect(next["error"]?["code"] == .integer(Int64(ResponseError.resyncNeededCode)))
+        #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
+        // The resync keeps what the editor shows (its edit, and the good part of the refused one).
+        let resync = editor.request("document/resync", ["uri": "notes", "text": "ok hello\nworld!\n", "base": "hello\nworld\n"])
+        #expect(resync["result"]?["text"] == "ok hello\nworld!\n")
+        #expect(resync["result"]?["epoch"] == 1)
+        #expect(daemon.documents["notes"]?.text.string == "ok hello\nworld!\n")
+        #expect(editor.request("document/edit", ["uri": "notes", "epoch": 1, "revision": 0, "changes": [["text": "x"]]])["result"]?["editorRevision"] == 1)
     }
 
     @Test func revisionFromTheFutureAndStaleEpochAndUnknownDocument() {

@@ -19,12 +19,16 @@ import ReplicatingTypes
         #expect(edits == [TextEdit(range: 5..<5, replacement: [","])])
     }
 
-    @Test func editDistanceIsMinimal() {
-        // kitten -> sitting: 2 substitutions + 1 insertion = 5 scalars touched at most (3 edits).
-        let edits = TextDiff.edits(from: "kitten", to: "sitting")
-        let removed = edits.reduce(0) { $0 + $1.range.count }
-        let inserted = edits.reduce(0) { $0 + $1.replacement.count }
-        #expect(removed + inserted == 5)
+    @Test func aReplacedWordIsReplacedWhole() {
+        // kitten -> sitting: a minimal script keeps "itt" and "n", and a concurrent removal of
+        // "kitten" would then leave "sig". The word is one replacement instead.
+        #expect(TextDiff.edits(from: "a kitten.", to: "a sitting.") == [TextEdit(range: 2..<8, replacement: Array("sitting".unicodeScalars))])
+    }
+
+    @Test func typingAndDeletingStayCharacterPrecise() {
+        #expect(TextDiff.edits(from: "helo world", to: "hello world").map(\.replacement) == [["l"]])
+        let deletion = TextDiff.edits(from: "hello world", to: "hell world")
+        #expect(deletion.count == 1 && deletion[0].range.count == 1 && deletion[0].replacement.isEmpty)
     }
 
     @Test(arguments: [41, 42, 43, 44] as [UInt64])

@@ -27,7 +27,7 @@ import ReplicatingTypes
     }
 
     @Test func bothChangingOneStretchKeepsBoth() {
-        #expect(Self.merge(base: "a cat sat", current: "a dog sat", incoming: "a cow sat") == "a dogow sat")
+        #expect(Self.merge(base: "a cat sat", current: "a dog sat", incoming: "a cow sat") == "a dogcow sat", "each word whole")
         #expect(Self.merge(base: "abc", current: "aXc", incoming: "ac") == "aXc", "a removal of what the daemon changed is dropped")
     }
 

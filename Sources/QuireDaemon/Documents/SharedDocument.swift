@@ -34,6 +34,8 @@ final class SharedDocument {
     /// The peer daemons known to hold this document and where its copies stand (persisted): a
     /// stability round must reach every holder before a tombstone can go.
     var sharing = DocumentSharing()
+    /// The latest editor edits applied, by `editId` (kept durably with them by the store).
+    var appliedEditIDs = RecentEditIDs()
 
     init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri

@@ -1,27 +1,31 @@
 import QuireProtocol
 import ReplicatingTypes
 
-/// Turns an editor's change, positioned in the text the editor shows, into the minimal
-/// character-level CRDT operations on that text.
+/// Turns an editor's change, positioned in the text the editor shows, into character-level CRDT
+/// operations on that text that say what the person did.
 ///
 /// Guarantees: a change that does not fit the text (a position past the end of a line or of
 /// the text, inside a character, a reversed range, lines past the end) throws before anything
 /// is modified; whatever the form of the change (a range, whole lines, the full text), only the
 /// characters that really differ become operations, so resending a whole line for one keystroke
-/// yields one insertion.
+/// yields one insertion; typed text is one insertion at the place it was typed (the editor's
+/// `cursor` decides between places that give the same text) and a replaced word is replaced
+/// whole (`TextDiff`, protocol/decisions/edit-intent.md).
 enum ChangeResolver {
     typealias Operation = ReplicatingArrayOperation<Unicode.Scalar>
 
-    static func apply(_ change: WireChange, to text: inout ReplicatingText, encoding: PositionEncoding) throws(ResponseError) -> [Operation] {
+    /// `cursor`: where the editor's cursor is once the change is made, when it said so.
+    static func apply(_ change: WireChange, to text: inout ReplicatingText, encoding: PositionEncoding,
+                      cursor: TextPosition? = nil) throws(ResponseError) -> [Operation] {
         switch change {
         case .full(let newText):
-            return text.replaceAll(with: newText)
+            return replaceMinimally(0..<text.count, with: Array(newText.unicodeScalars), in: &text, encoding: encoding, cursor: cursor)
         case .range(let range, let newText):
             let textRange = TextRange(start: TextPosition(line: range.start.line, character: range.start.character),
                                       end: TextPosition(line: range.end.line, character: range.end.character))
             let offsets: Range<Int>
             do { offsets = try text.offsets(of: textRange, in: encoding) } catch { throw .positionOutOfRange(error.description) }
-            return replaceMinimally(offsets, with: Array(newText.unicodeScalars), in: &text)
+            return replaceMinimally(offsets, with: Array(newText.unicodeScalars), in: &text, encoding: encoding, cursor: cursor)
         case .lines(let lines, let newLines):
             let lineCount = text.lineCount
             guard lines.upperBound <= lineCount else {
@@ -44,19 +48,37 @@ enum ChangeResolver {
                 old = 0..<text.count
                 replacement = newLines.joined(separator: "\n")
             }
-            return replaceMinimally(old, with: Array(replacement.unicodeScalars), in: &text)
+            return replaceMinimally(old, with: Array(replacement.unicodeScalars), in: &text, encoding: encoding, cursor: cursor)
         }
     }
 
-    /// Replaces `range` by `replacement` with only the character edits between the two.
+    /// Replaces `range` by `replacement` with only the character edits between the two, aligned
+    /// to what the person did (`cursor` is in the text after the change).
     /// - Complexity: O(range + replacement + diff) plus O(log n) per edit.
-    static func replaceMinimally(_ range: Range<Int>, with replacement: [Unicode.Scalar], in text: inout ReplicatingText) -> [Operation] {
+    static func replaceMinimally(_ range: Range<Int>, with replacement: [Unicode.Scalar], in text: inout ReplicatingText,
+                                 encoding: PositionEncoding = .utf32, cursor: TextPosition? = nil) -> [Operation] {
         let old = range.isEmpty ? [] : text.scalars.elements(in: range)
+        let hint = cursor.flatMap { index(of: $0, in: replacement, startingAt: text.position(ofOffset: range.lowerBound, in: encoding), encoding: encoding) }
         var operations: [Operation] = []
-        for edit in TextDiff.edits(from: old, to: replacement).reversed() {
+        for edit in TextDiff.edits(from: old, to: replacement, cursor: hint).reversed() {
             let lower = range.lowerBound + edit.range.lowerBound, upper = range.lowerBound + edit.range.upperBound
             operations.append(contentsOf: text.replace(lower..<upper, with: edit.replacement))
         }
         return operations
+    }
+
+    /// Where `position` falls in `replacement` when the replacement starts at `start`: nil when the
+    /// position is not within it (the cursor is elsewhere, so it says nothing about this change).
+    /// - Complexity: O(replacement).
+    static func index(of position: TextPosition, in replacement: [Unicode.Scalar], startingAt start: TextPosition,
+                      encoding: PositionEncoding) -> Int? {
+        guard position >= start else { return nil }
+        var line = start.line, character = start.character
+        for (index, scalar) in replacement.enumerated() {
+            if line == position.line && character == position.character { return index }
+            if scalar == "\n" { line += 1; character = 0 } else { character += encoding.width(of: scalar) }
+            if line > position.line { return nil }
+        }
+        return line == position.line && character == position.character ? replacement.count : nil
     }
 }

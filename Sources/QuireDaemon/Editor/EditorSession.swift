@@ -107,6 +107,10 @@ public final class EditorSession: MessageHandler {
         case DocumentRequest.resyncMethod:
             let request = try DocumentRequest(params: params)
             let (view, document) = try openViewAndDocument(request.uri)
+            if let editorText = request.text, let base = request.base {
+                // Keep what the editor shows: its changes since `base` go in before the resync.
+                mergeResynced(document, view: view, base: base, editorText: editorText)
+            }
             view.resync(to: document.text)
             let text = document.text.string
             logger.info("session \(id): \(request.uri) resynced, epoch \(view.epoch)")
@@ -236,7 +240,7 @@ public final class EditorSession: MessageHandler {
         let fileContent = try request.file.map { file throws(ResponseError) in try Daemon.readFile(file) }
         let (document, created) = daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
         if !created, let base = request.base {
-            mergeReopened(document, base: base, editorText: editorText)
+            mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
         }
         if let file = request.file, let content = fileContent {
             // A reopen whose editor wrote the file itself: its changes came in with `base`.
@@ -254,6 +258,42 @@ public final class EditorSession: MessageHandler {
         logger.info("session \(id): opened \(request.uri) (\(created ? "created" : "joined"), \(document.text.count) characters)")
         return OpenDocumentRequest.Result(uri: request.uri, epoch: view.epoch, created: created, changes: changes,
                                           hash: TextHash.sha256Hex(target)).json
+    }
+
+    /// `base` with the edits of `pending` that `document` had applied (by edit ID) added: the
+    /// replies of those were lost, but the edits are in the document and must count once. Edits
+    /// arrive in order, so every pending edit up to the last one applied was applied (or was a
+    /// no-op, which changes nothing here either).
+    private func applyingAcknowledged(_ pending: [OpenDocumentRequest.PendingEdit], of document: SharedDocument, to base: String) -> String {
+        guard let last = pending.lastIndex(where: { document.appliedEditIDs.contains($0.editID) }) else { return base }
+        var text = ReplicatingText(base, replica: replica)
+        for edit in pending[...last] {
+            for change in edit.changes {
+                do { _ = try ChangeResolver.apply(change, to: &text, encoding: encoding) } catch {
+                    logger.error("session \(id): pending edit \(edit.editID) of \(document.uri) does not fit its base (\(error.message)); merging from there")
+                    return text.string
+                }
+            }
+        }
+        logger.info("session \(id): \(last + 1) of \(pending.count) edits in flight had reached \(document.uri) before the daemon went away")
+        return text.string
+    }
+
+    /// A resync that keeps the editor's text: its changes from `base` to `editorText` are resolved
+    /// against the view's copy that shows `base` when there is one (the exact characters the
+    /// editor saw, as an edit would be), and merged as text otherwise.
+    private func mergeResynced(_ document: SharedDocument, view: EditorView, base: String, editorText: String) {
+        guard base != editorText else { return }
+        let copies = [view.sent, view.confirmed]
+        guard var shown = copies.first(where: { $0.string == base }) else {
+            mergeReopened(document, base: base, editorText: editorText)
+            return
+        }
+        shown.replica = replica
+        let operations = ChangeResolver.replaceMinimally(0..<shown.count, with: Array(editorText.unicodeScalars), in: &shown)
+        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
+        daemon.contribute(operations, to: document, from: self)
+        logger.info("session \(id): resync of \(document.uri) kept the editor's text (\(operations.count) operations)")
     }
 
     /// A reopen after the daemon went away: what the editor changed from `base` to `editorText`
@@ -291,9 +331,10 @@ public final class EditorSession: MessageHandler {
     /// Applies an editor edit; returns the editor revision it became.
     private func edit(_ message: EditDocumentMessage) throws(ResponseError) -> Int {
         let (view, document) = try openViewAndDocument(message.uri)
-        let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes)
+        let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes,
+                                                  cursor: message.cursor)
         histories[message.uri, default: UndoHistory()].record(operations, before: document.text, group: message.undoGroup)
-        daemon.contribute(operations, to: document, from: self)
+        daemon.contribute(operations, to: document, from: self, editID: message.editID)
         return view.editorRevision
     }
 

@@ -33,6 +33,9 @@ final class EditorView {
     private(set) var sentRevision = 0
     private(set) var confirmedRevision = 0
     private(set) var editorRevision = 0
+    /// Why an editor edit of this epoch was refused: every later edit of the epoch was based on
+    /// it, so they are refused too until a resync starts a new epoch.
+    private(set) var refusal: String?
 
     init(uri: String, text: ReplicatingText, replica: ReplicaID, encoding: PositionEncoding) {
         self.uri = uri
@@ -59,10 +62,23 @@ final class EditorView {
 
     /// Applies an editor edit based on daemon revision `revision` of `epoch`; returns the
     /// operations for the document. Throws, changing nothing, when the revision or a change does
-    /// not fit. - Complexity: O(changed lines + k log n); O(n) when daemon edits were dropped or
+    /// not fit, and from then on refuses the epoch's later edits (`ResponseError.resyncNeeded`).
+    /// `cursor` is where the editor's cursor is after the last change.
+    /// - Complexity: O(changed lines + k log n); O(n) when daemon edits were dropped or
     /// the edit holds several changes (each validated on a copy first).
-    func applyEditorEdit(epoch: Int, revision: Int, changes: [WireChange]) throws(ResponseError) -> [Operation] {
+    func applyEditorEdit(epoch: Int, revision: Int, changes: [WireChange], cursor: WirePosition? = nil) throws(ResponseError) -> [Operation] {
         guard epoch == self.epoch else { throw .staleEpoch(got: epoch, current: self.epoch) }
+        if let refusal { throw .resyncNeeded(epoch: epoch, reason: refusal) }
+        do {
+            return try resolveEditorEdit(revision: revision, changes: changes,
+                                         cursor: cursor.map { TextPosition(line: $0.line, character: $0.character) })
+        } catch {
+            refusal = error.message
+            throw error
+        }
+    }
+
+    private func resolveEditorEdit(revision: Int, changes: [WireChange], cursor: TextPosition?) throws(ResponseError) -> [Operation] {
         guard revision <= sentRevision else { throw .revisionFromFuture(got: revision, latest: sentRevision) }
         guard revision >= confirmedRevision else {
             throw .invalidParams("params.revision: \(revision) is older than revision \(confirmedRevision), which this editor already confirmed")
@@ -83,11 +99,12 @@ final class EditorView {
         // modifies anything; several are tried on a copy so a bad one leaves no trace.
         var operations: [Operation] = []
         if changes.count == 1 {
-            operations = try ChangeResolver.apply(changes[0], to: &confirmed, encoding: encoding)
+            operations = try ChangeResolver.apply(changes[0], to: &confirmed, encoding: encoding, cursor: cursor)
         } else if changes.count > 1 {
             var scratch = confirmed
-            for change in changes {
-                operations.append(contentsOf: try ChangeResolver.apply(change, to: &scratch, encoding: encoding))
+            for (index, change) in changes.enumerated() {
+                let last = index == changes.count - 1
+                operations.append(contentsOf: try ChangeResolver.apply(change, to: &scratch, encoding: encoding, cursor: last ? cursor : nil))
             }
             confirmed = scratch
         }
@@ -134,6 +151,7 @@ final class EditorView {
         sentCopy = nil
         pending = []
         unsent = []
+        refusal = nil
         epoch += 1
         sentRevision = 0
         confirmedRevision = 0

@@ -5,6 +5,9 @@ import ReplicatingTypes
 /// append-only log segments `log-N` of operation records, and snapshots `snapshot-N` holding the
 /// whole state of every segment before N.
 ///
+/// An editor edit's operations are logged in one record with the edit's ID, so the ID is durable
+/// exactly when the edit is; snapshots carry the latest IDs (`RecentEditIDs`) after the state.
+///
 /// Guarantees: an operation passed to `append` is on stable storage once `sync` returns.
 /// A snapshot is written to a temporary file, synced, renamed and its directory synced before
 /// any segment it replaces is removed; the previous snapshot and the segments after it are
@@ -26,6 +29,8 @@ final class DocumentFiles {
     private(set) var logBytesSinceSnapshot = 0
     private var lastSnapshotBytes = 0
     private(set) var hasUnsyncedData = false
+    /// The IDs of the latest editor edits logged (or recovered), written into every snapshot.
+    private(set) var editIDs = RecentEditIDs()
 
     private init(directory: String, uri: String, id: UInt64, segment: AppendableFile?, segmentNumber: Int, newestSnapshot: Int?) {
         self.directory = directory
@@ -97,12 +102,24 @@ final class DocumentFiles {
     enum RecordKind: UInt8 {
         case operations = 1
         case state = 2
+        /// `[length: UInt8][edit ID: UTF-8][operations]`: one editor edit's operations.
+        case editOperations = 3
+        /// In a snapshot after the state: `[count: UInt32 LE]` then `[length: UInt8][ID]` each.
+        case editIDs = 4
     }
 
-    /// Adds `operations` to the log (durable after the next `sync`).
-    func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) throws {
+    /// Adds `operations` to the log (durable after the next `sync`), with the ID of the editor
+    /// edit they make up, when it has one.
+    func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], editID: String? = nil) throws {
         guard !operations.isEmpty else { return }
-        var payload = [RecordKind.operations.rawValue]
+        var payload: [UInt8]
+        let idBytes = editID.map { Array($0.utf8) } ?? []
+        if let editID, !idBytes.isEmpty, idBytes.count <= Int(UInt8.max) {
+            payload = [RecordKind.editOperations.rawValue, UInt8(idBytes.count)] + idBytes
+            editIDs.insert(editID)
+        } else {
+            payload = [RecordKind.operations.rawValue]
+        }
         payload.append(contentsOf: ReplicatingArrayCoding.encode(operations))
         let record = LogRecords.record(payload)
         try openSegment().append(record)
@@ -146,7 +163,7 @@ final class DocumentFiles {
         let newSegment = try Self.startSegment(next, in: directory)
         segment = segment == nil ? nil : newSegment   // open only if the old one was
         segmentNumber = next
-        let bytes = Self.encodeState(text)
+        let bytes = Self.encodeState(text) + Self.encodeEditIDs(editIDs)
         try FileSystem.writeAtomically(bytes, to: directory + "/" + Self.snapshotName(next))
         let previous = newestSnapshot
         newestSnapshot = next
@@ -190,7 +207,7 @@ final class DocumentFiles {
             guard let bytes = try FileSystem.read(directory + "/" + bindingName) else { return (nil, nil) }
             let description = try JSONParser().parse(bytes)
             guard let path = description["path"]?.stringValue else { throw StorageError("it names no path") }
-            let base = try readSnapshot(directory + "/" + bindingBaseName, replica: replica)
+            let base = try readSnapshot(directory + "/" + bindingBaseName, replica: replica).text
             return (FileBinding(path: path, hash: description["sha256"]?.stringValue, base: base), nil)
         } catch {
             return (nil, "its file binding is unusable (\(error)); bind the file again")
@@ -232,12 +249,13 @@ final class DocumentFiles {
         let segments = numbers(in: names, prefix: "log")
 
         var text = ReplicatingText(replica: replica)
+        var editIDs = RecentEditIDs()
         var firstSegment = segments.first ?? 1
         var newestSnapshot: Int?
         for number in snapshots.reversed() {
             let name = snapshotName(number)
             do {
-                text = try readSnapshot(directory + "/" + name, replica: replica)
+                (text, editIDs) = try readSnapshot(directory + "/" + name, replica: replica)
                 firstSegment = number
                 newestSnapshot = number
                 break
@@ -261,8 +279,9 @@ final class DocumentFiles {
             var damage = scan.damage
             for (index, payload) in scan.payloads.enumerated() {
                 do {
-                    let operations = try decodeOperations(payload)
+                    let (editID, operations) = try decodeOperations(payload)
                     for operation in operations { text.integrate(operation) }
+                    if let editID { editIDs.insert(editID) }
                     operationCount += operations.count
                 } catch {
                     damage = "record \(index + 1) does not decode (\(error))"
@@ -301,6 +320,7 @@ final class DocumentFiles {
         }
         let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: nil, segmentNumber: segmentNumber, newestSnapshot: newestSnapshot)
         files.logBytesSinceSnapshot = lastSegmentBytes
+        files.editIDs = editIDs
         if let newestSnapshot {
             files.lastSnapshotBytes = FileSystem.size(directory + "/" + snapshotName(newestSnapshot)) ?? 0
         }
@@ -312,11 +332,56 @@ final class DocumentFiles {
                          warnings: warnings)
     }
 
-    private static func decodeOperations(_ payload: ArraySlice<UInt8>) throws -> [ReplicatingArrayOperation<Unicode.Scalar>] {
-        guard payload.first == RecordKind.operations.rawValue else {
+    /// A log record's operations, and the ID of the editor edit they make up when it has one.
+    private static func decodeOperations(_ payload: ArraySlice<UInt8>) throws -> (editID: String?, operations: [ReplicatingArrayOperation<Unicode.Scalar>]) {
+        switch payload.first.flatMap(RecordKind.init(rawValue:)) {
+        case .operations:
+            return (nil, try ReplicatingArrayCoding.decode(Array(payload.dropFirst()), as: Unicode.Scalar.self))
+        case .editOperations:
+            let start = payload.startIndex + 2
+            guard payload.count >= 2, payload.count >= 2 + Int(payload[payload.startIndex + 1]) else {
+                throw StorageError("an edit record's ID is torn")
+            }
+            let length = Int(payload[payload.startIndex + 1])
+            guard let id = String(validating: payload[start..<(start + length)], as: UTF8.self) else {
+                throw StorageError("an edit record's ID is not UTF-8")
+            }
+            return (id, try ReplicatingArrayCoding.decode(Array(payload[(start + length)...]), as: Unicode.Scalar.self))
+        default:
             throw StorageError("unknown record kind \(payload.first ?? 0)")
         }
-        return try ReplicatingArrayCoding.decode(Array(payload.dropFirst()), as: Unicode.Scalar.self)
+    }
+
+    /// The snapshot record after the state: nothing when there are no IDs.
+    static func encodeEditIDs(_ ids: RecentEditIDs) -> [UInt8] {
+        guard !ids.all.isEmpty else { return [] }
+        var payload = [RecordKind.editIDs.rawValue]
+        let count = UInt32(ids.all.count)
+        for shift in stride(from: 0, to: 32, by: 8) { payload.append(UInt8(truncatingIfNeeded: count >> UInt32(shift))) }
+        for id in ids.all {
+            let bytes = Array(id.utf8.prefix(Int(UInt8.max)))
+            payload.append(UInt8(bytes.count))
+            payload.append(contentsOf: bytes)
+        }
+        return LogRecords.record(payload)
+    }
+
+    private static func decodeEditIDs(_ payload: ArraySlice<UInt8>) throws -> RecentEditIDs {
+        var offset = payload.startIndex + 1
+        guard payload.count >= 5 else { throw StorageError("its edit IDs are torn") }
+        var count = 0
+        for i in 0..<4 { count |= Int(payload[offset + i]) << (8 * i) }
+        offset += 4
+        var ids = RecentEditIDs()
+        for _ in 0..<count {
+            guard offset < payload.endIndex, payload.endIndex - offset - 1 >= Int(payload[offset]),
+                  let id = String(validating: payload[(offset + 1)..<(offset + 1 + Int(payload[offset]))], as: UTF8.self) else {
+                throw StorageError("its edit IDs are damaged")
+            }
+            ids.insert(id)
+            offset += 1 + Int(payload[offset])
+        }
+        return ids
     }
 
     /// A whole state in the snapshot format.
@@ -326,13 +391,17 @@ final class DocumentFiles {
         return LogRecords.Kind.snapshot.magic + LogRecords.record(payload)
     }
 
-    private static func readSnapshot(_ path: String, replica: ReplicaID) throws -> ReplicatingText {
+    /// A snapshot's state, and the edit IDs written after it (none in older snapshots).
+    private static func readSnapshot(_ path: String, replica: ReplicaID) throws -> (text: ReplicatingText, editIDs: RecentEditIDs) {
         guard let bytes = try FileSystem.read(path) else { throw StorageError("it is gone") }
         let scan = LogRecords.scan(bytes, kind: .snapshot)
         if let damage = scan.damage { throw StorageError(damage) }
-        guard scan.payloads.count == 1, let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
+        guard (1...2).contains(scan.payloads.count), let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
             throw StorageError("it holds \(scan.payloads.count) records, not one state")
         }
-        return try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica)
+        let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica)
+        guard scan.payloads.count == 2 else { return (text, RecentEditIDs()) }
+        guard scan.payloads[1].first == RecordKind.editIDs.rawValue else { throw StorageError("its second record is not a list of edit IDs") }
+        return (text, try decodeEditIDs(scan.payloads[1]))
     }
 }

@@ -102,6 +102,8 @@ public final class DocumentStore {
         /// Whether a peer ever held the document, and the peer daemons known to hold it.
         let shared: Bool
         let sharing: DocumentSharing
+        /// The latest editor edits applied, by ID.
+        let editIDs: RecentEditIDs
     }
 
     /// Every document in the data directory, each from its newest intact state. Damage is
@@ -122,7 +124,8 @@ public final class DocumentStore {
                 files[recovered.files.id] = recovered.files
                 loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
                                              operationCount: recovered.operationCount, binding: recovered.binding,
-                                             shared: recovered.shared, sharing: recovered.sharing))
+                                             shared: recovered.shared, sharing: recovered.sharing,
+                                             editIDs: recovered.files.editIDs))
             } catch {
                 logger.error("skipping \(directory): \(error)")
             }
@@ -142,11 +145,11 @@ public final class DocumentStore {
         }
     }
 
-    /// Logs operations applied to document `id`.
-    public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64) {
+    /// Logs operations applied to document `id`; `editID` names the editor edit they make up.
+    public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64, editID: String? = nil) {
         guard failure == nil, let documentFiles = files[id] else { return }
         attempt("log edits of \(documentFiles.uri)") {
-            try documentFiles.append(operations)
+            try documentFiles.append(operations, editID: editID)
             try afterAppend(documentFiles)
         }
     }

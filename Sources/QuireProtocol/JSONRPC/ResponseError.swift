@@ -36,6 +36,7 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let revisionFromFutureCode = -32012
     public static let documentAlreadyOpenCode = -32013
     public static let staleEpochCode = -32014
+    public static let resyncNeededCode = -32015
     public static let unavailableCode = -32016
 
     public static func parseError(_ detail: String) -> ResponseError {
@@ -67,6 +68,14 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func documentAlreadyOpen(_ uri: String) -> ResponseError {
         ResponseError(code: documentAlreadyOpenCode, message: "Document \(uri.debugDescription) is already open in this session")
     }
+    /// An editor edit after one of the same epoch was refused: it was based on text the daemon
+    /// does not have, so the editor must resync (keeping its text) before editing on.
+    public static func resyncNeeded(epoch: Int, reason: String) -> ResponseError {
+        ResponseError(code: resyncNeededCode,
+                      message: "An earlier edit of epoch \(epoch) was refused (\(reason)); resync the document, sending its text and base, before editing on",
+                      data: ["epoch": .integer(Int64(epoch))])
+    }
+
     public static func staleEpoch(got: Int, current: Int) -> ResponseError {
         ResponseError(code: staleEpochCode, message: "Epoch \(got) is over: the document was resynced to epoch \(current)",
                       data: ["epoch": .integer(Int64(got)), "current": .integer(Int64(current))])

@@ -2,7 +2,9 @@ import JSON
 
 /// Requests that name one document and nothing else: `document/close` (stop sharing it in this
 /// session; the reply is `null`), `document/text` (the daemon's current text),
-/// `document/resync` (replace the editor's text with the daemon's and start a new epoch), and
+/// `document/resync` (replace the editor's text with the daemon's and start a new epoch; with
+/// `text` and `base`, the editor's changes from `base`, the text the daemon last acknowledged,
+/// to `text`, what it shows, are merged in first, so a resync never drops what was typed), and
 /// `document/undo` / `document/redo` (revert this session's last step of its own edits, or
 /// reapply the last one undone, leaving others' edits alone; the reply is `{uri, done}` and the
 /// change reaches the editor as a daemon edit).
@@ -14,9 +16,16 @@ public struct DocumentRequest: Sendable, Equatable {
     public static let redoMethod = "document/redo"
 
     public var uri: String
+    /// `document/resync` only: what the editor shows, and the text the daemon last acknowledged.
+    public var text: String?
+    public var base: String?
 
     public init(params: JSONValue?) throws(ResponseError) {
-        uri = try ParamsReader(params).string("uri")
+        let reader = try ParamsReader(params)
+        uri = try reader.string("uri")
+        text = try reader.optionalString("text")
+        base = try reader.optionalString("base")
+        guard (text == nil) == (base == nil) else { throw .invalidParams("params: text and base go together") }
     }
 
     /// The reply to `document/text` and `document/resync`.

@@ -19,6 +19,15 @@ public struct EditDocumentMessage: Sendable, Equatable {
     /// Editor to daemon: the editor's undo block this edit belongs to (Vim's `changenr()`);
     /// consecutive edits with the same value are undone together by `document/undo`.
     public var undoGroup: Int?
+    /// Editor to daemon: where the editor's cursor is after the change, in its text after it.
+    /// It places typed text that could stand at several places (resent lines, full text).
+    public var cursor: WirePosition?
+    /// Editor to daemon: a name for this edit, unique for the editor, that the daemon keeps
+    /// durably with the edit, so a reopen after the daemon died can tell which edits in flight
+    /// were applied (`OpenDocumentRequest.pending`). At most `maxEditIDBytes` bytes.
+    public var editID: String?
+
+    public static let maxEditIDBytes = 128
 
     public init(uri: String, epoch: Int, revision: Int, changes: [WireChange], hash: String? = nil) {
         self.uri = uri
@@ -38,6 +47,17 @@ public struct EditDocumentMessage: Sendable, Equatable {
         self.changes = changes
         hash = try reader.optionalString("hash")
         undoGroup = try reader.optionalInt("undoGroup")
+        cursor = try reader.optionalObject("cursor").map { reader throws(ResponseError) in try WirePosition(reader) }
+        editID = try Self.editID(reader)
+    }
+
+    /// The optional `editId` of `reader`, checked against the length bound.
+    static func editID(_ reader: ParamsReader) throws(ResponseError) -> String? {
+        guard let id = try reader.optionalString("editId") else { return nil }
+        guard !id.isEmpty, id.utf8.count <= maxEditIDBytes else {
+            throw .invalidParams("\(reader.path).editId: must be 1 to \(maxEditIDBytes) bytes, got \(id.utf8.count)")
+        }
+        return id
     }
 
     public var json: JSONValue {

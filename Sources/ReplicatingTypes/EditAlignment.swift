@@ -1,0 +1,141 @@
+/// Chooses, among the many edit scripts that turn one stretch of text into another, the one that
+/// says what the person did (protocol/decisions/edit-intent.md).
+///
+/// A shortest edit script is not unique, and the one Myers' algorithm picks happily reuses
+/// characters of neighbouring words: typing `them ` before `then` diffs as inserting `m the`
+/// inside `then`. Merged with a concurrent removal of `then`, that garbles the typed word. The
+/// rules, applied to the character hunks of one changed region:
+///
+/// 1. Hunks separated only by word characters (letters, digits, `_`) are one hunk: a word is
+///    changed as a whole, never rebuilt from kept letters.
+/// 2. A hunk that both removes and inserts (a replacement) grows to whole words: the letters of
+///    the words it touches are removed and inserted again, so the new word is one insertion.
+/// 3. A pure insertion or pure removal (typing, deleting) stays character-precise, but where
+///    it could stand at several places giving the same text, it goes where the editor's cursor
+///    says it was typed (an insertion ending at the cursor, a removal at it) and otherwise at
+///    the best boundary: text ends, then line breaks, then spaces next to words, then
+///    punctuation, never inside a word when a boundary is possible; ties go to the rightmost.
+///
+/// Guarantees: the hunks stay sorted and disjoint, and still turn `old` into `new`; nothing here
+/// costs more than linear time in the region.
+enum EditAlignment {
+    typealias Scalar = Unicode.Scalar
+
+    /// Aligns `hunks` (as `MyersDiff.hunks(old, new)` returns them) by the rules above.
+    /// `cursor`, when known, is the editor's cursor as an index into `new`.
+    static func align(_ hunks: [MyersDiff.Hunk], old: ArraySlice<Scalar>, new: ArraySlice<Scalar>, cursor: Int?) -> [MyersDiff.Hunk] {
+        guard !hunks.isEmpty else { return hunks }
+        var result = hunks
+        var changed = true
+        while changed {
+            changed = false
+            result = mergeAcrossWords(result, old: old)
+            let widened = result.map { widenToWords($0, old: old, new: new) }
+            if widened != result { changed = true; result = widened }
+            result = mergeTouching(result)
+        }
+        for i in result.indices where result[i].old.isEmpty || result[i].new.isEmpty {
+            let lower = i > 0 ? result[i - 1] : nil
+            let upper = i + 1 < result.count ? result[i + 1] : nil
+            result[i] = slide(result[i], between: lower, and: upper, old: old, new: new, cursor: cursor)
+        }
+        return result
+    }
+
+    static func isWord(_ scalar: Scalar) -> Bool {
+        scalar == "_" || scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+    }
+
+    /// Rule 1: hunks with only word characters between them become one.
+    private static func mergeAcrossWords(_ hunks: [MyersDiff.Hunk], old: ArraySlice<Scalar>) -> [MyersDiff.Hunk] {
+        var result: [MyersDiff.Hunk] = []
+        for hunk in hunks {
+            if let last = result.last, old[last.old.upperBound..<hunk.old.lowerBound].allSatisfy(isWord) {
+                result[result.count - 1] = MyersDiff.Hunk(old: last.old.lowerBound..<hunk.old.upperBound,
+                                                          new: last.new.lowerBound..<hunk.new.upperBound)
+            } else {
+                result.append(hunk)
+            }
+        }
+        return result
+    }
+
+    /// Hunks that now touch or overlap become one.
+    private static func mergeTouching(_ hunks: [MyersDiff.Hunk]) -> [MyersDiff.Hunk] {
+        var result: [MyersDiff.Hunk] = []
+        for hunk in hunks {
+            if let last = result.last, last.old.upperBound >= hunk.old.lowerBound {
+                result[result.count - 1] = MyersDiff.Hunk(old: last.old.lowerBound..<max(last.old.upperBound, hunk.old.upperBound),
+                                                          new: last.new.lowerBound..<max(last.new.upperBound, hunk.new.upperBound))
+            } else {
+                result.append(hunk)
+            }
+        }
+        return result
+    }
+
+    /// Rule 2: a replacement takes in the rest of the words it touches (the kept letters before
+    /// and after it, which are the same on both sides).
+    private static func widenToWords(_ hunk: MyersDiff.Hunk, old: ArraySlice<Scalar>, new: ArraySlice<Scalar>) -> MyersDiff.Hunk {
+        guard !hunk.old.isEmpty, !hunk.new.isEmpty else { return hunk }
+        var oLow = hunk.old.lowerBound, nLow = hunk.new.lowerBound
+        var oHigh = hunk.old.upperBound, nHigh = hunk.new.upperBound
+        if isWord(old[oLow]) || isWord(new[nLow]) {
+            while oLow > old.startIndex, nLow > new.startIndex, isWord(old[oLow - 1]) { oLow -= 1; nLow -= 1 }
+        }
+        if isWord(old[oHigh - 1]) || isWord(new[nHigh - 1]) {
+            while oHigh < old.endIndex, nHigh < new.endIndex, isWord(old[oHigh]) { oHigh += 1; nHigh += 1 }
+        }
+        return MyersDiff.Hunk(old: oLow..<oHigh, new: nLow..<nHigh)
+    }
+
+    /// Rule 3: the best place for a pure insertion or removal among those that give the same text,
+    /// without crossing its neighbours.
+    private static func slide(_ hunk: MyersDiff.Hunk, between lower: MyersDiff.Hunk?, and upper: MyersDiff.Hunk?,
+                              old: ArraySlice<Scalar>, new: ArraySlice<Scalar>, cursor: Int?) -> MyersDiff.Hunk {
+        let inserting = hunk.old.isEmpty
+        // The sequence the hunk's content lives in, and where it may move within it.
+        let content = inserting ? new : old
+        let span = inserting ? hunk.new : hunk.old
+        let other = inserting ? hunk.old.lowerBound : hunk.new.lowerBound
+        let floor = inserting ? (lower?.new.upperBound ?? new.startIndex) : (lower?.old.upperBound ?? old.startIndex)
+        let ceiling = inserting ? (upper?.new.lowerBound ?? new.endIndex) : (upper?.old.lowerBound ?? old.endIndex)
+        let length = span.count
+        // Shift s moves the hunk s places: possible while the character it moves over repeats.
+        var lowest = 0, highest = 0
+        while span.lowerBound + lowest > floor, content[span.lowerBound + lowest - 1] == content[span.upperBound + lowest - 1] { lowest -= 1 }
+        while span.upperBound + highest < ceiling, content[span.lowerBound + highest] == content[span.upperBound + highest] { highest += 1 }
+        guard lowest < highest else { return hunk }
+        func shifted(_ s: Int) -> MyersDiff.Hunk {
+            inserting ? MyersDiff.Hunk(old: (other + s)..<(other + s), new: (span.lowerBound + s)..<(span.upperBound + s))
+                      : MyersDiff.Hunk(old: (span.lowerBound + s)..<(span.upperBound + s), new: (other + s)..<(other + s))
+        }
+        if let cursor {
+            // An insertion ends at the cursor; a removal leaves the cursor where it was.
+            for s in lowest...highest {
+                let candidate = shifted(s)
+                if inserting ? candidate.new.upperBound == cursor : candidate.new.lowerBound == cursor { return candidate }
+            }
+            if inserting, let s = (lowest...highest).first(where: { shifted($0).new.lowerBound == cursor }) { return shifted(s) }
+        }
+        var best = lowest, bestScore = Int.min
+        for s in lowest...highest {
+            let start = span.lowerBound + s, end = start + length
+            let before: Scalar? = start > content.startIndex ? content[start - 1] : nil
+            let after: Scalar? = end < content.endIndex ? content[end] : nil
+            let score = edgeScore(before, content[start]) + edgeScore(content[end - 1], after)
+            if score >= bestScore { best = s; bestScore = score }
+        }
+        return shifted(best)
+    }
+
+    /// How good a boundary between `a` and `b` is to start or end an edit at (higher is better).
+    static func edgeScore(_ a: Scalar?, _ b: Scalar?) -> Int {
+        guard let a, let b else { return 6 }
+        if a == "\n" || b == "\n" { return 5 }
+        let aWord = isWord(a), bWord = isWord(b)
+        if a.properties.isWhitespace || b.properties.isWhitespace { return aWord || bWord ? 3 : 2 }
+        if aWord && bWord { return 0 }
+        return 1
+    }
+}
