@@ -12,9 +12,15 @@
 ///    the words it touches are removed and inserted again, so the new word is one insertion.
 /// 3. A pure insertion or pure removal (typing, deleting) stays character-precise, but where
 ///    it could stand at several places giving the same text, it goes where the editor's cursor
-///    says it was typed (an insertion ending at the cursor, a removal at it) and otherwise at
+///    says it was typed (an insertion ending at the cursor, or starting at it, or ending just
+///    after it as Vim's cursor does after a paste; a removal at the cursor) and otherwise at
 ///    the best boundary: text ends, then line breaks, then spaces next to words, then
 ///    punctuation, never inside a word when a boundary is possible; ties go to the rightmost.
+/// 4. Inside a word, a pure insertion or removal is only typing when something says so: when
+///    the editor's cursor is where rule 3 would put it, or when nothing says otherwise (no
+///    cursor sent). Where the editor sent its cursor and the edit is not at it, or where the
+///    editor itself said it replaced a stretch (`replacing`: a range change with text), the
+///    word is replaced whole as in rule 2: `th2q` -> `th29q` is a new word, not `9` typed in.
 ///
 /// Guarantees: the hunks stay sorted and disjoint, and still turn `old` into `new`; nothing here
 /// costs more than linear time in the region.
@@ -23,23 +29,38 @@ enum EditAlignment {
 
     /// Aligns `hunks` (as `MyersDiff.hunks(old, new)` returns them) by the rules above.
     /// `cursor`, when known, is the editor's cursor as an index into `new`.
-    static func align(_ hunks: [MyersDiff.Hunk], old: ArraySlice<Scalar>, new: ArraySlice<Scalar>, cursor: Int?) -> [MyersDiff.Hunk] {
+    /// `replacing`: the editor said it replaced this stretch (a range change with both old
+    /// characters and new text), so no word in it is rebuilt from kept letters (rule 4).
+    static func align(_ hunks: [MyersDiff.Hunk], old: ArraySlice<Scalar>, new: ArraySlice<Scalar>, cursor: Int?,
+                      replacing: Bool = false) -> [MyersDiff.Hunk] {
         guard !hunks.isEmpty else { return hunks }
         var result = hunks
         var changed = true
         while changed {
             changed = false
             result = mergeAcrossWords(result, old: old)
-            let widened = result.map { widenToWords($0, old: old, new: new) }
+            let widened = result.map { widenToWords($0, old: old, new: new, evenIfPure: replacing) }
             if widened != result { changed = true; result = widened }
             result = mergeTouching(result)
         }
+        var typedInsideWords = false
         for i in result.indices where result[i].old.isEmpty || result[i].new.isEmpty {
             let lower = i > 0 ? result[i - 1] : nil
             let upper = i + 1 < result.count ? result[i + 1] : nil
-            result[i] = slide(result[i], between: lower, and: upper, old: old, new: new, cursor: cursor)
+            let (placed, atCursor) = slide(result[i], between: lower, and: upper, old: old, new: new, cursor: cursor)
+            result[i] = placed
+            if cursor != nil, !atCursor, isInsideWord(placed, old: old) {
+                result[i] = widenToWords(placed, old: old, new: new, evenIfPure: true)
+                typedInsideWords = true
+            }
         }
-        return result
+        return typedInsideWords ? mergeTouching(mergeAcrossWords(result, old: old)) : result
+    }
+
+    /// Whether a pure insertion or removal has word characters right before and after it.
+    private static func isInsideWord(_ hunk: MyersDiff.Hunk, old: ArraySlice<Scalar>) -> Bool {
+        hunk.old.lowerBound > old.startIndex && hunk.old.upperBound < old.endIndex
+            && isWord(old[hunk.old.lowerBound - 1]) && isWord(old[hunk.old.upperBound])
     }
 
     static func isWord(_ scalar: Scalar) -> Bool {
@@ -76,23 +97,27 @@ enum EditAlignment {
 
     /// Rule 2: a replacement takes in the rest of the words it touches (the kept letters before
     /// and after it, which are the same on both sides).
-    private static func widenToWords(_ hunk: MyersDiff.Hunk, old: ArraySlice<Scalar>, new: ArraySlice<Scalar>) -> MyersDiff.Hunk {
-        guard !hunk.old.isEmpty, !hunk.new.isEmpty else { return hunk }
+    /// `evenIfPure`: a pure insertion or removal grows too (rule 4).
+    private static func widenToWords(_ hunk: MyersDiff.Hunk, old: ArraySlice<Scalar>, new: ArraySlice<Scalar>,
+                                     evenIfPure: Bool = false) -> MyersDiff.Hunk {
+        guard evenIfPure || (!hunk.old.isEmpty && !hunk.new.isEmpty) else { return hunk }
         var oLow = hunk.old.lowerBound, nLow = hunk.new.lowerBound
         var oHigh = hunk.old.upperBound, nHigh = hunk.new.upperBound
-        if isWord(old[oLow]) || isWord(new[nLow]) {
+        let startsWithWord = (!hunk.old.isEmpty && isWord(old[oLow])) || (!hunk.new.isEmpty && isWord(new[nLow]))
+        let endsWithWord = (!hunk.old.isEmpty && isWord(old[oHigh - 1])) || (!hunk.new.isEmpty && isWord(new[nHigh - 1]))
+        if startsWithWord {
             while oLow > old.startIndex, nLow > new.startIndex, isWord(old[oLow - 1]) { oLow -= 1; nLow -= 1 }
         }
-        if isWord(old[oHigh - 1]) || isWord(new[nHigh - 1]) {
+        if endsWithWord {
             while oHigh < old.endIndex, nHigh < new.endIndex, isWord(old[oHigh]) { oHigh += 1; nHigh += 1 }
         }
         return MyersDiff.Hunk(old: oLow..<oHigh, new: nLow..<nHigh)
     }
 
     /// Rule 3: the best place for a pure insertion or removal among those that give the same text,
-    /// without crossing its neighbours.
+    /// without crossing its neighbours, and whether the cursor put it there.
     private static func slide(_ hunk: MyersDiff.Hunk, between lower: MyersDiff.Hunk?, and upper: MyersDiff.Hunk?,
-                              old: ArraySlice<Scalar>, new: ArraySlice<Scalar>, cursor: Int?) -> MyersDiff.Hunk {
+                              old: ArraySlice<Scalar>, new: ArraySlice<Scalar>, cursor: Int?) -> (MyersDiff.Hunk, atCursor: Bool) {
         let inserting = hunk.old.isEmpty
         // The sequence the hunk's content lives in, and where it may move within it.
         let content = inserting ? new : old
@@ -105,19 +130,21 @@ enum EditAlignment {
         var lowest = 0, highest = 0
         while span.lowerBound + lowest > floor, content[span.lowerBound + lowest - 1] == content[span.upperBound + lowest - 1] { lowest -= 1 }
         while span.upperBound + highest < ceiling, content[span.lowerBound + highest] == content[span.upperBound + highest] { highest += 1 }
-        guard lowest < highest else { return hunk }
         func shifted(_ s: Int) -> MyersDiff.Hunk {
             inserting ? MyersDiff.Hunk(old: (other + s)..<(other + s), new: (span.lowerBound + s)..<(span.upperBound + s))
                       : MyersDiff.Hunk(old: (span.lowerBound + s)..<(span.upperBound + s), new: (other + s)..<(other + s))
         }
         if let cursor {
-            // An insertion ends at the cursor; a removal leaves the cursor where it was.
-            for s in lowest...highest {
-                let candidate = shifted(s)
-                if inserting ? candidate.new.upperBound == cursor : candidate.new.lowerBound == cursor { return candidate }
+            // An insertion ends at the cursor (or starts at it, or ends just after it); a removal
+            // leaves the cursor where it was.
+            let wanted: [(MyersDiff.Hunk) -> Bool] = inserting
+                ? [{ $0.new.upperBound == cursor }, { $0.new.lowerBound == cursor }, { $0.new.upperBound == cursor + 1 }]
+                : [{ $0.new.lowerBound == cursor }]
+            for test in wanted {
+                if let s = (lowest...highest).last(where: { test(shifted($0)) }) { return (shifted(s), true) }
             }
-            if inserting, let s = (lowest...highest).first(where: { shifted($0).new.lowerBound == cursor }) { return shifted(s) }
         }
+        guard lowest < highest else { return (hunk, false) }
         var best = lowest, bestScore = Int.min
         for s in lowest...highest {
             let start = span.lowerBound + s, end = start + length
@@ -126,7 +153,7 @@ enum EditAlignment {
             let score = edgeScore(before, content[start]) + edgeScore(content[end - 1], after)
             if score >= bestScore { best = s; bestScore = score }
         }
-        return shifted(best)
+        return (shifted(best), false)
     }
 
     /// How good a boundary between `a` and `b` is to start or end an edit at (higher is better).

@@ -29,8 +29,11 @@ public enum TextDiff {
         edits(from: Array(old.unicodeScalars), to: Array(new.unicodeScalars), cursor: cursor)
     }
 
-    /// `cursor` is an index of `new` (slices keep their base's indices).
-    public static func edits(from old: ArraySlice<Unicode.Scalar>, to new: ArraySlice<Unicode.Scalar>, cursor: Int? = nil) -> [TextEdit] {
+    /// `cursor` is an index of `new` (slices keep their base's indices). `replacing`: the editor
+    /// said it replaced `old` with `new` (a range change), so no word of `new` is rebuilt from
+    /// letters of `old` (`EditAlignment`, rule 4).
+    public static func edits(from old: ArraySlice<Unicode.Scalar>, to new: ArraySlice<Unicode.Scalar>, cursor: Int? = nil,
+                             replacing: Bool = false) -> [TextEdit] {
         var edits: [TextEdit] = []
         // Line level: compare whole lines (each with its break) by number.
         var numbering: [ArraySlice<Unicode.Scalar>: Int] = [:]
@@ -42,7 +45,7 @@ public enum TextDiff {
             let newRange = span(of: hunk.new, in: newLines, base: new.startIndex, end: new.endIndex)
             // Character level inside the changed lines.
             let inner = MyersDiff.hunks(old[oldRange], new[newRange], maxEdits: 1024)
-            for inner in EditAlignment.align(inner, old: old[oldRange], new: new[newRange], cursor: cursor) {
+            for inner in EditAlignment.align(inner, old: old[oldRange], new: new[newRange], cursor: cursor, replacing: replacing) {
                 edits.append(TextEdit(range: (inner.old.lowerBound - old.startIndex)..<(inner.old.upperBound - old.startIndex),
                                       replacement: Array(new[inner.new])))
             }

@@ -25,7 +25,9 @@ enum ChangeResolver {
                                       end: TextPosition(line: range.end.line, character: range.end.character))
             let offsets: Range<Int>
             do { offsets = try text.offsets(of: textRange, in: encoding) } catch { throw .positionOutOfRange(error.description) }
-            return replaceMinimally(offsets, with: Array(newText.unicodeScalars), in: &text, encoding: encoding, cursor: cursor)
+            // A range with old characters and new text says the person replaced that stretch.
+            return replaceMinimally(offsets, with: Array(newText.unicodeScalars), in: &text, encoding: encoding, cursor: cursor,
+                                    replacing: !offsets.isEmpty && !newText.isEmpty)
         case .lines(let lines, let newLines):
             let lineCount = text.lineCount
             guard lines.upperBound <= lineCount else {
@@ -56,11 +58,11 @@ enum ChangeResolver {
     /// to what the person did (`cursor` is in the text after the change).
     /// - Complexity: O(range + replacement + diff) plus O(log n) per edit.
     static func replaceMinimally(_ range: Range<Int>, with replacement: [Unicode.Scalar], in text: inout ReplicatingText,
-                                 encoding: PositionEncoding = .utf32, cursor: TextPosition? = nil) -> [Operation] {
+                                 encoding: PositionEncoding = .utf32, cursor: TextPosition? = nil, replacing: Bool = false) -> [Operation] {
         let old = range.isEmpty ? [] : text.scalars.elements(in: range)
         let hint = cursor.flatMap { index(of: $0, in: replacement, startingAt: text.position(ofOffset: range.lowerBound, in: encoding), encoding: encoding) }
         var operations: [Operation] = []
-        for edit in TextDiff.edits(from: old, to: replacement, cursor: hint).reversed() {
+        for edit in TextDiff.edits(from: old[...], to: replacement[...], cursor: hint, replacing: replacing).reversed() {
             let lower = range.lowerBound + edit.range.lowerBound, upper = range.lowerBound + edit.range.upperBound
             operations.append(contentsOf: text.replace(lower..<upper, with: edit.replacement))
         }
