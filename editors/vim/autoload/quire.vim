@@ -12,6 +12,10 @@ var applying = false
 var peers = 0
 # Virtual-text name marks get their own (negative) ids: kept per buffer and session to remove them.
 var nameMarks: dict<number> = {}
+# Names this Vim's edits (editId), so a reopen after the daemon died can tell which edits in
+# flight it had applied.
+var instance = printf('vim-%x-%x-%x', getpid(), localtime(), rand())
+var editCount = 0
 
 def Log(message: string)
   if get(g:, 'quire_log', '') != ''
@@ -122,6 +126,9 @@ def Reconnect()
     var buf = str2nr(key)
     listener_flush(buf)
     var params: dict<any> = {uri: state.uri, text: DocumentText(buf), base: get(state, 'base', DocumentText(buf))}
+    if has_key(state, 'base') && !empty(state.pending)
+      params.pending = state.pending   # edits whose replies never came: the daemon knows which it applied
+    endif
     if get(state, 'file', '') != ''
       params.file = state.file
     endif
@@ -131,6 +138,7 @@ def Reconnect()
       state.epoch = reply.epoch
       state.editor = 0
       state.daemon = 0
+      state.pending = []
       ApplyChanges(buf, reply.changes)
       Acknowledged(buf)
       Log('reopened ' .. state.uri .. ' after a daemon restart')
@@ -161,7 +169,7 @@ export def Share(name: string)
   if type(reply) != v:t_dict
     return
   endif
-  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', '')}
+  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: []}
   ApplyChanges(buf, reply.changes)
   Acknowledged(buf)
   shared[buf].listener = listener_add(OnLocalChange, buf)
@@ -250,32 +258,90 @@ export def Open(name: string)
   Share(name)
 enddef
 
-# Changed lines go to the daemon as one `lines` change (protocol/README.md).
+# The lines one listener call changed, as [first, old end, new end] (1-based, ends exclusive).
+# Vim's combined start/end/added is wrong once a change added lines and a later one changed lines
+# below them (an insert-mode paste, then typing), so the changes are replayed in order, each in
+# the line numbers of its own moment.
+export def ChangedRegion(changes: list<dict<any>>): list<number>
+  var top = changes[0].lnum
+  var oldEnd = changes[0].end
+  var newEnd = changes[0].end + changes[0].added
+  for change in changes[1 :]
+    if change.end > newEnd
+      oldEnd += change.end - newEnd   # lines below the region so far are unchanged old lines
+      newEnd = change.end
+    endif
+    top = min([top, change.lnum])
+    newEnd += change.added
+  endfor
+  return [top, oldEnd, newEnd]
+enddef
+
+# Changed lines go to the daemon as one `lines` change with the cursor, which places typed text
+# exactly where it was typed (protocol/README.md). Should the region not add up, the whole text
+# goes instead: the daemon reduces either to the same character edits.
 def OnLocalChange(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
   if applying || !has_key(shared, buf) || !ready
     return   # while the daemon is away, the reopen sends the whole text
   endif
   var state = shared[buf]
-  var newLines = end - 1 + added >= start ? getbufline(buf, start, end - 1 + added) : []
-  var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon,
-    changes: [{lines: {start: start - 1, end: end - 1}, newLines: newLines}]}
+  var [top, oldEnd, newEnd] = ChangedRegion(changes)
+  var lineCount = getbufinfo(buf)[0].linecount
+  var change: dict<any>
+  if len(state.sent.lines) - (oldEnd - top) + (newEnd - top) == lineCount && oldEnd - 1 <= len(state.sent.lines)
+    change = {lines: {start: top - 1, end: oldEnd - 1}, newLines: newEnd > top ? getbufline(buf, top, newEnd - 1) : []}
+  else
+    Log('listener region ' .. string([top, oldEnd, newEnd]) .. ' does not add up: sending the whole text')
+    change = {text: DocumentText(buf)}
+  endif
+  ApplyLocalChange(state.sent, change)
+  editCount += 1
+  var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon, changes: [change],
+    editId: instance .. '-' .. editCount}
   if bufnr() == buf
     params.undoGroup = changenr()   # one Vim undo block is one step of the daemon's undo
+    params.cursor = {line: line('.') - 1, character: col('.') - 1}
   endif
   var epoch = state.epoch
   try
     # A request: its reply says the daemon has the edit (on disk), so it joins the acknowledged text.
-    ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => {
-      if has_key(shared, buf) && shared[buf].epoch == epoch && has_key(reply, 'result')
-        SpliceLines(shared[buf].acknowledged, start - 1, end - 1, newLines)
-      endif
-    }})
+    ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => OnEditReply(buf, epoch, reply)})
   catch
     Log('could not send an edit: ' .. v:exception)   # the daemon is gone: the reopen merges it
     return
   endtry
+  add(state.pending, {editId: params.editId, changes: [change]})
   state.editor += 1
-  Log('sent edit ' .. state.editor .. ': lines ' .. (start - 1) .. '..' .. (end - 1) .. ' ' .. string(newLines))
+  Log('sent edit ' .. state.editor .. ': ' .. string(change))
+enddef
+
+# The reply to one of our edits: it joins the acknowledged text, or, refused, the user is told and
+# the buffer is resynced keeping its text (every later edit of the epoch is refused too).
+def OnEditReply(buf: number, epoch: number, reply: dict<any>)
+  if !has_key(shared, buf) || shared[buf].epoch != epoch
+    return
+  endif
+  var state = shared[buf]
+  if has_key(reply, 'result')
+    if !empty(state.pending)
+      ApplyLocalChange(state.acknowledged, remove(state.pending, 0).changes[0])
+    endif
+  elseif !get(state, 'resyncing', false)
+    state.resyncing = true
+    Warn('the daemon refused an edit (' .. get(get(reply, 'error', {}), 'message', 'no reason') .. '); resyncing, your text is kept')
+    timer_start(0, (_) => ResyncKeepingText(buf))
+  endif
+enddef
+
+# A local change applied to a copy of the text (lines and final newline).
+def ApplyLocalChange(text: dict<any>, change: dict<any>)
+  if has_key(change, 'lines')
+    SpliceLines(text, change.lines.start, change.lines.end, change.newLines)
+  else
+    var lines = split(change.text, "\n", 1)
+    text.eol = len(lines) > 1 && lines[-1] == ''
+    text.lines = text.eol ? lines[: -2] : lines
+  endif
 enddef
 
 def OnMessage(message: dict<any>)
@@ -319,6 +385,7 @@ def OnDaemonEdit(params: dict<any>)
   # The daemon made this edit after all of ours (their replies came first): it is acknowledged too.
   for change in params.changes
     ApplyChangeToLines(state.acknowledged, change)
+    ApplyChangeToLines(state.sent, change)
   endfor
   state.daemon += 1
   if get(state, 'jump', false) && !empty(params.changes) && bufnr() == buf
@@ -362,6 +429,7 @@ def ApplyChanges(buf: number, changes: list<any>)
   applying = true
   try
     for change in changes
+      var places = PlacesIn(buf)
       var lineCount = getbufinfo(buf)[0].linecount
       var eol = getbufvar(buf, '&eol')
       var splice = Splice(change, lineCount, eol, (n: number): string => getbufline(buf, n + 1)[0])
@@ -381,11 +449,65 @@ def ApplyChanges(buf: number, changes: list<any>)
       elseif splice.end - first > common
         deletebufline(buf, first + common + 1, splice.end)
       endif
+      MovePlaces(buf, places, change)
     endfor
   finally
     listener_flush(buf)
     applying = false
   endtry
+enddef
+
+# Cursors of the windows showing `buf`, and its marks a-z when it is the current buffer: they
+# move with a daemon change as Emacs markers move with text (MovePlaces).
+def PlacesIn(buf: number): list<dict<any>>
+  var places: list<dict<any>> = []
+  for winid in win_findbuf(buf)
+    var pos = getcurpos(winid)
+    add(places, {winid: winid, line: pos[1] - 1, character: pos[2] - 1})
+  endfor
+  if bufnr() == buf
+    for mark in getmarklist(buf)
+      if mark.mark =~ "^'[a-z<>]$"
+        add(places, {mark: mark.mark, line: mark.pos[1] - 1, character: mark.pos[2] - 1})
+      endif
+    endfor
+  endif
+  return places
+enddef
+
+def MovePlaces(buf: number, places: list<dict<any>>, change: dict<any>)
+  for place in places
+    var [line, character] = MovedPosition(place.line, place.character, change)
+    if line == place.line && character == place.character
+      continue
+    endif
+    if has_key(place, 'winid')
+      win_execute(place.winid, printf('call cursor(%d, %d)', line + 1, character + 1))
+    elseif bufnr() == buf
+      setpos(place.mark, [0, line + 1, character + 1, 0])
+    endif
+  endfor
+enddef
+
+# Where a position (0-based line, byte) is after a range change: before it or at its start, it
+# stays; after it, it moves with the text after it; inside what was replaced, it goes to the
+# change's start.
+export def MovedPosition(line: number, character: number, change: dict<any>): list<number>
+  var start = change.range.start
+  var end = change.range.end
+  if line < start.line || (line == start.line && character <= start.character)
+    return [line, character]
+  endif
+  if line < end.line || (line == end.line && character < end.character)
+    return [start.line, start.character]
+  endif
+  var inserted = split(change.text, "\n", 1)
+  var lastLine = start.line + len(inserted) - 1
+  var lastEnd = (len(inserted) == 1 ? start.character : 0) + strlen(inserted[-1])
+  if line == end.line
+    return [lastLine, lastEnd + character - end.character]
+  endif
+  return [line + lastLine - end.line, character]
 enddef
 
 # What a daemon change does to a text of `lineCount` lines (line `n`, 0-based, is `Line(n)`)
@@ -412,6 +534,12 @@ enddef
 # merges from: set from the buffer when both agree, then moved on by replies and daemon edits.
 def Acknowledged(buf: number)
   shared[buf].acknowledged = {lines: getbufline(buf, 1, '$'), eol: getbufvar(buf, '&eol')}
+  # The text as the daemon will have it once it has our edits: the check on listener regions.
+  shared[buf].sent = {lines: getbufline(buf, 1, '$'), eol: getbufvar(buf, '&eol')}
+enddef
+
+def AcknowledgedText(state: dict<any>): string
+  return join(state.acknowledged.lines, "\n") .. (state.acknowledged.eol ? "\n" : '')
 enddef
 
 # Lines start..end-1 (0-based) of `text` become `newLines`.
@@ -435,19 +563,36 @@ export def ApplyChangesForTest(buf: number, changes: list<any>)
   ApplyChanges(buf, changes)
 enddef
 
-# The escape hatch: the daemon's text replaces the buffer and a new epoch starts.
-export def Resync(buf: number)
-  if !has_key(shared, buf)
+# After a refused edit: the daemon merges what the buffer shows (its changes since the text the
+# daemon acknowledged) and the buffer takes the result, which is its own text unless others
+# typed meanwhile. A new epoch starts; nothing typed is lost.
+export def ResyncKeepingText(buf: number)
+  if !has_key(shared, buf) || !ready
     return
   endif
+  listener_flush(buf)
   var state = shared[buf]
-  var reply = Request('document/resync', {uri: state.uri})
+  var reply = Request('document/resync', {uri: state.uri, text: DocumentText(buf), base: AcknowledgedText(state)})
+  state.resyncing = false
   if type(reply) != v:t_dict
     return
   endif
+  if reply.text != DocumentText(buf)
+    ReplaceText(buf, reply.text)
+  endif
+  state.epoch = reply.epoch
+  state.editor = 0
+  state.daemon = 0
+  state.pending = []
+  Acknowledged(buf)
+  Log('resynced ' .. state.uri .. ' keeping the buffer text, epoch ' .. reply.epoch)
+enddef
+
+# Replaces the whole buffer text (not reported to the daemon).
+def ReplaceText(buf: number, text: string)
   applying = true
   try
-    var lines = split(reply.text, "\n", 1)
+    var lines = split(text, "\n", 1)
     var eol = len(lines) > 1 && lines[-1] == ''
     if eol
       remove(lines, -1)
@@ -459,6 +604,20 @@ export def Resync(buf: number)
     listener_flush(buf)
     applying = false
   endtry
+enddef
+
+# The escape hatch: the daemon's text replaces the buffer and a new epoch starts.
+export def Resync(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  var reply = Request('document/resync', {uri: state.uri})
+  if type(reply) != v:t_dict
+    return
+  endif
+  ReplaceText(buf, reply.text)
+  state.pending = []
   state.epoch = reply.epoch
   state.editor = 0
   state.daemon = 0
@@ -571,4 +730,15 @@ export def Stop()
   endfor
   shared = {}
   ready = false
+enddef
+
+# For the client's own tests: a client bug, as a daemon revision the daemon never sent, so that
+# the next edit is refused.
+export def BreakRevisionForTest(buf: number)
+  shared[buf].daemon += 100
+enddef
+
+# For the client's own tests: the epoch of a shared buffer (it changes only on a resync).
+export def EpochForTest(buf: number): number
+  return shared[buf].epoch
 enddef
