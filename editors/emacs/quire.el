@@ -75,6 +75,12 @@ daemon went away it is the base a reopen merges from.")
 
 (defvar quire--reconnect-timer nil "The pending reconnection, if any.")
 
+(defvar quire--instance (format "emacs-%x-%x-%x" (emacs-pid) (truncate (float-time)) (random most-positive-fixnum))
+  "Names this Emacs's edits (`editId').
+A reopen then tells which edits in flight the daemon applied.")
+
+(defvar quire--edit-count 0 "Edits sent by this Emacs, for their `editId'.")
+
 ;;; Positions: zero-based lines, characters in code points (utf-32).
 
 (defun quire--position (pos)
@@ -217,10 +223,18 @@ unwinds through this function)."
              (reply (quire--request :document/open
                                      (append (list :uri uri :text text
                                                    :base (or (plist-get quire--state :base) text))
+                                             (quire--pending-edits)
                                              (and file (list :file file))))))
         (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
         (quire--apply-changes (plist-get reply :changes))
         (quire--acknowledge-all)))))
+
+(defun quire--pending-edits ()
+  "The edits sent but not acknowledged, for `document/open' after a restart.
+The daemon keeps edit IDs with the edits, so one applied before it died
+counts once even though its reply never came."
+  (and (plist-get quire--state :base) (plist-get quire--state :pending)
+       (list :pending (vconcat (plist-get quire--state :pending)))))
 
 (defun quire--buffer-of (uri)
   "The shared buffer of URI, or nil."
@@ -267,23 +281,57 @@ While the daemon is away nothing is sent: the reopen sends the whole text."
       (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor)))))))
 
 (defun quire--send-edit (change)
-  "Send CHANGE as a request; its reply adds it to the acknowledged text.
-A daemon that just died makes sending fail.  The error is caught, since an
-error in `after-change-functions' would reset that hook, and the reopen
-merges the edit."
-  (let ((buffer (current-buffer)) (epoch (plist-get quire--state :epoch)))
+  "Send CHANGE as a request, named and with the cursor.
+Its reply adds it to the acknowledged text; a refusal is shown and the
+buffer resynced with its text kept.  A daemon that just died makes sending
+fail.  The error is caught, since an error in `after-change-functions'
+would reset that hook, and the reopen merges the edit."
+  (let* ((buffer (current-buffer)) (epoch (plist-get quire--state :epoch))
+         (id (format "%s-%d" quire--instance (setq quire--edit-count (1+ quire--edit-count))))
+         (mine (lambda () (and (buffer-live-p buffer)
+                               (equal epoch (plist-get (buffer-local-value 'quire--state buffer) :epoch))))))
     (condition-case nil
-        (jsonrpc-async-request
-         quire--connection :document/edit
-         (list :uri (plist-get quire--state :uri) :epoch epoch
-               :revision (plist-get quire--state :daemon) :changes (vector change))
-         :success-fn (lambda (_result)
-                       (when (and (buffer-live-p buffer)
-                                  (equal epoch (plist-get (buffer-local-value 'quire--state buffer) :epoch)))
-                         (quire--acknowledge buffer (vector change))))
-         :error-fn #'ignore
-         :timeout-fn #'ignore)
+        (progn
+          (jsonrpc-async-request
+           quire--connection :document/edit
+           (list :uri (plist-get quire--state :uri) :epoch epoch :editId id :cursor (quire--position (point))
+                 :revision (plist-get quire--state :daemon) :changes (vector change))
+           :success-fn (lambda (_result)
+                         (when (funcall mine)
+                           (with-current-buffer buffer
+                             (setq quire--state (plist-put quire--state :pending (cdr (plist-get quire--state :pending)))))
+                           (quire--acknowledge buffer (vector change))))
+           :error-fn (lambda (error)
+                       (when (funcall mine) (with-current-buffer buffer (quire--refused error))))
+           :timeout-fn #'ignore)
+          (setq quire--state (plist-put quire--state :pending
+                                        (append (plist-get quire--state :pending)
+                                                (list (list :editId id :changes (vector change)))))))
       (error nil))))
+
+(defun quire--refused (error)
+  "The daemon refused an edit with ERROR: say so and resync, keeping the text.
+Every later edit of the epoch is refused too, until the resync."
+  (unless (plist-get quire--state :resyncing)
+    (setq quire--state (plist-put quire--state :resyncing t))
+    (message "Quire: the daemon refused an edit (%s); resyncing, your text is kept" (plist-get error :message))
+    (let ((buffer (current-buffer)))
+      (run-at-time 0 nil (lambda () (when (buffer-live-p buffer)
+                                      (with-current-buffer buffer (quire--resync-keeping-text))))))))
+
+(defun quire--resync-keeping-text ()
+  "Resync after a refusal: the daemon merges what the buffer shows.
+It takes the buffer's changes since the text it acknowledged, and the
+buffer then shows the result: its own text, unless others typed meanwhile."
+  (when (and quire--state quire--connection)
+    (let* ((text (quire--text))
+           (base (if (buffer-live-p quire--acknowledged) (with-current-buffer quire--acknowledged (quire--text)) text))
+           (reply (quire--request :document/resync (list :uri (plist-get quire--state :uri) :text text :base base))))
+      (unless (equal (plist-get reply :text) text)
+        (quire--replace-text (plist-get reply :text)))
+      (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0
+                               :file (plist-get quire--state :file)))
+      (quire--acknowledge-all))))
 
 ;;; The daemon's edits
 
@@ -375,18 +423,22 @@ This is the escape hatch when the buffer and the daemon disagree."
   (interactive)
   (when quire--state
     (let ((reply (quire--request :document/resync (list :uri (plist-get quire--state :uri)))))
-      (let ((quire--applying t) (inhibit-modification-hooks t))
-        (save-excursion
-          (save-restriction
-            (widen)
-            (let ((buffer-undo-list t))
-              (erase-buffer)
-              (insert (plist-get reply :text))))))
-      ;; The recorded positions no longer mean anything in the new text.
-      (when (listp buffer-undo-list) (setq buffer-undo-list nil))
+      (quire--replace-text (plist-get reply :text))
       (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0
                                :file (plist-get quire--state :file)))
       (quire--acknowledge-all))))
+
+(defun quire--replace-text (text)
+  "Replace the whole buffer with TEXT, unreported and out of undo."
+  (let ((quire--applying t) (inhibit-modification-hooks t))
+    (save-excursion
+      (save-restriction
+        (widen)
+        (let ((buffer-undo-list t))
+          (erase-buffer)
+          (insert text)))))
+  ;; The recorded positions no longer mean anything in the new text.
+  (when (listp buffer-undo-list) (setq buffer-undo-list nil)))
 
 (defun quire--saved ()
   "After `save-buffer': tell the daemon the file holds this buffer's text.

@@ -191,6 +191,34 @@ through the reconnection."
                                                 "before\nwhile away\n"))
                               10))))
 
+(ert-deftest quire-test-refused-edit-resyncs-keeping-the-text ()
+  "A refused edit is shown, and the resync keeps what the buffer shows.
+Edits in flight are named, so a reopen can tell which the daemon applied."
+  (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
+         (quire-command (list binary "attach" socket)))
+    (with-temp-buffer
+      (insert "one\n")
+      (quire-share "refused.el.txt")
+      (goto-char (point-max))
+      (insert "two\n")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "refused.el.txt") "one\ntwo\n"))))
+      (should (null (plist-get quire--state :pending)))
+      ;; A client bug: a daemon revision never sent makes the next edits refused.
+      (setq quire--state (plist-put quire--state :daemon 100))
+      (insert "kept\n")
+      (let ((sent (plist-get (car (plist-get quire--state :pending)) :editId)))
+        (should (string-prefix-p quire--instance sent)))
+      (insert "and this\n")
+      (should (quire-test--wait (lambda () (equal (plist-get quire--state :epoch) 1))))
+      (should (string-match-p "refused an edit" (with-current-buffer "*Messages*" (buffer-string))))
+      (should (equal (buffer-string) "one\ntwo\nkept\nand this\n"))
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "refused.el.txt")
+                                                  "one\ntwo\nkept\nand this\n"))))
+      (insert "after\n")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "refused.el.txt")
+                                                  "one\ntwo\nkept\nand this\nafter\n"))))
+      (quire-stop))))
+
 (ert-deftest quire-test-status-counts-removed-characters-kept-for-peers ()
   (should (equal (quire--status-summary '(:sessions 1 :documents [(:uri "a")] :storage :null
                                           :peers (:links [(:link 1)] :documents [(:uri "a" :tombstones 3) (:uri "b" :tombstones 4)])))
