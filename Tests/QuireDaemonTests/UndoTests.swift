@@ -88,6 +88,28 @@ import ReplicatingTypes
         #expect(ann.request("document/undo", ["uri": "nope"])["error"]?["code"] == -32010)
     }
 
+    /// What an editor typed while its daemon was away comes in with its reopen (`base` and
+    /// `text`); `u` right after takes out that typing, as one step of its own, and leaves what
+    /// others typed meanwhile.
+    @Test func typingMergedByAReopenIsOneUndoStepOfItsOwn() {
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let (ann, bob) = Self.editors(on: daemon)
+        ann.edit(0..<0, with: "kept\n")
+        bob.deliver()
+        bob.edit(5..<5, with: "bob\n")
+        // Ann's editor lost its daemon, typed a line, and reopens in a new session.
+        let again = TestEditor(daemon: daemon)
+        again.initialize(user: "ann")
+        again.uri = "doc"
+        again.text = Array("kept\nwhile away\n".unicodeScalars)
+        let reply = again.request("document/open", ["uri": "doc", "text": "kept\nwhile away\n", "base": "kept\n"])
+        for change in reply["result"]?["changes"]?.arrayValue ?? [] { again.apply(change) }
+        #expect(again.string == "kept\nwhile away\nbob\n" || again.string == "kept\nbob\nwhile away\n", "\(again.string)")
+        #expect(Self.undo(again) == true)
+        #expect(again.string == "kept\nbob\n", "the reopen's typing went, bob's line stayed")
+        #expect(Self.undo(again) == false, "the old session's steps are not this one's")
+    }
+
     /// Undoing a paste or a large deletion is one operation, not one per character.
     @Test func undoingAStretchIsOneOperation() {
         let paste = Array(String(repeating: "0123456789\n", count: 500).unicodeScalars)

@@ -311,6 +311,8 @@ public final class EditorSession: MessageHandler {
         scratch.replica = replica
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += scratch.replace(edit.range, with: edit.replacement) }
+        // What was typed while the daemon was away is one undo step of this session's own.
+        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
         daemon.contribute(operations, to: document, from: self)
         logger.info("session \(id): merged \(edits.count) edits made while the daemon was away into \(document.uri)")
     }
