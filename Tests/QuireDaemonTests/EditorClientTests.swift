@@ -8,8 +8,9 @@ import Testing
     /// Runs a test script of the repository with the built quire; returns its status and output.
     static func run(_ script: String) throws -> (Int32, String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repository.appendingPathComponent(script).path, DaemonProcess.binary.path]
+        // A bound on each script, so a hung editor fails its test instead of stalling CI.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "10", "600", "/bin/bash", repository.appendingPathComponent(script).path, DaemonProcess.binary.path]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -33,6 +34,16 @@ import Testing
         let tests = try String(contentsOf: Self.repository.appendingPathComponent("editors/emacs/test/quire-test.el"), encoding: .utf8)
             .components(separatedBy: "(ert-deftest ").count - 1
         #expect(tests >= 5 && text.contains("Ran \(tests) tests, \(tests) results as expected, 0 unexpected"), "every ERT test ran and passed")
+    }
+
+    /// Two people as they really work: Vim and Emacs in tmux, driven by keystrokes, on two
+    /// paired daemons, typing into the same lines at once, racing a deletion, pasting, undoing,
+    /// with each daemon killed (-9) mid-typing in turn. Checks every typed token, not just that
+    /// the buffers agree.
+    @Test func twoPeopleTypingThroughCrashesKeepEveryToken() throws {
+        let (status, text) = try Self.run("editors/test/keystrokes.sh")
+        #expect(status == 0, "keystrokes (needs tmux, vim and emacs):\n\(text)")
+        #expect(text.contains("ok   keystrokes: Vim and Emacs on paired daemons"), "\(text)")
     }
 
     @Test func editorsOnPairedDaemonsEndIdentical() throws {

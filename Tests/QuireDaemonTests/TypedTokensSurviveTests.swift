@@ -11,7 +11,8 @@ import ReplicatingTypes
 /// form (ranges, resent lines, full text, several changes), with the daemon's edits reaching them
 /// late, and the daemon restarting now and then while an edit is in flight (its reply lost, or
 /// the edit itself lost). At the end every editor shows the daemon's text, and every token that no
-/// one removed is in it exactly once, whole.
+/// one removed is in it exactly once, whole, and what one person typed in a row is in the order
+/// they typed it.
 ///
 /// Tokens start with the first letters of the words around them (`th12q` next to `then`), so a
 /// diff that rebuilds a typed word from letters of its neighbours would garble it.
@@ -25,6 +26,9 @@ import ReplicatingTypes
         /// edit itself), with the text before it: the reopen's `pending` and `base`.
         var inFlight: (base: [Unicode.Scalar], id: String, changes: JSONValue)?
         var nextEdit = 0
+        /// The tokens this person typed one after another, each right after the previous one, as
+        /// a person types a sentence: they must end up in this order.
+        var chain: Int?
 
         init(name: String, editor: TestEditor) {
             self.name = name
@@ -59,6 +63,7 @@ import ReplicatingTypes
         var alive: Set<String> = []
         var removed: Set<String> = []
         var tokenCount = 0
+        var chains: [[String]] = []
         let initial = (0..<3).map { _ in (0..<4).map { _ in Self.words.randomElement(using: &random) ?? "then" }.joined(separator: " ") }
             .joined(separator: "\n") + "\n"
 
@@ -82,17 +87,28 @@ import ReplicatingTypes
         func edit(_ person: Person, lost: Bool = false, neverSent: Bool = false) {
             let text = person.editor.text
             let wordsSeen = Self.wordRanges(text)
-            guard let word = wordsSeen.randomElement(using: &random) else { return }
+            // Half the typing goes on right after the person's last typed token, while it shows.
+            let chainEnd = person.chain.flatMap { chain in
+                wordsSeen.first { String(String.UnicodeScalarView(text[$0])) == chains[chain].last }
+            }
+            let goOnTyping = chainEnd != nil && Bool.random(using: &random)
+            guard let word = goOnTyping ? chainEnd : wordsSeen.randomElement(using: &random) else { return }
             let neighbour = String(String.UnicodeScalarView(text[word].prefix(2)))
             tokenCount += 1
             let token = "\(neighbour)\(tokenCount)q"
             let range: Range<Int>, replacement: String
-            switch Int.random(in: 0..<10, using: &random) {
+            switch goOnTyping ? 0 : Int.random(in: 0..<10, using: &random) {
             case 0..<5:
                 // Typed before the word or after it, with a space between.
-                if Bool.random(using: &random) { range = word.lowerBound..<word.lowerBound; replacement = token + " " }
+                if !goOnTyping && Bool.random(using: &random) { range = word.lowerBound..<word.lowerBound; replacement = token + " " }
                 else { range = word.upperBound..<word.upperBound; replacement = " " + token }
                 alive.insert(token)
+                if goOnTyping, let chain = person.chain {
+                    chains[chain].append(token)
+                } else if range.lowerBound == word.upperBound {
+                    person.chain = chains.count
+                    chains.append([token])
+                }
             case 5..<8:
                 range = word
                 replacement = ""
@@ -174,5 +190,13 @@ import ReplicatingTypes
         for token in alive.subtracting(removed).sorted() {
             #expect(Self.occurrences(of: token, in: final) == 1, "seed \(seed): \(token) is not there once and whole in \(final.debugDescription)")
         }
+        // What one person typed in a row is still in the order they typed it.
+        let finalWords = Self.wordRanges(Array(final.unicodeScalars)).map { String(String.UnicodeScalarView(Array(final.unicodeScalars)[$0])) }
+        for chain in chains where chain.count > 1 {
+            let kept = chain.filter { alive.contains($0) && !removed.contains($0) }
+            let places = kept.compactMap { finalWords.firstIndex(of: $0) }
+            #expect(places == places.sorted(), "seed \(seed): \(kept) typed in a row are out of order in \(final.debugDescription)")
+        }
+        #expect(chains.contains { $0.count > 1 }, "seed \(seed): someone typed tokens in a row")
     }
 }

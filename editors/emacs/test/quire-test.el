@@ -75,10 +75,26 @@
       (should (quire-test--wait (lambda () (equal (buffer-string) "hello there\nworld!\n"))))
       (accept-process-output nil 0.1)
       (should (equal (quire-test--daemon-text) "hello there\nworld!\n"))
+      ;; Point follows text the other inserts before it, on its line and above it, and typing
+      ;; then lands where point is.
+      (goto-char (point-min))
+      (forward-char 6)                  ; on the "t" of "there"
+      (quire-test--other-request :document/edit
+                                 '(:uri "shared.el.txt" :revision 1
+                                   :changes [(:range (:start (:line 0 :character 0) :end (:line 0 :character 0)) :text "oh ")]))
+      (should (quire-test--wait (lambda () (equal (buffer-string) "oh hello there\nworld!\n"))))
+      (should (equal (char-after) ?t))
+      (should (equal (point) 10))
+      (insert "out ")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text) "oh hello out there\nworld!\n"))))
+      (delete-region 1 4)
+      (delete-region 7 11)
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text) "hello there\nworld!\n"))))
       ;; Enter in the middle of a line here while the other editor types at its end.
       (jsonrpc-notify quire-test--other :document/edit
                       '(:uri "shared.el.txt" :revision 1
-                        :changes [(:range (:start (:line 0 :character 11) :end (:line 0 :character 11)) :text "?")]))
+                        ;; Its own "oh " is still in its view: it has applied none of ours since.
+                        :changes [(:range (:start (:line 0 :character 14) :end (:line 0 :character 14)) :text "?")]))
       (goto-char (point-min))
       (forward-char 5)
       (insert "\n")

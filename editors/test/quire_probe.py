@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Asks a running quire daemon, as one more editor through `quire attach`, what it holds.
+
+Usage: quire_probe.py QUIRE SOCKET list            -> the document names, one per line
+       quire_probe.py QUIRE SOCKET text URI        -> the document's text (joining it; it must exist)
+Messages go one JSON object per line (line mode), so no framing is needed.
+"""
+import json
+import subprocess
+import sys
+
+
+def ask(quire, socket, requests):
+    """Sends initialize and then `requests` (method, params); returns the results in order."""
+    messages = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                 "params": {"user": {"name": "probe"}, "capabilities": {"general": {"positionEncodings": ["utf-32"]}}}}]
+    for n, (method, params) in enumerate(requests, start=1):
+        messages.append({"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+    lines = "".join(json.dumps(m) + "\n" for m in messages)
+    done = subprocess.run([quire, "attach", socket], input=lines.encode(), capture_output=True, timeout=20)
+    replies = {}
+    for line in done.stdout.decode().splitlines():
+        message = json.loads(line)
+        if "id" in message and "method" not in message:
+            replies[message["id"]] = message
+    results = []
+    for n in range(1, len(requests) + 1):
+        reply = replies.get(n, {"error": {"message": "no reply"}})
+        if "error" in reply:
+            raise SystemExit(f"{requests[n - 1][0]} failed: {reply['error']['message']}")
+        results.append(reply["result"])
+    return results
+
+
+def main():
+    quire, socket, command = sys.argv[1:4]
+    if command == "list":
+        for document in ask(quire, socket, [("document/list", {})])[0]:
+            print(document["uri"])
+    elif command == "text":
+        uri = sys.argv[4]
+        names = [d["uri"] for d in ask(quire, socket, [("document/list", {})])[0]]
+        if uri not in names:
+            raise SystemExit(f"{uri} is not held by the daemon at {socket}")
+        sys.stdout.write(ask(quire, socket, [("document/open", {"uri": uri}), ("document/text", {"uri": uri})])[1]["text"])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
