@@ -22,6 +22,17 @@ public final class Daemon {
         /// This daemon's user, shown to peers.
         public var userName: String
         public var maximumPeerFrameBytes = 16 << 20
+        /// Before a peer has authenticated: the largest frame, how long the handshake may take
+        /// (seconds), and how many links may be handshaking at once (more are refused at once).
+        public var maximumHandshakeFrameBytes = 4096
+        public var peerHandshakeTimeout: Double = 10
+        public var maximumUnauthenticatedLinks = 16
+        /// When not empty, only peers whose identity key has one of these fingerprints
+        /// (`PeerIdentity.normalized`) are accepted.
+        public var trustedPeerFingerprints: Set<String> = []
+        /// Failed peer attempts are told to editors at most once per this many seconds; the
+        /// rest in one summary.
+        public var peerFailureSummaryInterval: Double = 10
         public var maximumOperationsPerFrame = 10_000
         /// Operations waiting for anchors that have not arrived; a peer that exceeds it is cut off.
         public var maximumBufferedOperations = 10_000
@@ -31,7 +42,7 @@ public final class Daemon {
         /// its tombstones back; it rebases onto a state when it returns.
         public var holderHorizon: Double = 30 * 24 * 3600
 
-        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.5.0",
+        public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.6.0",
                     peerSecret: [UInt8]? = nil, userName: String = "quire") {
             self.peerSecret = peerSecret
             self.userName = userName
@@ -46,6 +57,8 @@ public final class Daemon {
     let logger: Logger
     /// This daemon's own identity towards peers.
     public let replica: ReplicaID
+    /// The key that signs this daemon's peer handshakes (kept in the data directory).
+    public let identity: PeerIdentity
     private var nextReplica: () -> ReplicaID
     private var randomBytes: (Int) -> [UInt8]
     private(set) var documents: [String: SharedDocument] = [:]
@@ -81,6 +94,7 @@ public final class Daemon {
         self.randomBytes = randomBytes
         self.store = store
         self.replica = store?.replica ?? replicaSource()
+        self.identity = store?.identity ?? PeerIdentity()
         if let store { load(from: store) }
     }
 
@@ -215,8 +229,14 @@ public final class Daemon {
 
     /// A new link to a peer over a byte stream; call `start()` once the stream is up.
     /// Throws when no secret is configured: unauthenticated peering is never allowed.
+    /// Throws too when `maximumUnauthenticatedLinks` links are already handshaking.
     public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) throws -> PeerLink {
         guard let secret = configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
+        let handshaking = links.values.filter { $0.state == .handshaking }.count
+        guard handshaking < configuration.maximumUnauthenticatedLinks else {
+            peerAttemptFailed(reason: "refused: \(handshaking) handshakes already under way", link: nil)
+            throw PeeringError.tooManyHandshakes(handshaking)
+        }
         let link = PeerLink(id: nextLinkID, daemon: self, secret: secret, nonce: randomBytes(32), write: write, close: close)
         nextLinkID += 1
         links[link.id] = link
@@ -234,6 +254,7 @@ public final class Daemon {
         if let holder = link.peerReplica, link.wasEstablished {
             for document in documents.values where document.sharing.holders[holder] != nil { markShared(document, holder: holder) }
         }
+        guard link.wasEstablished else { return peerAttemptFailed(reason: link.closeReason ?? "closed", link: link) }
         announce(link, event: link.closeReason.map { $0.hasPrefix("the peer") || $0.hasPrefix("shutting") ? "left" : "failed" } ?? "left",
                  reason: link.closeReason)
     }
@@ -241,12 +262,54 @@ public final class Daemon {
     /// Tells every editor that a peer joined, left or failed (`peer/changed`).
     private func announce(_ link: PeerLink, event: String, reason: String?) {
         logger.info("peer link \(link.id) \(event)\(reason.map { ": \($0)" } ?? "")")
-        for session in sessions.values { session.sendPeerChange(link, event: event, reason: reason) }
+        for session in sessions.values {
+            session.sendPeerChange(link: link.id, event: event, user: link.peerUser ?? "", address: link.address, reason: reason)
+        }
+    }
+
+    /// Failed attempts (never-authenticated links, refused connections) within one interval.
+    private var failedAttempts: (since: Double, told: Int, reasons: [String: Int])?
+
+    /// A link that never authenticated closed, or a connection was refused: editors hear of the
+    /// first of an interval at once and of the rest in one summary when it ends, so a flood of
+    /// attempts costs them one notification per interval.
+    private func peerAttemptFailed(reason: String, link: PeerLink?) {
+        logger.warning("peer attempt failed\(link.map { " (link \($0.id), \($0.address))" } ?? ""): \(reason)")
+        let now = clock()
+        if let window = failedAttempts, now - window.since < configuration.peerFailureSummaryInterval {
+            failedAttempts?.reasons[Self.failureKind(reason), default: 0] += 1
+            return
+        }
+        tellFailureSummary()
+        failedAttempts = (now, 1, [:])
+        for session in sessions.values {
+            session.sendPeerChange(link: link?.id ?? 0, event: "failed", user: link?.peerUser ?? "", address: link?.address ?? "", reason: reason)
+        }
+    }
+
+    /// Sends the summary of the attempts not told one by one, once their interval is over.
+    private func tellFailureSummary(now: Double? = nil) {
+        guard let window = failedAttempts else { return }
+        if let now, now - window.since < configuration.peerFailureSummaryInterval { return }
+        failedAttempts = nil
+        let count = window.reasons.values.reduce(0, +)
+        guard count > 0 else { return }
+        let kinds = window.reasons.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+        let summary = "\(count) more peer attempt\(count == 1 ? "" : "s") failed within \(Int(configuration.peerFailureSummaryInterval)) seconds: \(kinds)"
+        logger.warning("\(summary)")
+        for session in sessions.values { session.sendPeerChange(link: 0, event: "failed", user: "", address: "", reason: summary) }
+    }
+
+    /// What kind of failure `reason` is, for summaries: its words before the first colon.
+    private static func failureKind(_ reason: String) -> String {
+        String(reason.prefix { $0 != ":" }.prefix(60))
     }
 
     /// Heartbeats for every link; the server calls it every `interval` seconds.
     public func tickPeers(now: Double, interval: Double) {
         for link in links.values.sorted(by: { $0.id < $1.id }) { link.tick(now: now, interval: interval) }
+        tellFailureSummary(now: clock())
         tickStabilityRounds()
     }
 
@@ -425,10 +488,12 @@ public final class Daemon {
 /// Why a peer link could not be made.
 public enum PeeringError: Error, CustomStringConvertible {
     case noSecret
+    case tooManyHandshakes(Int)
 
     public var description: String {
         switch self {
         case .noSecret: return "peering needs a shared secret: set QUIRE_SECRET or pass --secret-file"
+        case .tooManyHandshakes(let count): return "\(count) peer handshakes are already under way"
         }
     }
 }

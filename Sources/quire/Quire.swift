@@ -7,7 +7,7 @@ import ReplicatingTypes
 /// The `quire` command line: by default (`quire serve`) the daemon, serving one editor on stdio.
 @main
 struct Quire: ParsableCommand {
-    static let version = "0.5.0"
+    static let version = "0.6.0"
 
     static let configuration = CommandConfiguration(
         commandName: "quire",
@@ -140,11 +140,24 @@ struct PeeringOptions: ParsableArguments {
     @Option(help: "File holding the shared peer secret (or set QUIRE_SECRET). Never given on the command line itself.")
     var secretFile: String?
 
+    @Option(name: .customLong("peer-fingerprint"), help: "Accept only peers whose identity key has this fingerprint (as peer/status shows it). Repeatable.")
+    var peerFingerprints: [String] = []
+
+    @Option(help: "Seconds a peer has to finish its handshake before the link is cut.")
+    var peerHandshakeTimeout: Double = 10
+
     @Option(help: "Your name, shown to peers.")
     var userName: String = ProcessInfo.processInfo.environment["USER"] ?? "quire"
 
     func configure(_ configuration: inout Daemon.Configuration) throws {
         configuration.userName = userName
+        for fingerprint in peerFingerprints {
+            let digits = PeerIdentity.normalized(fingerprint)
+            guard digits.count == 32 else { throw ValidationError("--peer-fingerprint \(fingerprint): a key fingerprint has 32 hex digits, as peer/status shows it") }
+            configuration.trustedPeerFingerprints.insert(digits)
+        }
+        guard peerHandshakeTimeout > 0, peerHandshakeTimeout <= 300 else { throw ValidationError("--peer-handshake-timeout must be between 0 and 300 seconds") }
+        configuration.peerHandshakeTimeout = peerHandshakeTimeout
         if let secretFile {
             guard let data = FileManager.default.contents(atPath: secretFile) else { throw ValidationError("cannot read the secret file \(secretFile)") }
             var bytes = [UInt8](data)

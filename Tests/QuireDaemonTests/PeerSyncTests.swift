@@ -194,10 +194,11 @@ import ReplicatingTypes
     }
 
     @Test func aDamagedStateAndAStateOrRoundBeforeAuthenticationAreCutOffChangingNothing() throws {
-        let (net, a, _, ann, wire) = try Self.linkedWithNotes(300)
-        defer { _ = ann }
-        guard let aSide = wire.a else { Issue.record("no link"); return }
-        aSide.receive(PeerFrame.state(uri: "notes", documentID: 9, payload: [2, 1, 7, 0xFF, 0xFF]).encoded())
+        let (net, a, b, ann, wire) = try Self.linkedWithNotes(300)
+        defer { _ = (ann, b) }
+        guard let aSide = wire.a, let bSide = wire.b else { Issue.record("no link"); return }
+        bSide.send(PeerFrame.state(uri: "notes", documentID: 9, payload: [2, 1, 7, 0xFF, 0xFF]))
+        net.pump([a])
         #expect(aSide.state == .closed && aSide.closeReason?.hasPrefix("undecodable state of notes") == true, "\(String(describing: aSide.closeReason))")
         #expect(a.documents.count == 1 && a.documents["notes"]?.text.string == "abc")
         for frame in [PeerFrame.state(uri: "notes", documentID: 1, payload: []), .stability(["uri": "notes", "phase": "ask"])] {
@@ -246,7 +247,8 @@ import ReplicatingTypes
         #expect(again.a?.state == .established)
         let claim = PeerFrame.documents(["documents": [["uri": "notes", "id": .string(String(document.id)),
                                                         "version": .object([String(annReplica.rawValue): 999])]]])
-        again.a?.receive(claim.encoded())
+        again.b?.send(claim)   // sealed, as an authenticated peer sends it
+        net.pump([a, b])
         #expect(again.a?.state == .closed)
         #expect(again.a?.closeReason?.contains("from the future") == true)
     }
@@ -283,8 +285,10 @@ import ReplicatingTypes
         var listeningPorts: [Int] = []
         func listen(host: String, port: Int) throws -> Int { asked.append("listen \(host):\(port)"); listeningPorts.append(7070); return 7070 }
         func stopListening(port: Int) -> Bool { asked.append("stop \(port)"); return listeningPorts.contains(port) }
-        func connect(host: String, port: Int) throws { asked.append("connect \(host):\(port)") }
-        func connect(command: String) throws { asked.append("command \(command)") }
+        func connect(host: String, port: Int, fingerprint: String?) throws {
+            asked.append("connect \(host):\(port)" + (fingerprint.map { " pinned \($0)" } ?? ""))
+        }
+        func connect(command: String, fingerprint: String?) throws { asked.append("command \(command)") }
     }
 
     @Test func peerRequestsReachTheTransport() {
@@ -297,7 +301,10 @@ import ReplicatingTypes
         #expect(editor.request("peer/connect", ["host": "example", "port": 9])["result"] == .null)
         #expect(editor.request("peer/connect", ["command": "ssh h quire peer --stdio"])["result"] == .null)
         #expect(editor.request("peer/stopListening", ["port": 7070])["result"]?["stopped"] == true)
-        #expect(transport.asked == ["listen 127.0.0.1:0", "connect example:9", "command ssh h quire peer --stdio", "stop 7070"])
+        #expect(editor.request("peer/connect", ["port": 9, "fingerprint": "3F1C-0a9e-0000-1111-2222-3333-4444-5555"])["result"] == .null)
+        #expect(editor.request("peer/connect", ["port": 9, "fingerprint": "3f1c"])["error"]?["code"] == -32602, "a fingerprint too short to pin anything")
+        #expect(transport.asked == ["listen 127.0.0.1:0", "connect example:9", "command ssh h quire peer --stdio", "stop 7070",
+                                    "connect 127.0.0.1:9 pinned 3F1C-0a9e-0000-1111-2222-3333-4444-5555"])
         #expect(editor.request("peer/listen", ["port": 70000])["error"]?["code"] == -32602)
         #expect(editor.request("peer/disconnect", ["link": 42])["error"]?["code"] == -32602)
         #expect(editor.request("peer/status")["result"]?["links"] == [])

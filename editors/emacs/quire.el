@@ -549,11 +549,15 @@ What changed in the file outside Quire is merged first."
   (message "Quire: listening on port %s"
            (plist-get (quire--request :peer/listen (list :port port)) :port)))
 
-(defun quire-connect (host port)
-  "Connect to the daemon at HOST and PORT."
-  (interactive "sHost: \nnPort: ")
+(defun quire-connect (host port &optional fingerprint)
+  "Connect to the daemon at HOST and PORT.
+With FINGERPRINT (as the other side's `quire-status' shows its key), only a
+daemon holding that key is accepted."
+  (interactive "sHost: \nnPort: \nsKey fingerprint (empty for any): ")
   (quire--connect)
-  (quire--request :peer/connect (list :host host :port port)))
+  (quire--request :peer/connect (append (list :host host :port port)
+                                        (and fingerprint (not (string-empty-p fingerprint))
+                                             (list :fingerprint fingerprint)))))
 
 (defun quire-connect-command (command)
   "Peer over COMMAND's stdin and stdout.
@@ -577,7 +581,7 @@ dropped) are counted when there are any."
          (peers (plist-get status :peers))
          (kept (apply #'+ (mapcar (lambda (document) (plist-get document :tombstones))
                                   (plist-get peers :documents)))))
-    (format "Quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s"
+    (format "Quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s; your key %s%s"
             (plist-get status :sessions) (length (plist-get status :documents))
             (length (plist-get peers :links))
             (if (> kept 0) (format ", %d removed character(s) kept for peers" kept) "")
@@ -585,7 +589,16 @@ dropped) are counted when there are any."
                 (concat "kept in " (plist-get storage :dataDir)
                         (let ((failure (plist-get storage :failure)))
                           (if (stringp failure) (concat " (FAILED: " failure ")") "")))
-              "in memory only"))))
+              "in memory only")
+            (plist-get peers :fingerprint)
+            (mapconcat (lambda (link)
+                         (let ((user (plist-get link :user)) (key (plist-get link :fingerprint)))
+                           (format "; %s %s, %s%s"
+                                   (if (string-empty-p user) (plist-get link :address) user)
+                                   (plist-get link :state)
+                                   (if (eq (plist-get link :encrypted) t) "encrypted" "NOT encrypted")
+                                   (if (stringp key) (concat ", key " key) ""))))
+                       (plist-get peers :links) ""))))
 
 (defun quire-stop ()
   "Stop sharing every buffer and shut the daemon down."

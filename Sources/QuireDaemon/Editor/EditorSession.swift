@@ -152,11 +152,12 @@ public final class EditorSession: MessageHandler {
             return ["stopped": .bool(try peerTransport().stopListening(port: port))]
         case PeerRequests.connectMethod:
             let request = try PeerRequests.Connect(params: params)
+            let fingerprint = try PeerRequests.fingerprint(params)
             let transport = try peerTransport()
             do {
                 switch request {
-                case .tcp(let host, let port): try transport.connect(host: host, port: port)
-                case .command(let command): try transport.connect(command: command)
+                case .tcp(let host, let port): try transport.connect(host: host, port: port, fingerprint: fingerprint)
+                case .command(let command): try transport.connect(command: command, fingerprint: fingerprint)
                 }
             } catch {
                 throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect: \(error)")
@@ -408,6 +409,7 @@ public final class EditorSession: MessageHandler {
     private func peerStatus() -> JSONValue {
         [
             "replica": .string(daemon.replica.description),
+            "fingerprint": .string(daemon.identity.fingerprint),
             "listening": .array((daemon.transport?.listeningPorts ?? []).map { .integer(Int64($0)) }),
             "links": .array(daemon.links.values.sorted { $0.id < $1.id }.map { link in
                 [
@@ -415,6 +417,8 @@ public final class EditorSession: MessageHandler {
                     "address": .string(link.address), "bytesIn": .integer(Int64(link.bytesIn)), "bytesOut": .integer(Int64(link.bytesOut)),
                     "operationsIn": .integer(Int64(link.operationsIn)), "operationsOut": .integer(Int64(link.operationsOut)),
                     "behind": .integer(Int64(link.behind)),
+                    "encrypted": .bool(link.isEncrypted), "fingerprint": link.peerFingerprint.map(JSONValue.string) ?? .null,
+                    "pinned": .bool(link.expectedFingerprint != nil || !daemon.configuration.trustedPeerFingerprints.isEmpty),
                 ]
             }),
             "documents": daemon.sharingStatus(),
@@ -437,10 +441,12 @@ public final class EditorSession: MessageHandler {
         send(.notification(method: "window/showMessage", params: ["type": 1, "message": .string(message)]))
     }
 
-    func sendPeerChange(_ link: PeerLink, event: String, reason: String?) {
+    /// `link` 0 stands for several attempts told in one summary, or a connection refused
+    /// before it became a link.
+    func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?) {
         guard state == .running else { return }
-        var params: [String: JSONValue] = ["link": .integer(Int64(link.id)), "event": .string(event), "user": .string(link.peerUser ?? ""),
-                                           "address": .string(link.address)]
+        var params: [String: JSONValue] = ["link": .integer(Int64(link)), "event": .string(event), "user": .string(user),
+                                           "address": .string(address)]
         if let reason { params["reason"] = .string(reason) }
         send(.notification(method: PeerRequests.changedMethod, params: .object(params)))
     }

@@ -3,36 +3,54 @@ import Logging
 import QuireProtocol
 import ReplicatingTypes
 
-/// One link to another Quire daemon, over any byte stream: handshake (version, replica,
-/// HMAC proof of the shared secret both ways), delta sync of every document, then live
-/// operations both ways.
+/// One link to another Quire daemon, over any byte stream: a handshake (protocol version, an
+/// ephemeral key exchange keyed by the shared secret, proofs of the secret and of each side's
+/// identity key bound to this link's transcript), then sealed frames only: delta sync of every
+/// document, then live operations both ways (`protocol/peer.md`).
 ///
-/// Guarantees: nothing the peer sends touches a document before it has proven the secret;
-/// a peer that speaks garbage, sends an oversized frame, an operation that can never apply or a
+/// Guarantees: nothing the peer sends touches a document, and nothing of a document is sent,
+/// before the peer has proven the secret on this very link; every frame after the hellos is
+/// encrypted and authenticated, so a tampered, replayed, reordered or dropped frame cuts the
+/// link before anything of it is used. Before authentication a frame may hold at most
+/// `maximumHandshakeFrameBytes` and the handshake must end within `peerHandshakeTimeout`.
+/// A peer that speaks garbage, sends an oversized frame, an operation that can never apply or a
 /// version vector claiming edits this daemon never made is cut off with a logged reason, and
 /// the operations of a rejected frame are not applied (each frame is validated whole first).
 public final class PeerLink {
     public enum State: String, Sendable { case handshaking, established, closed }
 
     /// Protocol version spoken by this build; a peer with another one is refused.
-    public static let protocolVersion = 2
+    public static let protocolVersion = 3
+    /// A user name from a peer is cut to this many characters (control characters removed).
+    public static let maximumUserNameLength = 64
 
     public let id: Int
     private unowned let daemon: Daemon
     private let write: ([UInt8]) -> Void
     private let closeTransport: () -> Void
     private var framer: PeerFramer
-    private let nonce: String
-    private let authenticator: PeerAuthenticator
+    private let handshake: PeerHandshake
+    /// Our hello's body, as sent: half of the transcript.
+    private var ourHello: [UInt8] = []
+    /// Their nonce and the session keys, once their hello arrived.
+    private var theirNonce: [UInt8]?
+    private var transcript: [UInt8] = []
+    private var sealer: FrameSealer?
+    private var opener: FrameOpener?
     public private(set) var state = State.handshaking
     /// True once the handshake completed (it stays true after the link closes).
     public private(set) var wasEstablished = false
-    private var theirHello: (replica: UInt64, user: String, nonce: String)?
-    private var theyProved = false
     private var sentDocuments = false
+    /// The peer's user name (at most `maximumUserNameLength` characters, no control characters).
     public private(set) var peerUser: String?
-    /// The peer daemon's replica ID, once its hello arrived.
-    var peerReplica: ReplicaID? { theirHello.map { ReplicaID($0.replica) } }
+    /// The peer daemon's replica ID, once it proved the secret.
+    private(set) var peerReplica: ReplicaID?
+    /// The fingerprint of the peer's identity key, once it proved it holds that key.
+    public private(set) var peerFingerprint: String?
+    /// When set, only a peer with this identity fingerprint is accepted on this link.
+    public var expectedFingerprint: String?
+    /// Whether frames on this link are encrypted (from the first frame after the hellos on).
+    public var isEncrypted: Bool { sealer != nil }
     public private(set) var closeReason: String?
     public private(set) var bytesIn = 0
     public private(set) var bytesOut = 0
@@ -76,19 +94,22 @@ public final class PeerLink {
         self.daemon = daemon
         self.write = daemon.gated(write)
         self.closeTransport = close
-        self.nonce = PeerAuthenticator.hex(nonce)
-        authenticator = PeerAuthenticator(secret: secret)
-        framer = PeerFramer(maximumFrameBytes: daemon.configuration.maximumPeerFrameBytes)
+        handshake = PeerHandshake(secret: secret, nonce: nonce)
+        framer = PeerFramer(maximumFrameBytes: daemon.configuration.maximumHandshakeFrameBytes)
     }
 
     private var logger: Logger { daemon.logger }
 
     /// Opens the handshake; both sides call it as soon as the stream is up.
+    /// The hello carries only the protocol version, a nonce and an ephemeral public key: who
+    /// this daemon is goes in the sealed `auth` that follows.
     public func start() {
-        send(.hello([
-            "protocol": .integer(Int64(Self.protocolVersion)), "replica": .string(String(daemon.replica.rawValue)),
-            "user": .string(daemon.configuration.userName), "nonce": .string(nonce),
-        ]))
+        let hello = PeerFrame.hello([
+            "protocol": .integer(Int64(Self.protocolVersion)), "nonce": .string(PeerHandshake.hex(handshake.ourNonce)),
+            "key": .string(PeerHandshake.hex(handshake.ourKey)),
+        ])
+        ourHello = hello.body()
+        send(hello)
     }
 
     /// Bytes from the peer.
@@ -100,15 +121,39 @@ public final class PeerLink {
             guard state != .closed else { return }
             switch event {
             case .tooLarge(let size):
-                cut("frame of \(size) bytes exceeds the limit of \(framer.maximumFrameBytes)")
+                cut("frame of \(size) bytes exceeds the limit of \(framer.maximumFrameBytes)" + (state == .handshaking ? " before authentication" : ""))
             case .frame(let body):
+                guard let plain = opened(body) else { return }
                 do {
-                    try handle(PeerFrame.decode(body))
+                    try handle(PeerFrame.decode(plain))
                 } catch {
                     cut("malformed frame: \(error)")
                 }
             }
         }
+    }
+
+    /// A frame body in the clear: as it came before the hellos were exchanged, opened after.
+    /// Nil (and the link cut) when a sealed frame does not open.
+    private func opened(_ body: [UInt8]) -> [UInt8]? {
+        guard opener != nil else { return body }
+        do {
+            return try opener?.open(body)
+        } catch {
+            cut(peerReplica == nil
+                ? "authentication failed: wrong secret (the peer's first sealed frame does not open), or the handshake was tampered with"
+                : "a frame failed its integrity check: tampered with, replayed, reordered or dropped on the way")
+            return nil
+        }
+    }
+
+    /// How long the handshake may take, in seconds.
+    public var handshakeTimeout: Double { daemon.configuration.peerHandshakeTimeout }
+
+    /// The handshake did not end in time (`Configuration.peerHandshakeTimeout`).
+    public func handshakeTimedOut() {
+        guard state == .handshaking else { return }
+        cut("no handshake within \(Int(daemon.configuration.peerHandshakeTimeout)) seconds")
     }
 
     /// Sends editors what this link's operations changed, once they are durable (after a read).
@@ -124,11 +169,17 @@ public final class PeerLink {
     }
 
     private var heardFrom = false
+    /// When the first tick saw this link (a bound on the handshake for any transport).
+    private var startedAt: Double?
 
     /// Heartbeats and dead-peer detection, driven by a timer: sends a heartbeat when nothing
     /// was sent for `interval`, and cuts the link when nothing was heard for `3 * interval`.
     public func tick(now: Double, interval: Double) {
         guard state != .closed else { return }
+        if startedAt == nil { startedAt = now }
+        if state == .handshaking, let started = startedAt, now - started > daemon.configuration.peerHandshakeTimeout {
+            return handshakeTimedOut()
+        }
         if heardFrom || lastHeard == nil { lastHeard = now; heardFrom = false }
         if let last = lastHeard, now - last > 3 * interval {
             return cut("no word from the peer for \(Int(now - last)) seconds")
@@ -144,28 +195,57 @@ public final class PeerLink {
     private func handle(_ frame: PeerFrame) throws {
         switch frame {
         case .hello(let hello):
-            guard theirHello == nil else { return cut("a second hello") }
+            guard theirNonce == nil, opener == nil else { return cut("a second hello") }
             guard hello["protocol"] == .integer(Int64(Self.protocolVersion)) else {
-                return cut("protocol version mismatch: the peer speaks \(hello["protocol"].map { JSONSerializer().string($0) } ?? "none"), this daemon \(Self.protocolVersion)")
+                let theirs = hello["protocol"].map { JSONSerializer().string($0) } ?? "none"
+                return cut("protocol version mismatch: the peer speaks \(theirs.prefix(20)), this daemon \(Self.protocolVersion)")
             }
-            guard let replicaText = hello["replica"]?.stringValue, let replica = UInt64(replicaText),
-                  let theirNonce = hello["nonce"]?.stringValue, theirNonce.utf8.count >= 32 else {
+            guard let nonce = hello["nonce"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }),
+                  let key = hello["key"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }) else {
                 return cut("malformed hello")
             }
-            guard replica != daemon.replica.rawValue else { return cut("the peer is this daemon itself") }
-            theirHello = (replica, hello["user"]?.stringValue ?? "", theirNonce)
-            peerUser = hello["user"]?.stringValue
-            send(.auth(["proof": .string(authenticator.proof(theirNonce: theirNonce, ourNonce: nonce, ourReplica: daemon.replica.rawValue))]))
-        case .auth(let auth):
-            guard let hello = theirHello, !theyProved else { return cut("authentication out of order") }
-            guard let proof = auth["proof"]?.stringValue,
-                  authenticator.verify(proof, ourNonce: nonce, theirNonce: hello.nonce, theirReplica: hello.replica) else {
-                return cut("authentication failed: wrong secret")
+            let agreement: PeerHandshake.Agreement
+            do {
+                agreement = try handshake.agree(ourHello: ourHello, theirHello: PeerFrame.hello(hello).body(), theirNonce: nonce, theirKey: key)
+            } catch {
+                return cut(error.description)
             }
-            theyProved = true
+            theirNonce = nonce
+            transcript = agreement.transcript
+            opener = agreement.opener
+            sealer = agreement.sealer
+            sendAuth()
+        case .auth(let auth):
+            // Only after the hellos, so only sealed: `opened` let it through.
+            guard let nonce = theirNonce, peerReplica == nil else { return cut("authentication out of order") }
+            guard let replicaText = auth["replica"]?.stringValue, let replica = UInt64(replicaText), replica != 0,
+                  let proof = auth["proof"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }),
+                  let identity = auth["identity"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }),
+                  let signature = auth["signature"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 64) }) else {
+                return cut("malformed auth")
+            }
+            guard handshake.verify(proof, transcript: transcript, senderNonce: nonce, senderReplica: replica) else {
+                return cut("authentication failed: the proof of the secret is not for this link")
+            }
+            guard PeerIdentity.isValid(signature, of: PeerHandshake.identityMessage(transcript: transcript, senderNonce: nonce), by: identity) else {
+                return cut("authentication failed: the identity signature is not for this link")
+            }
+            let fingerprint = PeerIdentity.fingerprint(ofPublicKey: identity)
+            if let expected = expectedFingerprint, PeerIdentity.normalized(expected) != PeerIdentity.normalized(fingerprint) {
+                return cut("authentication failed: the peer's key \(fingerprint) is not the pinned \(expected)")
+            }
+            let pinned = daemon.configuration.trustedPeerFingerprints
+            if !pinned.isEmpty, !pinned.contains(PeerIdentity.normalized(fingerprint)) {
+                return cut("authentication failed: the peer's key \(fingerprint) is not among the pinned fingerprints")
+            }
+            guard replica != daemon.replica.rawValue else { return cut("the peer is this daemon itself") }
+            peerReplica = ReplicaID(replica)
+            peerFingerprint = fingerprint
+            peerUser = Self.displayName(auth["user"]?.stringValue ?? "")
             state = .established
             wasEstablished = true
-            logger.info("peer link \(id): established with \(hello.user.isEmpty ? "replica \(hello.replica)" : hello.user)")
+            framer.maximumFrameBytes = daemon.configuration.maximumPeerFrameBytes
+            logger.info("peer link \(id): established with \(peerUser?.isEmpty == false ? peerUser ?? "" : "replica \(replica)"), key \(fingerprint)")
             sendDocumentList()
             daemon.peerLinkEstablished(self)
         case .documents(let list):
@@ -183,8 +263,42 @@ public final class PeerLink {
         case .heartbeat:
             break
         case .bye(let reason):
-            finish("the peer said goodbye: \(reason)")
+            finish("the peer said goodbye: \(Self.displayName(reason, limit: 200))")
         }
+    }
+
+    /// Our sealed `auth`: replica, user, identity key, its signature over the transcript, and
+    /// the proof of the secret bound to the transcript.
+    private func sendAuth() {
+        let identity = daemon.identity
+        var auth: [String: JSONValue] = [
+            "replica": .string(String(daemon.replica.rawValue)), "user": .string(daemon.configuration.userName),
+            "identity": .string(PeerHandshake.hex(identity.publicKey)),
+            "proof": .string(PeerHandshake.hex(handshake.proof(transcript: transcript, senderNonce: handshake.ourNonce,
+                                                              senderReplica: daemon.replica.rawValue))),
+        ]
+        do {
+            let message = PeerHandshake.identityMessage(transcript: transcript, senderNonce: handshake.ourNonce)
+            auth["signature"] = .string(PeerHandshake.hex(try identity.signature(for: message)))
+        } catch {
+            return cut("cannot sign the handshake: \(error)")
+        }
+        send(.auth(.object(auth)))
+    }
+
+    /// `text` as something safe to show: no control or format characters (which could move a
+    /// terminal's cursor or reorder text), at most `limit` characters.
+    static func displayName(_ text: String, limit: Int = maximumUserNameLength) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars where scalars.count < limit {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: continue
+            default: scalars.append(scalar)
+            }
+        }
+        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
+        while let first = scalars.first, first.properties.isWhitespace { scalars.removeFirst() }
+        return String(scalars)
     }
 
     private func sendDocumentList() {
@@ -401,8 +515,9 @@ public final class PeerLink {
         send(.stability(message))
     }
 
-    private func send(_ frame: PeerFrame) {
-        let bytes = frame.encoded()
+    /// Sends one frame, sealed once the hellos were exchanged.
+    func send(_ frame: PeerFrame) {
+        let bytes = sealer?.seal(frame.body()) ?? frame.encoded()
         bytesOut += bytes.count
         write(bytes)
     }

@@ -5,10 +5,11 @@ public protocol PeerTransport: AnyObject {
     func listen(host: String, port: Int) throws -> Int
     /// Stops accepting new peers; live links stay up.
     func stopListening(port: Int) -> Bool
-    /// Connects to a peer, reconnecting with backoff when the link drops.
-    func connect(host: String, port: Int) throws
+    /// Connects to a peer, reconnecting with backoff when the link drops; with `fingerprint`,
+    /// only a peer whose identity key has it is accepted.
+    func connect(host: String, port: Int, fingerprint: String?) throws
     /// Runs a command and peers over its stdin/stdout (for example `ssh host quire peer --stdio`).
-    func connect(command: String) throws
+    func connect(command: String, fingerprint: String?) throws
     /// The ports being listened on.
     var listeningPorts: [Int] { get }
 }

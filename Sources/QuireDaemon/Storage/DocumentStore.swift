@@ -26,6 +26,8 @@ public final class DocumentStore {
     public let durability: Durability
     /// This daemon's identity, the same after every restart.
     public let replica: ReplicaID
+    /// The key this daemon signs peer handshakes with, the same after every restart.
+    public let identity: PeerIdentity
     /// A document's log grows to at least this many bytes before it is folded into a snapshot.
     public let snapshotLogBytes: Int
     private let logger: Logger
@@ -58,6 +60,7 @@ public final class DocumentStore {
         try FileSystem.makeDirectory(path + "/documents")
         lockDescriptor = try Self.lock(path + "/lock")
         replica = try Self.loadReplica(path + "/replica", logger: logger)
+        identity = try Self.loadIdentity(path + "/identity", logger: logger)
     }
 
     deinit { close(lockDescriptor) }
@@ -77,6 +80,17 @@ public final class DocumentStore {
         let pid = Array("\(getpid())\n".utf8)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return fd
+    }
+
+    /// The identity kept in `identityPath` (its 32-byte private key, mode 0600), made when missing.
+    private static func loadIdentity(_ identityPath: String, logger: Logger) throws -> PeerIdentity {
+        if let bytes = try FileSystem.read(identityPath) {
+            if let identity = try? PeerIdentity(rawRepresentation: bytes) { return identity }
+            logger.warning("\(identityPath) is damaged; this daemon takes a new identity key (peers that pinned the old one will refuse it)")
+        }
+        let identity = PeerIdentity()
+        try FileSystem.writeAtomically(identity.rawRepresentation, to: identityPath, mode: 0o600)
+        return identity
     }
 
     private static func loadReplica(_ replicaPath: String, logger: Logger) throws -> ReplicaID {

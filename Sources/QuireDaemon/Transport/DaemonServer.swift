@@ -135,10 +135,10 @@ public final class DaemonServer {
         }
         for spec in options.connect {
             let (host, port) = try Self.hostAndPort(spec, defaultHost: nil)
-            try loop.submit { try network.connect(host: host, port: port) }.wait()
+            try loop.submit { try network.connect(host: host, port: port, fingerprint: nil) }.wait()
         }
         for command in options.connectCommands {
-            try loop.submit { try network.connect(command: command) }.wait()
+            try loop.submit { try network.connect(command: command, fingerprint: nil) }.wait()
         }
     }
 

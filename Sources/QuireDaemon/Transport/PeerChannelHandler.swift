@@ -17,6 +17,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
         link = makeLink(context.channel)
         if link == nil { context.close(promise: nil) }
         link?.start()
+        if let link {
+            // However slowly the peer sends, the handshake ends in time.
+            let timeout = TimeAmount.milliseconds(Int64(link.handshakeTimeout * 1000))
+            context.eventLoop.scheduleTask(in: timeout) { [weak link] in link?.handshakeTimedOut() }
+        }
         context.fireChannelActive()
     }
 

@@ -33,15 +33,17 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     var listeningPorts: [Int] { listeners.keys.sorted() }
 
-    private func handler(address: String, onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
+    private func handler(address: String, fingerprint: String? = nil,
+                         onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
                 let link = try daemon.makePeerLink(write: { channel.writeBytes($0) }, close: { channel.close(promise: nil) })
                 link.address = address
+                link.expectedFingerprint = fingerprint
                 link.onClose = { [weak link] reason in onClose?(reason, link?.wasEstablished ?? false) }
                 return link
             } catch {
-                logger.error("peer link refused: \(error)")
+                logger.warning("peer link refused: \(error)")
                 return nil
             }
         }
@@ -110,13 +112,13 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         return true
     }
 
-    func connect(host: String, port: Int) throws {
-        connect(host: host, port: port, attempt: 0)
+    func connect(host: String, port: Int, fingerprint: String?) throws {
+        connect(host: host, port: port, fingerprint: fingerprint, attempt: 0)
     }
 
     /// Connects, and after the link drops (or the connection fails) tries again with exponential
     /// backoff from 0.5 s up to 30 s; a link that got established resets the backoff.
-    private func connect(host: String, port: Int, attempt: Int) {
+    private func connect(host: String, port: Int, fingerprint: String?, attempt: Int) {
         guard !stopping else { return }
         let retry: (String, Bool) -> Void = { [weak self] reason, wasEstablished in
             guard let self, !self.stopping, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
@@ -124,19 +126,19 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             let next = wasEstablished ? 0 : attempt + 1
             let delay = min(30.0, 0.5 * pow(2.0, Double(min(next, 6))))
             self.logger.info("peer \(host):\(port): reconnecting in \(delay) s (\(reason))")
-            self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) { self.connect(host: host, port: port, attempt: next) }
+            self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) { self.connect(host: host, port: port, fingerprint: fingerprint, attempt: next) }
         }
         ClientBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "tcp to \(host):\(port)", onClose: retry))
+                channel.pipeline.addHandler(handler(address: "tcp to \(host):\(port)", fingerprint: fingerprint, onClose: retry))
             }
             .connect(host: host, port: port)
             .whenFailure { error in retry("cannot connect: \(error)", false) }
     }
 
-    func connect(command: String) throws {
+    func connect(command: String, fingerprint: String?) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
@@ -151,7 +153,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         NIOPipeBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "command \(command)", onClose: { _, _ in
+                channel.pipeline.addHandler(handler(address: "command \(command)", fingerprint: fingerprint, onClose: { _, _ in
                     if process.isRunning { process.terminate() }
                 }))
             }

@@ -41,6 +41,17 @@ public enum PeerRequests {
         }
     }
 
+    /// `peer/connect`'s optional `fingerprint`: accept only a peer whose identity key has it
+    /// (32 hex digits; case and separators do not matter). Returned as typed.
+    public static func fingerprint(_ params: JSONValue?) throws(ResponseError) -> String? {
+        guard let text = try ParamsReader(params).optionalString("fingerprint") else { return nil }
+        let digits = text.lowercased().filter(\.isHexDigit)
+        guard digits.count == 32, text.count <= 64 else {
+            throw .invalidParams("params.fingerprint: a key fingerprint has 32 hex digits (as peer/status shows it), got \(text.prefix(64).debugDescription)")
+        }
+        return text
+    }
+
     /// `peer/disconnect` and `peer/stopListening` params.
     public static func link(_ params: JSONValue?) throws(ResponseError) -> Int { try ParamsReader(params).int("link") }
     public static func port(_ params: JSONValue?) throws(ResponseError) -> Int { try ParamsReader(params).int("port") }

@@ -28,6 +28,20 @@ public enum PeerFrame: Equatable, Sendable {
 
     /// The framed bytes: length, kind, payload.
     public func encoded() -> [UInt8] {
+        Self.framed(body())
+    }
+
+    /// `body` with its 4-byte big-endian length in front.
+    public static func framed(_ body: [UInt8]) -> [UInt8] {
+        let n = UInt32(body.count)
+        var bytes = [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
+        bytes.reserveCapacity(4 + body.count)
+        bytes += body
+        return bytes
+    }
+
+    /// The frame body: kind byte and payload (what a sealed link encrypts).
+    public func body() -> [UInt8] {
         var body: [UInt8]
         switch self {
         case .hello(let v): body = [Kind.hello.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
@@ -39,8 +53,21 @@ public enum PeerFrame: Equatable, Sendable {
         case .heartbeat: body = [Kind.heartbeat.rawValue]
         case .bye(let reason): body = [Kind.bye.rawValue] + Array(reason.utf8)
         }
-        let n = UInt32(body.count)
-        return [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)] + body
+        return body
+    }
+
+    /// The frame's name, for logs and refusals.
+    public var name: String {
+        switch self {
+        case .hello: return "hello"
+        case .auth: return "auth"
+        case .documents: return "a document list"
+        case .operations: return "operations"
+        case .heartbeat: return "a heartbeat"
+        case .bye: return "bye"
+        case .state: return "a document state"
+        case .stability: return "a stability message"
+        }
     }
 
     /// Decodes one frame body (without its length prefix).
@@ -129,7 +156,8 @@ public enum PeerFrame: Equatable, Sendable {
 /// Guarantees: a length over `maximumFrameBytes` is an error before any of its body is
 /// buffered; after an error the stream is not trusted again (the link is cut).
 public struct PeerFramer: Sendable {
-    public let maximumFrameBytes: Int
+    /// Lowered during a handshake, raised once the peer is authenticated.
+    public var maximumFrameBytes: Int
     private var buffer: [UInt8] = []
     public private(set) var failed = false
 

@@ -236,11 +236,17 @@ Edits in flight are named, so a reopen can tell which the daemon applied."
       (quire-stop))))
 
 (ert-deftest quire-test-status-counts-removed-characters-kept-for-peers ()
-  (should (equal (quire--status-summary '(:sessions 1 :documents [(:uri "a")] :storage :null
-                                          :peers (:links [(:link 1)] :documents [(:uri "a" :tombstones 3) (:uri "b" :tombstones 4)])))
-                 "Quire: 1 editor(s), 1 document(s), 1 peer link(s), 7 removed character(s) kept for peers; documents in memory only"))
-  (should (equal (quire--status-summary '(:sessions 2 :documents [] :storage :null :peers (:links [] :documents [])))
-                 "Quire: 2 editor(s), 0 document(s), 0 peer link(s); documents in memory only")))
+  "The status line counts kept removed characters, shows the daemon's key and, per
+link, whether it is encrypted and whose key it reached."
+  (should (equal (quire--status-summary
+                  '(:sessions 1 :documents [(:uri "a")] :storage :null
+                    :peers (:fingerprint "aaaa-bbbb"
+                            :links [(:link 1 :user "bob" :address "tcp to h:1" :state "established" :encrypted t :fingerprint "3f1c-0a9e")
+                                    (:link 2 :user "" :address "tcp from 10.0.0.9:4" :state "handshaking" :encrypted :json-false :fingerprint :null)]
+                            :documents [(:uri "a" :tombstones 3) (:uri "b" :tombstones 4)])))
+                 "Quire: 1 editor(s), 1 document(s), 2 peer link(s), 7 removed character(s) kept for peers; documents in memory only; your key aaaa-bbbb; bob established, encrypted, key 3f1c-0a9e; tcp from 10.0.0.9:4 handshaking, NOT encrypted"))
+  (should (equal (quire--status-summary '(:sessions 2 :documents [] :storage :null :peers (:fingerprint "aaaa" :links [] :documents [])))
+                 "Quire: 2 editor(s), 0 document(s), 0 peer link(s); documents in memory only; your key aaaa")))
 
 (ert-deftest quire-test-undo-reverts-only-own-edits ()
   (with-temp-buffer

@@ -689,10 +689,17 @@ export def Listen(port: string)
   endif
 enddef
 
-export def Connect(address: string)
+# :QuireConnect host:port [fingerprint]: with a fingerprint (as the other side's :QuireStatus
+# shows it), only a daemon holding that key is accepted.
+export def Connect(arguments: string)
   Start()
+  var [address; rest] = split(arguments)
   var parts = split(address, ':')
-  Request('peer/connect', {host: parts[0], port: str2nr(parts[-1])})
+  var params: dict<any> = {host: parts[0], port: str2nr(parts[-1])}
+  if !empty(rest)
+    params.fingerprint = rest[0]
+  endif
+  Request('peer/connect', params)
 enddef
 
 export def ConnectCommand(command: string)
@@ -715,8 +722,11 @@ export def StatusSummary(status: dict<any>): string
     ? 'kept in ' .. status.storage.dataDir .. (status.storage.failure != null ? ' (FAILED: ' .. status.storage.failure .. ')' : '')
     : 'in memory only'
   var kept = reduce(get(status.peers, 'documents', []), (sum, d) => sum + d.tombstones, 0)
-  return printf('quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s', status.sessions,
-    len(status.documents), len(status.peers.links), kept > 0 ? printf(', %d removed character(s) kept for peers', kept) : '', storage)
+  var links = mapnew(status.peers.links, (_, l) => printf('; %s %s, %s%s', l.user == '' ? l.address : l.user, l.state,
+    l.encrypted ? 'encrypted' : 'NOT encrypted', type(l.fingerprint) == v:t_string ? ', key ' .. l.fingerprint : ''))
+  return printf('quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s; your key %s%s', status.sessions,
+    len(status.documents), len(status.peers.links), kept > 0 ? printf(', %d removed character(s) kept for peers', kept) : '', storage,
+    get(status.peers, 'fingerprint', '?'), join(links, ''))
 enddef
 
 export def Stop()

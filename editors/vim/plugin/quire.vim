@@ -8,7 +8,7 @@ g:loaded_quire = 1
 
 command! -nargs=? QuireShare quire#Share(<q-args>)
 command! -nargs=? QuireListen quire#Listen(<q-args>)
-command! -nargs=1 QuireConnect quire#Connect(<q-args>)
+command! -nargs=+ QuireConnect quire#Connect(<q-args>)
 command! -nargs=1 QuireConnectCommand quire#ConnectCommand(<q-args>)
 command! -nargs=1 QuireOpen quire#Open(<q-args>)
 command! QuireStatus quire#Status()

@@ -42,9 +42,12 @@ if status !~ 'documents kept in .*/quire'
 endif
 add(errors, otherText == "hello\nworld\n" ? '' : 'other editor saw ' .. string(otherText))
 # Removed characters a peer still holds back are counted in the status line.
+# Each link says whether it is encrypted and whose key it reached; the daemon's own key is shown.
 var summary = quire#StatusSummary({sessions: 1, documents: [{uri: 'a'}], storage: v:null,
-  peers: {links: [{link: 1}], documents: [{uri: 'a', tombstones: 3}, {uri: 'b', tombstones: 4}]}})
-add(errors, summary == 'quire: 1 editor(s), 1 document(s), 1 peer link(s), 7 removed character(s) kept for peers; documents in memory only'
+  peers: {fingerprint: 'aaaa-bbbb', documents: [{uri: 'a', tombstones: 3}, {uri: 'b', tombstones: 4}],
+    links: [{link: 1, user: 'bob', address: 'tcp to h:1', state: 'established', encrypted: true, fingerprint: '3f1c-0a9e'},
+            {link: 2, user: '', address: 'tcp from 10.0.0.9:4', state: 'handshaking', encrypted: false, fingerprint: v:null}]}})
+add(errors, summary == 'quire: 1 editor(s), 1 document(s), 2 peer link(s), 7 removed character(s) kept for peers; documents in memory only; your key aaaa-bbbb; bob established, encrypted, key 3f1c-0a9e; tcp from 10.0.0.9:4 handshaking, NOT encrypted'
   ? '' : 'status summary: ' .. summary)
 
 # The other editor's cursor shows here, with its name.
