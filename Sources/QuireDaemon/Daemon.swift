@@ -229,15 +229,18 @@ public final class Daemon {
 
     /// A new link to a peer over a byte stream; call `start()` once the stream is up.
     /// Throws when no secret is configured: unauthenticated peering is never allowed.
-    /// Throws too when `maximumUnauthenticatedLinks` links are already handshaking.
-    public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) throws -> PeerLink {
+    /// `incoming`: the peer connected to us (a listener). Throws too when
+    /// `maximumUnauthenticatedLinks` incoming links are already handshaking; links this daemon
+    /// starts itself are not counted, so strangers cannot stop it reconnecting to its peers.
+    public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void, incoming: Bool = true) throws -> PeerLink {
         guard let secret = configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
-        let handshaking = links.values.filter { $0.state == .handshaking }.count
-        guard handshaking < configuration.maximumUnauthenticatedLinks else {
+        let handshaking = links.values.filter { $0.state == .handshaking && $0.isIncoming }.count
+        guard !incoming || handshaking < configuration.maximumUnauthenticatedLinks else {
             peerAttemptFailed(reason: "refused: \(handshaking) handshakes already under way", link: nil)
             throw PeeringError.tooManyHandshakes(handshaking)
         }
         let link = PeerLink(id: nextLinkID, daemon: self, secret: secret, nonce: randomBytes(32), write: write, close: close)
+        link.isIncoming = incoming
         nextLinkID += 1
         links[link.id] = link
         return link

@@ -218,6 +218,7 @@ import ReplicatingTypes
         var idle: [PeerLink] = []
         for _ in 0..<16 { idle.append(try Self.attackerLink(to: a).0) }
         #expect(throws: PeeringError.self) { try a.makePeerLink(write: { _ in }, close: {}) }
+        #expect((try? a.makePeerLink(write: { _ in }, close: {}, incoming: false)) != nil, "links the daemon starts itself are not held back")
         // The idle ones time out and free their places.
         for link in idle { link.handshakeTimedOut() }
         #expect(idle.allSatisfy { $0.state == .closed })

@@ -49,6 +49,8 @@ public final class PeerLink {
     public private(set) var peerFingerprint: String?
     /// When set, only a peer with this identity fingerprint is accepted on this link.
     public var expectedFingerprint: String?
+    /// Whether the peer connected to this daemon (and so counts against the handshake cap).
+    var isIncoming = true
     /// Whether frames on this link are encrypted (from the first frame after the hellos on).
     public var isEncrypted: Bool { sealer != nil }
     public private(set) var closeReason: String?

@@ -33,11 +33,11 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     var listeningPorts: [Int] { listeners.keys.sorted() }
 
-    private func handler(address: String, fingerprint: String? = nil,
+    private func handler(address: String, incoming: Bool, fingerprint: String? = nil,
                          onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
-                let link = try daemon.makePeerLink(write: { channel.writeBytes($0) }, close: { channel.close(promise: nil) })
+                let link = try daemon.makePeerLink(write: { channel.writeBytes($0) }, close: { channel.close(promise: nil) }, incoming: incoming)
                 link.address = address
                 link.expectedFingerprint = fingerprint
                 link.onClose = { [weak link] reason in onClose?(reason, link?.wasEstablished ?? false) }
@@ -57,7 +57,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 let remote = channel.remoteAddress.map { "\($0)" } ?? "?"
-                return channel.pipeline.addHandler(handler(address: "tcp from \(remote)"))
+                return channel.pipeline.addHandler(handler(address: "tcp from \(remote)", incoming: true))
             }
             .withBoundSocket(socket)
             .whenComplete { [self] result in
@@ -132,7 +132,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "tcp to \(host):\(port)", fingerprint: fingerprint, onClose: retry))
+                channel.pipeline.addHandler(handler(address: "tcp to \(host):\(port)", incoming: false, fingerprint: fingerprint, onClose: retry))
             }
             .connect(host: host, port: port)
             .whenFailure { error in retry("cannot connect: \(error)", false) }
@@ -153,7 +153,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         NIOPipeBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "command \(command)", fingerprint: fingerprint, onClose: { _, _ in
+                channel.pipeline.addHandler(handler(address: "command \(command)", incoming: false, fingerprint: fingerprint, onClose: { _, _ in
                     if process.isRunning { process.terminate() }
                 }))
             }
@@ -167,7 +167,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         NIOPipeBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "stdio", onClose: { _, _ in onEnd() }))
+                channel.pipeline.addHandler(handler(address: "stdio", incoming: false, onClose: { _, _ in onEnd() }))
             }
             .takingOwnershipOfDescriptors(input: input, output: output)
             .whenFailure { [logger] error in
