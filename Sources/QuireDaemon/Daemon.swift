@@ -79,6 +79,12 @@ public final class Daemon {
     /// Output (replies, daemon edits, peer frames) waiting for the store's next commit.
     private var heldOutput: [(write: ([UInt8]) -> Void, bytes: [UInt8])] = []
     private var storeFailureReported = false
+    /// Local editors' presence changes not yet sent to peers (`Daemon+Presence`).
+    var pendingPresence: Set<PendingPresence> = []
+    private var lastPresenceNumber = 1_000_000
+    /// Numbers this daemon's presence messages; starts at the wall clock in microseconds, so a
+    /// restarted daemon's messages are newer than any it sent before.
+    lazy var lastPresenceSequence = UInt64(max(0, clock() * 1_000_000))
 
     /// - Parameter replicaSource: draws the replica ID of each new editor session; inject a
     ///   counter in tests, a random source in the daemon.
@@ -134,6 +140,14 @@ public final class Daemon {
         for uri in session.openDocuments { close(uri, in: session) }
         sessions[session.id] = nil
         logger.info("editor session \(session.id) ended")
+        sendPendingPresence()   // peers' editors stop showing its cursors now
+        commit()
+    }
+
+    /// The number editors here know an editor of another daemon by (above every session id).
+    func nextPresenceNumber() -> Int {
+        lastPresenceNumber += 1
+        return lastPresenceNumber
     }
 
     // MARK: Documents
@@ -252,6 +266,7 @@ public final class Daemon {
 
     func peerLinkClosed(_ link: PeerLink) {
         links[link.id] = nil
+        dropPresence(via: link)
         stabilityLinkClosed(link)
         // The last time this daemon was linked with that holder (the horizon counts from here).
         if let holder = link.peerReplica, link.wasEstablished {
@@ -363,6 +378,7 @@ public final class Daemon {
     /// (after its reply), so several remote operations become one edit.
     public func flush() {
         for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.sendPendingEdits() }
+        sendPendingPresence()
         if stabilityRounds.editorsMoved, !stabilityRounds.active.isEmpty { recheckStabilityRounds() }
         stabilityRounds.editorsMoved = false
     }
@@ -469,6 +485,7 @@ public final class Daemon {
         for other in sessions.values where other !== session {
             other.sendSelections(of: session.id, in: document)
         }
+        localPresenceChanged(session: session.id, in: document)
     }
 
     /// Every session's selections in `document`, for a session that just opened it.
@@ -476,6 +493,7 @@ public final class Daemon {
         for id in document.selections.keys.sorted() where id != session.id {
             session.sendSelections(of: id, in: document)
         }
+        sendPeerPresence(in: document, to: session)
     }
 
     // MARK: Status

@@ -20,12 +20,24 @@ final class SharedDocument {
         var selections: [(anchor: Anchor, head: Anchor)]
     }
 
+    /// An editor on another daemon: its selections, the latest `sequence` its daemon numbered
+    /// them with (older or repeated ones are dropped), the link they came by, and the number
+    /// editors here know it by (`cursor/update`'s `session`).
+    struct PeerPresence {
+        var selection: RemoteSelection
+        var sequence: UInt64
+        var viaLink: Int
+        var number: Int
+    }
+
     let uri: String
     /// Tells apart documents created independently under the same name (on different daemons).
     let id: UInt64
     private(set) var text: ReplicatingText
     /// Selections by session id.
     var selections: [Int: RemoteSelection] = [:]
+    /// Editors on other daemons, by origin (`"<replica>:<session>"`).
+    var peerPresences: [String: PeerPresence] = [:]
     /// The file the document is bound to, if any.
     var file: FileBinding?
     /// Whether a peer ever held this document. Until one has, every copy that can edit it is
@@ -56,7 +68,7 @@ final class SharedDocument {
     /// Elements the remote selections sit after, which must stay stored to place them.
     var selectionAnchors: [ElementIDRange] {
         var ids: [ElementIDRange] = []
-        for selection in selections.values {
+        for selection in Array(selections.values) + peerPresences.values.map(\.selection) {
             for (anchor, head) in selection.selections {
                 for case .after(let id) in [anchor, head] { ids.append(ElementIDRange(start: id, count: 1)) }
             }

@@ -363,8 +363,13 @@ public final class EditorSession: MessageHandler {
 
     /// Sends session `sessionID`'s selections in `document`, positioned in what this editor was sent.
     func sendSelections(of sessionID: Int, in document: SharedDocument) {
+        sendSelections(number: sessionID, selection: document.selections[sessionID], in: document)
+    }
+
+    /// Sends the selections of the editor numbered `number` (a session here, or an editor on
+    /// another daemon); nil or none: it left the document.
+    func sendSelections(number sessionID: Int, selection remote: SharedDocument.RemoteSelection?, in document: SharedDocument) {
         guard let view = views[document.uri] else { return }
-        let remote = document.selections[sessionID]
         let text = view.sent
         var ranges: [WireRange] = []
         for selection in remote?.selections ?? [] {

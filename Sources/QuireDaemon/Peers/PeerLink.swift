@@ -262,6 +262,13 @@ public final class PeerLink {
         case .stability(let message):
             guard state == .established else { return cut("a stability message before authentication") }
             daemon.receiveStability(message, from: self)
+        case .presence(let message):
+            guard state == .established else { return cut("presence before authentication") }
+            do {
+                try daemon.receivePresence(message, from: self)
+            } catch {
+                return cut(error.description)
+            }
         case .heartbeat:
             break
         case .bye(let reason):
@@ -382,6 +389,8 @@ public final class PeerLink {
                 let operations = document.text.operations(since: document.id == id ? vector : VersionVector())
                 if !operations.isEmpty { sendOperations(operations, of: document) }
             }
+            // Who is where in it, after the text those places are anchored to.
+            for message in daemon.presenceMessages(of: document, for: self) { sendPresence(message) }
             // A later announcement of something we lack: say what we have, so the peer sends the rest.
             if list["initial"] != .bool(true), document.id == id, !document.text.versionVector.dominates(vector) { announce(document) }
         }
@@ -509,6 +518,13 @@ public final class PeerLink {
             notePeerHas(chunk, of: document.uri)
             start += limit
         }
+    }
+
+    /// Sends where an editor is in a document (only once the link is established, and only for
+    /// documents this link shares).
+    func sendPresence(_ message: PresenceMessage) {
+        guard state == .established, staleAtPeer[message.uri] == nil else { return }
+        send(.presence(message.json))
     }
 
     /// Sends a stability round's wave message (only once the link is established).

@@ -16,9 +16,12 @@ public enum PeerFrame: Equatable, Sendable {
     case state(uri: String, documentID: UInt64, payload: [UInt8])
     /// A stability round: which tombstones every copy has seen removed (protocol/peer.md).
     case stability(JSONValue)
+    /// Where one editor's cursors and selections are in a document, with its user's name and
+    /// colour, anchored to element IDs (protocol/peer.md, *Presence*).
+    case presence(JSONValue)
 
     enum Kind: UInt8 {
-        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8
+        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8, presence = 9
     }
 
     /// Why a frame body is not a peer message.
@@ -48,6 +51,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .auth(let v): body = [Kind.auth.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .documents(let v): body = [Kind.documents.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .stability(let v): body = [Kind.stability.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
+        case .presence(let v): body = [Kind.presence.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .operations(let uri, let id, let payload): body = Self.documentBody(.operations, uri: uri, id: id, payload: payload)
         case .state(let uri, let id, let payload): body = Self.documentBody(.state, uri: uri, id: id, payload: payload)
         case .heartbeat: body = [Kind.heartbeat.rawValue]
@@ -67,6 +71,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .bye: return "bye"
         case .state: return "a document state"
         case .stability: return "a stability message"
+        case .presence: return "presence"
         }
     }
 
@@ -81,6 +86,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .auth: return .auth(try json(payload))
         case .documents: return .documents(try json(payload))
         case .stability: return .stability(try json(payload))
+        case .presence: return .presence(try json(payload))
         case .heartbeat: return .heartbeat
         case .bye: return .bye(reason: String(decoding: payload, as: UTF8.self))
         case .operations:
