@@ -19,8 +19,10 @@ public final class Daemon {
         public var serverVersion: String
         /// The secret peers prove they know; peering is refused without one.
         public var peerSecret: [UInt8]?
-        /// This daemon's user, shown to peers.
+        /// This daemon's user, shown to peers. Unless `userNameIsExplicit`, the name the first
+        /// editor gives at `initialize` replaces it.
         public var userName: String
+        public var userNameIsExplicit = false
         public var maximumPeerFrameBytes = 16 << 20
         /// Before a peer has authenticated: the largest frame, how long the handshake may take
         /// (seconds), and how many links may be handshaking at once (more are refused at once).
@@ -79,6 +81,18 @@ public final class Daemon {
     /// Output (replies, daemon edits, peer frames) waiting for the store's next commit.
     private var heldOutput: [(write: ([UInt8]) -> Void, bytes: [UInt8])] = []
     private var storeFailureReported = false
+    /// The name peers are shown for this daemon: `--user-name`, else the first editor's user.
+    public private(set) lazy var userName = configuration.userName
+    private var userNameChosen = false
+
+    /// An editor introduced itself as `name`: the daemon takes it for peers unless
+    /// `--user-name` was given or an earlier editor already named it.
+    func editorNamed(_ name: String) {
+        guard !configuration.userNameIsExplicit, !userNameChosen, !name.isEmpty else { return }
+        userName = PeerLink.displayName(name)
+        userNameChosen = true
+    }
+
     /// Local editors' presence changes not yet sent to peers (`Daemon+Presence`).
     var pendingPresence: Set<PendingPresence> = []
     private var lastPresenceNumber = 1_000_000

@@ -146,11 +146,12 @@ struct PeeringOptions: ParsableArguments {
     @Option(help: "Seconds a peer has to finish its handshake before the link is cut.")
     var peerHandshakeTimeout: Double = 10
 
-    @Option(help: "Your name, shown to peers.")
-    var userName: String = ProcessInfo.processInfo.environment["USER"] ?? "quire"
+    @Option(help: "Your name, shown to peers (default: the name your editor gives, else $USER).")
+    var userName: String?
 
     func configure(_ configuration: inout Daemon.Configuration) throws {
-        configuration.userName = userName
+        configuration.userName = userName ?? ProcessInfo.processInfo.environment["USER"] ?? "quire"
+        configuration.userNameIsExplicit = userName != nil
         for fingerprint in peerFingerprints {
             let digits = PeerIdentity.normalized(fingerprint)
             guard digits.count == 32 else { throw ValidationError("--peer-fingerprint \(fingerprint): a key fingerprint has 32 hex digits, as peer/status shows it") }

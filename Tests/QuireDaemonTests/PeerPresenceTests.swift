@@ -72,6 +72,20 @@ import QuireProtocol
         #expect(gone?["selections"] == [], "the link Ann's cursor came by dropped")
     }
 
+    /// A daemon started without --user-name is shown to peers by its editor's name, not the
+    /// login name.
+    @Test func peersSeeTheEditorsNameForADaemonWithoutOne() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100, user: "login"), b = net.makeDaemon(200)
+        let ann = TestEditor(daemon: a)
+        ann.initialize(user: "Ann Lee")
+        let bob = TestEditor(daemon: b)
+        bob.initialize(user: "bob")
+        try net.link(a, b)
+        net.pump([a, b])
+        #expect(bob.take("peer/changed").first?["params"]?["user"] == "Ann Lee")
+    }
+
     @Test func malformedOrOversizedPresenceCutsTheLink() throws {
         let (net, daemons, _, _, ab) = try Self.chain()
         guard let document = daemons[0].documents["notes"] else { Issue.record("no document"); return }

@@ -225,7 +225,10 @@ public final class EditorSession: MessageHandler {
         }
         let offered = request.positionEncodings.compactMap(PositionEncoding.init(rawValue:))
         encoding = offered.first ?? .utf16
-        if let user = request.user { self.user = user }
+        if let user = request.user {
+            self.user = user
+            daemon.editorNamed(user.name)
+        }
         state = .running
         logger.info("session \(id): initialized by \(request.clientName ?? "an unnamed client") for \(user.name), positions in \(encoding.rawValue)")
         return InitializeRequest.Result(

@@ -281,7 +281,7 @@ public final class PeerLink {
     private func sendAuth() {
         let identity = daemon.identity
         var auth: [String: JSONValue] = [
-            "replica": .string(String(daemon.replica.rawValue)), "user": .string(daemon.configuration.userName),
+            "replica": .string(String(daemon.replica.rawValue)), "user": .string(daemon.userName),
             "identity": .string(PeerHandshake.hex(identity.publicKey)),
             "proof": .string(PeerHandshake.hex(handshake.proof(transcript: transcript, senderNonce: handshake.ourNonce,
                                                               senderReplica: daemon.replica.rawValue))),
