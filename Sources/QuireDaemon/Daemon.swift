@@ -287,7 +287,8 @@ public final class Daemon {
             for document in documents.values where document.sharing.holders[holder] != nil { markShared(document, holder: holder) }
         }
         guard link.wasEstablished else { return peerAttemptFailed(reason: link.closeReason ?? "closed", link: link) }
-        announce(link, event: link.closeReason.map { $0.hasPrefix("the peer") || $0.hasPrefix("shutting") ? "left" : "failed" } ?? "left",
+        let leftOnPurpose = ["the peer", "shutting", "disconnected by an editor"]
+        announce(link, event: link.closeReason.map { reason in leftOnPurpose.contains { reason.hasPrefix($0) } ? "left" : "failed" } ?? "left",
                  reason: link.closeReason)
     }
 
@@ -363,13 +364,38 @@ public final class Daemon {
     /// The local document a peer's document `uri` with `id` maps to, created when new. Two
     /// documents created independently under one name are kept apart: the peer's is stored as
     /// `uri#id` (protocol/peer.md), never merged into ours.
-    func documentForPeer(uri: String, id: UInt64, from link: PeerLink) -> SharedDocument {
+    /// `theirsIsEmpty`: the peer listed its copy with no edits (an editor there just opened the
+    /// name). Two such copies settle on the smaller ID; an empty copy here joins any other.
+    /// Nil: ignore the peer's copy (it is empty and will join ours).
+    func documentForPeer(uri: String, id: UInt64, from link: PeerLink, theirsIsEmpty: Bool = false) -> SharedDocument? {
         var name = uri
         if let existing = documents[uri] {
-            if existing.id == id { return existing }
+            if existing.id == id {
+                if let holder = link.peerReplica, existing.sharing.holders[holder] == nil { markShared(existing, holder: holder) }
+                return existing
+            }
+            if existing.isPristine, !theirsIsEmpty || id < existing.id {
+                // An editor opened the name before the peer's copy arrived: it joins the peer's
+                // document instead of starting a second one (its view is empty either way).
+                logger.info("peer link \(link.id): \(uri) here was empty and new; it becomes the peer's document")
+                store?.discard(documentID: existing.id)
+                let joined = SharedDocument(uri: uri, id: id, text: ReplicatingText(replica: replica))
+                joined.selections = existing.selections
+                documents[uri] = joined
+                store?.create(uri: uri, id: id, initial: [])
+                markShared(joined, holder: link.peerReplica)
+                return joined
+            }
+            if theirsIsEmpty { return nil }
             name = "\(uri)#\(String(id, radix: 16))"
             if let renamed = documents[name] { return renamed }
             logger.warning("peer link \(link.id): document \(uri) exists here with another history; keeping the peer's as \(name)")
+            let who = link.peerUser.map { $0.isEmpty ? "a peer" : $0 } ?? "a peer"
+            for session in sessions.values {
+                session.showWarning("\(who) has another document named \"\(uri)\", created separately from yours. Both are kept whole: "
+                                    + "theirs as \"\(name)\". Open it by that name to see it, or merge its text into yours "
+                                    + "(document/merge: :QuireMerge \(name) in Vim, M-x quire-merge in Emacs).")
+            }
         }
         let document = SharedDocument(uri: name, id: id, text: ReplicatingText(replica: replica))
         documents[name] = document

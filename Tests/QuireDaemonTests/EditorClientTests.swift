@@ -24,7 +24,7 @@ import Testing
     @Test func vimClient() throws {
         let (status, text) = try Self.run("editors/vim/test/run.sh")
         #expect(status == 0, "Vim client tests (needs vim 9: apt-get install vim):\n\(text)")
-        #expect(["test_share.vim", "test_apply.vim", "test_reconnect.vim", "test_file.vim", "test_undo.vim", "test_intent.vim"].allSatisfy { text.contains("ok   \($0)") })
+        #expect(["test_share.vim", "test_apply.vim", "test_reconnect.vim", "test_file.vim", "test_undo.vim", "test_intent.vim", "test_peers.vim"].allSatisfy { text.contains("ok   \($0)") })
     }
 
     @Test func emacsClientByteCompilesCleanlyAndPassesItsTests() throws {

@@ -49,7 +49,6 @@ Or set QUIRE_SECRET in the environment."
 (defface quire-name-face '((t :inherit shadow :slant italic))
   "Face of other people's names next to their cursors.")
 
-(defvar quire--peers 0 "Number of peer links of the daemon.")
 
 (defvar quire--connection nil "The jsonrpc connection to the daemon, or nil.")
 
@@ -134,6 +133,9 @@ Done after an open, a reopen or a resync."
 
 ;;; The connection
 
+(defvar quire--peer-links nil "The ids of the links to other daemons that are up.")
+(defvar quire--listen-port nil "The port `quire-listen' got, asked for again after a daemon restart.")
+
 (defun quire--connect ()
   "Start the daemon and initialize, unless already done."
   (unless (and quire--connection (jsonrpc-running-p quire--connection))
@@ -157,7 +159,17 @@ Done after an open, a reopen or a resync."
                                           :capabilities '(:general (:positionEncodings ["utf-32"]))))))
         (unless (equal (plist-get (plist-get reply :capabilities) :positionEncoding) "utf-32")
           (error "Quire: the daemon did not agree to code point positions"))
-        (jsonrpc-notify connection :initialized (make-hash-table))))))
+        (jsonrpc-notify connection :initialized (make-hash-table))
+        ;; Links already up (another editor's, or ones that came back before we did).
+        (setq quire--peer-links
+              (delq nil (mapcar (lambda (link) (and (equal (plist-get link :state) "established") (plist-get link :link)))
+                                (plist-get (jsonrpc-request connection :peer/status (make-hash-table)) :links))))
+        ;; A restarted daemon listens again where `quire-listen' asked it to.
+        (when quire--listen-port
+          (condition-case failure
+              (jsonrpc-request connection :peer/listen (list :port quire--listen-port))
+            (jsonrpc-error (message "Quire: cannot listen on port %s again: %s" quire--listen-port
+                                    (alist-get 'jsonrpc-error-message (cddr failure))))))))))
 
 (defvar quire--in-filter nil "Non-nil while handling a daemon notification (inside the process filter).")
 
@@ -178,7 +190,7 @@ daemon edit sent right after a reply is not held back."
 
 (defun quire--schedule-reconnect ()
   "After the daemon went away, start it again later, backing off up to 5 seconds."
-  (setq quire--connection nil quire--peers 0)
+  (setq quire--connection nil quire--peer-links nil)
   ;; What the daemon last had of each buffer: the reopen merges what is typed from here on.
   (dolist (buffer (quire--shared-buffers))
     (with-current-buffer buffer
@@ -256,10 +268,22 @@ counts once even though its reply never came."
      (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
        (with-current-buffer buffer (quire--on-cursor params))))
     ('window/showMessage (message "Quire: %s" (plist-get params :message)))
-    ('peer/changed
-     (setq quire--peers (max 0 (+ quire--peers (if (equal (plist-get params :event) "joined") 1 -1))))
-     (force-mode-line-update t)
-     (message "Quire: peer %s %s" (plist-get params :user) (plist-get params :event)))))
+    ('peer/changed (quire--on-peer-changed params))))
+
+(defun quire--on-peer-changed (params)
+  "Show a peer joining, leaving or failing (with the reason), per PARAMS."
+  (let* ((user (plist-get params :user))
+         (who (if (and (stringp user) (not (string-empty-p user))) user (plist-get params :address)))
+         (link (plist-get params :link))
+         (reason (plist-get params :reason))
+         (event (plist-get params :event)))
+    (if (equal event "joined")
+        (cl-pushnew link quire--peer-links)
+      (setq quire--peer-links (delq link quire--peer-links)))
+    (force-mode-line-update t)
+    (cond ((equal event "joined") (message "Quire: %s joined" who))
+          ((equal event "failed") (message "Quire: %s%s" (if (eql link 0) "" (concat who ": ")) (or reason "failed")))
+          (t (message "Quire: %s left%s" who (if reason (format " (%s)" reason) ""))))))
 
 ;;; Local changes
 
@@ -502,7 +526,7 @@ What changed in the file outside Quire is merged first."
 
 (defun quire--lighter ()
   "The mode line text: Quire, with the number of peer links when any."
-  (if (> quire--peers 0) (format " Quire[%d]" quire--peers) " Quire"))
+  (if quire--peer-links (format " Quire[%d]" (length quire--peer-links)) " Quire"))
 
 (define-minor-mode quire-mode
   "Share this buffer through the Quire daemon."
@@ -524,7 +548,7 @@ What changed in the file outside Quire is merged first."
 
 (defun quire-share (name)
   "Share the current buffer as document NAME."
-  (interactive (list (read-string "Share as: " (or (buffer-file-name) (buffer-name)))))
+  (interactive (list (read-string "Share as: " (if buffer-file-name (quire-document-name buffer-file-name) (buffer-name)))))
   (setq quire--stopping nil)
   (quire--connect)
   (let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
@@ -534,11 +558,24 @@ What changed in the file outside Quire is merged first."
     (setq quire--state (list :uri name :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
     (quire--apply-changes (plist-get reply :changes))
     (quire--acknowledge-all)
-    (quire-mode 1)))
+    (quire-mode 1)
+    (message "Quire: %s \"%s\"%s" (if (eq (plist-get reply :created) t) "sharing" "joined") name
+             (if quire--peer-links (format " with %d peer link(s)" (length quire--peer-links)) ""))))
+
+(defun quire-document-name (file)
+  "The document name of FILE: its path relative to the project root.
+The root is the nearest directory above FILE holding .git or .quire-root, else
+FILE's own directory, so everyone opening the same file of a project names the
+same document."
+  (let* ((full (expand-file-name file))
+         (root (or (locate-dominating-file full (lambda (dir) (or (file-exists-p (expand-file-name ".git" dir))
+                                                                  (file-exists-p (expand-file-name ".quire-root" dir)))))
+                   (file-name-directory full))))
+    (file-relative-name full root)))
 
 (defun quire-open (name)
   "Open document NAME in a new buffer."
-  (interactive "sDocument: ")
+  (interactive (list (completing-read "Document: " (quire--document-names))))
   (switch-to-buffer (generate-new-buffer name))
   (quire-share name))
 
@@ -546,8 +583,31 @@ What changed in the file outside Quire is merged first."
   "Let other daemons connect on PORT (0 picks one)."
   (interactive "nPort (0 picks one): ")
   (quire--connect)
-  (message "Quire: listening on port %s"
-           (plist-get (quire--request :peer/listen (list :port port)) :port)))
+  (setq quire--listen-port (plist-get (quire--request :peer/listen (list :port port)) :port))
+  (message "Quire: listening for peers on port %s" quire--listen-port))
+
+(defun quire-disconnect (&optional link)
+  "Take down peer LINK (as `quire-status' numbers them), or every link."
+  (interactive (list (let ((text (read-string "Link (empty for all): "))) (and (not (string-empty-p text)) (string-to-number text)))))
+  (quire--connect)
+  (let ((links (if link (list link)
+                 (mapcar (lambda (l) (plist-get l :link)) (plist-get (quire--request :peer/status (make-hash-table)) :links)))))
+    (dolist (id links) (quire--request :peer/disconnect (list :link id)))
+    (message "Quire: %s" (if links (format "disconnected link(s) %s" (mapconcat #'number-to-string links ", ")) "no peer links"))))
+
+(defun quire-merge (from)
+  "Copy the text of document FROM to the end of this buffer's document.
+FROM is typically NAME#ID, a copy of this name created separately on another
+daemon; undo takes the merge back."
+  (interactive (list (completing-read "Merge document: " (quire--document-names))))
+  (unless quire--state (user-error "Quire: this buffer is not shared"))
+  (let ((reply (quire--request :document/merge (list :uri (plist-get quire--state :uri) :from from))))
+    (message "Quire: merged %d characters of %s" (plist-get reply :merged) from)))
+
+(defun quire--document-names ()
+  "The names of the documents the daemon holds, its peers' included."
+  (quire--connect)
+  (mapcar (lambda (d) (plist-get d :uri)) (quire--request :document/list (make-hash-table))))
 
 (defun quire-connect (host port &optional fingerprint)
   "Connect to the daemon at HOST and PORT.
@@ -557,7 +617,9 @@ daemon holding that key is accepted."
   (quire--connect)
   (quire--request :peer/connect (append (list :host host :port port)
                                         (and fingerprint (not (string-empty-p fingerprint))
-                                             (list :fingerprint fingerprint)))))
+                                             (list :fingerprint fingerprint))))
+  (message "Quire: connecting to %s:%s%s; you are told when it is up" host port
+           (if (and fingerprint (not (string-empty-p fingerprint))) (format " (key %s only)" fingerprint) "")))
 
 (defun quire-connect-command (command)
   "Peer over COMMAND's stdin and stdout.
@@ -603,7 +665,7 @@ dropped) are counted when there are any."
 (defun quire-stop ()
   "Stop sharing every buffer and shut the daemon down."
   (interactive)
-  (setq quire--stopping t)
+  (setq quire--stopping t quire--listen-port nil)
   (when quire--reconnect-timer (cancel-timer quire--reconnect-timer) (setq quire--reconnect-timer nil))
   (dolist (buffer (buffer-list))
     (when (buffer-live-p buffer)   ; turning the mode off kills hidden buffers on the way

@@ -55,6 +55,12 @@ final class SharedDocument {
         self.text = text
     }
 
+    /// Never shared, never edited, bound to no file: an editor opened the name and nothing more.
+    /// A peer's document of the same name may take its place (it joins instead of forking).
+    var isPristine: Bool {
+        !everShared && sharing.holders.isEmpty && text.versionVector.counts.isEmpty && file == nil
+    }
+
     /// Drops the tombstones outside `keep`; returns how many elements went.
     func dropTombstones(in candidates: [ElementIDRange]? = nil, keeping keep: [ElementIDRange]) -> Int {
         text.dropTombstones(in: candidates, keeping: keep)

@@ -125,6 +125,20 @@ public final class EditorSession: MessageHandler {
                 : histories[request.uri, default: UndoHistory()].redo(in: &text)
             daemon.contributeFromOutside(operations, to: document)
             return ["uri": .string(request.uri), "done": .bool(!operations.isEmpty)]
+        case MergeDocumentRequest.method:
+            let request = try MergeDocumentRequest(params: params)
+            let (_, document) = try openViewAndDocument(request.uri)
+            guard let source = daemon.document(request.from) else { throw .unknownDocument(request.from) }
+            var scratch = document.text
+            scratch.replica = replica
+            let copied = source.text.string
+            let separator = !scratch.string.isEmpty && !scratch.string.hasSuffix("\n") && !copied.isEmpty ? "\n" : ""
+            let end = scratch.count
+            let operations = scratch.replace(end..<end, with: Array((separator + copied).unicodeScalars))
+            histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
+            daemon.contributeFromOutside(operations, to: document)
+            logger.info("session \(id): merged \(request.from) into \(request.uri) (\(copied.unicodeScalars.count) characters)")
+            return ["uri": .string(request.uri), "merged": .integer(Int64(copied.unicodeScalars.count))]
         case SaveDocumentRequest.method:
             let request = try SaveDocumentRequest(params: params)
             let (_, document) = try openViewAndDocument(request.uri)
@@ -447,6 +461,12 @@ public final class EditorSession: MessageHandler {
     /// Shows `message` to the editor's user as an error (`window/showMessage`, type 1).
     func showError(_ message: String) {
         send(.notification(method: "window/showMessage", params: ["type": 1, "message": .string(message)]))
+    }
+
+    /// Shows `message` to the editor's user as a warning (`window/showMessage`, type 2).
+    func showWarning(_ message: String) {
+        guard state == .running else { return }
+        send(.notification(method: "window/showMessage", params: ["type": 2, "message": .string(message)]))
     }
 
     /// `link` 0 stands for several attempts told in one summary, or a connection refused

@@ -313,7 +313,9 @@ public final class PeerLink {
     private func sendDocumentList() {
         guard !sentDocuments else { return }
         sentDocuments = true
-        for document in daemon.documents.values { daemon.markShared(document, holder: peerReplica) }
+        // A document an editor only opened (no edit yet) is listed but not yet shared: a peer's
+        // document of the same name may still take its place.
+        for document in daemon.documents.values where !document.isPristine { daemon.markShared(document, holder: peerReplica) }
         send(.documents(["initial": true, "documents": .array(daemon.documents.values.sorted { $0.uri < $1.uri }.map(entry))]))
     }
 
@@ -321,7 +323,7 @@ public final class PeerLink {
     /// opening that name on the other side joins it instead of starting an unrelated one.
     func announce(_ document: SharedDocument) {
         guard state == .established else { return }
-        daemon.markShared(document, holder: peerReplica)
+        if !document.isPristine { daemon.markShared(document, holder: peerReplica) }
         send(.documents(["initial": false, "documents": [entry(for: document)]]))
     }
 
@@ -366,7 +368,7 @@ public final class PeerLink {
             if daemon.documents[uri] == nil, daemon.documents.count >= daemon.configuration.maximumDocuments {
                 return cut("more than \(daemon.configuration.maximumDocuments) documents")
             }
-            let document = daemon.documentForPeer(uri: uri, id: id, from: self)
+            guard let document = daemon.documentForPeer(uri: uri, id: id, from: self, theirsIsEmpty: vector.counts.isEmpty) else { continue }
             listed.insert(document.uri)
             let epochs = Set((entry["epochs"]?.arrayValue ?? []).compactMap(\.stringValue))
             if entry["rebase"] == .bool(true), document.id == id {
@@ -463,7 +465,7 @@ public final class PeerLink {
         } else if daemon.documents.count >= daemon.configuration.maximumDocuments {
             return cut("more than \(daemon.configuration.maximumDocuments) documents")
         }
-        let document = daemon.documentForPeer(uri: uri, id: documentID, from: self)
+        guard let document = daemon.documentForPeer(uri: uri, id: documentID, from: self) else { return }
         peerVersions[document.uri] = received.versionVector.counts
         daemon.adopt(received, into: document, fromPeer: self)
     }
@@ -484,7 +486,7 @@ public final class PeerLink {
         var removed: UInt64 = 0
         for case .remove(let ranges) in operations { for range in ranges { removed &+= range.count } }
         guard removed <= 1 << 32 else { return cut("a removal of \(removed) elements is not a real edit") }
-        let document = daemon.documentForPeer(uri: uri, id: documentID, from: self)
+        guard let document = daemon.documentForPeer(uri: uri, id: documentID, from: self) else { return }
         if isRetired(in: document) {
             // A copy that predates a retiring round: what it sends may be anchored to dropped elements.
             logger.info("peer link \(id): operations of \(uri) ignored until the peer rebases its copy")
@@ -508,6 +510,9 @@ public final class PeerLink {
     /// Ships operations of `document` to the peer (only once the link is established).
     func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) {
         guard state == .established, !operations.isEmpty, staleAtPeer[document.uri] == nil, !isRetired(in: document) else { return }
+        // The first edits of a document that was only opened when the link came up: from now on
+        // the peer holds it (its tombstones wait for the peer).
+        if let holder = peerReplica, document.sharing.holders[holder] == nil { daemon.markShared(document, holder: holder) }
         // Bounded frames: split long lists.
         let limit = daemon.configuration.maximumOperationsPerFrame
         var start = 0

@@ -159,6 +159,21 @@ public final class DocumentStore {
         }
     }
 
+    /// Stops keeping document `id` and removes its files (a new, empty document that a peer's
+    /// document of the same name replaced).
+    public func discard(documentID id: UInt64) {
+        guard let documentFiles = files.removeValue(forKey: id) else { return }
+        unsynced.remove(id)
+        grown.remove(id)
+        openOrder.removeAll { $0 == id }
+        do {
+            try documentFiles.close()
+            try FileManager.default.removeItem(atPath: documentFiles.directory)
+        } catch {
+            logger.warning("cannot remove the files of the empty \(documentFiles.uri) (\(error)); after a restart it shows as \(documentFiles.uri)#id")
+        }
+    }
+
     /// Logs operations applied to document `id`; `editID` names the editor edit they make up.
     public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64, editID: String? = nil) {
         guard failure == nil, let documentFiles = files[id] else { return }

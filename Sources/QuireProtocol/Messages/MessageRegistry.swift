@@ -28,6 +28,7 @@ public enum MessageRegistry {
         Entry(method: DocumentRequest.redoMethod, kind: .request, direction: .editorToDaemon),
         Entry(method: ListDocumentsRequest.method, kind: .request, direction: .editorToDaemon),
         Entry(method: SaveDocumentRequest.method, kind: .request, direction: .editorToDaemon),
+        Entry(method: MergeDocumentRequest.method, kind: .request, direction: .editorToDaemon),
         Entry(method: SavedDocumentNotification.method, kind: .notification, direction: .editorToDaemon),
         Entry(method: EditDocumentMessage.method, kind: .requestOrNotification, direction: .both),
         Entry(method: CursorMessage.method, kind: .notification, direction: .both),

@@ -155,6 +155,67 @@ client stops and the daemon is killed, even when BODY fails."
        (quire-stop)
        (ignore-errors (kill-process daemon)))))
 
+;; Peers need a secret; every daemon the test starts inherits it.
+(setenv "QUIRE_SECRET" "emacs test secret")
+
+(defun quire-test--probe (socket)
+  "A second editor on the daemon at SOCKET, initialized."
+  (let ((connection (jsonrpc-process-connection
+                     :name "probe"
+                     :process (make-process :name "probe" :command (list (getenv "QUIRE_BINARY") "attach" socket)
+                                            :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
+                     :notification-dispatcher #'ignore :request-dispatcher #'ignore)))
+    (jsonrpc-request connection :initialize '(:user (:name "dee")))
+    connection))
+
+(defun quire-test--said (pattern)
+  "Whether *Messages* has a line matching PATTERN."
+  (with-current-buffer (messages-buffer) (save-excursion (goto-char (point-min)) (re-search-forward pattern nil t))))
+
+(ert-deftest quire-test-peers-are-told-listen-survives-and-forks-merge ()
+  "Document names in a project, peers joining and leaving shown, disconnecting,
+listening again after the daemon restarts, and merging a copy of the same name
+created separately on another daemon."
+  (let ((project (make-temp-file "quire-project" t)))
+    (make-directory (expand-file-name ".git" project))
+    (should (equal (quire-document-name (expand-file-name "src/main.c" project)) "src/main.c")))
+  (quire-test--with-own-daemon ".peers"
+    (insert "shared by emacs\n")
+    (quire-share "plan.el.txt")
+    (should (quire-test--said "Quire: sharing \"plan.el.txt\""))
+    (quire-listen 0)
+    (let* ((port quire--listen-port)
+           (far (concat socket ".far"))
+           (far-daemon (quire-test--start-daemon far))
+           (dee (quire-test--probe far)))
+      (unwind-protect
+          (progn
+            ;; Made on the far daemon before the link: the same name, another document.
+            (jsonrpc-request dee :document/open '(:uri "plan.el.txt" :text "dee's plan\n"))
+            (jsonrpc-request dee :peer/connect (list :port port))
+            (should (quire-test--wait (lambda () (quire-test--said "another document named \"plan.el.txt\"")) 10))
+            (should (quire-test--wait (lambda () (= (length quire--peer-links) 1))))
+            (let ((fork (with-current-buffer (messages-buffer)
+                          (save-excursion (goto-char (point-max))
+                                          (re-search-backward "plan\\.el\\.txt#[0-9a-f]+")
+                                          (match-string 0)))))
+              (quire-merge fork)
+              (should (quire-test--wait (lambda () (equal (buffer-string) "shared by emacs\ndee's plan\n")))))
+            (quire-disconnect)
+            (should (quire-test--said "disconnected link"))
+            (should (quire-test--wait (lambda () (quire-test--said " left (disconnected by an editor)"))))
+            (should (quire-test--wait (lambda () (null quire--peer-links))))
+            ;; The daemon restarts: asked to listen on the same port again.
+            (signal-process daemon 'KILL)
+            (quire-test--await-daemon-gone daemon socket)
+            (setq daemon (quire-test--start-daemon socket))
+            (should (quire-test--wait (lambda () (and quire--connection (jsonrpc-running-p quire--connection))) 10))
+            (let ((probe (quire-test--probe socket)))
+              (should (equal (plist-get (jsonrpc-request probe :peer/status (make-hash-table)) :listening) (vector port)))
+              (jsonrpc-shutdown probe)))
+        (ignore-errors (jsonrpc-shutdown dee))
+        (ignore-errors (kill-process far-daemon))))))
+
 (ert-deftest quire-test-reconnect-after-daemon-restart ()
   (quire-test--with-own-daemon ".reconnect"
     (insert "kept\nacross restarts\n")

@@ -9,7 +9,10 @@ var ready = false
 # Per shared buffer: uri, epoch, editor and daemon revisions, and whether we are applying.
 var shared: dict<dict<any>> = {}
 var applying = false
-var peers = 0
+# Links to other daemons that are up (by link id), and the port :QuireListen asked for, which
+# a restarted daemon is asked to listen on again.
+var peerLinks: dict<bool> = {}
+var listenPort = -1
 # Virtual-text name marks get their own (negative) ids: kept per buffer and session to remove them.
 var nameMarks: dict<number> = {}
 # Names this Vim's edits (editId), so a reopen after the daemon died can tell which edits in
@@ -52,6 +55,16 @@ def Request(method: string, params: any, timeout = 10000): any
   return reply.result
 enddef
 
+# A request whose result does not matter: whether it succeeded (an error is shown).
+def Succeeds(method: string, params: any): bool
+  var reply = ch_evalexpr(channel, {method: method, params: params}, {timeout: 10000})
+  if type(reply) != v:t_dict || has_key(reply, 'error')
+    Warn(method .. ' failed: ' .. (type(reply) == v:t_dict && has_key(reply, 'error') ? reply.error.message : 'no answer'))
+    return false
+  endif
+  return true
+enddef
+
 export def Start()
   if ready
     return
@@ -80,6 +93,21 @@ export def Start()
   endif
   ch_sendexpr(channel, {method: 'initialized', params: {}})
   ready = true
+  # Links already up (another editor's, or ones that came back before we did).
+  var status = Request('peer/status', {})
+  if type(status) == v:t_dict
+    for link in status.links
+      if link.state == 'established'
+        peerLinks[string(link.link)] = true
+      endif
+    endfor
+  endif
+  if listenPort >= 0
+    var again = Request('peer/listen', {port: listenPort})
+    if type(again) == v:t_dict
+      Log('listening again on port ' .. again.port)
+    endif
+  endif
   highlight default QuireCursor ctermbg=magenta ctermfg=white guibg=#d7005f guifg=white
   highlight default QuireName ctermfg=magenta guifg=#d7005f cterm=italic gui=italic
   prop_type_delete('quire_cursor')
@@ -99,7 +127,7 @@ var reconnectDelay = 250
 # was typed meanwhile merges into the daemon's document (protocol/README.md, reopen).
 def OnExit(status: number)
   ready = false
-  peers = 0
+  peerLinks = {}
   Log('daemon exited with ' .. status)
   # What the daemon acknowledged of each buffer: the reopen merges everything else.
   for [key, state] in items(shared)
@@ -153,6 +181,11 @@ export def DocumentNames(): list<string>
   return type(documents) == v:t_list ? mapnew(documents, (_, d) => d.uri) : []
 enddef
 
+# Completion for :QuireOpen and :QuireMerge: the documents the daemon holds, its peers' included.
+export def CompleteDocuments(lead: string, line: string, position: number): list<string>
+  return filter(DocumentNames(), (_, name) => stridx(name, lead) == 0)
+enddef
+
 # :QuireShare [name]: share the current buffer under name (default: its file name).
 export def Share(name: string)
   Start()
@@ -160,7 +193,7 @@ export def Share(name: string)
     return
   endif
   var buf = bufnr()
-  var uri = name != '' ? name : (expand('%:p') != '' ? 'file://' .. expand('%:p') : 'buffer' .. buf)
+  var uri = name != '' ? name : (expand('%:p') != '' ? DocumentName(expand('%:p')) : 'buffer' .. buf)
   var params: dict<any> = {uri: uri, text: DocumentText(buf)}
   if expand('%:p') != ''
     params.file = expand('%:p')   # the daemon merges changes made to the file outside Quire
@@ -183,6 +216,7 @@ export def Share(name: string)
   nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
   nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
   Log('shared ' .. uri)
+  echomsg 'quire: ' .. (reply.created ? 'sharing' : 'joined') .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's'))
 enddef
 
 # After :w wrote the buffer to its file: tell the daemon the file holds our text, so it does not
@@ -353,11 +387,30 @@ def OnMessage(message: dict<any>)
   elseif method == 'window/showMessage'
     Warn(message.params.message)
   elseif method == 'peer/changed'
-    peers += message.params.event == 'joined' ? 1 : -1
-    peers = max([peers, 0])
-    Log('peer ' .. message.params.user .. ' ' .. message.params.event)
-    redrawstatus!
+    OnPeerChanged(message.params)
   endif
+enddef
+
+# Peers joining, leaving and failing are shown (a failure with its reason, such as a wrong secret).
+def OnPeerChanged(params: dict<any>)
+  var who = get(params, 'user', '') != '' ? params.user : get(params, 'address', 'a peer')
+  var key = string(params.link)
+  if params.event == 'joined'
+    peerLinks[key] = true
+    echomsg 'quire: ' .. who .. ' joined'
+  else
+    if has_key(peerLinks, key)
+      remove(peerLinks, key)
+    endif
+    var why = get(params, 'reason', '')
+    if params.event == 'failed'
+      Warn((params.link == 0 ? '' : who .. ': ') .. (why != '' ? why : 'failed'))
+    else
+      echomsg 'quire: ' .. who .. ' left' .. (why != '' ? ' (' .. why .. ')' : '')
+    endif
+  endif
+  Log('peer ' .. who .. ' ' .. params.event)
+  redrawstatus!
 enddef
 
 def BufferOf(uri: string): number
@@ -678,6 +731,7 @@ export def StatusLine(): string
   elseif !ready
     return '[quire: reconnecting]'
   endif
+  var peers = len(peerLinks)
   return peers > 0 ? printf('[quire %d peer%s]', peers, peers == 1 ? '' : 's') : '[quire]'
 enddef
 
@@ -685,7 +739,41 @@ export def Listen(port: string)
   Start()
   var reply = Request('peer/listen', {port: port == '' ? 0 : str2nr(port)})
   if type(reply) == v:t_dict
-    echomsg 'quire: listening on port ' .. reply.port
+    listenPort = reply.port   # the same port again if the daemon restarts
+    echomsg 'quire: listening for peers on port ' .. reply.port
+  endif
+enddef
+
+# :QuireDisconnect [link]: take down one link (as :QuireStatus numbers them), or all.
+export def Disconnect(link: string)
+  Start()
+  var status = Request('peer/status', {})
+  if type(status) != v:t_dict
+    return
+  endif
+  var links = link == '' ? mapnew(status.links, (_, l) => l.link) : [str2nr(link)]
+  for id in links
+    if Succeeds('peer/disconnect', {link: id})
+      echomsg 'quire: disconnected link ' .. id
+    endif
+  endfor
+  if empty(links)
+    echomsg 'quire: no peer links'
+  endif
+enddef
+
+# :QuireMerge {name}: copy the text of document {name} (a copy of this name created separately
+# on another daemon, "name#id") to the end of this buffer's document; undo takes it back.
+export def Merge(from: string)
+  if !has_key(shared, bufnr()) || !ready
+    Warn('this buffer is not shared')
+    return
+  endif
+  listener_flush()
+  var reply = Request('document/merge', {uri: shared[bufnr()].uri, from: from})
+  if type(reply) == v:t_dict
+    shared[bufnr()].jump = true
+    echomsg 'quire: merged ' .. reply.merged .. ' characters of ' .. from
   endif
 enddef
 
@@ -699,12 +787,37 @@ export def Connect(arguments: string)
   if !empty(rest)
     params.fingerprint = rest[0]
   endif
-  Request('peer/connect', params)
+  if Succeeds('peer/connect', params)
+    echomsg 'quire: connecting to ' .. address .. (empty(rest) ? '' : ' (key ' .. rest[0] .. ' only)') .. '; you are told when it is up'
+  endif
 enddef
 
 export def ConnectCommand(command: string)
   Start()
-  Request('peer/connect', {command: command})
+  if Succeeds('peer/connect', {command: command})
+    echomsg 'quire: peering over: ' .. command .. '; you are told when it is up'
+  endif
+enddef
+
+# The document name of a file: its path relative to the project root (the nearest directory
+# above it holding .git or .quire-root, else its own directory), so that everyone opening the
+# same file of a project names the same document (protocol/README.md, Documents).
+export def DocumentName(path: string): string
+  var full = fnamemodify(path, ':p')
+  var dir = fnamemodify(full, ':h')
+  var root = dir
+  while true
+    if isdirectory(dir .. '/.git') || filereadable(dir .. '/.git') || filereadable(dir .. '/.quire-root')
+      root = dir
+      break
+    endif
+    var parent = fnamemodify(dir, ':h')
+    if parent == dir
+      break
+    endif
+    dir = parent
+  endwhile
+  return full[len(root) + 1 :]
 enddef
 
 export def Status()
@@ -731,6 +844,7 @@ enddef
 
 export def Stop()
   stopping = true
+  listenPort = -1
   if ready
     Request('shutdown', {}, 2000)
     ch_sendexpr(channel, {method: 'exit'})
