@@ -46,6 +46,26 @@ import Testing
         #expect(text.contains("ok   keystrokes: Vim and Emacs on paired daemons"), "\(text)")
     }
 
+    /// README's install lines, followed verbatim in a fresh home directory.
+    @Test func installLinesWorkInAFreshHome() throws {
+        let (status, text) = try Self.run("editors/test/install.sh")
+        #expect(status == 0 && text.contains("ok   install:"), "\(text)")
+    }
+
+    @Test func neovimClient() throws {
+        let (status, text) = try Self.run("editors/nvim/test/run.sh")
+        #expect(status == 0, "Neovim client tests (needs neovim >= 0.7: apt-get install neovim):\n\(text)")
+        #expect(text.contains("ok   test_client.lua"), "\(text)")
+    }
+
+    /// Vim, Emacs and Neovim on three chained daemons join one document by name and see each
+    /// other's cursors and names.
+    @Test func threeEditorsOnThreeDaemonsSeeEachOther() throws {
+        let (status, text) = try Self.run("editors/test/three.sh")
+        #expect(status == 0, "three editors:\n\(text)")
+        #expect(text.contains("ok   three:"), "\(text)")
+    }
+
     @Test func editorsOnPairedDaemonsEndIdentical() throws {
         let (status, text) = try Self.run("editors/test/e2e.sh")
         #expect(status == 0, "end to end:\n\(text)")

@@ -55,10 +55,11 @@ final class SharedDocument {
         self.text = text
     }
 
-    /// Never shared, never edited, bound to no file: an editor opened the name and nothing more.
-    /// A peer's document of the same name may take its place (it joins instead of forking).
+    /// Never edited anywhere and bound to no file: an editor opened the name and nothing more
+    /// (here or on a peer that announced it). A document of the same name with edits takes its
+    /// place, as does an equally empty one with a smaller ID, so everyone ends on one.
     var isPristine: Bool {
-        !everShared && sharing.holders.isEmpty && text.versionVector.counts.isEmpty && file == nil
+        text.versionVector.counts.isEmpty && file == nil
     }
 
     /// Drops the tombstones outside `keep`; returns how many elements went.

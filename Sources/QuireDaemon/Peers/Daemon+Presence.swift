@@ -55,7 +55,11 @@ extension Daemon {
     /// origin, shown to this daemon's editors of the document, and relayed on every other link.
     func receivePresence(_ json: JSONValue, from link: PeerLink) throws(PresenceMessage.Invalid) {
         let message = try PresenceMessage(json: json)
-        guard let document = document(uri: message.uri, id: message.documentID) else { return }
+        guard let document = document(uri: message.uri, id: message.documentID) else {
+            logger.debug("presence of \(message.origin) in \(message.uri) ignored: no such document here")
+            return
+        }
+        logger.debug("presence of \(message.origin) (\(message.user.name)) in \(message.uri), sequence \(message.sequence), from link \(link.id)")
         if message.origin.hasPrefix("\(replica.rawValue):") { return }   // our own, come back round
         if let known = document.peerPresences[message.origin], known.sequence >= message.sequence { return }
         // "Left" for an editor not shown here: nothing to clear, nothing to relay (ends duplicates).

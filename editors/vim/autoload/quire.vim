@@ -15,6 +15,8 @@ var peerLinks: dict<bool> = {}
 var listenPort = -1
 # Virtual-text name marks get their own (negative) ids: kept per buffer and session to remove them.
 var nameMarks: dict<number> = {}
+# What each of those shows: the name and where the cursor was put (for CursorsShown).
+var namesShown: dict<dict<any>> = {}
 # Names this Vim's edits (editId), so a reopen after the daemon died can tell which edits in
 # flight it had applied.
 var instance = printf('vim-%x-%x-%x', getpid(), localtime(), rand())
@@ -287,8 +289,11 @@ def MarkFileRead(buf: number)
   &l:autoread = autoread
 enddef
 
+# A new buffer showing document {name}: it starts as no text at all (not one empty line with a
+# final newline), so it joins the document rather than bringing a text of its own.
 export def Open(name: string)
   enew
+  setlocal noeol nofixeol
   Share(name)
 enddef
 
@@ -699,6 +704,9 @@ def OnCursor(params: dict<any>)
   if has_key(nameMarks, key)
     prop_remove({type: 'quire_name', id: remove(nameMarks, key), bufnr: buf, all: true})
   endif
+  if has_key(namesShown, key)
+    remove(namesShown, key)
+  endif
   var lineCount = getbufinfo(buf)[0].linecount
   for selection in params.selections
     # A selection (anchor and cursor apart) is highlighted from its first to its last position.
@@ -720,8 +728,20 @@ def OnCursor(params: dict<any>)
       endif
       # The name, as virtual text at the end of the line (Vim 9.0.0067 and later).
       nameMarks[key] = prop_add(lnum, 0, {type: 'quire_name', bufnr: buf, text: '  ' .. params.user.name, text_align: 'after'})
+      namesShown[key] = {name: params.user.name, line: lnum - 1, character: col - 1}
     endif
   endfor
+enddef
+
+# Others' cursors shown in `buf`, by name: {name: [line, character]} (0-based).
+export def CursorsShown(buf: number): dict<list<number>>
+  var shown: dict<list<number>> = {}
+  for [key, mark] in items(namesShown)
+    if key =~ '^' .. buf .. ':'
+      shown[mark.name] = [mark.line, mark.character]
+    endif
+  endfor
+  return shown
 enddef
 
 # For 'statusline': "[quire]" in a shared buffer, with the number of peer links when any.

@@ -1,0 +1,133 @@
+-- Headless test of the Neovim client against a real daemon (run by editors/nvim/test/run.sh):
+-- sharing, others' text moving the cursor, typing, others' cursors and names, undo of one's own
+-- edits only, a multi-line paste, a refused edit resynced keeping the text, a document name in a
+-- project, and a daemon killed (-9) and restarted while typing goes on.
+local quire = require('quire')
+local binary, socket = vim.env.QUIRE_BINARY, vim.env.QUIRE_TEST_SOCKET
+local errors = {}
+
+local function check(ok, what)
+  if not ok then table.insert(errors, what) end
+end
+
+local function wait_for(condition, what, timeout)
+  local ok = vim.wait(timeout or 10000, condition, 10)
+  check(ok, 'timed out waiting for ' .. what .. '; buffer: ' .. vim.inspect(vim.api.nvim_buf_get_lines(0, 0, -1, false)))
+  return ok
+end
+
+-- Another editor on a daemon, speaking line-mode JSON through `quire attach`.
+local function editor(path, name)
+  local self = { replies = {}, id = 0, partial = '' }
+  self.job = vim.fn.jobstart({ binary, 'attach', path }, { on_stdout = function(_, data)
+    data[1] = self.partial .. data[1]
+    self.partial = table.remove(data)
+    for _, line in ipairs(data) do
+      local ok, message = pcall(vim.fn.json_decode, line)
+      if ok and type(message) == 'table' and message.id and not message.method then self.replies[message.id] = message end
+    end
+  end })
+  function self.ask(method, params)
+    self.id = self.id + 1
+    local id = self.id
+    vim.fn.chansend(self.job, vim.fn.json_encode({ jsonrpc = '2.0', id = id, method = method, params = params or vim.empty_dict() }) .. '\n')
+    vim.wait(10000, function() return self.replies[id] ~= nil end, 5)
+    return (self.replies[id] or {}).result
+  end
+  function self.tell(method, params)
+    vim.fn.chansend(self.job, vim.fn.json_encode({ jsonrpc = '2.0', method = method, params = params }) .. '\n')
+  end
+  self.ask('initialize', { user = { name = name, color = '#123456' }, capabilities = { general = { positionEncodings = { 'utf-8' } } } })
+  return self
+end
+
+local function buffer_text()
+  return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n') .. (vim.bo.eol and '\n' or '')
+end
+
+quire.config.command = { binary, 'attach', socket }
+quire.config.user = 'nora'
+quire.config.log = vim.env.QUIRE_TEST_LOG
+
+-- Naming in a project.
+local project = vim.fn.tempname()
+vim.fn.mkdir(project .. '/.git', 'p')
+check(quire.document_name(project .. '/docs/a.md') == 'docs/a.md', 'document name: ' .. quire.document_name(project .. '/docs/a.md'))
+
+vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'see the world', 'two' })
+vim.cmd('QuireShare intent.txt')
+local otto = editor(socket, 'otto')
+otto.ask('document/open', { uri = 'intent.txt', text = '' })
+local function daemon_text() return (otto.ask('document/text', { uri = 'intent.txt' }) or {}).text end
+
+-- Others' text before the cursor moves it along.
+vim.api.nvim_win_set_cursor(0, { 1, 8 })   -- on the "w" of "world"
+otto.ask('document/edit', { uri = 'intent.txt', revision = 0, changes = {
+  { range = { start = { line = 0, character = 4 }, ['end'] = { line = 0, character = 4 } }, text = 'all of ' } } })
+wait_for(function() return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == 'see all of the world' end, 'the remote insertion')
+local cursor = vim.api.nvim_win_get_cursor(0)
+check(cursor[1] == 1 and cursor[2] == 15, 'the cursor did not move with the text: ' .. vim.inspect(cursor))
+
+-- Typing where the cursor is.
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('inew <Esc>', true, false, true), 'x', false)
+wait_for(function() return daemon_text() == buffer_text() end, 'typing to reach the daemon')
+check(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == 'see all of the new world', 'typed text misplaced')
+
+-- Otto's cursor shows with his name.
+otto.tell('cursor/update', { uri = 'intent.txt', revision = 1, selections = { { start = { line = 1, character = 1 }, ['end'] = { line = 1, character = 1 } } } })
+wait_for(function() return quire.remote_cursors(0).otto ~= nil end, "otto's cursor")
+local at = quire.remote_cursors(0).otto or {}
+check(at[1] == 1 and at[2] == 1, "otto's cursor is misplaced: " .. vim.inspect(at))
+
+-- u undoes my own edit and leaves otto's.
+vim.api.nvim_feedkeys('u', 'x', false)
+wait_for(function() return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == 'see all of the world' end, 'the undo')
+wait_for(function() return daemon_text() == buffer_text() end, 'the undo to reach the daemon')
+
+-- A multi-line paste in insert mode, then typing below it.
+vim.fn.setreg('p', 'x\ny\nz', 'c')
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('GA<C-R>p tail<Esc>', true, false, true), 'x', false)
+wait_for(function() return daemon_text() == buffer_text() end, 'the paste to reach the daemon')
+check(quire._epoch(0) == 0, 'the paste made a resync')
+
+-- A refused edit is shown and resynced, keeping what was typed.
+quire._break_revision(0)
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('Gokept words<Esc>', true, false, true), 'x', false)
+wait_for(function() return quire._epoch(0) == 1 end, 'the resync after a refusal')
+wait_for(function() return daemon_text() == buffer_text() end, 'the kept text to reach the daemon')
+check(vim.api.nvim_buf_get_lines(0, -2, -1, false)[1] == 'kept words', 'the typed line was lost')
+
+vim.fn.jobstop(otto.job)
+quire.stop()
+
+-- The daemon is killed and restarts from its data directory; typing done meanwhile is merged.
+local own = socket .. '.own'
+local function start_daemon()
+  local id = vim.fn.jobstart({ binary, '--no-stdio', '--socket', own, '--data-dir', own .. '.data' })
+  wait_for(function() return vim.fn.getftype(own) == 'socket' end, 'the daemon socket')
+  return id
+end
+local daemon = start_daemon()
+quire.config.command = { binary, 'attach', own }
+vim.cmd('enew')
+vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'kept', 'across restarts' })
+vim.cmd('QuireShare kept.txt')
+check(quire.statusline() == '[quire]', 'status line: ' .. quire.statusline())
+os.execute('kill -9 ' .. vim.fn.jobpid(daemon))
+wait_for(function() return quire.statusline() == '[quire: reconnecting]' end, 'the client to notice')
+vim.fn.delete(own)
+vim.api.nvim_buf_set_lines(0, -1, -1, false, { 'typed while it was away' })
+daemon = start_daemon()
+wait_for(function() return quire.statusline() == '[quire]' end, 'the reconnect')
+local probe = editor(own, 'probe')
+probe.ask('document/open', { uri = 'kept.txt', text = '' })
+wait_for(function() return (probe.ask('document/text', { uri = 'kept.txt' }) or {}).text == 'kept\nacross restarts\ntyped while it was away\n' end,
+  'the text typed while the daemon was away')
+vim.fn.jobstop(probe.job)
+quire.stop()
+vim.fn.jobstop(daemon)
+
+local result = io.open(vim.env.QUIRE_TEST_RESULT, 'w')
+result:write(table.concat(errors, '\n'))
+result:close()
+vim.cmd('qall!')
