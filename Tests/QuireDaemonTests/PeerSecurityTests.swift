@@ -78,13 +78,9 @@ import ReplicatingTypes
     /// Forwarding every byte unchanged makes the attacker a wire: A and P link with each other
     /// (each sees the other's key), and what crosses is sealed.
     @Test func aRelayThatForwardsEverythingLinksTheRealPeersAndReadsNothing() throws {
-        let net = PeerTestNetwork()
-        let (a, ann) = Self.daemonWithNotes(net, 100)
-        defer { _ = ann }
-        let p = net.makeDaemon(200)
-        let (toA, fromA) = try Self.attackerLink(to: a)
-        let (toP, fromP) = try Self.attackerLink(to: p)
-        Self.forward(a, toA, fromA, p, toP, fromP)
+        let relay = try Self.relayedPair()
+        defer { _ = relay.ann }
+        let (a, p, toA, fromA, toP) = (relay.a, relay.p, relay.toA, relay.fromA, relay.toP)
         #expect(toA.state == .established && toP.state == .established)
         #expect(toA.peerFingerprint == p.identity.fingerprint && toP.peerFingerprint == a.identity.fingerprint)
         #expect(p.documents["notes"]?.text.string == Self.privateText, "the document reached P")
@@ -105,6 +101,18 @@ import ReplicatingTypes
         }
     }
 
+    /// A (Ann showing the private notes) and P linked through an attacker who forwards every byte.
+    static func relayedPair() throws -> (a: Daemon, ann: TestEditor, p: Daemon, toA: PeerLink, fromA: () -> [[UInt8]],
+                                         toP: PeerLink, fromP: () -> [[UInt8]]) {
+        let net = PeerTestNetwork()
+        let (a, ann) = Self.daemonWithNotes(net, 100)
+        let p = net.makeDaemon(200)
+        let (toA, fromA) = try Self.attackerLink(to: a)
+        let (toP, fromP) = try Self.attackerLink(to: p)
+        Self.forward(a, toA, fromA, p, toP, fromP)
+        return (a, ann, p, toA, fromA, toP, fromP)
+    }
+
     /// A's own hello sent back to it: refused before any key is used.
     @Test func aReflectedHelloIsRefused() throws {
         let net = PeerTestNetwork()
@@ -118,14 +126,10 @@ import ReplicatingTypes
 
     /// Everything P sent on a real link, recorded and played again to A on a new link.
     @Test func aRecordedHandshakeReplayedIsRefused() throws {
-        let net = PeerTestNetwork()
-        let (a, ann) = Self.daemonWithNotes(net, 100)
-        defer { _ = ann }
-        let p = net.makeDaemon(200)
-        let (toA, fromA) = try Self.attackerLink(to: a)
-        let (toP, fromP) = try Self.attackerLink(to: p)
-        Self.forward(a, toA, fromA, p, toP, fromP)
-        #expect(toA.state == .established)
+        let relay = try Self.relayedPair()
+        defer { _ = (relay.ann, relay.p) }
+        let (a, fromP) = (relay.a, relay.fromP)
+        #expect(relay.toA.state == .established)
         let (replayed, out) = try Self.attackerLink(to: a)
         for chunk in fromP() where replayed.state != .closed { replayed.receive(chunk) }
         #expect(replayed.state == .closed)
