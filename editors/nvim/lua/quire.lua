@@ -223,7 +223,7 @@ local function flush(buf)
   table.insert(state.pending, { editId = params.editId, changes = { change } })
   state.editor = state.editor + 1
   request('document/edit', params, function(reply) M._on_edit_reply(buf, epoch, reply) end)
-  log('sent edit ' .. state.editor)
+  log('sent edit ' .. state.editor .. ': ' .. vim.fn.json_encode(params))
 end
 M.flush = flush
 
@@ -291,7 +291,7 @@ handlers['document/edit'] = function(params)
     local at = params.changes[#params.changes].range.start
     pcall(vim.api.nvim_win_set_cursor, 0, { at.line + 1, at.character })
   end
-  log('applied daemon edit ' .. state.daemon)
+  log('applied daemon edit ' .. state.daemon .. ': ' .. vim.fn.json_encode(params.changes))
 end
 
 -- Others' cursors: a highlighted character and their name after it.
