@@ -43,6 +43,16 @@ public enum TextDiff {
         for hunk in MyersDiff.hunks(oldIDs[...], newIDs[...], maxEdits: 1024) {
             let oldRange = span(of: hunk.old, in: oldLines, base: old.startIndex, end: old.endIndex)
             let newRange = span(of: hunk.new, in: newLines, base: new.startIndex, end: new.endIndex)
+            // A new empty line (Enter at the end of a line, Vim's `o`) is the line break typed at
+            // the end of the line above, before its old break, as Emacs sends it: what is typed
+            // next then follows this break instead of sitting between two breaks anchored at
+            // the same place, where a concurrent insertion there could cut into it.
+            if oldRange.isEmpty, newRange.count == 1, new[newRange.lowerBound] == "\n",
+               oldRange.lowerBound > old.startIndex, old[oldRange.lowerBound - 1] == "\n" {
+                let at = oldRange.lowerBound - 1 - old.startIndex
+                edits.append(TextEdit(range: at..<at, replacement: ["\n"]))
+                continue
+            }
             // Character level inside the changed lines.
             let inner = MyersDiff.hunks(old[oldRange], new[newRange], maxEdits: 1024)
             for inner in EditAlignment.align(inner, old: old[oldRange], new: new[newRange], cursor: cursor, replacing: replacing) {

@@ -109,6 +109,25 @@ import ReplicatingTypes
         #expect(ann.string == bob.string)
     }
 
+    /// The race three editors found: Vera opens a line below the last one (`o`, sent as an empty
+    /// line) and types on it, while Nora, who has not seen that yet, adds a line at the same place.
+    /// Each line stays whole; neither is typed into the other.
+    @Test func openingALineAndTypingOnItWhileAnotherAddsALineThere() {
+        let (daemon, vera, nora) = ConcurrentEditingTests.twoEditors(sharing: "The plan\n")
+        vera.holdIncoming = true
+        nora.holdIncoming = true
+        vera.text = Array("The plan\n\n".unicodeScalars)
+        vera.sendEdit(["lines": ["start": 1, "end": 1], "newLines": [""]])
+        vera.text = Array("The plan\nfrom vera\n".unicodeScalars)
+        vera.sendEdit(["lines": ["start": 1, "end": 2], "newLines": ["from vera"]])
+        nora.text = Array("The plan\nfrom nora\n".unicodeScalars)
+        nora.sendEdit(["lines": ["start": 1, "end": 1], "newLines": ["from nora"]])
+        for _ in 0..<3 { vera.deliver(); nora.deliver() }
+        let text = daemon.documents["doc"]?.text.string ?? ""
+        #expect(text == "The plan\nfrom vera\nfrom nora\n" || text == "The plan\nfrom nora\nfrom vera\n", "\(text.debugDescription)")
+        #expect(vera.string == text && nora.string == text)
+    }
+
     // MARK: Reopening after the daemon died
 
     static func daemon(at path: String) throws -> Daemon {

@@ -14,6 +14,14 @@ import ReplicatingTypes
         for (x, y) in zip(edits, edits.dropFirst()) { #expect(x.range.upperBound <= y.range.lowerBound) }
     }
 
+    /// A new empty line is the break typed at the end of the line above (before its old break),
+    /// so what is typed on it next follows that break.
+    @Test func anOpenedLineIsTheBreakAtTheEndOfTheLineAbove() {
+        #expect(TextDiff.edits(from: "ab\ncd\n", to: "ab\n\ncd\n") == [TextEdit(range: 2..<2, replacement: ["\n"])])
+        #expect(TextDiff.edits(from: "ab\n", to: "ab\n\n") == [TextEdit(range: 2..<2, replacement: ["\n"])])
+        #expect(TextDiff.edits(from: "ab", to: "\nab") == [TextEdit(range: 0..<0, replacement: ["\n"])], "nothing above: stays")
+    }
+
     @Test func oneTypedCharacterIsOneInsertion() {
         let edits = TextDiff.edits(from: "hello world\nsecond\n", to: "hello, world\nsecond\n")
         #expect(edits == [TextEdit(range: 5..<5, replacement: [","])])

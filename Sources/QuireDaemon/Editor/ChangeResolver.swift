@@ -35,7 +35,15 @@ enum ChangeResolver {
             }
             let old: Range<Int>
             let replacement: String
-            if lines.upperBound < lineCount {
+            if lines.isEmpty, lines.lowerBound > 0, lines.upperBound < lineCount, newLines.allSatisfy(\.isEmpty) {
+                // New empty lines (Vim's `o`, Enter): the breaks typed at the end of the line
+                // above, before its old break, as Emacs sends them. What is typed on them next
+                // then follows a break of this editor's own, instead of sitting between two
+                // breaks anchored at one place, where another's insertion could cut into it.
+                let end = text.scalars.startOfParagraph(lines.lowerBound) - 1
+                old = end..<end
+                replacement = String(repeating: "\n", count: newLines.count)
+            } else if lines.upperBound < lineCount {
                 old = text.scalars.startOfParagraph(lines.lowerBound)..<text.scalars.startOfParagraph(lines.upperBound)
                 replacement = newLines.map { $0 + "\n" }.joined()
             } else if lines.lowerBound == lineCount {

@@ -199,6 +199,13 @@ created separately on another daemon."
                           (save-excursion (goto-char (point-max))
                                           (re-search-backward "plan\\.el\\.txt#[0-9a-f]+")
                                           (match-string 0)))))
+              ;; The copy is made when its name arrives; its text follows.
+              (should (quire-test--wait
+                       (lambda () (let ((probe (quire-test--probe socket)))
+                                    (prog1 (seq-find (lambda (d) (and (equal (plist-get d :uri) fork) (> (plist-get d :characters) 0)))
+                                                     (jsonrpc-request probe :document/list (make-hash-table)))
+                                      (jsonrpc-shutdown probe))))
+                       10))
               (quire-merge fork)
               (should (quire-test--wait (lambda () (equal (buffer-string) "shared by emacs\ndee's plan\n")))))
             (quire-disconnect)

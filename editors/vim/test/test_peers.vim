@@ -17,7 +17,7 @@ def WaitFor(Condition: func(): bool, what: string, timeout = 10000)
     waited += 10
   endwhile
   if !Condition()
-    add(errors, 'timed out waiting for ' .. what .. '; messages: ' .. execute('messages')[-300 :])
+    add(errors, 'timed out waiting for ' .. what .. '; buffer: ' .. string(getline(1, '$')) .. '; messages: ' .. execute('messages')[-300 :])
   endif
 enddef
 
@@ -101,6 +101,8 @@ ch_evalexpr(dchannel, {method: 'peer/connect', params: {port: port}})
 WaitFor(() => Messages() =~ 'another document named "plan.txt"', 'the message about two documents of one name')
 var fork = matchstr(Messages(), 'plan\.txt#\x\+')
 add(errors, fork != '' ? '' : 'the message names no copy')
+# The copy is made when its name arrives; its text follows.
+WaitFor(() => !empty(filter(AskA('document/list', {}), (_, d) => d.uri == fork && d.characters > 0)), 'the copy to get its text')
 execute 'QuireMerge ' .. fork
 WaitFor(() => getline(1, '$') == ['shared by vim', "dee's own plan"], 'the merged text')
 add(errors, Messages() =~ 'merged 15 characters' ? '' : 'no message on merge')
