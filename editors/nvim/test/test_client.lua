@@ -1,7 +1,8 @@
 -- Headless test of the Neovim client against a real daemon (run by editors/nvim/test/run.sh):
 -- sharing, others' text moving the cursor, typing, others' cursors and names, undo of one's own
 -- edits only, a multi-line paste, a refused edit resynced keeping the text, a document name in a
--- project, and a daemon killed (-9) and restarted while typing goes on.
+-- project, a daemon killed (-9) and restarted while typing goes on, and peers: listen, join and
+-- leave messages, disconnect, and listening again after a restart.
 local quire = require('quire')
 local binary, socket = vim.env.QUIRE_BINARY, vim.env.QUIRE_TEST_SOCKET
 local errors = {}
@@ -103,7 +104,7 @@ quire.stop()
 -- The daemon is killed and restarts from its data directory; typing done meanwhile is merged.
 local own = socket .. '.own'
 local function start_daemon()
-  local id = vim.fn.jobstart({ binary, '--no-stdio', '--socket', own, '--data-dir', own .. '.data' })
+  local id = vim.fn.jobstart({ binary, '--no-stdio', '--socket', own, '--data-dir', own .. '.data' }, { env = { QUIRE_SECRET = 'nvim test' } })
   wait_for(function() return vim.fn.getftype(own) == 'socket' end, 'the daemon socket')
   return id
 end
@@ -124,6 +125,40 @@ probe.ask('document/open', { uri = 'kept.txt', text = '' })
 wait_for(function() return (probe.ask('document/text', { uri = 'kept.txt' }) or {}).text == 'kept\nacross restarts\ntyped while it was away\n' end,
   'the text typed while the daemon was away')
 vim.fn.jobstop(probe.job)
+
+-- Peers: listen, a peer joins (told, counted), disconnect (told), and after a restart the
+-- daemon listens on the same port again.
+local said = {}
+local notify = vim.notify
+vim.notify = function(message, level) table.insert(said, message); notify(message, level) end
+local function told(pattern)
+  for _, message in ipairs(said) do if message:find(pattern) then return true end end
+  return false
+end
+vim.cmd('QuireListen 0')
+wait_for(function() return told('listening for peers on port') end, 'the listen message')
+local port
+for _, message in ipairs(said) do port = port or message:match('listening for peers on port (%d+)') end
+local far = vim.fn.jobstart({ binary, '--no-stdio', '--socket', own .. '.far', '--data-dir', own .. '.far-data',
+  '--connect', '127.0.0.1:' .. tostring(port), '--user-name', 'fay' }, { env = { QUIRE_SECRET = 'nvim test' } })
+wait_for(function() return told('fay joined') end, 'the join message')
+wait_for(function() return quire.statusline() == '[quire 1 peer]' end, 'the status line to count the peer')
+vim.cmd('QuireDisconnect')
+wait_for(function() return told('disconnected link') and told('fay left') end, 'the disconnect messages')
+check(quire.statusline() == '[quire]', 'status line after disconnecting: ' .. quire.statusline())
+os.execute('kill -9 ' .. vim.fn.jobpid(daemon))
+wait_for(function() return quire.statusline() == '[quire: reconnecting]' end, 'the client to notice again')
+vim.fn.delete(own)
+daemon = start_daemon()
+wait_for(function() return quire.statusline() == '[quire]' end, 'the reconnect again')
+local asker = editor(own, 'asker')
+wait_for(function()
+  local status = asker.ask('peer/status', vim.empty_dict()) or {}
+  return status.listening and status.listening[1] == tonumber(port)
+end, 'listening again on port ' .. tostring(port))
+vim.fn.jobstop(asker.job)
+vim.notify = notify
+vim.fn.jobstop(far)
 quire.stop()
 vim.fn.jobstop(daemon)
 
