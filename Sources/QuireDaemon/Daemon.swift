@@ -301,7 +301,7 @@ public final class Daemon {
     }
 
     /// Failed attempts (never-authenticated links, refused connections) within one interval.
-    private var failedAttempts: (since: Double, told: Int, reasons: [String: Int])?
+    private var failedAttempts: (since: Double, reasons: [String: Int])?
 
     /// A link that never authenticated closed, or a connection was refused: editors hear of the
     /// first of an interval at once and of the rest in one summary when it ends, so a flood of
@@ -314,7 +314,7 @@ public final class Daemon {
             return
         }
         tellFailureSummary()
-        failedAttempts = (now, 1, [:])
+        failedAttempts = (now, [:])
         for session in sessions.values {
             session.sendPeerChange(link: link?.id ?? 0, event: "failed", user: link?.peerUser ?? "", address: link?.address ?? "", reason: reason)
         }

@@ -41,7 +41,7 @@ import ReplicatingTypes
 
     /// A hello as the attacker makes it: its own ephemeral key, any nonce.
     static func attackerHello(nonce: String) -> [UInt8] {
-        let key = PeerHandshake.hex(Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation))
+        let key = Hex.encode(Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation))
         return PeerFrame.hello(["protocol": 3, "nonce": .string(nonce), "key": .string(key)]).encoded()
     }
 

@@ -132,8 +132,9 @@ public final class EditorSession: MessageHandler {
             var scratch = document.text
             scratch.replica = replica
             let copied = source.text.string
-            let separator = !scratch.string.isEmpty && !scratch.string.hasSuffix("\n") && !copied.isEmpty ? "\n" : ""
             let end = scratch.count
+            let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
+            let separator = !endsInBreak && !copied.isEmpty ? "\n" : ""
             let operations = scratch.replace(end..<end, with: Array((separator + copied).unicodeScalars))
             histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
             daemon.contributeFromOutside(operations, to: document)

@@ -27,26 +27,15 @@ enum TextHash {
                 bytes.append(UInt8(0x80 | (value & 0x3F)))
             }
         }
-        return hex(SHA256.hash(data: bytes))
+        return Hex.encode(SHA256.hash(data: bytes))
     }
 
     static func sha256Hex(_ text: String) -> String {
         var text = text
-        return hex(text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) })
+        return Hex.encode(text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) })
     }
 
     static func sha256Hex(bytes: [UInt8]) -> String {
-        hex(SHA256.hash(data: bytes))
-    }
-
-    private static func hex(_ digest: SHA256.Digest) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in digest {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        Hex.encode(SHA256.hash(data: bytes))
     }
 }

@@ -41,7 +41,7 @@ public struct PeerIdentity: Sendable {
     /// `3f1c-0a9e-...`, short enough to read out and compare.
     public static func fingerprint(ofPublicKey key: [UInt8]) -> String {
         let digest = Array(SHA256.hash(data: key)).prefix(16)
-        let hex = PeerHandshake.hex(Array(digest))
+        let hex = Hex.encode(Array(digest))
         return stride(from: 0, to: hex.count, by: 4).map { start in
             String(hex.dropFirst(start).prefix(4))
         }.joined(separator: "-")

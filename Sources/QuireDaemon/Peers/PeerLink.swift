@@ -107,8 +107,8 @@ public final class PeerLink {
     /// this daemon is goes in the sealed `auth` that follows.
     public func start() {
         let hello = PeerFrame.hello([
-            "protocol": .integer(Int64(Self.protocolVersion)), "nonce": .string(PeerHandshake.hex(handshake.ourNonce)),
-            "key": .string(PeerHandshake.hex(handshake.ourKey)),
+            "protocol": .integer(Int64(Self.protocolVersion)), "nonce": .string(Hex.encode(handshake.ourNonce)),
+            "key": .string(Hex.encode(handshake.ourKey)),
         ])
         ourHello = hello.body()
         send(hello)
@@ -155,7 +155,7 @@ public final class PeerLink {
     /// The handshake did not end in time (`Configuration.peerHandshakeTimeout`).
     public func handshakeTimedOut() {
         guard state == .handshaking else { return }
-        cut("no handshake within \(Int(daemon.configuration.peerHandshakeTimeout)) seconds")
+        cut("no handshake within \(Int(handshakeTimeout)) seconds")
     }
 
     /// Sends editors what this link's operations changed, once they are durable (after a read).
@@ -179,7 +179,7 @@ public final class PeerLink {
     public func tick(now: Double, interval: Double) {
         guard state != .closed else { return }
         if startedAt == nil { startedAt = now }
-        if state == .handshaking, let started = startedAt, now - started > daemon.configuration.peerHandshakeTimeout {
+        if state == .handshaking, let started = startedAt, now - started > handshakeTimeout {
             return handshakeTimedOut()
         }
         if heardFrom || lastHeard == nil { lastHeard = now; heardFrom = false }
@@ -202,8 +202,8 @@ public final class PeerLink {
                 let theirs = hello["protocol"].map { JSONSerializer().string($0) } ?? "none"
                 return cut("protocol version mismatch: the peer speaks \(theirs.prefix(20)), this daemon \(Self.protocolVersion)")
             }
-            guard let nonce = hello["nonce"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }),
-                  let key = hello["key"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }) else {
+            guard let nonce = hello["nonce"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
+                  let key = hello["key"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }) else {
                 return cut("malformed hello")
             }
             let agreement: PeerHandshake.Agreement
@@ -221,9 +221,9 @@ public final class PeerLink {
             // Only after the hellos, so only sealed: `opened` let it through.
             guard let nonce = theirNonce, peerReplica == nil else { return cut("authentication out of order") }
             guard let replicaText = auth["replica"]?.stringValue, let replica = UInt64(replicaText), replica != 0,
-                  let proof = auth["proof"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }),
-                  let identity = auth["identity"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 32) }),
-                  let signature = auth["signature"]?.stringValue.flatMap({ PeerHandshake.bytes(fromHex: $0, count: 64) }) else {
+                  let proof = auth["proof"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
+                  let identity = auth["identity"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
+                  let signature = auth["signature"]?.stringValue.flatMap({ Hex.decode($0, count: 64) }) else {
                 return cut("malformed auth")
             }
             guard handshake.verify(proof, transcript: transcript, senderNonce: nonce, senderReplica: replica) else {
@@ -282,13 +282,13 @@ public final class PeerLink {
         let identity = daemon.identity
         var auth: [String: JSONValue] = [
             "replica": .string(String(daemon.replica.rawValue)), "user": .string(daemon.userName),
-            "identity": .string(PeerHandshake.hex(identity.publicKey)),
-            "proof": .string(PeerHandshake.hex(handshake.proof(transcript: transcript, senderNonce: handshake.ourNonce,
+            "identity": .string(Hex.encode(identity.publicKey)),
+            "proof": .string(Hex.encode(handshake.proof(transcript: transcript, senderNonce: handshake.ourNonce,
                                                               senderReplica: daemon.replica.rawValue))),
         ]
         do {
             let message = PeerHandshake.identityMessage(transcript: transcript, senderNonce: handshake.ourNonce)
-            auth["signature"] = .string(PeerHandshake.hex(try identity.signature(for: message)))
+            auth["signature"] = .string(Hex.encode(try identity.signature(for: message)))
         } catch {
             return cut("cannot sign the handshake: \(error)")
         }

@@ -40,10 +40,9 @@ end
 
 -- The document's text: the buffer's lines joined by "\n", and the final "\n" that 'eol' stands for.
 local function document_lines(buf)
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, true)
-  local copy = vim.deepcopy(lines)
-  if vim.api.nvim_buf_get_option(buf, 'eol') then table.insert(copy, '') end
-  return copy
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, true)   -- a new table each call
+  if vim.api.nvim_buf_get_option(buf, 'eol') then table.insert(lines, '') end
+  return lines
 end
 
 local function document_text(buf)
@@ -225,7 +224,6 @@ local function flush(buf)
   request('document/edit', params, function(reply) M._on_edit_reply(buf, epoch, reply) end)
   log('sent edit ' .. state.editor .. ': ' .. vim.fn.json_encode(params))
 end
-M.flush = flush
 
 local function on_lines(_, buf, _, first, last, new_last)
   local state = shared[buf]
