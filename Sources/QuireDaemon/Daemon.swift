@@ -64,6 +64,9 @@ public final class Daemon {
     private var nextReplica: () -> ReplicaID
     private var randomBytes: (Int) -> [UInt8]
     private(set) var documents: [String: SharedDocument] = [:]
+    /// Editor views no session shows now, which their editors may reopen (after a restart, every
+    /// view the log holds).
+    let dormantViews = DormantViews()
     private(set) var sessions: [Int: EditorSession] = [:]
     private var nextSessionID = 1
     /// Replica IDs this daemon handed out: a peer claiming more of their edits than exist lies.
@@ -121,7 +124,13 @@ public final class Daemon {
     /// Takes in every document of the data directory. Names stay unique: a second document
     /// under a name already taken is kept as `name#id`, as with peers.
     private func load(from store: DocumentStore) {
-        for loaded in store.loadDocuments() {
+        var recoveries: [UInt64: ViewRecovery] = [:]
+        let loadedDocuments = store.loadDocuments(rebuildingViews: { uri, id in
+            let recovery = ViewRecovery(uri: uri, replica: ReplicaID(0))
+            recoveries[id] = recovery
+            return recovery
+        })
+        for loaded in loadedDocuments {
             var uri = loaded.uri
             if documents[uri] != nil { uri = "\(loaded.uri)#\(String(loaded.id, radix: 16))" }
             let document = SharedDocument(uri: uri, id: loaded.id, text: loaded.text)
@@ -130,8 +139,29 @@ public final class Daemon {
             document.sharing = loaded.sharing
             document.appliedEditIDs = loaded.editIDs
             documents[uri] = document
-            logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed")
+            let views = recoveries[loaded.id]?.views ?? []
+            for view in views { _ = dormantViews.keep(view, of: loaded.id) }
+            if let damaged = recoveries[loaded.id]?.damaged, damaged > 0 {
+                logger.warning("document \(uri): \(damaged) editor views in its snapshot are unreadable; those editors' reopens merge as text")
+            }
+            logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed, \(views.count) editor views kept")
         }
+    }
+
+    /// A new view's durable name: random, so a returning editor cannot take another's view by guessing.
+    func makeViewID() -> String {
+        Hex.encode(randomBytes(12))
+    }
+
+    /// Logs what happened to an editor's view of `document`.
+    func log(_ event: ViewEvent, of document: SharedDocument) {
+        store?.append(event, toDocument: document.id)
+    }
+
+    /// Keeps `view` of `document` for its editor's return, logging the closing of any view that
+    /// has to go to make room.
+    func keepDormant(_ view: EditorView, of document: SharedDocument) {
+        for evicted in dormantViews.keep(view, of: document.id) { log(.closed(view: evicted.id), of: document) }
     }
 
     private func randomID() -> UInt64 {
@@ -151,7 +181,14 @@ public final class Daemon {
 
     /// Forgets a session whose connection closed; its cursors disappear from other editors.
     public func endSession(_ session: EditorSession) {
-        for uri in session.openDocuments { close(uri, in: session) }
+        // An editor that shut down cleanly closed its documents for good; one whose connection
+        // just ended may come back (a daemon it reaches again, a reopened bridge) and reopen them.
+        for uri in session.openDocuments {
+            if session.state != .shutDown, let view = session.view(of: uri), let document = documents[uri] {
+                keepDormant(view, of: document)
+            }
+            close(uri, in: session, forGood: session.state == .shutDown)
+        }
         sessions[session.id] = nil
         logger.info("editor session \(session.id) ended")
         sendPendingPresence()   // peers' editors stop showing its cursors now
@@ -186,6 +223,7 @@ public final class Daemon {
     /// peers.
     func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: PeerLink) {
         document.adopt(state)
+        for view in dormantViews.removeAll(of: document.id) { log(.closed(view: view.id), of: document) }
         markShared(document, holder: origin.peerReplica)
         store?.adopt(document.text, forDocument: document.id)
         logger.info("document \(document.uri) taken whole from peer link \(origin.id): \(state.count) characters")
@@ -207,9 +245,12 @@ public final class Daemon {
         return (document, true)
     }
 
-    func close(_ uri: String, in session: EditorSession) {
+    /// `forGood`: the editor closed it (its view is logged as closed), rather than going away.
+    func close(_ uri: String, in session: EditorSession, forGood: Bool = true) {
+        let view = session.view(of: uri)
         session.forgetView(uri)
         guard let document = documents[uri] else { return }
+        if forGood, let view { log(.closed(view: view.id), of: document) }
         if document.selections.removeValue(forKey: session.id) != nil {
             broadcastSelections(of: session, in: document)
         }
@@ -222,10 +263,16 @@ public final class Daemon {
     /// Operations `session` made in `document`: into the document, then queued for every other
     /// session that has it open. Sent at the next `flush()`.
     /// `editID` names the editor edit they make up: it is kept with them (`SharedDocument.appliedEditIDs`).
+    /// `edit`: the view the editor made them in, and the epoch and daemon revision its edit was
+    /// based on; logged with them, so recovery rebuilds the view (even for an edit with no operations).
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession,
-                    editID: String? = nil) {
+                    editID: String? = nil, edit: (view: EditorView, epoch: Int, revision: Int)? = nil) {
         if let editID, !operations.isEmpty { document.appliedEditIDs.insert(editID) }
-        distribute(operations, to: document, exceptSession: session, editID: editID)
+        if let edit {
+            store?.append(.edited(view: edit.view.id, epoch: edit.epoch, revision: edit.revision), toDocument: document.id,
+                          editID: editID, operations: operations)
+        }
+        distribute(operations, to: document, exceptSession: session, editID: editID, logged: edit != nil)
         stabilityRounds.editorsMoved = true   // an editor view may have caught up
     }
 
@@ -238,10 +285,11 @@ public final class Daemon {
     /// Applies `operations` to `document`, logs them, and queues them for every session that has
     /// it open and every peer, but the ones they came from.
     private func distribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument,
-                            exceptSession origin: EditorSession? = nil, exceptLink originLink: PeerLink? = nil, editID: String? = nil) {
+                            exceptSession origin: EditorSession? = nil, exceptLink originLink: PeerLink? = nil, editID: String? = nil,
+                            logged: Bool = false) {
         guard !operations.isEmpty else { return }
         document.apply(operations)
-        store?.append(operations, toDocument: document.id, editID: editID)
+        if !logged { store?.append(operations, toDocument: document.id, editID: editID) }
         for session in sessions.values where session !== origin { session.view(of: document.uri)?.enqueue(operations) }
         for link in links.values where link !== originLink { link.sendOperations(operations, of: document) }
     }
@@ -461,7 +509,7 @@ public final class Daemon {
         let output = heldOutput
         heldOutput = []
         for (write, bytes) in output { write(bytes) }
-        store.snapshotDueDocuments { id in snapshotText(ofDocument: id) }
+        store.snapshotDueDocuments(withViews: { id in snapshotText(ofDocument: id) })
         if let failure = store.failure, !storeFailureReported {
             storeFailureReported = true
             for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.showError("Quire \(failure)") }
@@ -470,7 +518,7 @@ public final class Daemon {
 
     /// The state a snapshot of document `id` keeps. A document no peer ever held first drops
     /// the tombstones nothing on this daemon refers to (protocol/decisions/tombstones.md).
-    private func snapshotText(ofDocument id: UInt64) -> ReplicatingText? {
+    private func snapshotText(ofDocument id: UInt64) -> (text: ReplicatingText, views: [[UInt8]])? {
         guard let document = documents.values.first(where: { $0.id == id }) else { return nil }
         if document.everShared {
             // Tombstones go once a round shows every holder has seen them removed; the next
@@ -479,7 +527,8 @@ public final class Daemon {
         } else {
             dropTombstones(of: document)
         }
-        return document.text
+        let views = sessions.values.sorted { $0.id < $1.id }.compactMap { $0.view(of: document.uri) } + dormantViews.views(of: id)
+        return (document.text, views.map { $0.encodedState() })
     }
 
     /// Drops the tombstones of `document` that no copy on this daemon can still refer to: not
@@ -497,6 +546,7 @@ public final class Daemon {
     func localReferences(of document: SharedDocument) -> [ElementIDRange] {
         var keep = document.selectionAnchors
         for session in sessions.values { keep += session.referencedIDs(in: document.uri) }
+        keep += dormantViews.referencedIDs(of: document.id)
         if let base = document.file?.base { keep += base.scalars.visibleIDs }
         return keep
     }

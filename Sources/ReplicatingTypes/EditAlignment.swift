@@ -21,6 +21,11 @@
 ///    cursor sent). Where the editor sent its cursor and the edit is not at it, or where the
 ///    editor itself said it replaced a stretch (`replacing`: a range change with text), the
 ///    word is replaced whole as in rule 2: `th2q` -> `th29q` is a new word, not `9` typed in.
+/// 5. A replacement that changes a word also takes in the runs of punctuation right next to
+///    it (up to a space, a line break or another word): `<A1>` -> `<B1>` replaces the token
+///    `<A1>` whole, so a concurrent replacement of the same token by `<C1>` leaves `<C1><B1>`,
+///    both intact, instead of `<C1B1>`; `.bar(` -> `.baz(` in `self.foo.bar(x)` leaves `self.foo`
+///    and `x` untouched.
 ///
 /// Guarantees: the hunks stay sorted and disjoint, and still turn `old` into `new`; nothing here
 /// costs more than linear time in the region.
@@ -61,6 +66,11 @@ enum EditAlignment {
     private static func isInsideWord(_ hunk: MyersDiff.Hunk, old: ArraySlice<Scalar>) -> Bool {
         hunk.old.lowerBound > old.startIndex && hunk.old.upperBound < old.endIndex
             && isWord(old[hunk.old.lowerBound - 1]) && isWord(old[hunk.old.upperBound])
+    }
+
+    /// Neither a word character nor white space: what tokens like `<A1>`, `f(x)`, `"s"` wrap words in.
+    static func isPunctuation(_ scalar: Scalar) -> Bool {
+        !isWord(scalar) && !scalar.properties.isWhitespace
     }
 
     static func isWord(_ scalar: Scalar) -> Bool {
@@ -110,6 +120,13 @@ enum EditAlignment {
         }
         if endsWithWord {
             while oHigh < old.endIndex, nHigh < new.endIndex, isWord(old[oHigh]) { oHigh += 1; nHigh += 1 }
+        }
+        // Rule 5: the punctuation around a changed word goes with it.
+        if startsWithWord {
+            while oLow > old.startIndex, nLow > new.startIndex, isPunctuation(old[oLow - 1]), old[oLow - 1] == new[nLow - 1] { oLow -= 1; nLow -= 1 }
+        }
+        if endsWithWord {
+            while oHigh < old.endIndex, nHigh < new.endIndex, isPunctuation(old[oHigh]), old[oHigh] == new[nHigh] { oHigh += 1; nHigh += 1 }
         }
         return MyersDiff.Hunk(old: oLow..<oHigh, new: nLow..<nHigh)
     }

@@ -145,11 +145,18 @@ import ReplicatingTypes
         #expect(editor.request("document/text", ["uri": "notes"])["result"]?["text"] == "one!\r\ntwo\r\n")
     }
 
-    @Test func joiningAnExistingDocumentReturnsMinimalChanges() {
+    /// Opening a document that exists with other text replaces nothing unless the person said
+    /// so: refused (-32017) with nothing changed, then taken with minimal changes.
+    @Test func joiningAnExistingDocumentWithOtherTextAsksFirst() {
         let (daemon, _) = Self.setUp(text: "shared text\nline two\n")
         let second = TestEditor(daemon: daemon)
         second.initialize()
-        let reply = second.open("notes", text: "shared test\nline two\n")
+        let refused = second.open("notes", text: "shared test\nline two\n")
+        #expect(refused["error"]?["code"] == -32017)
+        #expect(refused["error"]?["data"]?["characters"] == 21)
+        #expect(daemon.documents["notes"]?.text.string == "shared text\nline two\n")
+        #expect(second.request("document/text", ["uri": "notes"])["error"]?["code"] == -32010, "the refused open opened nothing")
+        let reply = second.open("notes", text: "shared test\nline two\n", conflict: "take")
         #expect(reply["result"]?["created"] == false)
         #expect(reply["result"]?["changes"]?.arrayValue?.count == 1)
         #expect(second.string == "shared text\nline two\n")
@@ -182,10 +189,15 @@ import ReplicatingTypes
         ann.deliver()
         #expect(ann.string == bob.string)
         #expect(bob.request("document/text", ["uri": "doc"])["result"]?["text"]?.stringValue == bob.string)
-        // Without a base the daemon's text wins, as before.
+        // Without a base nothing says what carol's text has in common with the document: she
+        // is asked, and merging keeps both.
         let carol = TestEditor(daemon: daemon)
         carol.initialize(user: "carol")
-        carol.open("doc", text: "something else\n")
-        #expect(carol.string == bob.string)
+        #expect(carol.open("doc", text: "f(carol)\n")["error"]?["code"] == -32017)
+        #expect(daemon.documents["doc"]?.text.string == bob.string)
+        carol.open("doc", text: "f(carol)\n", conflict: "merge")
+        #expect(carol.string == "zero\none\ntwo!\nthree\nf(carol)\n")
+        bob.deliver()
+        #expect(bob.string == carol.string)
     }
 }

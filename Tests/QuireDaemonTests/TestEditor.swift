@@ -30,14 +30,30 @@ final class TestEditor {
     var daemonRevision = 0
     var dropped = 0
     var hashMismatches = 0
+    /// The daemon's name for this editor's view, from `document/open`, sent back on a reopen.
+    var view: String?
 
     init(daemon: Daemon) {
+        connect(to: daemon)
+    }
+
+    /// Attaches this editor to `daemon` (another one after `disconnect()`: its daemon died),
+    /// keeping its text, epoch, revisions and view, as a client does.
+    func connect(to daemon: Daemon) {
+        framer = MessageFramer()
+        inbox = []
+        held = []
         connection = EditorConnection(daemon: daemon) { [unowned self] bytes in
             for event in self.framer.feed(bytes) {
                 guard case .message(let body) = event, let value = try? self.parser.parse(body) else { continue }
                 self.inbox.append(value)
             }
         }
+    }
+
+    /// Lets go of the daemon as a `kill -9` would: nothing is closed, nothing more is read.
+    func disconnect() {
+        connection = nil
     }
 
     /// An editor speaking to a real daemon process through its pipes.
@@ -108,14 +124,34 @@ final class TestEditor {
     }
 
     @discardableResult
-    func open(_ uri: String, text: String) -> JSONValue {
+    func open(_ uri: String, text: String, conflict: String? = nil) -> JSONValue {
         self.uri = uri
         self.text = Array(text.unicodeScalars)
-        let reply = request("document/open", ["uri": .string(uri), "text": .string(text)])
+        var params: [String: JSONValue] = ["uri": .string(uri), "text": .string(text)]
+        if let conflict { params["conflict"] = .string(conflict) }
+        return opened(request("document/open", .object(params)))
+    }
+
+    /// Reopens this editor's document after its daemon went away, as a client does: what it
+    /// shows now (`text`, with whatever it typed meanwhile), its view, and the epoch and daemon
+    /// revision it is at.
+    @discardableResult
+    func reopen() -> JSONValue {
+        var params: [String: JSONValue] = ["uri": .string(uri), "text": .string(string), "epoch": .integer(Int64(epoch)),
+                                           "revision": .integer(Int64(daemonRevision))]
+        if let view { params["view"] = .string(view) }
+        return opened(request("document/open", .object(params)))
+    }
+
+    /// Takes in `document/open`'s reply: applies its changes and starts over at its epoch.
+    private func opened(_ reply: JSONValue) -> JSONValue {
         for change in reply["result"]?["changes"]?.arrayValue ?? [] { apply(change) }
-        epoch = Int(reply["result"]?["epoch"]?.integerValue ?? 0)
-        editorRevision = 0
-        daemonRevision = 0
+        if let result = reply["result"], result != .null {
+            epoch = Int(result["epoch"]?.integerValue ?? 0)
+            view = result["view"]?.stringValue
+            editorRevision = 0
+            daemonRevision = 0
+        }
         return reply
     }
 

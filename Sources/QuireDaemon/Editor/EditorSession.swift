@@ -112,6 +112,7 @@ public final class EditorSession: MessageHandler {
                 mergeResynced(document, view: view, base: base, editorText: editorText)
             }
             view.resync(to: document.text)
+            daemon.log(.resynced(view: view.id), of: document)
             let text = document.text.string
             logger.info("session \(id): \(request.uri) resynced, epoch \(view.epoch)")
             return DocumentRequest.TextResult(uri: request.uri, text: text, epoch: view.epoch, hash: TextHash.sha256Hex(text)).json
@@ -257,26 +258,124 @@ public final class EditorSession: MessageHandler {
         let editorText = request.text ?? ""
         // Read before anything changes: a file that cannot be read refuses the open.
         let fileContent = try request.file.map { file throws(ResponseError) in try Daemon.readFile(file) }
+        if let existing = daemon.document(request.uri) {
+            try checkOpenKeepsText(of: existing, request: request, editorText: editorText)
+        }
         let (document, created) = daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
-        if !created, let base = request.base {
-            mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
+        var view: EditorView?
+        if !created {
+            if let viewID = request.view, let kept = daemon.dormantViews.take(viewID, of: document.id) {
+                view = resume(kept, of: document, request: request, editorText: editorText)
+            } else if let base = request.base {
+                mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
+            } else {
+                mergeOpened(document, request: request, editorText: editorText)
+            }
         }
         if let file = request.file, let content = fileContent {
-            // A reopen whose editor wrote the file itself: its changes came in with `base`.
-            let writtenByEditor = request.base != nil && content.map { $0.elementsEqual(editorText.utf8) } == true
+            // A reopen whose editor wrote the file itself: its changes came in with the reopen.
+            let writtenByEditor = (request.base != nil || view != nil) && content.map { $0.elementsEqual(editorText.utf8) } == true
             try daemon.bind(document, toFile: file, content: content, writtenByEditor: writtenByEditor)
         } else if document.file != nil {
             do { try daemon.mergeOutsideChanges(of: document) } catch { showError("Quire: \(error.message)") }
         }
-        let view = EditorView(uri: request.uri, text: document.text, replica: replica, encoding: encoding)
-        views[request.uri] = view
-        // The daemon's text wins: tell the editor how to get there from what it shows.
+        let opened: EditorView
+        if let view {
+            view.resync(to: document.text)
+            daemon.log(.resynced(view: view.id), of: document)
+            opened = view
+        } else {
+            opened = EditorView(id: daemon.makeViewID(), uri: request.uri, text: document.text, replica: replica, encoding: encoding)
+            daemon.log(.opened(view: opened.id), of: document)
+        }
+        views[request.uri] = opened
+        // Tell the editor how to get from what it shows to the document's text.
         let target = document.text.string
         let changes = created || target == editorText ? [] : Self.changes(from: editorText, to: target, in: encoding)
         daemon.sendAllSelections(in: document, to: self)
-        logger.info("session \(id): opened \(request.uri) (\(created ? "created" : "joined"), \(document.text.count) characters)")
-        return OpenDocumentRequest.Result(uri: request.uri, epoch: view.epoch, created: created, changes: changes,
-                                          hash: TextHash.sha256Hex(target)).json
+        logger.info("session \(id): opened \(request.uri) (\(created ? "created" : view != nil ? "its view resumed" : "joined"), \(document.text.count) characters)")
+        return OpenDocumentRequest.Result(uri: request.uri, epoch: opened.epoch, created: created, changes: changes,
+                                          hash: TextHash.sha256Hex(target), view: opened.id).json
+    }
+
+    /// Throws, changing nothing, when opening `document` with `editorText` would replace text the
+    /// editor shows with no way to keep it: the editor shows other text than the document, has no
+    /// view or base to say what it changed, the document has edits, no bound file gives a base,
+    /// and the editor did not say what the person chose (`conflict`).
+    private func checkOpenKeepsText(of document: SharedDocument, request: OpenDocumentRequest, editorText: String) throws(ResponseError) {
+        guard request.base == nil, request.conflict == nil, Self.holdsText(editorText),
+              !(document.isPristine && !document.everShared) else { return }
+        if let viewID = request.view, daemon.dormantViews.views(of: document.id).contains(where: { $0.id == viewID }) { return }
+        if let file = request.file, let binding = document.file, binding.path == file { return }
+        let current = document.text.string
+        guard current != editorText else { return }
+        throw .documentDiffers(uri: request.uri, characters: document.text.count)
+    }
+
+    /// An open with no view or base of a document that exists: nothing the editor shows is lost.
+    /// A document never edited takes the editor's text; a document bound to the same file merges
+    /// what the editor changed from the file's last synced text; otherwise the person chose
+    /// (`conflict`): `take` the shared text, or `merge` (the editor's text is added after it).
+    private func mergeOpened(_ document: SharedDocument, request: OpenDocumentRequest, editorText: String) {
+        let current = document.text.string
+        guard Self.holdsText(editorText), editorText != current else { return }
+        if document.isPristine && !document.everShared {
+            contributeAppended(editorText, to: document, separated: false)
+        } else if let file = request.file, let binding = document.file, binding.path == file {
+            mergeReopened(document, base: binding.base.string, editorText: editorText)
+        } else if request.conflict == .merge {
+            contributeAppended(editorText, to: document, separated: true)
+        }
+    }
+
+    /// Whether an editor showing `text` shows something to keep: more than white space (an empty
+    /// buffer is one empty line to Vim).
+    static func holdsText(_ text: String) -> Bool {
+        text.unicodeScalars.contains { !$0.properties.isWhitespace }
+    }
+
+    /// Adds `addition` at the end of `document` as this session's edit (one undo step), after a
+    /// line break when `separated` and the document does not end in one.
+    private func contributeAppended(_ addition: String, to document: SharedDocument, separated: Bool) {
+        var scratch = document.text
+        scratch.replica = replica
+        let end = scratch.count
+        let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
+        let separator = separated && !endsInBreak ? "\n" : ""
+        let operations = scratch.replace(end..<end, with: Array((separator + addition).unicodeScalars))
+        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
+        daemon.contribute(operations, to: document, from: self)
+        logger.info("session \(id): the editor's text went into \(document.uri) (\(addition.unicodeScalars.count) characters)")
+    }
+
+    /// A reopen that names a view the daemon kept: what the editor shows is resolved against
+    /// exactly the elements that view showed at the editor's `revision` (what it was sent and
+    /// applied), by the same path as a live edit, so whatever others did meanwhile merges by
+    /// identity. When the editor's epoch or revision is not one the view can be at, what it
+    /// changed from the view's text merges as text, and the view is kept (nil is returned).
+    private func resume(_ view: EditorView, of document: SharedDocument, request: OpenDocumentRequest, editorText: String) -> EditorView? {
+        guard let epoch = request.epoch, let revision = request.revision, epoch == view.epoch,
+              let shown = view.text(atRevision: revision) else {
+            logger.warning("session \(id): \(document.uri): epoch \(request.epoch ?? -1) revision \(request.revision ?? -1) is not where view \(view.id) can be; the reopen merges as text")
+            mergeReopened(document, base: view.sent.string, editorText: editorText)
+            daemon.keepDormant(view, of: document)
+            return nil
+        }
+        view.takeReplica(replica)
+        view.encoding = encoding
+        guard shown.string != editorText else { return view }
+        do {
+            let operations = try view.applyEditorEdit(epoch: epoch, revision: revision, changes: [.full(editorText)])
+            // What was typed while the daemon was away is one undo step of this session's own.
+            histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
+            daemon.contribute(operations, to: document, from: self, edit: (view, epoch, revision))
+            logger.info("session \(id): \(document.uri): the reopen resumed view \(view.id) with \(operations.count) operations")
+            return view
+        } catch {
+            logger.error("session \(id): \(document.uri): the reopen does not fit view \(view.id) (\(error.message)); it merges as text")
+            mergeReopened(document, base: shown.string, editorText: editorText)
+            return nil
+        }
     }
 
     /// `base` with the edits of `pending` that `document` had applied (by edit ID) added: the
@@ -355,7 +454,8 @@ public final class EditorSession: MessageHandler {
         let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes,
                                                   cursor: message.cursor)
         histories[message.uri, default: UndoHistory()].record(operations, before: document.text, group: message.undoGroup)
-        daemon.contribute(operations, to: document, from: self, editID: message.editID)
+        daemon.contribute(operations, to: document, from: self, editID: message.editID,
+                          edit: (view, message.epoch, message.revision))
         return view.editorRevision
     }
 
@@ -404,8 +504,10 @@ public final class EditorSession: MessageHandler {
     /// Sends one daemon edit per document with operations this editor has not seen.
     func sendPendingEdits() {
         for uri in views.keys.sorted() {
-            guard let view = views[uri], view.hasUnsentOperations,
-                  let edit = view.makeDaemonEdit(hashLimit: daemon.configuration.hashLimit) else { continue }
+            guard let view = views[uri], view.hasUnsentOperations else { continue }
+            let edit = view.makeDaemonEdit(hashLimit: daemon.configuration.hashLimit)
+            if let document = daemon.document(uri) { daemon.log(.sent(view: view.id), of: document) }
+            guard let edit else { continue }
             send(.notification(method: EditDocumentMessage.method, params: edit.json))
         }
     }

@@ -21,23 +21,28 @@ import ReplicatingTypes
 final class EditorView {
     typealias Operation = ReplicatingArrayOperation<Unicode.Scalar>
 
+    /// Names this view durably: the editor gets it from `document/open` and sends it back when it
+    /// reopens after the daemon went away, so its text is resolved against exactly this view.
+    let id: String
     let uri: String
-    let encoding: PositionEncoding
-    private(set) var epoch = 0
-    private(set) var confirmed: ReplicatingText
+    /// The session's position encoding; a view recovered from the log takes its new session's.
+    var encoding: PositionEncoding
+    fileprivate(set) var epoch = 0
+    fileprivate(set) var confirmed: ReplicatingText
     /// A separate copy while it differs from `confirmed`, kept afterwards so that steady editing
     /// never copies the text; dropped (and rebuilt) only when the editor drops daemon edits.
-    private var sentCopy: ReplicatingText?
-    private var pending: [(revision: Int, operations: [Operation])] = []
-    private var unsent: [Operation] = []
-    private(set) var sentRevision = 0
-    private(set) var confirmedRevision = 0
-    private(set) var editorRevision = 0
+    fileprivate var sentCopy: ReplicatingText?
+    fileprivate var pending: [(revision: Int, operations: [Operation])] = []
+    fileprivate var unsent: [Operation] = []
+    fileprivate(set) var sentRevision = 0
+    fileprivate(set) var confirmedRevision = 0
+    fileprivate(set) var editorRevision = 0
     /// Why an editor edit of this epoch was refused: every later edit of the epoch was based on
     /// it, so they are refused too until a resync starts a new epoch.
     private(set) var refusal: String?
 
-    init(uri: String, text: ReplicatingText, replica: ReplicaID, encoding: PositionEncoding) {
+    init(id: String, uri: String, text: ReplicatingText, replica: ReplicaID, encoding: PositionEncoding) {
+        self.id = id
         self.uri = uri
         self.encoding = encoding
         confirmed = text
@@ -83,18 +88,7 @@ final class EditorView {
         guard revision >= confirmedRevision else {
             throw .invalidParams("params.revision: \(revision) is older than revision \(confirmedRevision), which this editor already confirmed")
         }
-        // The editor showed confirmed plus the pending edits up to `revision`: confirm them. Later
-        // pending edits were based on an older editor revision, so the editor drops them: their
-        // operations go back to `unsent`. This bookkeeping holds whether or not the changes fit.
-        let confirming = pending.prefix { $0.revision <= revision }.count
-        for edit in pending[..<confirming] { for op in edit.operations { confirmed.integrate(op) } }
-        if confirming < pending.count {
-            unsent = pending[confirming...].flatMap(\.operations) + unsent
-            sentCopy = nil
-            sentRevision = revision
-        }
-        pending = []
-        confirmedRevision = revision
+        confirm(upTo: revision)
         // Resolve the changes against exactly that text. A single change is validated before it
         // modifies anything; several are tried on a copy so a bad one leaves no trace.
         var operations: [Operation] = []
@@ -111,6 +105,45 @@ final class EditorView {
         for op in operations { sentCopy?.integrate(op) }
         editorRevision += 1
         return operations
+    }
+
+    /// The editor showed confirmed plus the pending edits up to `revision`: confirms them. Later
+    /// pending edits were based on an older editor revision, so the editor drops them: their
+    /// operations go back to `unsent`. This bookkeeping holds whether or not the changes fit.
+    private func confirm(upTo revision: Int) {
+        let confirming = pending.prefix { $0.revision <= revision }.count
+        for edit in pending[..<confirming] { for op in edit.operations { confirmed.integrate(op) } }
+        if confirming < pending.count {
+            unsent = pending[confirming...].flatMap(\.operations) + unsent
+            sentCopy = nil
+            sentRevision = revision
+        }
+        pending = []
+        confirmedRevision = revision
+    }
+
+    /// Replays an editor edit the log recorded (recovery): the same bookkeeping as
+    /// `applyEditorEdit`, with the operations it resolved to instead of the changes. A record
+    /// that does not fit this view (it cannot, unless the log was damaged) is ignored.
+    func replayEditorEdit(epoch: Int, revision: Int, operations: [Operation]) {
+        guard epoch == self.epoch, revision <= sentRevision, revision >= confirmedRevision else { return }
+        confirm(upTo: revision)
+        for op in operations {
+            confirmed.integrate(op)
+            sentCopy?.integrate(op)
+        }
+        editorRevision += 1
+    }
+
+    /// Replays the sending of a daemon edit (recovery): what `makeDaemonEdit` did to the view.
+    func replayDaemonEdit() {
+        _ = makeDaemonEdit(hashLimit: -1)
+    }
+
+    /// Forgets the operations the editor was not sent: a view no session shows needs only what
+    /// its editor may show (`text(atRevision:)`); it is brought up to date by a resync.
+    func dropUnsent() {
+        unsent = []
     }
 
     /// Sends what the editor has not seen: applies `unsent` to `sent` and returns the editor's
@@ -158,16 +191,95 @@ final class EditorView {
         editorRevision = 0
     }
 
-    /// The text the editor shows after applying daemon revision `revision`, when known.
+    /// The text the editor shows after applying daemon revision `revision`, when known: any
+    /// revision from the confirmed one to the last sent.
+    /// - Complexity: O(1) for the confirmed and the last sent revision; O(n) in between.
     func text(atRevision revision: Int) -> ReplicatingText? {
         if revision == sentRevision { return sent }
         if revision == confirmedRevision { return confirmed }
-        return nil
+        guard revision > confirmedRevision, revision < sentRevision else { return nil }
+        var text = confirmed
+        for edit in pending where edit.revision <= revision {
+            for op in edit.operations { text.integrate(op) }
+        }
+        return text
     }
 
     static func wireChange(_ change: TextChange) -> WireChange {
         .range(WireRange(start: WirePosition(line: change.range.start.line, character: change.range.start.character),
                          end: WirePosition(line: change.range.end.line, character: change.range.end.character)),
                text: change.text)
+    }
+}
+
+// MARK: Persistence
+
+extension EditorView {
+    private static let stateFormat: UInt8 = 1
+    /// Pending daemon edits a stored view may hold; more is damage, not something to allocate.
+    private static let maximumStoredPending = 1 << 20
+
+    /// This view's whole state, for a snapshot (`DocumentFiles` keeps it as an opaque record);
+    /// `init(decodingState:)` rebuilds it, so recovery continues replaying the log from there.
+    func encodedState() -> [UInt8] {
+        var writer = BinaryWriter()
+        writer.write(Self.stateFormat)
+        let idBytes = Array(id.utf8)
+        writer.writeVarint(UInt64(idBytes.count))
+        writer.write(contentsOf: idBytes)
+        for number in [epoch, sentRevision, confirmedRevision, editorRevision] { writer.writeVarint(UInt64(max(0, number))) }
+        let state = confirmed.encodedState()
+        writer.writeVarint(UInt64(state.count))
+        writer.write(contentsOf: state)
+        writer.writeVarint(UInt64(pending.count))
+        for edit in pending {
+            writer.writeVarint(UInt64(max(0, edit.revision)))
+            let operations = ReplicatingArrayCoding.encode(edit.operations)
+            writer.writeVarint(UInt64(operations.count))
+            writer.write(contentsOf: operations)
+        }
+        let operations = ReplicatingArrayCoding.encode(unsent)
+        writer.writeVarint(UInt64(operations.count))
+        writer.write(contentsOf: operations)
+        return writer.bytes
+    }
+
+    /// A view as `encodedState()` kept it. Throws on damage, never traps.
+    convenience init(decodingState bytes: [UInt8], uri: String, replica: ReplicaID) throws(BinaryDecodingError) {
+        var reader = BinaryReader(bytes)
+        guard try reader.readByte() == Self.stateFormat else { throw .invalid("unknown view state format") }
+        let idLength = try reader.readCount(limit: 256)
+        guard let id = String(validating: try reader.readBytes(idLength), as: UTF8.self) else { throw .invalid("a view ID is not UTF-8") }
+        var numbers: [Int] = []
+        for _ in 0..<4 { numbers.append(try reader.readCount(limit: Int(Int32.max))) }
+        let stateLength = try reader.readCount(limit: reader.remaining)
+        let confirmed = try ReplicatingText(decodingState: Array(try reader.readBytes(stateLength)), replica: replica)
+        self.init(id: id, uri: uri, text: confirmed, replica: replica, encoding: .utf32)
+        epoch = numbers[0]
+        sentRevision = numbers[1]
+        confirmedRevision = numbers[2]
+        editorRevision = numbers[3]
+        let pendingCount = try reader.readCount(limit: min(Self.maximumStoredPending, reader.remaining))
+        for _ in 0..<pendingCount {
+            let revision = try reader.readCount(limit: Int(Int32.max))
+            let length = try reader.readCount(limit: reader.remaining)
+            let operations = try ReplicatingArrayCoding.decode(Array(try reader.readBytes(length)), as: Unicode.Scalar.self)
+            pending.append((revision, operations))
+        }
+        let length = try reader.readCount(limit: reader.remaining)
+        unsent = try ReplicatingArrayCoding.decode(Array(try reader.readBytes(length)), as: Unicode.Scalar.self)
+        if !pending.isEmpty {
+            var copy = self.confirmed
+            for edit in pending { for op in edit.operations { copy.integrate(op) } }
+            sentCopy = copy
+        }
+        guard reader.isAtEnd else { throw .invalid("a view state has \(reader.remaining) bytes too many") }
+    }
+
+    /// Edits of this view's editor from now on are made as `replica` (a recovered view taken
+    /// over by a new session).
+    func takeReplica(_ replica: ReplicaID) {
+        confirmed.replica = replica
+        sentCopy?.replica = replica
     }
 }

@@ -106,6 +106,20 @@ final class DocumentFiles {
         case editOperations = 3
         /// In a snapshot after the state: `[count: UInt32 LE]` then `[length: UInt8][ID]` each.
         case editIDs = 4
+        /// A `ViewEvent` (with an edit's ID and operations when it is an edit).
+        case viewEvent = 5
+        /// In a snapshot after the state and edit IDs: one editor view's state (opaque here).
+        case viewState = 6
+    }
+
+    /// Logs a view event; an edit's operations and ID go in the same record, so the edit, its
+    /// ID and what it did to its editor's view are durable together.
+    func append(_ event: ViewEvent, editID: String? = nil, operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) throws {
+        if let editID, case .edited = event { editIDs.insert(editID) }
+        let record = LogRecords.record([RecordKind.viewEvent.rawValue] + event.encoded(editID: editID, operations: operations))
+        try openSegment().append(record)
+        logBytesSinceSnapshot += record.count
+        hasUnsyncedData = true
     }
 
     /// Adds `operations` to the log (durable after the next `sync`), with the ID of the editor
@@ -157,13 +171,14 @@ final class DocumentFiles {
 
     /// Folds everything logged so far into a snapshot of `text` (which must hold every appended
     /// operation), then removes what two snapshots make redundant.
-    func writeSnapshot(of text: ReplicatingText) throws {
+    func writeSnapshot(of text: ReplicatingText, views: [[UInt8]] = []) throws {
         try sync()
         let next = segmentNumber + 1
         let newSegment = try Self.startSegment(next, in: directory)
         segment = segment == nil ? nil : newSegment   // open only if the old one was
         segmentNumber = next
-        let bytes = Self.encodeState(text) + Self.encodeEditIDs(editIDs)
+        var bytes = Self.encodeState(text) + Self.encodeEditIDs(editIDs)
+        for view in views { bytes += LogRecords.record([RecordKind.viewState.rawValue] + view) }
         try FileSystem.writeAtomically(bytes, to: directory + "/" + Self.snapshotName(next))
         let previous = newestSnapshot
         newestSnapshot = next
@@ -231,7 +246,7 @@ final class DocumentFiles {
     /// after it in order. A damaged record ends what is read of its segment; a damaged tail of
     /// the last segment is cut off so that appends follow intact data. Throws only when the
     /// directory does not hold a readable document at all.
-    static func recover(_ directory: String, replica: ReplicaID) throws -> Recovered {
+    static func recover(_ directory: String, replica: ReplicaID, views: (String, UInt64) -> ViewReplay? = { _, _ in nil }) throws -> Recovered {
         guard let metadataBytes = try FileSystem.read(directory + "/" + metadataName) else {
             throw StorageError("\(directory) has no \(metadataName)")
         }
@@ -250,12 +265,13 @@ final class DocumentFiles {
 
         var text = ReplicatingText(replica: replica)
         var editIDs = RecentEditIDs()
+        var viewStates: [[UInt8]] = []
         var firstSegment = segments.first ?? 1
         var newestSnapshot: Int?
         for number in snapshots.reversed() {
             let name = snapshotName(number)
             do {
-                (text, editIDs) = try readSnapshot(directory + "/" + name, replica: replica)
+                (text, editIDs, viewStates) = try readSnapshot(directory + "/" + name, replica: replica)
                 firstSegment = number
                 newestSnapshot = number
                 break
@@ -267,6 +283,8 @@ final class DocumentFiles {
             warnings.append("no snapshot is usable and segments before \(segmentName(firstSegment)) are gone: the history starts part-way")
         }
 
+        let replay = views(uri, id)
+        replay?.restore(viewStates, document: text)
         var operationCount = 0
         let replayed = segments.filter { $0 >= firstSegment }
         var lastSegmentBytes = 0
@@ -279,10 +297,15 @@ final class DocumentFiles {
             var damage = scan.damage
             for (index, payload) in scan.payloads.enumerated() {
                 do {
-                    let (editID, operations) = try decodeOperations(payload)
+                    let (editID, operations, event) = try decodeOperations(payload)
                     for operation in operations { text.integrate(operation) }
                     if let editID { editIDs.insert(editID) }
                     operationCount += operations.count
+                    if let event {
+                        replay?.replayed(event, operations: operations, document: text)
+                    } else if !operations.isEmpty {
+                        replay?.replayed(operations, document: text)
+                    }
                 } catch {
                     damage = "record \(index + 1) does not decode (\(error))"
                     validEnd = payload.startIndex - LogRecords.headerBytes
@@ -332,11 +355,16 @@ final class DocumentFiles {
                          warnings: warnings)
     }
 
-    /// A log record's operations, and the ID of the editor edit they make up when it has one.
-    private static func decodeOperations(_ payload: ArraySlice<UInt8>) throws -> (editID: String?, operations: [ReplicatingArrayOperation<Unicode.Scalar>]) {
+    /// A log record's operations, the ID of the editor edit they make up when it has one, and
+    /// the view event it records, if it is one.
+    private static func decodeOperations(_ payload: ArraySlice<UInt8>) throws
+        -> (editID: String?, operations: [ReplicatingArrayOperation<Unicode.Scalar>], event: ViewEvent?) {
         switch payload.first.flatMap(RecordKind.init(rawValue:)) {
         case .operations:
-            return (nil, try ReplicatingArrayCoding.decode(Array(payload.dropFirst()), as: Unicode.Scalar.self))
+            return (nil, try ReplicatingArrayCoding.decode(Array(payload.dropFirst()), as: Unicode.Scalar.self), nil)
+        case .viewEvent:
+            let (event, editID, operations) = try ViewEvent.decode(payload.dropFirst())
+            return (editID, operations, event)
         case .editOperations:
             let start = payload.startIndex + 2
             guard payload.count >= 2, payload.count >= 2 + Int(payload[payload.startIndex + 1]) else {
@@ -346,7 +374,7 @@ final class DocumentFiles {
             guard let id = String(validating: payload[start..<(start + length)], as: UTF8.self) else {
                 throw StorageError("an edit record's ID is not UTF-8")
             }
-            return (id, try ReplicatingArrayCoding.decode(Array(payload[(start + length)...]), as: Unicode.Scalar.self))
+            return (id, try ReplicatingArrayCoding.decode(Array(payload[(start + length)...]), as: Unicode.Scalar.self), nil)
         default:
             throw StorageError("unknown record kind \(payload.first ?? 0)")
         }
@@ -391,17 +419,26 @@ final class DocumentFiles {
         return LogRecords.Kind.snapshot.magic + LogRecords.record(payload)
     }
 
-    /// A snapshot's state, and the edit IDs written after it (none in older snapshots).
-    private static func readSnapshot(_ path: String, replica: ReplicaID) throws -> (text: ReplicatingText, editIDs: RecentEditIDs) {
+    /// A snapshot's state, the edit IDs written after it (none in older snapshots) and the
+    /// states of the editor views open when it was written.
+    private static func readSnapshot(_ path: String, replica: ReplicaID) throws
+        -> (text: ReplicatingText, editIDs: RecentEditIDs, views: [[UInt8]]) {
         guard let bytes = try FileSystem.read(path) else { throw StorageError("it is gone") }
         let scan = LogRecords.scan(bytes, kind: .snapshot)
         if let damage = scan.damage { throw StorageError(damage) }
-        guard (1...2).contains(scan.payloads.count), let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
-            throw StorageError("it holds \(scan.payloads.count) records, not one state")
+        guard let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
+            throw StorageError("it does not start with a state")
         }
         let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica)
-        guard scan.payloads.count == 2 else { return (text, RecentEditIDs()) }
-        guard scan.payloads[1].first == RecordKind.editIDs.rawValue else { throw StorageError("its second record is not a list of edit IDs") }
-        return (text, try decodeEditIDs(scan.payloads[1]))
+        var editIDs = RecentEditIDs()
+        var views: [[UInt8]] = []
+        for (index, record) in scan.payloads.enumerated().dropFirst() {
+            switch record.first.flatMap(RecordKind.init(rawValue:)) {
+            case .editIDs where index == 1: editIDs = try decodeEditIDs(record)
+            case .viewState: views.append(Array(record.dropFirst()))
+            default: throw StorageError("its record \(index + 1) is neither edit IDs nor a view")
+            }
+        }
+        return (text, editIDs, views)
     }
 }

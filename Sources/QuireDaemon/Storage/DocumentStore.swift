@@ -123,6 +123,12 @@ public final class DocumentStore {
     /// Every document in the data directory, each from its newest intact state. Damage is
     /// logged as a warning saying what was dropped; an unreadable document is logged and skipped.
     public func loadDocuments() -> [LoadedDocument] {
+        loadDocuments(rebuildingViews: { _, _ in nil })
+    }
+
+    /// `loadDocuments()`, with `views(uri, id)` rebuilding the editor views of each document as
+    /// its log is replayed.
+    func loadDocuments(rebuildingViews views: (String, UInt64) -> ViewReplay?) -> [LoadedDocument] {
         let names: [String]
         do { names = try FileSystem.list(documentsPath).sorted() } catch {
             logger.error("cannot list \(documentsPath): \(error)")
@@ -132,7 +138,7 @@ public final class DocumentStore {
         for name in names where !name.hasSuffix(".tmp") {
             let directory = documentsPath + "/" + name
             do {
-                let recovered = try DocumentFiles.recover(directory, replica: replica)
+                let recovered = try DocumentFiles.recover(directory, replica: replica, views: views)
                 recovered.files.minimumLogBytesBeforeSnapshot = snapshotLogBytes
                 for warning in recovered.warnings { logger.warning("document \(recovered.files.uri): \(warning)") }
                 files[recovered.files.id] = recovered.files
@@ -179,6 +185,16 @@ public final class DocumentStore {
         guard failure == nil, let documentFiles = files[id] else { return }
         attempt("log edits of \(documentFiles.uri)") {
             try documentFiles.append(operations, editID: editID)
+            try afterAppend(documentFiles)
+        }
+    }
+
+    /// Logs what happened to an editor's view of document `id` (an edit's operations with it).
+    func append(_ event: ViewEvent, toDocument id: UInt64, editID: String? = nil,
+                operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) {
+        guard failure == nil, let documentFiles = files[id] else { return }
+        attempt("log an editor view of \(documentFiles.uri)") {
+            try documentFiles.append(event, editID: editID, operations: operations)
             try afterAppend(documentFiles)
         }
     }
@@ -238,12 +254,18 @@ public final class DocumentStore {
 
     /// Snapshots every document whose log has grown enough; `text(id)` gives its current state.
     public func snapshotDueDocuments(text: (UInt64) -> ReplicatingText?) {
+        snapshotDueDocuments(withViews: { id in text(id).map { ($0, []) } })
+    }
+
+    /// `snapshotDueDocuments(text:)`, where `text(id)` also gives the states of the document's
+    /// editor views, which the snapshot keeps.
+    func snapshotDueDocuments(withViews text: (UInt64) -> (text: ReplicatingText, views: [[UInt8]])?) {
         guard failure == nil, !grown.isEmpty else { return }
         let candidates = grown
         grown = []
         for id in candidates.sorted() {
             guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id) else { continue }
-            attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current) }
+            attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current.text, views: current.views) }
         }
     }
 

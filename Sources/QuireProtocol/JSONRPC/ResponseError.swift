@@ -38,6 +38,7 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let staleEpochCode = -32014
     public static let resyncNeededCode = -32015
     public static let unavailableCode = -32016
+    public static let documentDiffersCode = -32017
 
     public static func parseError(_ detail: String) -> ResponseError {
         ResponseError(code: parseErrorCode, message: "Parse error: \(detail)")
@@ -74,6 +75,16 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
         ResponseError(code: resyncNeededCode,
                       message: "An earlier edit of epoch \(epoch) was refused (\(reason)); resync the document, sending its text and base, before editing on",
                       data: ["epoch": .integer(Int64(epoch))])
+    }
+
+    /// `document/open` of a document that exists with other text, when nothing says what the
+    /// editor's text has in common with it: the daemon changed nothing, and the editor asks the
+    /// person whether to take the shared text or merge both (`conflict`), or to open its text
+    /// under another name.
+    public static func documentDiffers(uri: String, characters: Int) -> ResponseError {
+        ResponseError(code: documentDiffersCode,
+                      message: "\(uri.debugDescription) is already shared with other text (\(characters) characters): take the shared text, merge yours into it, or open yours under another name",
+                      data: ["uri": .string(uri), "characters": .integer(Int64(characters)), "choices": ["take", "merge"]])
     }
 
     public static func staleEpoch(got: Int, current: Int) -> ResponseError {

@@ -1,0 +1,91 @@
+import ReplicatingTypes
+
+/// Editor views that no session shows any more but whose editor may come back: the views of
+/// editors whose connection ended without closing them, and every view recovered from the log
+/// after a restart. A reopen that names one is resolved against exactly the elements that
+/// editor saw (protocol/decisions/durable-views.md).
+///
+/// Guarantees: at most `maximumPerDocument` per document (the oldest go first, and their going
+/// is logged, so a restart does not bring them back); a view is taken at most once; the
+/// elements dormant views show stay stored (`referencedIDs`), so a returning editor's text can
+/// always be placed.
+final class DormantViews {
+    static let maximumPerDocument = 8
+
+    /// By document ID, oldest first.
+    private var views: [UInt64: [EditorView]] = [:]
+
+    /// Keeps `view` of document `documentID`; returns the views that had to go to make room.
+    func keep(_ view: EditorView, of documentID: UInt64) -> [EditorView] {
+        view.dropUnsent()
+        var list = views[documentID, default: []]
+        list.removeAll { $0.id == view.id }
+        list.append(view)
+        let evicted = Array(list.prefix(max(0, list.count - Self.maximumPerDocument)))
+        views[documentID] = Array(list.suffix(Self.maximumPerDocument))
+        return evicted
+    }
+
+    /// Takes view `id` of document `documentID` out, if it is kept.
+    func take(_ id: String, of documentID: UInt64) -> EditorView? {
+        guard let index = views[documentID]?.firstIndex(where: { $0.id == id }) else { return nil }
+        return views[documentID]?.remove(at: index)
+    }
+
+    /// Every kept view of document `documentID`, oldest first.
+    func views(of documentID: UInt64) -> [EditorView] { views[documentID] ?? [] }
+
+    /// Forgets every view of document `documentID` (its text was replaced whole); returns them.
+    func removeAll(of documentID: UInt64) -> [EditorView] {
+        views.removeValue(forKey: documentID) ?? []
+    }
+
+    /// Elements the kept views of `documentID` show.
+    func referencedIDs(of documentID: UInt64) -> [ElementIDRange] {
+        views(of: documentID).flatMap(\.referencedIDs)
+    }
+}
+
+/// Rebuilds one document's editor views from its snapshot and log (`ViewReplay`), by the same
+/// bookkeeping the live views did.
+final class ViewRecovery: ViewReplay {
+    private let uri: String
+    private let replica: ReplicaID
+    /// Views in the order they were opened.
+    private(set) var views: [EditorView] = []
+    /// Views whose snapshot state could not be read.
+    private(set) var damaged = 0
+
+    init(uri: String, replica: ReplicaID) {
+        self.uri = uri
+        self.replica = replica
+    }
+
+    func restore(_ states: [[UInt8]], document: ReplicatingText) {
+        for state in states {
+            do { views.append(try EditorView(decodingState: state, uri: uri, replica: replica)) } catch { damaged += 1 }
+        }
+    }
+
+    func replayed(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], document: ReplicatingText) {
+        for view in views { view.enqueue(operations) }
+    }
+
+    func replayed(_ event: ViewEvent, operations: [ReplicatingArrayOperation<Unicode.Scalar>], document: ReplicatingText) {
+        let index = views.firstIndex { $0.id == event.view }
+        switch event {
+        case .opened(let id):
+            if let index { views.remove(at: index) }
+            views.append(EditorView(id: id, uri: uri, text: document, replica: replica, encoding: .utf32))
+        case .edited(_, let epoch, let revision):
+            for (i, view) in views.enumerated() where i != index { view.enqueue(operations) }
+            if let index { views[index].replayEditorEdit(epoch: epoch, revision: revision, operations: operations) }
+        case .sent:
+            if let index { views[index].replayDaemonEdit() }
+        case .resynced:
+            if let index { views[index].resync(to: document) }
+        case .closed:
+            if let index { views.remove(at: index) }
+        }
+    }
+}
