@@ -88,6 +88,20 @@ final class SharedDocument {
         for op in operations { text.integrate(op) }
     }
 
+    /// Applies, one at a time, the operations of a batch that change this document, each judged
+    /// (`isNew`) against the state the earlier ones of the batch left; returns those, in order
+    /// (what is worth logging and relaying). An insertion and the removal of what it inserted,
+    /// in one batch, are both new and both applied.
+    /// - Complexity: O(k log n) for k operations.
+    func applyNew(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        var applied: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        for op in operations where isNew(op) {
+            text.integrate(op)
+            applied.append(op)
+        }
+        return applied
+    }
+
     /// Why `operation` contradicts what this document holds, beyond what the CRDT checks: an
     /// insertion reusing IDs of visible characters with other characters. Nil when consistent.
     /// - Complexity: O(k log n) for the k elements already known.

@@ -497,6 +497,8 @@ public final class PeerLink {
                 return cut("invalid operation for \(uri): \(problem)")
             }
         }
+        // Against what the earlier operations of the frame add, before any of it is applied.
+        if let problem = BatchConsistency.problem(in: operations) { return cut("invalid operation for \(uri): \(problem)") }
         operationsIn += operations.count
         notePeerHas(operations, of: document.uri)
         daemon.contribute(operations, to: document, fromPeer: self)
