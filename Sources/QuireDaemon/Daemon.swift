@@ -350,6 +350,7 @@ public final class Daemon {
     /// Heartbeats for every link; the server calls it every `interval` seconds.
     public func tickPeers(now: Double, interval: Double) {
         for link in links.values.sorted(by: { $0.id < $1.id }) { link.tick(now: now, interval: interval) }
+        for link in links.values.sorted(by: { $0.id < $1.id }) where link.state == .established { link.sendDueDigests() }
         tellFailureSummary(now: clock())
         tickStabilityRounds()
     }
