@@ -20,7 +20,7 @@ public final class PeerLink {
     public enum State: String, Sendable { case handshaking, established, closed }
 
     /// Protocol version spoken by this build; a peer with another one is refused.
-    public static let protocolVersion = 3
+    public static let protocolVersion = 4
     /// A user name from a peer is cut to this many characters (control characters removed).
     public static let maximumUserNameLength = 64
 
