@@ -69,6 +69,64 @@ import ReplicatingTypes
         #expect(Self.text(a) == "<B2>f(x) = y\n" && Self.text(c) == Self.text(a))
     }
 
+    /// Ann and Cat, at the ends of a chain, type punctuation-heavy tokens and delete while the
+    /// daemon in the middle loses operations (insertions and removals that reach its copy only, as
+    /// if dropped on the way); one digest round once the network is quiet brings every copy and
+    /// both editors together, and the round after it finds nothing left to send.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func operationsLostInTheMiddleOfAChainAreRepairedByOneRound(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100), b = net.makeDaemon(200), c = net.makeDaemon(300)
+        let ann = TestEditor(daemon: a), cat = TestEditor(daemon: c)
+        ann.initialize()
+        ann.open("notes", text: "f(x) = <A1>;\n")
+        let wires = [try net.link(a, b), try net.link(b, c)]
+        net.pump([a, b, c])
+        cat.initialize()
+        cat.open("notes", text: "f(x) = <A1>;\n")
+        let tokens = ["<A17>", "f(x)", "\"s\"", "[i]", "{}", ";\n", "->"]
+        var lost = 0
+        for step in 0..<200 {
+            let editor = Bool.random(using: &random) ? ann : cat
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<4:
+                let at = Int.random(in: 0...editor.text.count, using: &random)
+                editor.edit(at..<at, with: tokens.randomElement(using: &random) ?? "x")
+            case 4..<6 where editor.text.count > 2:
+                let start = Int.random(in: 0..<(editor.text.count - 1), using: &random)
+                editor.edit(start..<min(start + Int.random(in: 1...4, using: &random), editor.text.count), with: "")
+            case 6:
+                guard let middle = b.documents["notes"], middle.text.count > 2 else { break }
+                var side = middle.text
+                side.replica = ReplicaID(9_000 + UInt64(step))
+                let at = Int.random(in: 0..<(middle.text.count - 1), using: &random)
+                middle.apply(Bool.random(using: &random) ? side.replace(at..<at, with: Array("<L\(step)>".unicodeScalars))
+                                                          : side.replace(at..<(at + 2), with: []))
+                lost += 1
+            case 7:
+                net.pump([a, b, c], limit: Int.random(in: 1...3, using: &random))
+            default:
+                ann.deliverInbox()
+                cat.deliverInbox()
+            }
+        }
+        net.pump([a, b, c])
+        ann.deliverInbox()
+        cat.deliverInbox()
+        Self.digestRound(net, [a, b, c], at: 1)
+        ann.deliverInbox()
+        cat.deliverInbox()
+        #expect(lost > 0)
+        #expect(Self.text(a) == Self.text(b) && Self.text(b) == Self.text(c), "seed \(seed): \(lost) operations lost")
+        #expect(ann.string == Self.text(a) && cat.string == Self.text(c), "seed \(seed)")
+        let sent = wires.map { ($0.a?.operationsOut ?? 0) + ($0.b?.operationsOut ?? 0) }
+        Self.digestRound(net, [a, b, c], at: 6)
+        #expect(wires.map { ($0.a?.operationsOut ?? 0) + ($0.b?.operationsOut ?? 0) } == sent, "seed \(seed): the confirming round sent more")
+        #expect(wires.allSatisfy { $0.a?.state == .established && $0.b?.state == .established })
+        b.documents["notes"]?.text.scalars._checkInvariants()
+    }
+
     @Test func digestsOfEqualCopiesMatchAndOfCopiesDifferingInARemovalDiffer() {
         var typed = ReplicatingText(replica: ReplicaID(1))
         var operations = typed.replace(0..<0, with: Array("<A17> f(x)\n".unicodeScalars))
