@@ -16,8 +16,8 @@ import QuireProtocol
 /// 4. An answer is taken only for an ask sent and not yet answered, and a want only after an
 ///    answer that carried a version vector: the peer cannot make this daemon do work it did not
 ///    offer to do.
-/// Ticks count calls to `startTick()`; no arithmetic here can overflow in practice (64-bit tick
-/// and frame counts), and none traps: counts saturate.
+/// Ticks count calls to `startTick()`. No arithmetic here traps: the 64-bit tick and frame counts
+/// wrap (which takes longer than any link lives), the per-tick counts stop at their budgets.
 struct DigestExchange {
     static let maximumAsksPerTick = 256
     static let maximumAnswersPerTick = 2 * maximumAsksPerTick
