@@ -289,6 +289,16 @@ public final class Daemon {
                             logged: Bool = false) {
         guard !operations.isEmpty else { return }
         document.apply(operations)
+        record(operations, of: document, exceptSession: origin, exceptLink: originLink, editID: editID, logged: logged)
+    }
+
+    /// Logs operations already applied to `document` (unless `logged`: recorded with their view
+    /// already) and queues them for every session that has it open and every peer, but the ones
+    /// they came from.
+    private func record(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument,
+                        exceptSession origin: EditorSession? = nil, exceptLink originLink: PeerLink? = nil, editID: String? = nil,
+                        logged: Bool = false) {
+        guard !operations.isEmpty else { return }
         if !logged { store?.append(operations, toDocument: document.id, editID: editID) }
         for session in sessions.values where session !== origin { session.view(of: document.uri)?.enqueue(operations) }
         for link in links.values where link !== originLink { link.sendOperations(operations, of: document) }
@@ -390,6 +400,7 @@ public final class Daemon {
     /// Heartbeats for every link; the server calls it every `interval` seconds.
     public func tickPeers(now: Double, interval: Double) {
         for link in links.values.sorted(by: { $0.id < $1.id }) { link.tick(now: now, interval: interval) }
+        for link in links.values.sorted(by: { $0.id < $1.id }) where link.state == .established { link.sendDueDigests() }
         tellFailureSummary(now: clock())
         tickStabilityRounds()
     }
@@ -404,9 +415,11 @@ public final class Daemon {
 
     /// Operations a peer sent: only those this daemon did not have go into the document, to the
     /// editors that have it open, and on to every other peer (so chains and meshes converge
-    /// without echoes). Sent to editors at the next `flush()`.
+    /// without echoes). Each is judged against the state the earlier ones of the batch left, so
+    /// an insertion and the removal of what it inserted both go in and on. Sent to editors at
+    /// the next `flush()`.
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, fromPeer origin: PeerLink) {
-        distribute(operations.filter { document.isNew($0) }, to: document, exceptLink: origin)
+        record(document.applyNew(operations), of: document, exceptLink: origin)
     }
 
     /// The local document a peer's document `uri` with `id` maps to, created when new. Two

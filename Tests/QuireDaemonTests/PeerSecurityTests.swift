@@ -42,7 +42,7 @@ import ReplicatingTypes
     /// A hello as the attacker makes it: its own ephemeral key, any nonce.
     static func attackerHello(nonce: String) -> [UInt8] {
         let key = Hex.encode(Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation))
-        return PeerFrame.hello(["protocol": 3, "nonce": .string(nonce), "key": .string(key)]).encoded()
+        return PeerFrame.hello(["protocol": .integer(Int64(PeerLink.protocolVersion)), "nonce": .string(nonce), "key": .string(key)]).encoded()
     }
 
     static func nonce(in hello: [UInt8]) -> String? {

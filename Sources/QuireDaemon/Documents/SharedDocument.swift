@@ -48,6 +48,11 @@ final class SharedDocument {
     var sharing = DocumentSharing()
     /// The latest editor edits applied, by `editId` (kept durably with them by the store).
     var appliedEditIDs = RecentEditIDs()
+    /// Grows with every change of `text` (operations applied, a state adopted): what a digest
+    /// was computed for (`DocumentDigest`).
+    private(set) var revision: UInt64 = 0
+    /// The digest of `text` at `revision`, once asked for.
+    var cachedDigest: (revision: UInt64, digest: DocumentDigest)?
 
     init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri
@@ -70,6 +75,7 @@ final class SharedDocument {
     /// Takes a whole state a peer sent in place of an empty copy.
     func adopt(_ state: ReplicatingText) {
         text = state
+        revision &+= 1
     }
 
     /// Elements the remote selections sit after, which must stay stored to place them.
@@ -86,6 +92,22 @@ final class SharedDocument {
     /// Applies operations a session or peer made. - Complexity: O(k log n)
     func apply(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         for op in operations { text.integrate(op) }
+        if !operations.isEmpty { revision &+= 1 }
+    }
+
+    /// Applies, one at a time, the operations of a batch that change this document, each judged
+    /// (`isNew`) against the state the earlier ones of the batch left; returns those, in order
+    /// (what is worth logging and relaying). An insertion and the removal of what it inserted,
+    /// in one batch, are both new and both applied.
+    /// - Complexity: O(k log n) for k operations.
+    func applyNew(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        var applied: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        for op in operations where isNew(op) {
+            text.integrate(op)
+            applied.append(op)
+        }
+        if !applied.isEmpty { revision &+= 1 }
+        return applied
     }
 
     /// Why `operation` contradicts what this document holds, beyond what the CRDT checks: an

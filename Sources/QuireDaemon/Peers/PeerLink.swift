@@ -20,12 +20,12 @@ public final class PeerLink {
     public enum State: String, Sendable { case handshaking, established, closed }
 
     /// Protocol version spoken by this build; a peer with another one is refused.
-    public static let protocolVersion = 3
+    public static let protocolVersion = 4
     /// A user name from a peer is cut to this many characters (control characters removed).
     public static let maximumUserNameLength = 64
 
     public let id: Int
-    private unowned let daemon: Daemon
+    unowned let daemon: Daemon
     private let write: ([UInt8]) -> Void
     private let closeTransport: () -> Void
     private var framer: PeerFramer
@@ -61,10 +61,12 @@ public final class PeerLink {
     /// What the peer is known to have, per document: from its document list, plus every
     /// operation sent to it or received from it. Drives `behind`.
     /// (See also `staleAtPeer`.)
-    private var peerVersions: [String: [ReplicaID: UInt64]] = [:]
+    private(set) var peerVersions: [String: [ReplicaID: UInt64]] = [:]
     /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
-    private var staleAtPeer: [String: Set<String>] = [:]
+    private(set) var staleAtPeer: [String: Set<String>] = [:]
+    /// Digest rounds on this link: what to ask about, what to answer (`PeerLink+Digests`).
+    var digests = DigestExchange()
 
     /// Elements (characters and tombstones) this daemon has and the peer is not known to have.
     public var behind: Int {
@@ -195,6 +197,7 @@ public final class PeerLink {
     // MARK: Frames
 
     private func handle(_ frame: PeerFrame) throws {
+        digests.noteReceived(frame)
         switch frame {
         case .hello(let hello):
             guard theirNonce == nil, opener == nil else { return cut("a second hello") }
@@ -269,6 +272,9 @@ public final class PeerLink {
             } catch {
                 return cut(error.description)
             }
+        case .digest(let message):
+            guard state == .established else { return cut("a digest before authentication") }
+            receiveDigest(message)
         case .heartbeat:
             break
         case .bye(let reason):
@@ -341,7 +347,7 @@ public final class PeerLink {
 
     /// Whether the peer is a holder of `document` retired here: it gets a state to rebase onto,
     /// and no operations go either way until it has.
-    private func isRetired(in document: SharedDocument) -> Bool {
+    func isRetired(in document: SharedDocument) -> Bool {
         peerReplica.map { document.sharing.retired[$0] != nil } ?? false
     }
 
@@ -418,7 +424,7 @@ public final class PeerLink {
         if operations.isEmpty { announce(document) } else { sendOperations(operations, of: document) }
     }
 
-    private func sendState(of document: SharedDocument) {
+    func sendState(of document: SharedDocument) {
         guard state == .established else { return }
         daemon.markShared(document, holder: peerReplica)
         send(.state(uri: document.uri, documentID: document.id, payload: document.text.encodedState()))
@@ -497,6 +503,8 @@ public final class PeerLink {
                 return cut("invalid operation for \(uri): \(problem)")
             }
         }
+        // Against what the earlier operations of the frame add, before any of it is applied.
+        if let problem = BatchConsistency.problem(in: operations) { return cut("invalid operation for \(uri): \(problem)") }
         operationsIn += operations.count
         notePeerHas(operations, of: document.uri)
         daemon.contribute(operations, to: document, fromPeer: self)
@@ -541,6 +549,7 @@ public final class PeerLink {
     /// Sends one frame, sealed once the hellos were exchanged.
     func send(_ frame: PeerFrame) {
         let bytes = sealer?.seal(frame.body()) ?? frame.encoded()
+        digests.noteSent(frame)
         bytesOut += bytes.count
         write(bytes)
     }

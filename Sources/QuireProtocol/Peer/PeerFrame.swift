@@ -19,9 +19,12 @@ public enum PeerFrame: Equatable, Sendable {
     /// Where one editor's cursors and selections are in a document, with its user's name and
     /// colour, anchored to element IDs (protocol/peer.md, *Presence*).
     case presence(JSONValue)
+    /// A digest of what a daemon holds of one document, or the answer that repairs a difference
+    /// (protocol/peer.md, *Repair*).
+    case digest(JSONValue)
 
     enum Kind: UInt8 {
-        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8, presence = 9
+        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8, presence = 9, digest = 10
     }
 
     /// Why a frame body is not a peer message.
@@ -52,6 +55,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .documents(let v): body = [Kind.documents.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .stability(let v): body = [Kind.stability.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .presence(let v): body = [Kind.presence.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
+        case .digest(let v): body = [Kind.digest.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .operations(let uri, let id, let payload): body = Self.documentBody(.operations, uri: uri, id: id, payload: payload)
         case .state(let uri, let id, let payload): body = Self.documentBody(.state, uri: uri, id: id, payload: payload)
         case .heartbeat: body = [Kind.heartbeat.rawValue]
@@ -72,6 +76,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .state: return "a document state"
         case .stability: return "a stability message"
         case .presence: return "presence"
+        case .digest: return "a digest"
         }
     }
 
@@ -87,6 +92,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .documents: return .documents(try json(payload))
         case .stability: return .stability(try json(payload))
         case .presence: return .presence(try json(payload))
+        case .digest: return .digest(try json(payload))
         case .heartbeat: return .heartbeat
         case .bye: return .bye(reason: String(decoding: payload, as: UTF8.self))
         case .operations:
