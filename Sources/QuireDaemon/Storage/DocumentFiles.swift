@@ -399,7 +399,7 @@ final class DocumentFiles {
         guard (1...2).contains(scan.payloads.count), let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
             throw StorageError("it holds \(scan.payloads.count) records, not one state")
         }
-        let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica)
+        let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica, maximumElements: .max)
         guard scan.payloads.count == 2 else { return (text, RecentEditIDs()) }
         guard scan.payloads[1].first == RecordKind.editIDs.rawValue else { throw StorageError("its second record is not a list of edit IDs") }
         return (text, try decodeEditIDs(scan.payloads[1]))
