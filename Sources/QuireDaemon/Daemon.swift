@@ -40,6 +40,24 @@ public final class Daemon {
         public var maximumBufferedOperations = 10_000
         /// Documents a daemon holds at most; a peer that would create more is cut off.
         public var maximumDocuments = 10_000
+        /// What one peer may make this daemon hold (protocol/peer.md, *Bounds*); a peer whose
+        /// frame breaks one is cut off before anything of that frame is applied, logged or relayed.
+        /// Lamport counters: at most this far ahead of the document's clock here, and never past
+        /// the ceiling (which leaves the local editors 2^62 counters).
+        public var maximumLamportLead: UInt64 = 1 << 32
+        public var maximumLamportClock: UInt64 = 1 << 62
+        /// Elements (characters, removed or not) a frame may add to a document, and a document
+        /// may hold in all (each costs an index entry whatever its content).
+        public var maximumNewElementsPerFrame = 1 << 22
+        public var maximumElementsPerDocument = 1 << 24
+        /// Replicas a frame may add to a document, and a document may name in all.
+        public var maximumNewReplicasPerFrame = 64
+        public var maximumReplicasPerDocument = 1_024
+        /// Entries of one document list (a link's first list names every shared document).
+        public var maximumDocumentsPerList = 10_000
+        /// Bytes written to a peer that it has not read yet; past this the link is cut (a peer
+        /// that does not read costs at most this much, plus one frame).
+        public var maximumUnsentPeerBytes = 8 << 20
         /// A holder of a document not linked with for longer than this (seconds) stops holding
         /// its tombstones back; it rebases onto a state when it returns.
         public var holderHorizon: Double = 30 * 24 * 3600

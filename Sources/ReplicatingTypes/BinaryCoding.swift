@@ -112,7 +112,10 @@ extension Unicode.Scalar: ReplicatingElementCodable {
     }
 
     public static func decode(count: Int, from reader: inout BinaryReader) throws(BinaryDecodingError) -> [Unicode.Scalar] {
-        let length = try reader.readCount(limit: Swift.min(reader.remaining, count * 4))
+        let length = try reader.readCount(limit: Swift.min(reader.remaining, count.multipliedReportingOverflow(by: 4).partialValue))
+        // Every scalar takes at least one byte: a count the bytes cannot hold is a lie, refused
+        // before anything is reserved for it.
+        guard count >= 0, count <= length else { throw .invalid("run claims \(count) scalars in \(length) bytes") }
         let bytes = try reader.readBytes(length)
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(count)

@@ -15,9 +15,10 @@ public struct LamportTimestamp: Hashable, Comparable, Sendable, Codable, CustomS
         lhs.counter != rhs.counter ? lhs.counter < rhs.counter : lhs.replica < rhs.replica
     }
 
-    /// The next timestamp `replica` issues after having seen `self`.
-    public func successor(by replica: ReplicaID) -> LamportTimestamp {
-        LamportTimestamp(counter: counter + 1, replica: replica)
+    /// The next timestamp `replica` issues after having seen `self`; nil when the counter has
+    /// none left (a counter from elsewhere may be `UInt64.max`: no trap, no wrap-around).
+    public func successor(by replica: ReplicaID) -> LamportTimestamp? {
+        counter < .max ? LamportTimestamp(counter: counter + 1, replica: replica) : nil
     }
 
     public var description: String { "\(counter)@\(replica)" }

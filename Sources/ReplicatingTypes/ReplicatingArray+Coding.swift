@@ -9,9 +9,9 @@
 /// `operations(since: [])`, so decoding a state re-derives its order and cannot smuggle in an
 /// order the algorithm would not produce.
 public enum ReplicatingArrayCoding {
-    static let maxOperations = 1 << 24
+    public static let maxOperations = 1 << 24
     static let maxRunLength = 1 << 26
-    static let maxReplicas = 1 << 16
+    public static let maxReplicas = 1 << 16
 
     enum Kind: UInt8 { case insertElements = 0, insertRemoved = 1, remove = 2 }
     enum AnchorForm: UInt8 { case start = 0, previousOfSameReplica = 1, sameReplica = 2, otherReplica = 3 }
@@ -90,7 +90,15 @@ public enum ReplicatingArrayCoding {
         return w.bytes
     }
 
-    public static func decode<Element: ReplicatingElementCodable>(_ bytes: [UInt8], as: Element.Type = Element.self) throws(BinaryDecodingError) -> [ReplicatingArrayOperation<Element>] {
+    /// Most elements a decoded state may hold unless the caller says otherwise (4 bytes of index
+    /// each, tombstones and compacted elements included).
+    public static let defaultMaximumElements = 1 << 26
+
+    /// Decodes a batch. Every count is checked against the bytes left before anything is
+    /// reserved for it; `maximumOperations` bounds the batch before its operations are built.
+    /// Claimed run lengths of removed elements are not allocated here (see `growth(from:)`).
+    public static func decode<Element: ReplicatingElementCodable>(_ bytes: [UInt8], as: Element.Type = Element.self,
+                                                                 maximumOperations: Int = maxOperations) throws(BinaryDecodingError) -> [ReplicatingArrayOperation<Element>] {
         var r = BinaryReader(bytes)
         let version = try r.readByte()
         guard version == UInt8(ReplicatingTypesInfo.formatVersion) else { throw .unsupportedVersion(version) }
@@ -101,7 +109,8 @@ public enum ReplicatingArrayCoding {
             guard i >= 0, i < replicas.count else { throw .invalid("replica index \(i) outside the table of \(replicas.count)") }
             return replicas[i]
         }
-        let count = try r.readCount(limit: Swift.min(maxOperations, r.remaining))
+        // An operation takes at least two bytes (a removal: tag and range count).
+        let count = try r.readCount(limit: Swift.min(maximumOperations, maxOperations, r.remaining / 2))
         var operations: [ReplicatingArrayOperation<Element>] = []
         operations.reserveCapacity(count)
         var nextCounter: [Int: UInt64] = [:]
@@ -136,7 +145,8 @@ public enum ReplicatingArrayCoding {
                 previousReplica = rIndex
                 previousLamportEnd = lamport + UInt64(length)
             case .remove:
-                let n = try r.readCount(limit: r.remaining)
+                // A range takes at least three bytes (replica index, start, length).
+                let n = try r.readCount(limit: r.remaining / 3)
                 var ranges = ElementIDRanges()
                 for _ in 0..<n {
                     let id = try replica(try r.readCount(limit: replicas.count))
@@ -162,13 +172,25 @@ extension ReplicatingArray where Element: ReplicatingElementCodable {
 
     /// Rebuilds an array from `encodedState()` bytes, edited locally as `replica`. Throws, leaving
     /// nothing half-built, on malformed bytes or a state that refers to elements it lacks.
-    public init(decodingState bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil) throws(BinaryDecodingError) {
+    /// A state that would hold more than `maximumElements` elements (tombstones and compacted
+    /// elements included) or more than `maximumReplicas` replicas is refused before it is built.
+    public init(decodingState bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil,
+                maximumElements: Int = ReplicatingArrayCoding.defaultMaximumElements,
+                maximumReplicas: Int = ReplicatingArrayCoding.maxReplicas - 1) throws(BinaryDecodingError) {
         if bytes.first == ReplicatingArrayOrderedState.version {
-            self = try ReplicatingArrayOrderedState.decode(bytes, replica: replica, paragraphBreak: paragraphBreak)
+            self = try ReplicatingArrayOrderedState.decode(bytes, replica: replica, paragraphBreak: paragraphBreak,
+                                                           maximumElements: maximumElements, maximumReplicas: maximumReplicas)
             return
         }
         let operations = try ReplicatingArrayCoding.decode(bytes, as: Element.self)
         self.init(replica: replica, paragraphBreak: paragraphBreak)
+        let growth = self.growth(from: operations)
+        guard growth.totalElements <= UInt64(Swift.max(0, maximumElements)) else {
+            throw .invalid("state claims \(growth.totalElements) elements, more than the limit of \(maximumElements)")
+        }
+        guard growth.totalReplicas <= maximumReplicas else {
+            throw .invalid("state names \(growth.totalReplicas) replicas, more than the limit of \(maximumReplicas)")
+        }
         apply(contentsOf: operations)
         guard rejectedOperationCount == 0 else { throw .invalid("state holds \(rejectedOperationCount) contradictory insertions") }
         guard pendingOperationCount == 0 else {

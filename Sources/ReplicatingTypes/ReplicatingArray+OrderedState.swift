@@ -59,20 +59,30 @@ enum ReplicatingArrayOrderedState {
         return w.bytes
     }
 
-    static func decode<Element: ReplicatingElementCodable>(_ bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)?) throws(BinaryDecodingError) -> ReplicatingArray<Element> {
+    static func decode<Element: ReplicatingElementCodable>(_ bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)?,
+                                                          maximumElements: Int, maximumReplicas: Int) throws(BinaryDecodingError) -> ReplicatingArray<Element> {
         typealias Storage = ReplicatingArrayStorage<Element>
         var r = BinaryReader(bytes)
         let v = try r.readByte()
         guard v == version else { throw .unsupportedVersion(v) }
         var array = ReplicatingArray<Element>(replica: replica, paragraphBreak: paragraphBreak)
         let s = array.storage
-        let replicaCount = try r.readCount(limit: Swift.min(ReplicatingArrayCoding.maxReplicas - 1, r.remaining))
+        // Each table entry takes at least two bytes (ID and count).
+        let replicaCount = try r.readCount(limit: Swift.min(ReplicatingArrayCoding.maxReplicas - 1, maximumReplicas, r.remaining / 2))
+        // The table is read and its counts checked before any index is made for them: a count
+        // is not backed by bytes (compacted elements are not sent), so the limit is the caller's.
+        var table: [(id: ReplicaID, known: Int)] = []
+        table.reserveCapacity(replicaCount)
         var totalKnown = 0
+        var listed: Set<ReplicaID> = []
         for _ in 0..<replicaCount {
             let id = ReplicaID(try r.readVarint())
-            guard s.index(of: id) == nil else { throw .invalid("replica \(id) listed twice") }
-            let known = try r.readCount(limit: Swift.max(0, (1 << 40) - totalKnown))
+            guard listed.insert(id).inserted else { throw .invalid("replica \(id) listed twice") }
+            let known = try r.readCount(limit: Swift.max(0, maximumElements - totalKnown))
             totalKnown += known
+            table.append((id, known))
+        }
+        for (id, known) in table {
             let index = s.intern(id)
             s.idIndex[Int(index)].append(Storage.pendingLeaf, count: known)
         }

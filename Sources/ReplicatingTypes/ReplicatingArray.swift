@@ -142,13 +142,15 @@ public struct ReplicatingArray<Element> {
     // MARK: Local edits
 
     /// Inserts `newElements` at `index`; returns the operation to ship to other replicas (nil when
-    /// there was nothing to insert). - Complexity: O(log n + k + size of one leaf)
+    /// there was nothing to insert, or when the Lamport clock has no counters left for it: see
+    /// `canInsertLocally(count:)`; nothing changes then). - Complexity: O(log n + k + size of one leaf)
     @discardableResult
     public mutating func insert<C: Collection>(contentsOf newElements: C, at index: Int) -> ReplicatingArrayOperation<Element>? where C.Element == Element {
         precondition(index >= 0 && index <= count, "ReplicatingArray insertion index out of range")
         let n = newElements.count
         guard n > 0 else { return nil }
         precondition(n <= ReplicatingArrayStorage<Element>.maxRunLength, "insertion too long")
+        guard canInsertLocally(count: n) else { return nil }
         makeUnique()
         let (anchor, counter, lamport) = storage.insertLocally(newElements, at: index, replica: replica)
         return .insert(ReplicatingArrayInsertion(
@@ -158,12 +160,13 @@ public struct ReplicatingArray<Element> {
 
     /// Inserts `newElements` right after the element `id` (visible or removed, not compacted
     /// away; nil: at the start), ahead of anything inserted after it before; returns the operation
-    /// to ship (nil when there was nothing to insert or `id` is unknown or compacted away).
+    /// to ship (nil when there was nothing to insert, `id` is unknown or compacted away, or the
+    /// Lamport clock has no counters left for it).
     /// Restores removed text exactly where it was.
     /// - Complexity: O(log n + k + size of one leaf)
     @discardableResult
     public mutating func insert<C: Collection>(contentsOf newElements: C, after id: ElementID?) -> ReplicatingArrayOperation<Element>? where C.Element == Element {
-        guard !newElements.isEmpty, id.map({ contains($0) && !isCompacted($0) }) ?? true else { return nil }
+        guard !newElements.isEmpty, canInsertLocally(count: newElements.count), id.map({ contains($0) && !isCompacted($0) }) ?? true else { return nil }
         let me = storage.index(of: replica).map { Int($0) }
         let counter = me.map { UInt64(storage.idIndex[$0].count) } ?? 0
         let operation = ReplicatingArrayOperation.insert(ReplicatingArrayInsertion(

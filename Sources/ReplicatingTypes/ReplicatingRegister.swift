@@ -14,11 +14,16 @@ public struct ReplicatingRegister<Value> {
         self.replica = replica
     }
 
-    /// Writes `newValue` with a timestamp newer than any seen by this register.
+    /// Writes `newValue` with a timestamp newer than any seen by this register; returns false,
+    /// changing nothing, when the timestamp it has seen is the last one (merged from a copy that
+    /// used `UInt64.max`).
     /// - Complexity: O(1)
-    public mutating func set(_ newValue: Value) {
+    @discardableResult
+    public mutating func set(_ newValue: Value) -> Bool {
+        guard let next = timestamp.successor(by: replica) else { return false }
         value = newValue
-        timestamp = timestamp.successor(by: replica)
+        timestamp = next
+        return true
     }
 }
 

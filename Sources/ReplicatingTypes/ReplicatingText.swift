@@ -204,8 +204,11 @@ public struct ReplicatingText {
     /// The whole replicated state, compact and versioned.
     public func encodedState() -> [UInt8] { scalars.encodedState() }
 
-    public init(decodingState bytes: [UInt8], replica: ReplicaID) throws(BinaryDecodingError) {
-        scalars = try ReplicatingArray(decodingState: bytes, replica: replica, paragraphBreak: Self.isLineBreak)
+    /// Decodes `encodedState()` bytes; see `ReplicatingArray.init(decodingState:...)` for the limits.
+    public init(decodingState bytes: [UInt8], replica: ReplicaID, maximumElements: Int = ReplicatingArrayCoding.defaultMaximumElements,
+                maximumReplicas: Int = ReplicatingArrayCoding.maxReplicas - 1) throws(BinaryDecodingError) {
+        scalars = try ReplicatingArray(decodingState: bytes, replica: replica, paragraphBreak: Self.isLineBreak,
+                                       maximumElements: maximumElements, maximumReplicas: maximumReplicas)
     }
 }
 

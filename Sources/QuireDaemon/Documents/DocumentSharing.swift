@@ -36,15 +36,28 @@ struct DocumentSharing: Equatable {
     /// `document.json` and stability round echoes).
     static func json(holderTimes: [ReplicaID: Double]) -> JSONValue {
         var times: [String: JSONValue] = [:]
-        for (replica, seconds) in holderTimes { times[String(replica.rawValue)] = .integer(Int64(seconds.rounded(.down))) }
+        for (replica, seconds) in holderTimes { times[String(replica.rawValue)] = .integer(wholeSeconds(seconds)) }
         return .object(times)
     }
 
-    /// The holders and times in `json` (see `json(holderTimes:)`); entries that are not such are left out.
-    static func holderTimes(_ json: JSONValue?) -> [ReplicaID: Double] {
+    /// `seconds` as whole seconds, without trapping: not a number or negative gives 0, and what
+    /// does not fit `Int64` (`Double(Int64.max)` is 2^63, one past it) gives the largest that does.
+    static func wholeSeconds(_ seconds: Double) -> Int64 {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        let whole = seconds.rounded(.down)
+        return whole < 9_223_372_036_854_775_808.0 ? Int64(whole) : Int64.max
+    }
+
+    /// The holders and times in `json` (see `json(holderTimes:)`); entries that are not such are
+    /// left out. Times are kept within a plausible window: none before 1970, none after `notAfter`
+    /// (a peer's echo is read with the present as `notAfter`: a holder cannot have been linked
+    /// with in the future, and a time from the far future would keep it a holder forever).
+    static func holderTimes(_ json: JSONValue?, notAfter: Double = .greatestFiniteMagnitude) -> [ReplicaID: Double] {
         var times: [ReplicaID: Double] = [:]
         for (key, value) in json?.objectValue ?? [:] {
-            if let replica = UInt64(key), let seconds = value.integerValue { times[ReplicaID(replica)] = Double(seconds) }
+            if let replica = UInt64(key), let seconds = value.integerValue {
+                times[ReplicaID(replica)] = Swift.min(Swift.max(0, Double(seconds)), notAfter)
+            }
         }
         return times
     }

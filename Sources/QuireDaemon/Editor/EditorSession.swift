@@ -448,9 +448,19 @@ public final class EditorSession: MessageHandler {
         }
     }
 
+    /// Refuses, with an error and nothing changed, an edit of a document whose Lamport clock has
+    /// too few counters left (a peer cannot push it there, as its counters are bounded on receipt,
+    /// but a copy from before those bounds could be); never a trap.
+    static func checkClock(of document: SharedDocument) throws(ResponseError) {
+        guard document.text.scalars.canInsertLocally(count: 1 << 32) else {
+            throw .internalError("document \(document.uri) cannot take edits: its Lamport clock is exhausted (\(document.text.scalars.lamportClock))")
+        }
+    }
+
     /// Applies an editor edit; returns the editor revision it became.
     private func edit(_ message: EditDocumentMessage) throws(ResponseError) -> Int {
         let (view, document) = try openViewAndDocument(message.uri)
+        try Self.checkClock(of: document)
         let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes,
                                                   cursor: message.cursor)
         histories[message.uri, default: UndoHistory()].record(operations, before: document.text, group: message.undoGroup)

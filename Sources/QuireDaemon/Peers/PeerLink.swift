@@ -23,6 +23,9 @@ public final class PeerLink {
     public static let protocolVersion = 4
     /// A user name from a peer is cut to this many characters (control characters removed).
     public static let maximumUserNameLength = 64
+    /// A reason for closing a link, ours or the peer's, is cut to this many characters (control
+    /// and format characters removed) before it is logged, shown or sent.
+    public static let maximumReasonLength = 400
 
     public let id: Int
     unowned let daemon: Daemon
@@ -197,6 +200,7 @@ public final class PeerLink {
     // MARK: Frames
 
     private func handle(_ frame: PeerFrame) throws {
+        if let violation = boundsViolation(of: frame) { return cut(violation) }
         digests.noteReceived(frame)
         switch frame {
         case .hello(let hello):
@@ -436,10 +440,12 @@ public final class PeerLink {
     private func receiveState(uri: String, documentID: UInt64, payload: [UInt8]) {
         let received: ReplicatingText
         do {
-            received = try ReplicatingText(decodingState: payload, replica: daemon.replica)
+            let limits = stateDecodingLimits
+            received = try ReplicatingText(decodingState: payload, replica: daemon.replica, maximumElements: limits.elements, maximumReplicas: limits.replicas)
         } catch {
             return cut("undecodable state of \(uri): \(error)")
         }
+        if let violation = stateBoundsViolation(received, uri: uri, documentID: documentID) { return cut(violation) }
         if let local = daemon.document(uri: uri, id: documentID) {
             if let epochs = staleAtPeer[local.uri] {
                 if daemon.rebase(local, onto: received, epochs: epochs, from: self) {
@@ -479,7 +485,7 @@ public final class PeerLink {
     private func receiveOperations(uri: String, documentID: UInt64, payload: [UInt8]) throws {
         let operations: [ReplicatingArrayOperation<Unicode.Scalar>]
         do {
-            operations = try ReplicatingArrayCoding.decode(payload, as: Unicode.Scalar.self)
+            operations = try ReplicatingArrayCoding.decode(payload, as: Unicode.Scalar.self, maximumOperations: daemon.configuration.maximumOperationsPerFrame)
         } catch {
             return cut("undecodable operations for \(uri): \(error)")
         }
@@ -492,6 +498,9 @@ public final class PeerLink {
         var removed: UInt64 = 0
         for case .remove(let ranges) in operations { for range in ranges { removed &+= range.count } }
         guard removed <= 1 << 32 else { return cut("a removal of \(removed) elements is not a real edit") }
+        if let violation = boundsViolation(of: operations, in: daemon.document(uri: uri, id: documentID)?.text.scalars) {
+            return cut("operations of \(uri): \(violation)")
+        }
         guard let document = daemon.documentForPeer(uri: uri, id: documentID, from: self) else { return }
         if isRetired(in: document) {
             // A copy that predates a retiring round: what it sends may be anchored to dropped elements.
@@ -557,6 +566,7 @@ public final class PeerLink {
     /// Disconnects a misbehaving peer, saying why (to it and to the log).
     func cut(_ reason: String) {
         guard state != .closed else { return }
+        let reason = Self.displayName(reason, limit: Self.maximumReasonLength)
         logger.warning("peer link \(id): cut off: \(reason)")
         send(.bye(reason: reason))
         finish(reason)
@@ -570,6 +580,7 @@ public final class PeerLink {
     }
 
     private func finish(_ reason: String) {
+        let reason = Self.displayName(reason, limit: Self.maximumReasonLength)
         state = .closed
         closeReason = reason
         logger.info("peer link \(id): closed: \(reason)")

@@ -181,9 +181,11 @@ extension Daemon {
         }
         if phase == "echo" {
             guard let active = stabilityRounds.active[key] else { return }
-            if message["ok"] != .bool(true), active.failure == nil { active.failure = message["reason"]?.stringValue ?? "a peer refused" }
+            if message["ok"] != .bool(true), active.failure == nil {
+                active.failure = message["reason"]?.stringValue.map { PeerLink.displayName($0, limit: PeerLink.maximumReasonLength) } ?? "a peer refused"
+            }
             active.reached.formUnion(Self.replicas(in: message["reached"]))
-            active.heard(of: DocumentSharing.holderTimes(message["holders"]))
+            active.heard(of: DocumentSharing.holderTimes(message["holders"], notAfter: clock()))
             active.waiting.remove(link.id)
             finishStabilityRound(key)
             return

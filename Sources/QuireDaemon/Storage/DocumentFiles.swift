@@ -429,7 +429,7 @@ final class DocumentFiles {
         guard let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
             throw StorageError("it does not start with a state")
         }
-        let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica)
+        let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica, maximumElements: .max)
         var editIDs = RecentEditIDs()
         var views: [[UInt8]] = []
         for (index, record) in scan.payloads.enumerated().dropFirst() {

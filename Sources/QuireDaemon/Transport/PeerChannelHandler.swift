@@ -54,12 +54,3 @@ final class PeerChannelHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 }
-
-extension Channel {
-    /// Writes bytes from the daemon (always called on the channel's event loop).
-    func writeBytes(_ bytes: [UInt8]) {
-        var buffer = allocator.buffer(capacity: bytes.count)
-        buffer.writeBytes(bytes)
-        writeAndFlush(buffer, promise: nil)
-    }
-}

@@ -37,7 +37,12 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
                          onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
-                let link = try daemon.makePeerLink(write: { channel.writeBytes($0) }, close: { channel.close(promise: nil) }, incoming: incoming)
+                let limit = daemon.configuration.maximumUnsentPeerBytes
+                let output = PeerOutput(channel: channel, limit: limit)
+                let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) }, incoming: incoming)
+                output.onOverflow = { [weak link] waiting in
+                    link?.cut("the peer does not read: \(waiting) bytes wait for it, and more would pass the limit of \(limit)")
+                }
                 link.address = address
                 link.expectedFingerprint = fingerprint
                 link.onClose = { [weak link] reason in onClose?(reason, link?.wasEstablished ?? false) }

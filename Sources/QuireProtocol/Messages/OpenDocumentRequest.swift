@@ -62,7 +62,7 @@ public struct OpenDocumentRequest: Sendable, Equatable {
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
         uri = try reader.string("uri")
-        guard !uri.isEmpty else { throw .invalidParams("params.uri: must not be empty") }
+        if let problem = DocumentName.problem(uri) { throw .invalidParams("params.uri: \(problem)") }
         text = try reader.optionalString("text")
         base = try reader.optionalString("base")
         file = try reader.optionalString("file")

@@ -1,0 +1,130 @@
+import QuireProtocol
+import ReplicatingTypes
+
+/// The bounds a peer's frames are checked against before anything of them is allocated, applied,
+/// logged or relayed (protocol/peer.md, *Bounds*; `Daemon.Configuration` holds the numbers).
+///
+/// A peer that holds the secret may send any bytes; what it can make this daemon hold is bounded
+/// here: document names (`DocumentName`) and list sizes, then for operations and states the
+/// elements and replicas they add (counted from their counters, not their content, so a run of
+/// removed elements or a lying counter costs what it claims) and how far their Lamport counters
+/// run ahead of the document's clock. Kept apart from `PeerLink`'s frame handling, which calls
+/// these once per frame.
+extension PeerLink {
+    /// Why `frame` breaks a bound on its face (a document name, the size of a list), or nil.
+    func boundsViolation(of frame: PeerFrame) -> String? {
+        switch frame {
+        case .operations(let uri, _, _), .state(let uri, _, _):
+            return nameViolation(uri)
+        case .stability(let message):
+            if let round = message["round"]?.stringValue, !Self.isRoundID(round) {
+                return "a stability round ID that is not <replica>:<number>: \"\(DocumentName.displayed(round))\""
+            }
+            return message["uri"]?.stringValue.flatMap(nameViolation)
+        case .presence(let message), .digest(let message):
+            return message["uri"]?.stringValue.flatMap(nameViolation)
+        case .documents(let list):
+            guard let entries = list["documents"]?.arrayValue else { return nil }   // malformed: refused where it is read
+            let configuration = daemon.configuration
+            if entries.count > configuration.maximumDocumentsPerList {
+                return "\(entries.count) documents in one list exceed the limit of \(configuration.maximumDocumentsPerList)"
+            }
+            for entry in entries {
+                if let uri = entry["uri"]?.stringValue, let violation = nameViolation(uri) { return violation }
+                if let replicas = entry["version"]?.objectValue?.count, replicas > configuration.maximumReplicasPerDocument {
+                    return "a version vector of \(replicas) replicas exceeds the limit of \(configuration.maximumReplicasPerDocument)"
+                }
+                // Epochs are kept in the document's metadata: round IDs, as many as a document has replicas.
+                if let epochs = entry["epochs"]?.arrayValue {
+                    if epochs.count > configuration.maximumReplicasPerDocument {
+                        return "\(epochs.count) epochs of one document exceed the limit of \(configuration.maximumReplicasPerDocument)"
+                    }
+                    if let bad = epochs.first(where: { !($0.stringValue.map(Self.isRoundID) ?? false) }) {
+                        return "an epoch that is not a round ID: \"\(DocumentName.displayed(bad.stringValue ?? "(not a string)"))\""
+                    }
+                }
+            }
+            return nil
+        case .hello, .auth, .heartbeat, .bye:
+            return nil
+        }
+    }
+
+    /// Whether `text` is a stability round's ID as daemons make them: `<replica>:<number>`, in
+    /// decimal, at most 41 characters.
+    static func isRoundID(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        return text.utf8.count <= 41 && parts.count == 2
+            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }
+    }
+
+    /// Why `uri` from the peer is not a document name (said safely), or nil.
+    func nameViolation(_ uri: String) -> String? {
+        DocumentName.problem(uri).map { "\($0): \"\(DocumentName.displayed(uri))\"" }
+    }
+
+    /// Why applying `operations` to `text` (this daemon's copy; nil when it has none yet) would
+    /// take more than a peer may make it hold, or nil.
+    /// - Complexity: O(operations + operations waiting in `text` + its replicas)
+    func boundsViolation(of operations: [ReplicatingArrayOperation<Unicode.Scalar>], in text: ReplicatingArray<Unicode.Scalar>?,
+                         isState: Bool = false) -> String? {
+        let array = text ?? ReplicatingArray(replica: daemon.replica)
+        return boundsViolation(of: array.growth(from: operations), clock: array.lamportClock, isState: isState)
+    }
+
+    /// Why a copy that would grow by `growth` from Lamport clock `clock` breaks a bound, or nil.
+    /// A whole state is one frame but may carry a whole document: it is held to the document's
+    /// bounds only.
+    func boundsViolation(of growth: ReplicatingArrayGrowth, clock: UInt64, isState: Bool = false) -> String? {
+        let limits = daemon.configuration
+        if !isState, growth.newElements > UInt64(limits.maximumNewElementsPerFrame) {
+            return "\(growth.newElements) new elements in one frame exceed the limit of \(limits.maximumNewElementsPerFrame)"
+        }
+        if growth.totalElements > UInt64(limits.maximumElementsPerDocument) {
+            return "\(growth.totalElements) elements in one document exceed the limit of \(limits.maximumElementsPerDocument)"
+        }
+        if !isState, growth.newReplicas > limits.maximumNewReplicasPerFrame {
+            return "\(growth.newReplicas) new replicas in one frame exceed the limit of \(limits.maximumNewReplicasPerFrame)"
+        }
+        if growth.totalReplicas > limits.maximumReplicasPerDocument {
+            return "\(growth.totalReplicas) replicas in one document exceed the limit of \(limits.maximumReplicasPerDocument)"
+        }
+        let (lead, overflow) = clock.addingReportingOverflow(limits.maximumLamportLead)
+        let ceiling = Swift.min(overflow ? .max : lead, limits.maximumLamportClock)
+        if growth.lamportEnd > ceiling {
+            return "Lamport counter \(growth.lamportEnd) is beyond what this daemon accepts (its clock is \(clock); "
+                + "at most \(limits.maximumLamportLead) ahead, never past \(limits.maximumLamportClock))"
+        }
+        return nil
+    }
+
+    /// Limits for decoding a peer's whole state (before anything is built for it).
+    var stateDecodingLimits: (elements: Int, replicas: Int) {
+        (daemon.configuration.maximumElementsPerDocument, daemon.configuration.maximumReplicasPerDocument)
+    }
+
+    /// The growth a whole `state` adopted as a new document amounts to.
+    static func growth(of state: ReplicatingText) -> ReplicatingArrayGrowth {
+        var growth = ReplicatingArrayGrowth()
+        for count in state.versionVector.counts.values { growth.totalElements = growth.totalElements.addingReportingOverflow(count).overflow ? .max : growth.totalElements + count }
+        growth.newElements = growth.totalElements
+        growth.totalReplicas = state.versionVector.counts.count
+        growth.newReplicas = growth.totalReplicas
+        growth.lamportEnd = state.scalars.lamportClock
+        return growth
+    }
+}
+
+extension PeerLink {
+    /// Why the peer's whole `state` of `uri` breaks a bound: as a new document (all of it is new),
+    /// or as the operations this daemon's copy lacks. Nil when it fits.
+    func stateBoundsViolation(_ state: ReplicatingText, uri: String, documentID: UInt64) -> String? {
+        let violation: String?
+        if let local = daemon.document(uri: uri, id: documentID), !local.text.versionVector.counts.isEmpty {
+            violation = boundsViolation(of: state.operations(since: local.text.versionVector), in: local.text.scalars, isState: true)
+        } else {
+            violation = boundsViolation(of: Self.growth(of: state), clock: 0, isState: true)
+        }
+        return violation.map { "state of \(uri): \($0)" }
+    }
+}
