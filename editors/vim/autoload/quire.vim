@@ -154,7 +154,11 @@ def Reconnect()
   reconnectDelay = 250
   for [key, state] in items(shared)
     var buf = str2nr(key)
+    if state.detached
+      continue
+    endif
     listener_flush(buf)
+    state.records = []   # the reopen sends the whole text
     var params: dict<any> = {uri: state.uri, text: DocumentText(buf), base: get(state, 'base', DocumentText(buf))}
     if has_key(state, 'base') && !empty(state.pending)
       params.pending = state.pending   # edits whose replies never came: the daemon knows which it applied
@@ -204,15 +208,16 @@ export def Share(name: string)
   if type(reply) != v:t_dict
     return
   endif
-  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: []}
+  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: [],
+                 records: [], sendTimer: -1, detached: false}
   ApplyChanges(buf, reply.changes)
   Acknowledged(buf)
-  shared[buf].listener = listener_add(OnLocalChange, buf)
+  shared[buf].listener = listener_add(OnListener, buf)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
     exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ')'
     # Report changes at undo-block boundaries, so each is tagged with its own block.
-    exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> listener_flush(' .. buf .. ')'
+    exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> quire#Flush(' .. buf .. ')'
   augroup END
   # Vim's own undo would also revert what others typed: undo and redo your own edits only.
   nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
@@ -227,7 +232,7 @@ export def Saved(buf: number)
   if !has_key(shared, buf) || !ready || shared[buf].file == ''
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   var state = shared[buf]
   Notify('document/saved', {uri: state.uri, epoch: state.epoch, revision: state.daemon})
 enddef
@@ -247,7 +252,7 @@ def UndoOrRedo(buf: number, method: string, count: number)
   if !has_key(shared, buf) || !ready
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   for _ in range(count)
     var reply = Request(method, {uri: shared[buf].uri})
     if type(reply) != v:t_dict || !reply.done
@@ -264,7 +269,7 @@ export def Save(buf: number)
   if !has_key(shared, buf) || !ready
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   var reply = Request('document/save', {uri: shared[buf].uri})
   if type(reply) != v:t_dict
     return
@@ -316,26 +321,59 @@ export def ChangedRegion(changes: list<dict<any>>): list<number>
   return [top, oldEnd, newEnd]
 enddef
 
-# Changed lines go to the daemon as one `lines` change with the cursor, which places typed text
-# exactly where it was typed (protocol/README.md). Should the region not add up, the whole text
-# goes instead: the daemon reduces either to the same character edits.
-def OnLocalChange(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
-  if applying || !has_key(shared, buf) || !ready
+# The change tracker. Vim's listener may report one command in several calls, the first while
+# the command is still under way (a join: "line 6 changed" while line 7 is still there, then "line
+# 7 deleted"), so records wait until the command is over (a timer, or Flush before anything else
+# is sent) and go to the daemon together, as the precise range changes they add up to.
+def OnListener(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
+  if applying || !has_key(shared, buf) || !ready || shared[buf].detached
     return   # while the daemon is away, the reopen sends the whole text
   endif
   var state = shared[buf]
-  var [top, oldEnd, newEnd] = ChangedRegion(changes)
-  var lineCount = getbufinfo(buf)[0].linecount
-  var change: dict<any>
-  if len(state.sent.lines) - (oldEnd - top) + (newEnd - top) == lineCount && oldEnd - 1 <= len(state.sent.lines)
-    change = {lines: {start: top - 1, end: oldEnd - 1}, newLines: newEnd > top ? getbufline(buf, top, newEnd - 1) : []}
-  else
-    Log('listener region ' .. string([top, oldEnd, newEnd]) .. ' does not add up: sending the whole text')
-    change = {text: DocumentText(buf)}
+  extend(state.records, mapnew(changes, (_, c) => copy(c)))
+  if state.sendTimer < 0
+    state.sendTimer = timer_start(0, (_) => SendChanges(buf))
   endif
-  ApplyLocalChange(state.sent, change)
+enddef
+
+# Sends what the buffer's listener has recorded so far; call before anything else goes to the
+# daemon for this buffer, and before applying its edits.
+export def Flush(buf: number)
+  if has_key(shared, buf) && bufloaded(buf)
+    listener_flush(buf)
+    SendChanges(buf)
+  endif
+enddef
+
+# The recorded changes, as range changes (protocol/README.md, Change) or, should the records not
+# add up with the buffer, the whole text: the daemon reduces either to the same character edits.
+def SendChanges(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  timer_stop(state.sendTimer)
+  state.sendTimer = -1
+  if applying || !ready || state.detached || !bufloaded(buf)
+    return
+  endif
+  listener_flush(buf)
+  if empty(state.records)
+    return
+  endif
+  var records = state.records
+  state.records = []
+  var changes = RangeChanges(buf, state.sent, records)
+  if changes == null
+    Log('listener records ' .. string(records) .. ' do not add up: sending the whole text')
+    changes = [{text: DocumentText(buf)}]
+    ApplyLocalChange(state.sent, changes[0])
+  endif
+  if empty(changes)
+    return
+  endif
   editCount += 1
-  var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon, changes: [change],
+  var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon, changes: changes,
     editId: instance .. '-' .. editCount}
   if bufnr() == buf
     params.undoGroup = changenr()   # one Vim undo block is one step of the daemon's undo
@@ -349,9 +387,182 @@ def OnLocalChange(buf: number, start: number, end: number, added: number, change
     Log('could not send an edit: ' .. v:exception)   # the daemon is gone: the reopen merges it
     return
   endtry
-  add(state.pending, {editId: params.editId, changes: [change]})
+  add(state.pending, {editId: params.editId, changes: changes})
   state.editor += 1
-  Log('sent edit ' .. state.editor .. ': ' .. string(change))
+  Log('sent edit ' .. state.editor .. ': ' .. string(changes))
+enddef
+
+# The range changes that listener `records` add up to, from `old` (the text the daemon will have
+# once it has our earlier edits: lines and final newline) to what the buffer shows, in the order
+# the daemon applies them (bottom first, so each one's positions hold in the text the previous
+# left); [] when nothing changed. null when the records do not add up with the buffer.
+# The records are replayed in the line numbers of their own moment over the changed region;
+# lines no record touched must still be the old ones; each run of touched lines becomes one
+# change trimmed to what differs (a join is its line break and indent removed, not its lines
+# rewritten), a replacement taking in whole words (protocol/decisions/edit-intent.md).
+# - Complexity: O(records + lines in the changed region), whatever the buffer's length.
+export def RangeChanges(buf: number, old: dict<any>, records: list<dict<any>>): any
+  var [top, oldEnd, newEnd] = ChangedRegion(records)
+  var lineCount = getbufinfo(buf)[0].linecount
+  if getbufvar(buf, '&eol') != old.eol || oldEnd - 1 > len(old.lines)
+      || len(old.lines) - (oldEnd - top) + (newEnd - top) != lineCount
+    return null
+  endif
+  # Each line of the region: the old line it still is (its index), or -1 once a record touched it.
+  var entries = range(top - 1, oldEnd - 2)
+  for record in records
+    var at = record.lnum - top
+    var removed = record.end - record.lnum
+    var inserted = removed + record.added
+    if at < 0 || inserted < 0 || at + removed > len(entries)
+      return null
+    endif
+    if removed > 0
+      remove(entries, at, at + removed - 1)
+    endif
+    extend(entries, repeat([-1], inserted), at)
+  endfor
+  if len(entries) != newEnd - top
+    return null
+  endif
+  var region = newEnd > top ? getbufline(buf, top, newEnd - 1) : []
+  # Runs of touched lines, with the old lines between their untouched neighbours.
+  var hunks: list<list<number>> = []
+  var oldNext = top - 1
+  var runStart = -1
+  for i in range(len(entries) + 1)
+    var index = i < len(entries) ? entries[i] : oldEnd - 1
+    if i < len(entries) && index < 0
+      runStart = runStart < 0 ? i : runStart
+      continue
+    endif
+    if i < len(entries) && (index < oldNext || region[i] !=# old.lines[index])
+      return null   # an untouched line that is not the old one
+    endif
+    if runStart >= 0 || index > oldNext
+      var newFrom = runStart >= 0 ? runStart : i
+      add(hunks, [oldNext, index, top - 1 + newFrom, top - 1 + i])
+    endif
+    runStart = -1
+    oldNext = index + 1
+  endfor
+  var changes: list<dict<any>> = []
+  for [a, b, c, d] in reverse(hunks)
+    var change = HunkChange(old, a, b, d > c ? region[c - top + 1 : d - top] : [], c, buf)
+    if change != null
+      add(changes, change)
+    endif
+  endfor
+  if !empty(changes)
+    SpliceLines(old, top - 1, oldEnd - 1, region)
+  endif
+  return changes
+enddef
+
+# Old lines first..last-1 (0-based) became `lines` (new line `newFirstLine` on): the change
+# trimmed to what differs, or null when nothing does.
+def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>, newFirstLine: number, buf: number): any
+  var [a, b] = [first, last]
+  var newLines = lines
+  while a < b && !empty(newLines) && old.lines[a] ==# newLines[0]
+    a += 1
+    newLines = newLines[1 :]
+  endwhile
+  while a < b && !empty(newLines) && old.lines[b - 1] ==# newLines[-1]
+    b -= 1
+    newLines = newLines[: -2]
+  endwhile
+  var n = len(old.lines)
+  var atEnd = b == n && !old.eol   # the last line has no break after it
+  if a == b && empty(newLines)
+    return null
+  elseif empty(newLines)
+    # Lines removed: each with its break, or with the break before it at the end of the text.
+    return atEnd && a > 0 ? RangeChange(a - 1, strlen(old.lines[a - 1]), n - 1, strlen(old.lines[n - 1]), '')
+      : RangeChange(a, 0, b, 0, '')
+  elseif a == b
+    # Lines added. New empty lines are breaks typed at the end of the line above (decisions/edit-intent.md, rule 5).
+    if atEnd
+      return RangeChange(n - 1, strlen(old.lines[n - 1]), n - 1, strlen(old.lines[n - 1]), "\n" .. join(newLines, "\n"))
+    elseif a > 0 && empty(filter(copy(newLines), (_, l) => l != ''))
+      return RangeChange(a - 1, strlen(old.lines[a - 1]), a - 1, strlen(old.lines[a - 1]), repeat("\n", len(newLines)))
+    endif
+    return RangeChange(a, 0, a, 0, join(newLines, "\n") .. "\n")
+  endif
+  # Lines changed: the first and the last differ, so what is kept before and after the change
+  # lies in them.
+  var oldFirst = str2list(old.lines[a])
+  var newFirst = str2list(newLines[0])
+  var oldLast = b - a == 1 ? oldFirst : str2list(old.lines[b - 1])
+  var newLast = len(newLines) == 1 ? newFirst : str2list(newLines[-1])
+  var p = 0
+  while p < len(oldFirst) && p < len(newFirst) && oldFirst[p] == newFirst[p]
+    p += 1
+  endwhile
+  var room = min([b - a == 1 ? len(oldFirst) - p : len(oldLast), len(newLines) == 1 ? len(newFirst) - p : len(newLast)])
+  var q = 0
+  while q < room && oldLast[-1 - q] == newLast[-1 - q]
+    q += 1
+  endwhile
+  var inserted = b - a == 1 && len(newLines) == 1 ? newFirst[p : len(newFirst) - q - 1]
+    : str2list(join(newLines, "\n"))[p : - q - 1]
+  var removedNothing = b - a == 1 && p + q == len(oldFirst)
+  if !removedNothing && !empty(inserted)
+    # A replacement takes in the rest of the words it touches (the kept letters around it).
+    if IsWord(get(oldFirst, p, 0)) || IsWord(inserted[0])
+      while p > 0 && IsWord(oldFirst[p - 1])
+        p -= 1
+        insert(inserted, oldFirst[p])
+      endwhile
+    endif
+    if (len(oldLast) - q - 1 >= 0 && IsWord(oldLast[len(oldLast) - q - 1])) || IsWord(inserted[-1])
+      while q > 0 && IsWord(oldLast[len(oldLast) - q])
+        add(inserted, oldLast[len(oldLast) - q])
+        q -= 1
+      endwhile
+    endif
+  elseif b - a == 1 && len(newLines) == 1 && bufnr() == buf && line('.') == newFirstLine + 1 + (a - first)
+    # Typing or deleting where the same text could come from several places: where the cursor is.
+    [p, q, inserted] = AtCursor(oldFirst, p, q, inserted, col('.') - 1)
+  endif
+  var startByte = Bytes(oldFirst, p)
+  var endByte = strlen(old.lines[b - 1]) - (strlen(list2str(oldLast)) - Bytes(oldLast, len(oldLast) - q))
+  return RangeChange(a, startByte, b - 1, endByte, list2str(inserted))
+enddef
+
+def RangeChange(l1: number, c1: number, l2: number, c2: number, text: string): dict<any>
+  return {range: {start: {line: l1, character: c1}, end: {line: l2, character: c2}}, text: text}
+enddef
+
+# The length in bytes of the first `count` characters of `chars`.
+def Bytes(chars: list<number>, count: number): number
+  return count > 0 ? strlen(list2str(chars[: count - 1])) : 0
+enddef
+
+# Letters, digits and `_` (as the daemon counts them), by code point.
+def IsWord(c: number): bool
+  return c == 95 || (c > 0 && nr2char(c) =~ '[[:alnum:]]') || (c > 127 && charclass(nr2char(c)) >= 2)
+enddef
+
+# A one-line insertion or removal whose text repeats around it (typing `l` in `helo`) could be at
+# several places: the one the cursor (byte `cursor` of the new line) says, as the daemon does
+# (decisions/edit-intent.md, rule 3); else the rightmost, where the trimming put it.
+def AtCursor(old: list<number>, prefix: number, suffix: number, inserted: list<number>, cursor: number): list<any>
+  var inserting = !empty(inserted)
+  var text = inserting ? copy(inserted) : old[prefix : len(old) - suffix - 1]
+  var p = prefix
+  while true
+    var start = Bytes(old, p)
+    if inserting ? (start + strlen(list2str(text)) == cursor || start == cursor) : start == cursor
+      return [p, len(old) - p - (inserting ? 0 : len(text)), inserting ? text : []]
+    endif
+    if p == 0 || old[p - 1] != text[-1]
+      return [prefix, suffix, inserted]
+    endif
+    p -= 1
+    text = [old[p]] + text[: -2]
+  endwhile
+  return [prefix, suffix, inserted]
 enddef
 
 # The reply to one of our edits: it joins the acknowledged text, or, refused, the user is told and
@@ -363,7 +574,9 @@ def OnEditReply(buf: number, epoch: number, reply: dict<any>)
   var state = shared[buf]
   if has_key(reply, 'result')
     if !empty(state.pending)
-      ApplyLocalChange(state.acknowledged, remove(state.pending, 0).changes[0])
+      for change in remove(state.pending, 0).changes
+        ApplyLocalChange(state.acknowledged, change)
+      endfor
     endif
   elseif !get(state, 'resyncing', false)
     state.resyncing = true
@@ -374,7 +587,9 @@ enddef
 
 # A local change applied to a copy of the text (lines and final newline).
 def ApplyLocalChange(text: dict<any>, change: dict<any>)
-  if has_key(change, 'lines')
+  if has_key(change, 'range')
+    ApplyChangeToLines(text, change)
+  elseif has_key(change, 'lines')
     SpliceLines(text, change.lines.start, change.lines.end, change.newLines)
   else
     var lines = split(change.text, "\n", 1)
@@ -433,7 +648,7 @@ def OnDaemonEdit(params: dict<any>)
   if buf < 0
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   var state = shared[buf]
   if params.epoch != state.epoch || params.revision != state.editor
     Log('dropped a daemon edit based on ' .. params.revision .. ', we are at ' .. state.editor)
@@ -473,7 +688,7 @@ def CheckHash(buf: number)
     return
   endif
   var state = shared[buf]
-  listener_flush(buf)
+  Flush(buf)
   if [state.editor, state.daemon] == state.hashAt && sha256(DocumentText(buf)) != state.hash
     Log('hash mismatch: resyncing')
     Resync(buf)
@@ -630,6 +845,7 @@ export def ResyncKeepingText(buf: number)
   endif
   listener_flush(buf)
   var state = shared[buf]
+  state.records = []   # the resync sends the whole text
   var reply = Request('document/resync', {uri: state.uri, text: DocumentText(buf), base: AcknowledgedText(state)})
   state.resyncing = false
   if type(reply) != v:t_dict
@@ -675,6 +891,7 @@ export def Resync(buf: number)
     return
   endif
   ReplaceText(buf, reply.text)
+  state.records = []
   state.pending = []
   state.epoch = reply.epoch
   state.editor = 0
@@ -686,7 +903,7 @@ export def SendCursor(buf: number)
   if !ready || !has_key(shared, buf) || buf != bufnr()
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   var state = shared[buf]
   var position = {line: line('.') - 1, character: col('.') - 1}
   Notify('cursor/update', {uri: state.uri, epoch: state.epoch, revision: state.daemon,
@@ -789,7 +1006,7 @@ export def Merge(from: string)
     Warn('this buffer is not shared')
     return
   endif
-  listener_flush()
+  Flush(bufnr())
   var reply = Request('document/merge', {uri: shared[bufnr()].uri, from: from})
   if type(reply) == v:t_dict
     shared[bufnr()].jump = true
@@ -885,4 +1102,9 @@ enddef
 # For the client's own tests: the epoch of a shared buffer (it changes only on a resync).
 export def EpochForTest(buf: number): number
   return shared[buf].epoch
+enddef
+
+# For the client's own tests: a change applied to a copy of the text, as the shadows take it.
+export def ApplyChangeForTest(text: dict<any>, change: dict<any>)
+  ApplyLocalChange(text, change)
 enddef
