@@ -448,10 +448,7 @@ export def RangeChanges(buf: number, old: dict<any>, records: list<dict<any>>): 
   endfor
   var changes: list<dict<any>> = []
   for [a, b, c, d] in reverse(hunks)
-    var change = HunkChange(old, a, b, d > c ? region[c - top + 1 : d - top] : [], c, buf)
-    if change != null
-      add(changes, change)
-    endif
+    extend(changes, HunkChange(old, a, b, d > c ? region[c - top + 1 : d - top] : [], c, buf))
   endfor
   if !empty(changes)
     SpliceLines(old, top - 1, oldEnd - 1, region)
@@ -460,8 +457,8 @@ export def RangeChanges(buf: number, old: dict<any>, records: list<dict<any>>): 
 enddef
 
 # Old lines first..last-1 (0-based) became `lines` (new line `newFirstLine` on): the change
-# trimmed to what differs, or null when nothing does.
-def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>, newFirstLine: number, buf: number): any
+# trimmed to what differs (none when nothing does), in the order the daemon applies them.
+def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>, newFirstLine: number, buf: number): list<dict<any>>
   var [a, b] = [first, last]
   var newLines = lines
   while a < b && !empty(newLines) && old.lines[a] ==# newLines[0]
@@ -475,19 +472,19 @@ def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>,
   var n = len(old.lines)
   var atEnd = b == n && !old.eol   # the last line has no break after it
   if a == b && empty(newLines)
-    return null
+    return []
   elseif empty(newLines)
     # Lines removed: each with its break, or with the break before it at the end of the text.
-    return atEnd && a > 0 ? RangeChange(a - 1, strlen(old.lines[a - 1]), n - 1, strlen(old.lines[n - 1]), '')
-      : RangeChange(a, 0, b, 0, '')
+    return [atEnd && a > 0 ? RangeChange(a - 1, strlen(old.lines[a - 1]), n - 1, strlen(old.lines[n - 1]), '')
+      : RangeChange(a, 0, b, 0, '')]
   elseif a == b
     # Lines added. New empty lines are breaks typed at the end of the line above (decisions/edit-intent.md, rule 5).
     if atEnd
-      return RangeChange(n - 1, strlen(old.lines[n - 1]), n - 1, strlen(old.lines[n - 1]), "\n" .. join(newLines, "\n"))
+      return [RangeChange(n - 1, strlen(old.lines[n - 1]), n - 1, strlen(old.lines[n - 1]), "\n" .. join(newLines, "\n"))]
     elseif a > 0 && empty(filter(copy(newLines), (_, l) => l != ''))
-      return RangeChange(a - 1, strlen(old.lines[a - 1]), a - 1, strlen(old.lines[a - 1]), repeat("\n", len(newLines)))
+      return [RangeChange(a - 1, strlen(old.lines[a - 1]), a - 1, strlen(old.lines[a - 1]), repeat("\n", len(newLines)))]
     endif
-    return RangeChange(a, 0, a, 0, join(newLines, "\n") .. "\n")
+    return [RangeChange(a, 0, a, 0, join(newLines, "\n") .. "\n")]
   endif
   # Lines changed: the first and the last differ, so what is kept before and after the change
   # lies in them.
@@ -527,7 +524,77 @@ def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>,
   endif
   var startByte = Bytes(oldFirst, p)
   var endByte = strlen(old.lines[b - 1]) - (strlen(list2str(oldLast)) - Bytes(oldLast, len(oldLast) - q))
-  return RangeChange(a, startByte, b - 1, endByte, list2str(inserted))
+  var text = list2str(inserted)
+  if p == 0 && q == 0 && (b - a > 1 || len(newLines) > 1) && !atEnd
+    # Whole lines replaced (:m, :sort): with their breaks, so the daemon keeps the lines that
+    # stay, and a line added goes after a break, not at the end of the line above it.
+    return [RangeChange(a, 0, b, 0, text .. "\n")]
+  endif
+  if b - a > 1 || len(newLines) > 1
+    # Across lines (3J, gq, :s/\n/ /): the words kept are kept, only the space between them changes.
+    var oldText = join(old.lines[a : b - 1], "\n")
+    var changes = SpaceChanges(strpart(oldText, startByte, strlen(oldText) - startByte - (strlen(old.lines[b - 1]) - endByte)), text, a, startByte)
+    if changes != null
+      return changes
+    endif
+  endif
+  return [RangeChange(a, startByte, b - 1, endByte, text)]
+enddef
+
+# When `new` has the words (runs of non-blanks) of `old`, in order, with only blanks changed
+# between some of them: a change for each changed blank, the last first; null otherwise (or when
+# there are too many words to compare cheaply). `old` starts at line `line`, byte `character`.
+# A line break replaced by a space (a join) is a space inserted after the break, then the
+# break removed, so what someone typed at the end of the line at the same time stays before it.
+def SpaceChanges(old: string, new: string, line: number, character: number): any
+  var oldWords = Words(old)
+  var newWords = Words(new)
+  if len(oldWords) != len(newWords) || len(oldWords) > 2000
+    return null
+  endif
+  var changes: list<dict<any>> = []
+  var oldAt = 0
+  var newAt = 0
+  for i in range(len(oldWords) + 1)
+    var [oldStart, oldWord] = i < len(oldWords) ? oldWords[i] : [strlen(old), '']
+    var [newStart, newWord] = i < len(newWords) ? newWords[i] : [strlen(new), '']
+    if oldWord !=# newWord
+      return null
+    endif
+    var oldSpace = strpart(old, oldAt, oldStart - oldAt)
+    var newSpace = strpart(new, newAt, newStart - newAt)
+    if oldSpace !=# newSpace
+      var from = Position(old, oldAt, line, character)
+      var to = Position(old, oldStart, line, character)
+      if stridx(oldSpace, "\n") >= 0 && newSpace != '' && stridx(newSpace, "\n") < 0
+        insert(changes, RangeChange(from[0], from[1], to[0], to[1], ''))
+        insert(changes, RangeChange(to[0], to[1], to[0], to[1], newSpace))
+      else
+        insert(changes, RangeChange(from[0], from[1], to[0], to[1], newSpace))
+      endif
+    endif
+    oldAt = oldStart + strlen(oldWord)
+    newAt = newStart + strlen(newWord)
+  endfor
+  return changes
+enddef
+
+# The runs of non-blanks of `text`, as [byte offset, run].
+def Words(text: string): list<list<any>>
+  var words: list<list<any>> = []
+  var [word, start, end] = matchstrpos(text, '[^ \t\n]\+')
+  while start >= 0
+    add(words, [start, word])
+    [word, start, end] = matchstrpos(text, '[^ \t\n]\+', end)
+  endwhile
+  return words
+enddef
+
+# The document position of byte `offset` of `text`, which starts at line `line`, byte `character`.
+def Position(text: string, offset: number, line: number, character: number): list<number>
+  var before = strpart(text, 0, offset)
+  var breaks = count(before, "\n")
+  return breaks == 0 ? [line, character + offset] : [line + breaks, offset - strridx(before, "\n") - 1]
 enddef
 
 def RangeChange(l1: number, c1: number, l2: number, c2: number, text: string): dict<any>
