@@ -17,6 +17,8 @@ var listenPort = -1
 var nameMarks: dict<number> = {}
 # What each of those shows: the name and where the cursor was put (for CursorsShown).
 var namesShown: dict<dict<any>> = {}
+# Others' selections by buffer and session: {name, selections}, moved with every change.
+var cursors: dict<dict<dict<any>>> = {}
 # Names this Vim's edits (editId), so a reopen after the daemon died can tell which edits in
 # flight it had applied.
 var instance = printf('vim-%x-%x-%x', getpid(), localtime(), rand())
@@ -28,8 +30,32 @@ def Log(message: string)
   endif
 enddef
 
+# A message for the person: one screen line (cut, with the whole of it in the log), kept in
+# :messages, on a clean command line, so it never scrolls into a "Press ENTER" prompt that would
+# eat the next key typed.
+def Say(message: string, warning = false)
+  Log(message)
+  var line = 'quire: ' .. substitute(message, '[[:cntrl:]]', ' ', 'g')
+  var room = max([&columns - 15, 20])
+  if strdisplaywidth(line) > room
+    # The whole of it for a while in a corner, where it takes no key.
+    popup_notification(line, {time: 8000, maxwidth: max([&columns / 2, 30]), highlight: warning ? 'WarningMsg' : 'Normal'})
+    while strdisplaywidth(line) > room - 3
+      line = strcharpart(line, 0, strcharlen(line) - 1)
+    endwhile
+    line ..= '...'
+  endif
+  # No need to wait after an intentional redraw: what was on the command line is replaced.
+  redraw
+  if warning
+    echohl WarningMsg
+  endif
+  echomsg line
+  echohl None
+enddef
+
 def Warn(message: string)
-  echohl WarningMsg | echomsg 'quire: ' .. message | echohl None
+  Say(message, true)
 enddef
 
 # The document's text for a buffer: its lines joined by "\n", plus the final "\n" that 'eol'
@@ -47,11 +73,17 @@ def Notify(method: string, params: dict<any>)
   endtry
 enddef
 
-# A request answered synchronously; returns its result, or null after showing the error.
-def Request(method: string, params: any, timeout = 10000): any
+# A request answered synchronously; returns its result, or null after showing the error
+# (only logging it when `quiet`).
+def Request(method: string, params: any, timeout = 10000, quiet = false): any
   var reply = ch_evalexpr(channel, {method: method, params: params}, {timeout: timeout})
   if type(reply) != v:t_dict || has_key(reply, 'error') || !has_key(reply, 'result')
-    Warn(method .. ' failed: ' .. (type(reply) == v:t_dict && has_key(reply, 'error') ? reply.error.message : 'no answer'))
+    var why = method .. ' failed: ' .. (type(reply) == v:t_dict && has_key(reply, 'error') ? reply.error.message : 'no answer')
+    if quiet
+      Log(why)
+    else
+      Warn(why)
+    endif
     return null
   endif
   return reply.result
@@ -67,7 +99,9 @@ def Succeeds(method: string, params: any): bool
   return true
 enddef
 
-export def Start()
+# Starts the daemon (or attaches to it) and initializes; `quiet` (a reconnect, which tries again
+# by itself) only logs a failure.
+export def Start(quiet = false)
   if ready
     return
   endif
@@ -88,9 +122,11 @@ export def Start()
   var reply = Request('initialize', {
     protocolVersion: 1, clientInfo: {name: 'quire.vim', version: '1'},
     user: {name: get(g:, 'quire_user', $USER ?? 'vim'), color: get(g:, 'quire_color', '#d7005f')},
-    capabilities: {general: {positionEncodings: ['utf-8']}}})
-  if type(reply) != v:t_dict || reply.capabilities.positionEncoding != 'utf-8'
-    Warn('the daemon did not agree to byte positions: ' .. string(reply))
+    capabilities: {general: {positionEncodings: ['utf-8']}}}, 10000, quiet)
+  if type(reply) != v:t_dict
+    return   # said once by Request
+  elseif reply.capabilities.positionEncoding != 'utf-8'
+    Warn('the daemon did not agree to byte positions (' .. reply.capabilities.positionEncoding .. ')')
     return
   endif
   ch_sendexpr(channel, {method: 'initialized', params: {}})
@@ -147,7 +183,7 @@ def Reconnect()
   if ready || stopping
     return
   endif
-  Start()
+  Start(true)
   if !ready
     return   # OnExit schedules the next try
   endif
@@ -155,6 +191,9 @@ def Reconnect()
   for [key, state] in items(shared)
     var buf = str2nr(key)
     if state.detached
+      if bufloaded(buf)
+        Reattach(buf, false)   # read again while the daemon was away
+      endif
       continue
     endif
     listener_flush(buf)
@@ -209,7 +248,9 @@ export def Share(name: string)
     return
   endif
   shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: [],
-                 records: [], sendTimer: -1, detached: false}
+                 records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline')}
+  # Shared text is read again on every reload: a modeline someone typed into it must not run.
+  setbufvar(buf, '&modeline', 0)
   ApplyChanges(buf, reply.changes)
   Acknowledged(buf)
   shared[buf].listener = listener_add(OnListener, buf)
@@ -218,12 +259,141 @@ export def Share(name: string)
     exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ')'
     # Report changes at undo-block boundaries, so each is tagged with its own block.
     exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> quire#Flush(' .. buf .. ')'
+    # The buffer's life: unloaded (:e other without 'hidden', :e!, :bunload), read again
+    # (:e back, :e!, a reload after the file changed), deleted.
+    exe 'autocmd! BufUnload <buffer=' .. buf .. '> quire#Detach(' .. buf .. ')'
+    exe 'autocmd! FileChangedShell <buffer=' .. buf .. '> quire#FileChanged(' .. buf .. ')'
+    exe 'autocmd! BufReadPre <buffer=' .. buf .. '> quire#BeforeRead(' .. buf .. ')'
+    exe 'autocmd! BufReadPost <buffer=' .. buf .. '> quire#Reattach(' .. buf .. ', true)'
+    exe 'autocmd! BufWinEnter <buffer=' .. buf .. '> quire#Reattach(' .. buf .. ', false)'
+    exe 'autocmd! BufDelete,BufWipeout <buffer=' .. buf .. '> quire#Forget(' .. buf .. ')'
   augroup END
-  # Vim's own undo would also revert what others typed: undo and redo your own edits only.
-  nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
-  nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
+  MapUndo(buf)
   Log('shared ' .. uri)
-  echomsg 'quire: ' .. (reply.created ? 'sharing' : 'joined') .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's'))
+  Say((reply.created ? 'sharing' : 'joined') .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's')))
+enddef
+
+# Vim's own undo would also revert what others typed: undo and redo your own edits only.
+def MapUndo(buf: number)
+  if bufnr() == buf
+    nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
+    nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
+  endif
+enddef
+
+# The buffer is being unloaded (:e other without 'hidden', :e!, :bunload, quitting): what was
+# typed goes first, then the document is closed; the buffer is shared again when it is read
+# again (Reattach).
+export def Detach(buf: number)
+  if !has_key(shared, buf) || shared[buf].detached
+    return
+  endif
+  Flush(buf)
+  var state = shared[buf]
+  state.detached = true
+  state.records = []
+  if ready
+    try
+      ch_sendexpr(channel, {method: 'document/close', params: {uri: state.uri}}, {callback: (_, _) => 0})
+    catch
+      Log('could not close ' .. state.uri .. ': ' .. v:exception)
+    endtry
+  endif
+  ForgetCursors(buf)
+  Log('detached ' .. state.uri .. ' (buffer unloaded)')
+enddef
+
+# The file changed on disk (checktime, 'autoread', a shell command): what was typed goes to the
+# daemon, then Vim reads the file again without asking (the buffer's text is in the daemon, so
+# nothing is lost), and Reattach lets the daemon merge the file's change into the shared text.
+export def FileChanged(buf: number)
+  if !has_key(shared, buf)
+    v:fcs_choice = 'ask'
+    return
+  endif
+  if v:fcs_reason == 'deleted'
+    Say(fnamemodify(bufname(buf), ':t') .. ' was deleted on disk; the buffer is still shared (:w writes it again)', true)
+    v:fcs_choice = ''
+  elseif v:fcs_reason == 'mode'
+    v:fcs_choice = ''
+  else
+    Flush(buf)
+    v:fcs_choice = 'reload'
+  endif
+enddef
+
+# A read over the buffer's text is not an edit of ours: nothing recorded during it is sent.
+export def BeforeRead(buf: number)
+  if has_key(shared, buf)
+    shared[buf].reading = true
+  endif
+enddef
+
+# The buffer was read again: from disk, without what others typed since it was saved (:e back
+# without 'hidden'), or on purpose (:e!, which for a shared buffer means "show the shared text",
+# not "the file"), or because the file changed outside Vim. The document is opened again with
+# what was read and bound to the file: the daemon merges once what changed in the file outside
+# Quire, and its reply turns the buffer into the shared text. `reread`: from BufReadPost, where
+# a reload in place (no unload) that shows the text we sent needs nothing.
+export def Reattach(buf: number, reread: bool)
+  if !has_key(shared, buf) || !bufloaded(buf)
+    return
+  endif
+  var state = shared[buf]
+  state.reading = false
+  listener_flush(buf)
+  state.records = []
+  if !state.detached
+    if !reread || DocumentText(buf) ==# SentText(state)
+      RedrawCursors(buf)
+      return
+    endif
+    Detach(buf)
+  endif
+  setbufvar(buf, '&modeline', 0)
+  MapUndo(buf)
+  if !ready
+    return   # the reconnect reopens it
+  endif
+  var params: dict<any> = {uri: state.uri, text: DocumentText(buf)}
+  if state.file != ''
+    params.file = state.file
+  endif
+  var reply = Request('document/open', params)
+  if type(reply) != v:t_dict
+    Say('stopped sharing "' .. state.uri .. '" in this buffer', true)
+    Forget(buf)
+    return
+  endif
+  state.detached = false
+  state.epoch = reply.epoch
+  state.editor = 0
+  state.daemon = 0
+  state.pending = []
+  ApplyChanges(buf, reply.changes)
+  Acknowledged(buf)
+  Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
+enddef
+
+# The buffer is deleted or wiped out: it is no longer shared.
+export def Forget(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  if !shared[buf].detached && bufloaded(buf)
+    Detach(buf)
+  endif
+  var state = remove(shared, buf)
+  timer_stop(state.sendTimer)
+  listener_remove(state.listener)
+  if bufexists(buf)
+    setbufvar(buf, '&modeline', state.modeline)
+  endif
+  Log('stopped sharing ' .. state.uri)
+enddef
+
+def SentText(state: dict<any>): string
+  return join(state.sent.lines, "\n") .. (state.sent.eol ? "\n" : '')
 enddef
 
 # After :w wrote the buffer to its file: tell the daemon the file holds our text, so it does not
@@ -256,7 +426,7 @@ def UndoOrRedo(buf: number, method: string, count: number)
   for _ in range(count)
     var reply = Request(method, {uri: shared[buf].uri})
     if type(reply) != v:t_dict || !reply.done
-      echo method == 'document/undo' ? 'Quire: nothing of yours to undo' : 'Quire: nothing to redo'
+      Say(method == 'document/undo' ? 'nothing of yours to undo' : 'nothing to redo')
       return
     endif
     shared[buf].jump = true
@@ -326,7 +496,7 @@ enddef
 # 7 deleted"), so records wait until the command is over (a timer, or Flush before anything else
 # is sent) and go to the daemon together, as the precise range changes they add up to.
 def OnListener(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
-  if applying || !has_key(shared, buf) || !ready || shared[buf].detached
+  if applying || !has_key(shared, buf) || !ready || shared[buf].detached || get(shared[buf], 'reading', false)
     return   # while the daemon is away, the reopen sends the whole text
   endif
   var state = shared[buf]
@@ -354,7 +524,7 @@ def SendChanges(buf: number)
   var state = shared[buf]
   timer_stop(state.sendTimer)
   state.sendTimer = -1
-  if applying || !ready || state.detached || !bufloaded(buf)
+  if applying || !ready || state.detached || get(state, 'reading', false) || !bufloaded(buf)
     return
   endif
   listener_flush(buf)
@@ -389,6 +559,9 @@ def SendChanges(buf: number)
   endtry
   add(state.pending, {editId: params.editId, changes: changes})
   state.editor += 1
+  for change in changes
+    MoveCursors(buf, change)
+  endfor
   Log('sent edit ' .. state.editor .. ': ' .. string(changes))
 enddef
 
@@ -678,22 +851,28 @@ def OnMessage(message: dict<any>)
   endif
 enddef
 
+# A peer as the person knows it: its user's name; a daemon no editor has named yet is "quire",
+# which names no one, so it is told by its address.
+def PeerName(user: string, address: string): string
+  return user != '' && user != 'quire' ? user : address != '' ? 'a peer (' .. address .. ')' : 'a peer'
+enddef
+
 # Peers joining, leaving and failing are shown (a failure with its reason, such as a wrong secret).
 def OnPeerChanged(params: dict<any>)
-  var who = get(params, 'user', '') != '' ? params.user : get(params, 'address', 'a peer')
+  var who = PeerName(get(params, 'user', ''), get(params, 'address', ''))
   var key = string(params.link)
   if params.event == 'joined'
     peerLinks[key] = true
-    echomsg 'quire: ' .. who .. ' joined'
+    Say(who .. ' joined')
   else
     if has_key(peerLinks, key)
       remove(peerLinks, key)
     endif
     var why = get(params, 'reason', '')
     if params.event == 'failed'
-      Warn((params.link == 0 ? '' : who .. ': ') .. (why != '' ? why : 'failed'))
+      Warn((why != '' ? why : 'a link failed') .. (params.link == 0 ? '' : ' (' .. who .. ')'))   # the reason first: it is what a cut line keeps
     else
-      echomsg 'quire: ' .. who .. ' left' .. (why != '' ? ' (' .. why .. ')' : '')
+      Say(who .. ' left' .. (why != '' ? ' (' .. why .. ')' : ''))
     endif
   endif
   Log('peer ' .. who .. ' ' .. params.event)
@@ -712,8 +891,8 @@ enddef
 # The revision rule: apply only if based on every edit we sent; otherwise drop (it comes again).
 def OnDaemonEdit(params: dict<any>)
   var buf = BufferOf(params.uri)
-  if buf < 0
-    return
+  if buf < 0 || shared[buf].detached
+    return   # sent before our close arrived: the reopen brings the text
   endif
   Flush(buf)
   var state = shared[buf]
@@ -767,6 +946,7 @@ enddef
 # last line after a final "\n" is the 'eol' flag, not a buffer line.
 def ApplyChanges(buf: number, changes: list<any>)
   applying = true
+  var touched = [-1, -1]
   try
     for change in changes
       var places = PlacesIn(buf)
@@ -787,14 +967,21 @@ def ApplyChanges(buf: number, changes: list<any>)
       if len(replacement) > common
         appendbufline(buf, first + common, replacement[common :])
       elseif splice.end - first > common
+        ClearProps(buf, first + common, splice.end + 1)
         deletebufline(buf, first + common + 1, splice.end)
       endif
       MovePlaces(buf, places, change)
+      MoveCursors(buf, change)
+      var last = first + max([len(replacement), 1])
+      touched = touched[0] < 0 ? [first - 1, last] : [min([touched[0], first - 1]), max([touched[1], last])]
     endfor
   finally
     listener_flush(buf)
     applying = false
   endtry
+  if touched[0] >= 0
+    RedrawCursors(buf, touched[0], touched[1])
+  endif
 enddef
 
 # Cursors of the windows showing `buf`, and its marks a-z when it is the current buffer: they
@@ -939,12 +1126,14 @@ def ReplaceText(buf: number, text: string)
       remove(lines, -1)
     endif
     setbufvar(buf, '&eol', eol)
+    ClearProps(buf, 1, getbufinfo(buf)[0].linecount)
     deletebufline(buf, 1, '$')
     setbufline(buf, 1, lines)
   finally
     listener_flush(buf)
     applying = false
   endtry
+  RedrawCursors(buf)
 enddef
 
 # The escape hatch: the daemon's text replaces the buffer and a new epoch starts.
@@ -979,20 +1168,41 @@ enddef
 
 def OnCursor(params: dict<any>)
   var buf = BufferOf(params.uri)
-  if buf < 0
+  if buf < 0 || shared[buf].detached
     return
   endif
-  prop_remove({type: 'quire_cursor', id: params.session, bufnr: buf, all: true})
-  prop_remove({type: 'quire_selection', id: params.session, bufnr: buf, all: true})
-  var key = buf .. ':' .. params.session
+  if !has_key(cursors, buf)
+    cursors[buf] = {}
+  endif
+  var key = string(params.session)
+  if empty(params.selections)
+    if has_key(cursors[buf], key)
+      remove(cursors[buf], key)
+    endif
+  else
+    cursors[buf][key] = {name: params.user.name, selections: deepcopy(params.selections)}
+  endif
+  DrawCursor(buf, params.session)
+enddef
+
+# Draws one session's selections, cursor and name in `buf` from what `cursors` holds, in place
+# of what was drawn before.
+def DrawCursor(buf: number, session: number)
+  prop_remove({type: 'quire_cursor', id: session, bufnr: buf, all: true})
+  prop_remove({type: 'quire_selection', id: session, bufnr: buf, all: true})
+  var key = buf .. ':' .. session
   if has_key(nameMarks, key)
     prop_remove({type: 'quire_name', id: remove(nameMarks, key), bufnr: buf, all: true})
   endif
   if has_key(namesShown, key)
     remove(namesShown, key)
   endif
+  var shown = get(get(cursors, buf, {}), string(session), {})
+  if empty(shown)
+    return
+  endif
   var lineCount = getbufinfo(buf)[0].linecount
-  for selection in params.selections
+  for selection in shown.selections
     # A selection (anchor and cursor apart) is highlighted from its first to its last position.
     var from = selection.start
     var to = selection.end
@@ -1000,21 +1210,83 @@ def OnCursor(params: dict<any>)
       [from, to] = [to, from]
     endif
     if (from.line != to.line || from.character != to.character) && to.line < lineCount
-      prop_add(from.line + 1, from.character + 1, {type: 'quire_selection', id: params.session, bufnr: buf,
-        end_lnum: to.line + 1, end_col: to.character + 1})
+      # One property per line: a property across lines loses its continuation when a line of
+      # it is set (Vim then fails deleting lines: E685).
+      var texts = getbufline(buf, from.line + 1, min([to.line, from.line + 500]) + 1)
+      for i in range(len(texts))
+        var startCol = i == 0 ? min([from.character, strlen(texts[i])]) + 1 : 1
+        var endCol = from.line + i == to.line ? min([to.character, strlen(texts[i])]) + 1 : strlen(texts[i]) + 1
+        if endCol > startCol
+          prop_add(from.line + i + 1, startCol, {type: 'quire_selection', id: session, bufnr: buf, end_col: endCol})
+        endif
+      endfor
     endif
     var lnum = selection.end.line + 1
-    if lnum <= len(getbufline(buf, 1, '$'))
+    if lnum <= lineCount
       var length = strlen(getbufline(buf, lnum)[0])
       var col = min([selection.end.character + 1, length + 1])
       if col <= length
-        prop_add(lnum, col, {type: 'quire_cursor', id: params.session, bufnr: buf, length: 1})
+        prop_add(lnum, col, {type: 'quire_cursor', id: session, bufnr: buf, length: 1})
       endif
       # The name, as virtual text at the end of the line (Vim 9.0.0067 and later).
-      nameMarks[key] = prop_add(lnum, 0, {type: 'quire_name', bufnr: buf, text: '  ' .. params.user.name, text_align: 'after'})
-      namesShown[key] = {name: params.user.name, line: lnum - 1, character: col - 1}
+      nameMarks[key] = prop_add(lnum, 0, {type: 'quire_name', bufnr: buf, text: '  ' .. shown.name, text_align: 'after'})
+      namesShown[key] = {name: shown.name, line: lnum - 1, character: col - 1}
     endif
   endfor
+enddef
+
+# Others' positions in `buf` move with a change (ours sent, or the daemon's applied), as the
+# daemon moves them, so they can be drawn again where the text they are attached to went.
+def MoveCursors(buf: number, change: dict<any>)
+  if !has_key(change, 'range')
+    return
+  endif
+  for shown in values(get(cursors, buf, {}))
+    for selection in shown.selections
+      for end in ['start', 'end']
+        var [line, character] = MovedPosition(selection[end].line, selection[end].character, change)
+        selection[end] = {line: line, character: character}
+      endfor
+    endfor
+  endfor
+enddef
+
+# Draws again the cursors with a position on lines first..last (0-based; all when last < 0):
+# setting a line's text removes its text properties, so a third person's edit of the line
+# holding someone's cursor would otherwise make that cursor vanish.
+def RedrawCursors(buf: number, first = 0, last = -1)
+  for [key, shown] in items(get(cursors, buf, {}))
+    var lines = flattennew(mapnew(shown.selections, (_, s) => [s.start.line, s.end.line]))
+    if last < 0 || !empty(filter(lines, (_, l) => l >= first && l <= last))
+      DrawCursor(buf, str2nr(key))
+    endif
+  endfor
+enddef
+
+# Removes our properties from lines first..last (1-based) before lines are deleted: a property
+# Vim split across lines (Enter at its end) can lose its continuation, and deleting its line
+# then fails (E685); they are drawn again from `cursors`.
+def ClearProps(buf: number, first: number, last: number)
+  if empty(prop_type_get('quire_cursor'))
+    return   # never started
+  endif
+  var lineCount = getbufinfo(buf)[0].linecount
+  for type in ['quire_cursor', 'quire_selection', 'quire_name']
+    prop_remove({type: type, bufnr: buf, all: true}, max([first, 1]), min([last, lineCount]))
+  endfor
+enddef
+
+# The buffer no longer shows the document: others' cursors go.
+def ForgetCursors(buf: number)
+  var sessions = keys(get(cursors, buf, {}))
+  if has_key(cursors, buf)
+    remove(cursors, buf)
+  endif
+  if bufloaded(buf)
+    for session in sessions
+      DrawCursor(buf, str2nr(session))
+    endfor
+  endif
 enddef
 
 # Others' cursors shown in `buf`, by name: {name: [line, character]} (0-based).
@@ -1044,7 +1316,7 @@ export def Listen(port: string)
   var reply = Request('peer/listen', {port: port == '' ? 0 : str2nr(port)})
   if type(reply) == v:t_dict
     listenPort = reply.port   # the same port again if the daemon restarts
-    echomsg 'quire: listening for peers on port ' .. reply.port
+    Say('listening for peers on port ' .. reply.port)
   endif
 enddef
 
@@ -1055,14 +1327,17 @@ export def Disconnect(link: string)
   if type(status) != v:t_dict
     return
   endif
-  var links = link == '' ? mapnew(status.links, (_, l) => l.link) : [str2nr(link)]
-  for id in links
-    if Succeeds('peer/disconnect', {link: id})
-      echomsg 'quire: disconnected link ' .. id
+  var links = filter(copy(status.links), (_, l) => link == '' || l.link == str2nr(link))
+  var gone: list<string> = []
+  for l in links
+    if Succeeds('peer/disconnect', {link: l.link})
+      add(gone, PeerName(l.user, l.address))
     endif
   endfor
   if empty(links)
-    echomsg 'quire: no peer links'
+    Say(link == '' ? 'no peer links' : 'no peer link ' .. link)
+  elseif !empty(gone)
+    Say('disconnected from ' .. join(gone, ', '))   # one message: several would ask for ENTER
   endif
 enddef
 
@@ -1077,7 +1352,7 @@ export def Merge(from: string)
   var reply = Request('document/merge', {uri: shared[bufnr()].uri, from: from})
   if type(reply) == v:t_dict
     shared[bufnr()].jump = true
-    echomsg 'quire: merged ' .. reply.merged .. ' characters of ' .. from
+    Say('merged ' .. reply.merged .. ' characters of ' .. from)
   endif
 enddef
 
@@ -1092,14 +1367,14 @@ export def Connect(arguments: string)
     params.fingerprint = rest[0]
   endif
   if Succeeds('peer/connect', params)
-    echomsg 'quire: connecting to ' .. address .. (empty(rest) ? '' : ' (key ' .. rest[0] .. ' only)') .. '; you are told when it is up'
+    Say('connecting to ' .. address .. (empty(rest) ? '' : ' (key ' .. rest[0] .. ' only)') .. '; you are told when it is up')
   endif
 enddef
 
 export def ConnectCommand(command: string)
   Start()
   if Succeeds('peer/connect', {command: command})
-    echomsg 'quire: peering over: ' .. command .. '; you are told when it is up'
+    Say('peering over: ' .. command .. '; you are told when it is up')
   endif
 enddef
 
