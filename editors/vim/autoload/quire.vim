@@ -340,11 +340,14 @@ export def Reattach(buf: number, reread: bool)
     return
   endif
   var state = shared[buf]
+  if !state.detached && !reread
+    return   # only shown in another window
+  endif
   state.reading = false
   listener_flush(buf)
-  state.records = []
+  state.records = []   # what the read did is not an edit of ours
   if !state.detached
-    if !reread || DocumentText(buf) ==# SentText(state)
+    if DocumentText(buf) ==# SentText(state)
       RedrawCursors(buf)
       return
     endif
@@ -370,6 +373,9 @@ export def Reattach(buf: number, reread: bool)
   state.editor = 0
   state.daemon = 0
   state.pending = []
+  if has_key(state, 'base')
+    remove(state, 'base')   # kept from a daemon restart while the buffer was unloaded
+  endif
   ApplyChanges(buf, reply.changes)
   Acknowledged(buf)
   Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
@@ -1430,6 +1436,10 @@ export def Stop()
   endif
   for [buf, state] in items(shared)
     listener_remove(state.listener)
+    timer_stop(state.sendTimer)
+    if bufexists(str2nr(buf))
+      setbufvar(str2nr(buf), '&modeline', state.modeline)
+    endif
   endfor
   shared = {}
   ready = false

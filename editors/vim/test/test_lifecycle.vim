@@ -2,7 +2,8 @@ vim9script
 # A shared buffer's life, against a real daemon with another editor typing: unloaded by
 # `:e other` (no 'hidden') and read again by `:e back` while the other typed; `:e!`, which
 # shows the shared text; the file changed outside Vim and read again (checktime), whose change
-# reaches the document once; and no modeline from shared text runs on any of these reloads.
+# reaches the document once; and no modeline from shared text runs on any of these reloads;
+# a hidden buffer shown again loses nothing.
 # After each, the buffer equals the daemon's text, nothing anyone typed is lost, and editing
 # goes on. Run by editors/vim/test/run.sh.
 
@@ -118,6 +119,15 @@ QuireSave
 Agree(':QuireSave')
 Once(':QuireSave', ['outside <D4>', 'otto3 [x]'])
 add(errors, readfile(path) == getline(1, '$') ? '' : 'file after :QuireSave: ' .. string(readfile(path)))
+
+# With 'hidden': added, hidden and shown again before the change was sent: nothing is dropped.
+set hidden
+append("$", "added before hiding <E5>")
+execute 'edit ' .. fnameescape(elsewhere)
+execute 'edit ' .. fnameescape(path)
+Agree('a change made before hiding')
+Once('a change made before hiding', ['<E5>', 'outside <D4>'])
+set nohidden
 
 quire#Stop()
 job_stop(other)
