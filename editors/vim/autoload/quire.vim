@@ -680,8 +680,8 @@ def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>,
   while q < room && oldLast[-1 - q] == newLast[-1 - q]
     q += 1
   endwhile
-  var inserted = b - a == 1 && len(newLines) == 1 ? newFirst[p : len(newFirst) - q - 1]
-    : str2list(join(newLines, "\n"))[p : - q - 1]
+  var newChars = len(newLines) == 1 ? newFirst : str2list(join(newLines, "\n"))
+  var inserted = len(newChars) - q > p ? newChars[p : len(newChars) - q - 1] : []
   var removedNothing = b - a == 1 && p + q == len(oldFirst)
   if !removedNothing && !empty(inserted)
     # A replacement takes in the rest of the words it touches (the kept letters around it).
@@ -795,7 +795,7 @@ enddef
 # (decisions/edit-intent.md, rule 3); else the rightmost, where the trimming put it.
 def AtCursor(old: list<number>, prefix: number, suffix: number, inserted: list<number>, cursor: number): list<any>
   var inserting = !empty(inserted)
-  var text = inserting ? copy(inserted) : old[prefix : len(old) - suffix - 1]
+  var text = inserting ? copy(inserted) : len(old) - suffix > prefix ? old[prefix : len(old) - suffix - 1] : []
   var p = prefix
   while true
     var start = Bytes(old, p)

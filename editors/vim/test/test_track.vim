@@ -1,7 +1,8 @@
 vim9script
 # The change tracker on its own: for each command, the listener's records become range changes
 # that turn the old text into the buffer's, and say what the command did (a join removes the
-# line break and indent; `ddp` removes a line and adds it below; `>>` inserts the indent).
+# line break and indent; `ddp` removes a line and adds it below; `>>` inserts the indent), and
+# so do random commands on random text.
 runtime plugin/quire.vim
 runtime autoload/quire.vim
 
@@ -72,6 +73,59 @@ Check('noeol: dd of the last line', rows, () => {
 })
 Check(':%s', rows, () => execute(':%s/row/ROW/g'))
 Check('multibyte', ['héllo wörld', 'x'], () => feedkeys("1G$iö\<Esc>", 'tx'))
+
+# Random commands on random lines of words, code-like tokens, blanks and multibyte characters:
+# the changes always rebuild the buffer's text (or the records are said not to add up).
+var seed = srand(20261125)
+def Random(n: number): number
+  return rand(seed) % n
+enddef
+var words = ['aa', 'a', 'é', 'ö😀', '<A17>', 'f(x)', '"s"', '  ', "\t", 'row', 'll', '']
+var commands = ['J', 'gJ', 'ddp', '>>', '<<', 'x', 'xp', 'dw', "cwZ\<Esc>", "ia\<Esc>", "ial\<Esc>", "o\<Esc>", "ox y\<Esc>",
+  "O\<Esc>", 'yyp', 'dd', '3J', 'r~', '~', 'gUU', "i\<CR>\<Esc>", "A\<BS>\<BS>\<Esc>", 'ddP', 'D', "Cnew\<Esc>", '2dd', 'p',
+  'P', 'gqq', "i  \<Esc>", 'xx', 'de']
+var exCommands = [':%s/a/b/g', ':2,3sort', ':1m $', ':2m 0', ':%s/\n/ /', ':1,2s/ /\r/g', ':g/a/d', ':2,3>', ':1t 2', ':%j']
+for round in range(500)
+  enew!
+  var lines: list<string> = []
+  for i in range(1 + Random(6))
+    add(lines, join(mapnew(range(Random(5)), (_, _) => words[Random(len(words))] .. (Random(2) == 0 ? ' ' : '')), ''))
+  endfor
+  setline(1, lines)
+  &l:eol = Random(3) != 0
+  setlocal textwidth=12
+  var old = {lines: copy(lines), eol: &eol}
+  listener_flush()
+  records = []
+  var id = listener_add(Record)
+  var keys = ''
+  if Random(4) == 0
+    keys = exCommands[Random(len(exCommands))]
+    execute 'silent! ' .. keys
+  else
+    for k in range(1 + Random(3))
+      keys ..= (1 + Random(len(lines))) .. 'G' .. (1 + Random(8)) .. '|' .. commands[Random(len(commands))]
+    endfor
+    silent! feedkeys(keys, 'tx')
+  endif
+  listener_flush()
+  listener_remove(id)
+  if empty(records)
+    continue
+  endif
+  var rebuilt = deepcopy(old)
+  var changes = quire#RangeChanges(bufnr(), old, records)
+  if changes == null
+    continue
+  endif
+  for change in changes
+    quire#ApplyChangeForTest(rebuilt, change)
+  endfor
+  if join(rebuilt.lines, "\n") .. (rebuilt.eol ? "\n" : '') != quire#DocumentText(bufnr())
+    add(errors, 'random ' .. string(lines) .. ' ' .. strtrans(keys) .. ': ' .. string(changes) .. ' gave ' .. string(rebuilt.lines)
+      .. ', the buffer has ' .. string(getline(1, '$')))
+  endif
+endfor
 
 filter(errors, (_, e) => e != '')
 writefile(errors, $QUIRE_TEST_RESULT)
