@@ -49,15 +49,16 @@ setline(1, ['start'])
 timer_start(100, (_) => writefile(getline(1, '\$'), '$work/vim.txt'), {repeat: -1})
 EOF
   rm -f "$work/vim.txt"
-  tmux -L "$tmux_socket" kill-server 2>/dev/null || true
-  tmux -L "$tmux_socket" new-session -d -s p -x 100 -y 30 \
+  session=$((${session:-0} + 1))   # a session each, the new one first: the server ends with its last
+  tmux -L "$tmux_socket" new-session -d -s "s$session" -x 100 -y 30 \
     "vim -u NONE -i NONE -N -n --cmd 'set rtp^=$root/editors/vim' -S '$work/vim-setup.vim'" </dev/null >/dev/null 2>&1
-  pane=p:0
+  if [ -n "${pane:-}" ]; then keys -l ':qall!'; keys Enter; fi
+  pane="s$session:0"
   wait_for 10 buffer_has start || fail "Vim did not start"
 }
 
 # 1. Two people linked, :QuireDisconnect, and typing at once while they are said to have left.
-pane=p:0
+pane=""
 start_vim "$work/a.sock"
 keys -l ':QuireShare plan.txt'; keys Enter
 wait_for 15 screen_has 'with 2 peer links' || fail "bea and carl never linked"
