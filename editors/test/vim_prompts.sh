@@ -14,17 +14,20 @@ work="$(mktemp -d)"
 export QUIRE_SECRET="prompts-$$-secret-0123456789abcdef" XDG_DATA_HOME="$work/xdg"
 tmux_socket="quire-prompts-$$"
 pids=()
+tmux_pid=""
 cleanup() {
   tmux -L "$tmux_socket" kill-server 2>/dev/null || true
+  # A server that does not answer is killed outright: it holds the editors' terminals.
+  if [ -n "$tmux_pid" ]; then kill -9 "$tmux_pid" 2>/dev/null || true; fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$quire" --no-stdio --socket "$work/a.sock" --data-dir "$work/a" --listen "127.0.0.1:$port" 2>>"$work/a.log" & pids+=($!)
+"$quire" --no-stdio --socket "$work/a.sock" --data-dir "$work/a" --listen "127.0.0.1:$port" >/dev/null 2>>"$work/a.log" & pids+=($!)
 for _ in $(seq 1 500); do [ -S "$work/a.sock" ] && break; sleep 0.01; done
 for who in bea carl; do
-  "$quire" --no-stdio --socket "$work/$who.sock" --data-dir "$work/$who" --user-name "$who" --connect "127.0.0.1:$port" 2>>"$work/$who.log" & pids+=($!)
+  "$quire" --no-stdio --socket "$work/$who.sock" --data-dir "$work/$who" --user-name "$who" --connect "127.0.0.1:$port" >/dev/null 2>>"$work/$who.log" & pids+=($!)
 done
 fail() { echo "FAIL vim_prompts: $*"; echo "--- screen"; tmux -L "$tmux_socket" capture-pane -p -t "$pane" 2>/dev/null | grep -v '^~ *$' || true; exit 1; }
 wait_for() {  # $1: seconds, $2...: a command that succeeds when the condition holds
@@ -50,8 +53,13 @@ timer_start(100, (_) => writefile(getline(1, '\$'), '$work/vim.txt'), {repeat: -
 EOF
   rm -f "$work/vim.txt"
   session=$((${session:-0} + 1))   # a session each, the new one first: the server ends with its last
-  tmux -L "$tmux_socket" new-session -d -s "s$session" -x 100 -y 30 \
-    "vim -u NONE -i NONE -N -n --cmd 'set rtp^=$root/editors/vim' -S '$work/vim-setup.vim'" </dev/null >/dev/null 2>&1
+  # The tmux server outlives this script's commands: it gets no descriptor but stdio, so a
+  # runner waiting for this script's output to close (Foundation's Process) is not kept waiting.
+  local inherited=()
+  for fd in /proc/$$/fd/*; do n="${fd##*/}"; case "$n" in 0|1|2|255) ;; *) inherited+=("$n>&-");; esac; done
+  eval "tmux -L \"\$tmux_socket\" new-session -d -s \"s\$session\" -x 100 -y 30 \
+    \"vim -u NONE -i NONE -N -n --cmd 'set rtp^=\$root/editors/vim' -S '\$work/vim-setup.vim'\" ${inherited[*]} </dev/null >/dev/null 2>&1"
+  tmux_pid="$(tmux -L "$tmux_socket" display-message -p '#{pid}')"
   if [ -n "${pane:-}" ]; then keys -l ':qall!'; keys Enter; fi
   pane="s$session:0"
   wait_for 10 buffer_has start || fail "Vim did not start"
