@@ -23,6 +23,14 @@ var cursors: dict<dict<dict<any>>> = {}
 # flight it had applied.
 var instance = printf('vim-%x-%x-%x', getpid(), localtime(), rand())
 var editCount = 0
+# Numbers each open, reopen and resync of a buffer's document, so that a reply to an edit of an
+# earlier one is told apart (epochs restart at 0 on every open).
+var opens = 0
+
+def NextOpen(): number
+  opens += 1
+  return opens
+enddef
 
 def Log(message: string)
   if get(g:, 'quire_log', '') != ''
@@ -209,6 +217,7 @@ def Reconnect()
     if type(reply) == v:t_dict
       remove(state, 'base')
       state.epoch = reply.epoch
+      state.opened = NextOpen()
       state.editor = 0
       state.daemon = 0
       state.pending = []
@@ -248,7 +257,7 @@ export def Share(name: string)
     return
   endif
   shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: [],
-                 records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline')}
+                 records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline'), opened: NextOpen()}
   # Shared text is read again on every reload: a modeline someone typed into it must not run.
   setbufvar(buf, '&modeline', 0)
   ApplyChanges(buf, reply.changes)
@@ -370,6 +379,7 @@ export def Reattach(buf: number, reread: bool)
   endif
   state.detached = false
   state.epoch = reply.epoch
+  state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
   state.pending = []
@@ -555,10 +565,10 @@ def SendChanges(buf: number)
     params.undoGroup = changenr()   # one Vim undo block is one step of the daemon's undo
     params.cursor = {line: line('.') - 1, character: col('.') - 1}
   endif
-  var epoch = state.epoch
+  var opened = state.opened
   try
     # A request: its reply says the daemon has the edit (on disk), so it joins the acknowledged text.
-    ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => OnEditReply(buf, epoch, reply)})
+    ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => OnEditReply(buf, opened, reply)})
   catch
     Log('could not send an edit: ' .. v:exception)   # the daemon is gone: the reopen merges it
     return
@@ -813,9 +823,9 @@ enddef
 
 # The reply to one of our edits: it joins the acknowledged text, or, refused, the user is told and
 # the buffer is resynced keeping its text (every later edit of the epoch is refused too).
-def OnEditReply(buf: number, epoch: number, reply: dict<any>)
-  if !has_key(shared, buf) || shared[buf].epoch != epoch
-    return
+def OnEditReply(buf: number, opened: number, reply: dict<any>)
+  if !has_key(shared, buf) || shared[buf].opened != opened
+    return   # an edit of an earlier open or epoch (a reopen also starts at epoch 0)
   endif
   var state = shared[buf]
   if has_key(reply, 'result')
@@ -1115,6 +1125,7 @@ export def ResyncKeepingText(buf: number)
     ReplaceText(buf, reply.text)
   endif
   state.epoch = reply.epoch
+  state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
   state.pending = []
@@ -1156,6 +1167,7 @@ export def Resync(buf: number)
   state.records = []
   state.pending = []
   state.epoch = reply.epoch
+  state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
   Acknowledged(buf)
