@@ -265,7 +265,9 @@ export def Share(name: string)
   shared[buf].listener = listener_add(OnListener, buf)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
-    exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ')'
+    exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ', expand("<afile>:p"))'
+    # :saveas, :file: the document is bound to the new name.
+    exe 'autocmd! BufFilePost <buffer=' .. buf .. '> quire#Renamed(' .. buf .. ')'
     # Report changes at undo-block boundaries, so each is tagged with its own block.
     exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> quire#Flush(' .. buf .. ')'
     # The buffer's life: unloaded (:e other without 'hidden', :e!, :bunload), read again
@@ -391,6 +393,25 @@ export def Reattach(buf: number, reread: bool)
   Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
 enddef
 
+# The buffer got another file name (:saveas, :file): the document is bound to that file from
+# now on (opened again with it), so :w and :QuireSave write there and the old file is left alone.
+export def Renamed(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  var path = fnamemodify(bufname(buf), ':p')
+  if bufname(buf) == '' || path ==# state.file
+    return
+  endif
+  state.file = path
+  if !state.detached && bufloaded(buf)
+    Detach(buf)
+    Reattach(buf, false)
+  endif
+  Log('bound ' .. state.uri .. ' to ' .. path)
+enddef
+
 # The buffer is deleted or wiped out: it is no longer shared.
 export def Forget(buf: number)
   if !has_key(shared, buf)
@@ -414,9 +435,9 @@ enddef
 
 # After :w wrote the buffer to its file: tell the daemon the file holds our text, so it does not
 # take our own edits for a change made outside Quire.
-export def Saved(buf: number)
-  if !has_key(shared, buf) || !ready || shared[buf].file == ''
-    return
+export def Saved(buf: number, path = '')
+  if !has_key(shared, buf) || !ready || shared[buf].file == '' || (path != '' && path !=# shared[buf].file)
+    return   # written elsewhere (:w other.txt): the bound file did not change
   endif
   Flush(buf)
   var state = shared[buf]

@@ -3,7 +3,7 @@ vim9script
 # `:e other` (no 'hidden') and read again by `:e back` while the other typed; `:e!`, which
 # shows the shared text; the file changed outside Vim and read again (checktime), whose change
 # reaches the document once; and no modeline from shared text runs on any of these reloads;
-# a hidden buffer shown again loses nothing.
+# a hidden buffer shown again loses nothing; :w elsewhere leaves the binding, :saveas moves it.
 # After each, the buffer equals the daemon's text, nothing anyone typed is lost, and editing
 # goes on. Run by editors/vim/test/run.sh.
 
@@ -128,6 +128,23 @@ execute 'edit ' .. fnameescape(path)
 Agree('a change made before hiding')
 Once('a change made before hiding', ['<E5>', 'outside <D4>'])
 set nohidden
+
+# :w to another file leaves the binding alone; :saveas binds the document to the new file.
+var copy = dir .. '/copy.txt'
+var renamed = dir .. '/renamed.txt'
+execute 'write ' .. fnameescape(copy)
+OtherTypes("otto4 {y}\n")
+Agree('typing after :w to another file')
+QuireSave
+add(errors, readfile(path) == getline(1, '$') ? '' : 'the bound file after :w elsewhere and :QuireSave: ' .. string(readfile(path)))
+var before = readfile(path)
+execute 'saveas ' .. fnameescape(renamed)
+OtherTypes("otto5 <F6>\n")
+Agree('typing after :saveas')
+QuireSave
+add(errors, readfile(renamed) == getline(1, '$') ? '' : 'the new file after :saveas and :QuireSave: ' .. string(readfile(renamed)))
+add(errors, readfile(path) == before ? '' : 'the old file changed after :saveas: ' .. string(readfile(path)))
+Once(':saveas', ['otto4 {y}', 'otto5 <F6>', 'outside <D4>', '<E5>'])
 
 quire#Stop()
 job_stop(other)
