@@ -711,36 +711,41 @@ def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>,
   while q < room && oldLast[-1 - q] == newLast[-1 - q]
     q += 1
   endwhile
-  var newChars = len(newLines) == 1 ? newFirst : str2list(join(newLines, "\n"))
-  var inserted = len(newChars) - q > p ? newChars[p : len(newChars) - q - 1] : []
+  # What replaces the old text between the kept ends (in bytes, not characters: a :%s of a long
+  # text is one change across all its lines).
+  var joined = len(newLines) == 1 ? newLines[0] : join(newLines, "\n")
+  var from = Bytes(newFirst, p)
+  var trimmed = strlen(newLines[-1]) - Bytes(newLast, len(newLast) - q)
+  var text = strlen(joined) - trimmed > from ? strpart(joined, from, strlen(joined) - trimmed - from) : ''
   var removedNothing = b - a == 1 && p + q == len(oldFirst)
-  if !removedNothing && !empty(inserted)
+  if !removedNothing && text != ''
     # A replacement takes in the rest of the words it touches (the kept letters around it).
-    if IsWord(get(oldFirst, p, 0)) || IsWord(inserted[0])
+    if IsWord(get(oldFirst, p, 0)) || IsWord(strgetchar(text, 0))
       while p > 0 && IsWord(oldFirst[p - 1])
         p -= 1
-        insert(inserted, oldFirst[p])
+        text = nr2char(oldFirst[p]) .. text
       endwhile
     endif
-    if (len(oldLast) - q - 1 >= 0 && IsWord(oldLast[len(oldLast) - q - 1])) || IsWord(inserted[-1])
+    if (len(oldLast) - q - 1 >= 0 && IsWord(oldLast[len(oldLast) - q - 1])) || IsWord(strgetchar(text, strcharlen(text) - 1))
       while q > 0 && IsWord(oldLast[len(oldLast) - q])
-        add(inserted, oldLast[len(oldLast) - q])
+        text ..= nr2char(oldLast[len(oldLast) - q])
         q -= 1
       endwhile
     endif
   elseif b - a == 1 && len(newLines) == 1 && bufnr() == buf && line('.') == newFirstLine + 1 + (a - first)
     # Typing or deleting where the same text could come from several places: where the cursor is.
-    [p, q, inserted] = AtCursor(oldFirst, p, q, inserted, col('.') - 1)
+    var inserted: list<number>
+    [p, q, inserted] = AtCursor(oldFirst, p, q, str2list(text), col('.') - 1)
+    text = list2str(inserted)
   endif
   var startByte = Bytes(oldFirst, p)
   var endByte = strlen(old.lines[b - 1]) - (strlen(list2str(oldLast)) - Bytes(oldLast, len(oldLast) - q))
-  var text = list2str(inserted)
   if p == 0 && q == 0 && (b - a > 1 || len(newLines) > 1) && !atEnd
     # Whole lines replaced (:m, :sort): with their breaks, so the daemon keeps the lines that
     # stay, and a line added goes after a break, not at the end of the line above it.
     return [RangeChange(a, 0, b, 0, text .. "\n")]
   endif
-  if b - a > 1 || len(newLines) > 1
+  if (b - a > 1 || len(newLines) > 1) && b - a + len(newLines) < 2000
     # Across lines (3J, gq, :s/\n/ /): the words kept are kept, only the space between them changes.
     var oldText = join(old.lines[a : b - 1], "\n")
     var changes = SpaceChanges(strpart(oldText, startByte, strlen(oldText) - startByte - (strlen(old.lines[b - 1]) - endByte)), text, a, startByte)
