@@ -17,10 +17,20 @@ var listenPort = -1
 var nameMarks: dict<number> = {}
 # What each of those shows: the name and where the cursor was put (for CursorsShown).
 var namesShown: dict<dict<any>> = {}
+# Others' selections by buffer and session: {name, selections}, moved with every change.
+var cursors: dict<dict<dict<any>>> = {}
 # Names this Vim's edits (editId), so a reopen after the daemon died can tell which edits in
 # flight it had applied.
 var instance = printf('vim-%x-%x-%x', getpid(), localtime(), rand())
 var editCount = 0
+# Numbers each open, reopen and resync of a buffer's document, so that a reply to an edit of an
+# earlier one is told apart (epochs restart at 0 on every open).
+var opens = 0
+
+def NextOpen(): number
+  opens += 1
+  return opens
+enddef
 
 def Log(message: string)
   if get(g:, 'quire_log', '') != ''
@@ -28,8 +38,32 @@ def Log(message: string)
   endif
 enddef
 
+# A message for the person: one screen line (cut, with the whole of it in the log), kept in
+# :messages, on a clean command line, so it never scrolls into a "Press ENTER" prompt that would
+# eat the next key typed.
+def Say(message: string, warning = false)
+  Log(message)
+  var line = 'quire: ' .. substitute(message, '[[:cntrl:]]', ' ', 'g')
+  var room = max([&columns - 15, 20])
+  if strdisplaywidth(line) > room
+    # The whole of it for a while in a corner, where it takes no key.
+    popup_notification(line, {time: 8000, maxwidth: max([&columns / 2, 30]), highlight: warning ? 'WarningMsg' : 'Normal'})
+    while strdisplaywidth(line) > room - 3
+      line = strcharpart(line, 0, strcharlen(line) - 1)
+    endwhile
+    line ..= '...'
+  endif
+  # No need to wait after an intentional redraw: what was on the command line is replaced.
+  redraw
+  if warning
+    echohl WarningMsg
+  endif
+  echomsg line
+  echohl None
+enddef
+
 def Warn(message: string)
-  echohl WarningMsg | echomsg 'quire: ' .. message | echohl None
+  Say(message, true)
 enddef
 
 # The document's text for a buffer: its lines joined by "\n", plus the final "\n" that 'eol'
@@ -47,11 +81,17 @@ def Notify(method: string, params: dict<any>)
   endtry
 enddef
 
-# A request answered synchronously; returns its result, or null after showing the error.
-def Request(method: string, params: any, timeout = 10000): any
+# A request answered synchronously; returns its result, or null after showing the error
+# (only logging it when `quiet`).
+def Request(method: string, params: any, timeout = 10000, quiet = false): any
   var reply = ch_evalexpr(channel, {method: method, params: params}, {timeout: timeout})
   if type(reply) != v:t_dict || has_key(reply, 'error') || !has_key(reply, 'result')
-    Warn(method .. ' failed: ' .. (type(reply) == v:t_dict && has_key(reply, 'error') ? reply.error.message : 'no answer'))
+    var why = method .. ' failed: ' .. (type(reply) == v:t_dict && has_key(reply, 'error') ? reply.error.message : 'no answer')
+    if quiet
+      Log(why)
+    else
+      Warn(why)
+    endif
     return null
   endif
   return reply.result
@@ -67,7 +107,9 @@ def Succeeds(method: string, params: any): bool
   return true
 enddef
 
-export def Start()
+# Starts the daemon (or attaches to it) and initializes; `quiet` (a reconnect, which tries again
+# by itself) only logs a failure.
+export def Start(quiet = false)
   if ready
     return
   endif
@@ -88,9 +130,11 @@ export def Start()
   var reply = Request('initialize', {
     protocolVersion: 1, clientInfo: {name: 'quire.vim', version: '1'},
     user: {name: get(g:, 'quire_user', $USER ?? 'vim'), color: get(g:, 'quire_color', '#d7005f')},
-    capabilities: {general: {positionEncodings: ['utf-8']}}})
-  if type(reply) != v:t_dict || reply.capabilities.positionEncoding != 'utf-8'
-    Warn('the daemon did not agree to byte positions: ' .. string(reply))
+    capabilities: {general: {positionEncodings: ['utf-8']}}}, 10000, quiet)
+  if type(reply) != v:t_dict
+    return   # said once by Request
+  elseif reply.capabilities.positionEncoding != 'utf-8'
+    Warn('the daemon did not agree to byte positions (' .. reply.capabilities.positionEncoding .. ')')
     return
   endif
   ch_sendexpr(channel, {method: 'initialized', params: {}})
@@ -147,14 +191,21 @@ def Reconnect()
   if ready || stopping
     return
   endif
-  Start()
+  Start(true)
   if !ready
     return   # OnExit schedules the next try
   endif
   reconnectDelay = 250
   for [key, state] in items(shared)
     var buf = str2nr(key)
+    if state.detached
+      if bufloaded(buf)
+        Reattach(buf, false)   # read again while the daemon was away
+      endif
+      continue
+    endif
     listener_flush(buf)
+    state.records = []   # the reopen sends the whole text
     var params: dict<any> = {uri: state.uri, text: DocumentText(buf), base: get(state, 'base', DocumentText(buf))}
     if has_key(state, 'base') && !empty(state.pending)
       params.pending = state.pending   # edits whose replies never came: the daemon knows which it applied
@@ -166,6 +217,7 @@ def Reconnect()
     if type(reply) == v:t_dict
       remove(state, 'base')
       state.epoch = reply.epoch
+      state.opened = NextOpen()
       state.editor = 0
       state.daemon = 0
       state.pending = []
@@ -204,30 +256,190 @@ export def Share(name: string)
   if type(reply) != v:t_dict
     return
   endif
-  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: []}
+  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: [],
+                 records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline'), opened: NextOpen()}
+  # Shared text is read again on every reload: a modeline someone typed into it must not run.
+  setbufvar(buf, '&modeline', 0)
   ApplyChanges(buf, reply.changes)
   Acknowledged(buf)
-  shared[buf].listener = listener_add(OnLocalChange, buf)
+  shared[buf].listener = listener_add(OnListener, buf)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
-    exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ')'
+    exe 'autocmd! BufWritePost <buffer=' .. buf .. '> quire#Saved(' .. buf .. ', expand("<afile>:p"))'
+    # :saveas, :file: the document is bound to the new name.
+    exe 'autocmd! BufFilePost <buffer=' .. buf .. '> quire#Renamed(' .. buf .. ')'
     # Report changes at undo-block boundaries, so each is tagged with its own block.
-    exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> listener_flush(' .. buf .. ')'
+    exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> quire#Flush(' .. buf .. ')'
+    # The buffer's life: unloaded (:e other without 'hidden', :e!, :bunload), read again
+    # (:e back, :e!, a reload after the file changed), deleted.
+    exe 'autocmd! BufUnload <buffer=' .. buf .. '> quire#Detach(' .. buf .. ')'
+    exe 'autocmd! FileChangedShell <buffer=' .. buf .. '> quire#FileChanged(' .. buf .. ')'
+    exe 'autocmd! BufReadPre <buffer=' .. buf .. '> quire#BeforeRead(' .. buf .. ')'
+    exe 'autocmd! BufReadPost <buffer=' .. buf .. '> quire#Reattach(' .. buf .. ', true)'
+    exe 'autocmd! BufWinEnter <buffer=' .. buf .. '> quire#Reattach(' .. buf .. ', false)'
+    exe 'autocmd! BufDelete,BufWipeout <buffer=' .. buf .. '> quire#Forget(' .. buf .. ')'
   augroup END
-  # Vim's own undo would also revert what others typed: undo and redo your own edits only.
-  nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
-  nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
+  MapUndo(buf)
   Log('shared ' .. uri)
-  echomsg 'quire: ' .. (reply.created ? 'sharing' : 'joined') .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's'))
+  Say((reply.created ? 'sharing' : 'joined') .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's')))
+enddef
+
+# Vim's own undo would also revert what others typed: undo and redo your own edits only.
+def MapUndo(buf: number)
+  if bufnr() == buf
+    nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
+    nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
+  endif
+enddef
+
+# The buffer is being unloaded (:e other without 'hidden', :e!, :bunload, quitting): what was
+# typed goes first, then the document is closed; the buffer is shared again when it is read
+# again (Reattach).
+export def Detach(buf: number)
+  if !has_key(shared, buf) || shared[buf].detached
+    return
+  endif
+  Flush(buf)
+  var state = shared[buf]
+  state.detached = true
+  state.records = []
+  if ready
+    try
+      ch_sendexpr(channel, {method: 'document/close', params: {uri: state.uri}}, {callback: (_, _) => 0})
+    catch
+      Log('could not close ' .. state.uri .. ': ' .. v:exception)
+    endtry
+  endif
+  ForgetCursors(buf)
+  Log('detached ' .. state.uri .. ' (buffer unloaded)')
+enddef
+
+# The file changed on disk (checktime, 'autoread', a shell command): what was typed goes to the
+# daemon, then Vim reads the file again without asking (the buffer's text is in the daemon, so
+# nothing is lost), and Reattach lets the daemon merge the file's change into the shared text.
+export def FileChanged(buf: number)
+  if !has_key(shared, buf)
+    v:fcs_choice = 'ask'
+    return
+  endif
+  if v:fcs_reason == 'deleted'
+    Say(fnamemodify(bufname(buf), ':t') .. ' was deleted on disk; the buffer is still shared (:w writes it again)', true)
+    v:fcs_choice = ''
+  elseif v:fcs_reason == 'mode'
+    v:fcs_choice = ''
+  else
+    Flush(buf)
+    v:fcs_choice = 'reload'
+  endif
+enddef
+
+# A read over the buffer's text is not an edit of ours: nothing recorded during it is sent.
+export def BeforeRead(buf: number)
+  if has_key(shared, buf)
+    shared[buf].reading = true
+  endif
+enddef
+
+# The buffer was read again: from disk, without what others typed since it was saved (:e back
+# without 'hidden'), or on purpose (:e!, which for a shared buffer means "show the shared text",
+# not "the file"), or because the file changed outside Vim. The document is opened again with
+# what was read and bound to the file: the daemon merges once what changed in the file outside
+# Quire, and its reply turns the buffer into the shared text. `reread`: from BufReadPost, where
+# a reload in place (no unload) that shows the text we sent needs nothing.
+export def Reattach(buf: number, reread: bool)
+  if !has_key(shared, buf) || !bufloaded(buf)
+    return
+  endif
+  var state = shared[buf]
+  if !state.detached && !reread
+    return   # only shown in another window
+  endif
+  state.reading = false
+  listener_flush(buf)
+  state.records = []   # what the read did is not an edit of ours
+  if !state.detached
+    if DocumentText(buf) ==# SentText(state)
+      RedrawCursors(buf)
+      return
+    endif
+    Detach(buf)
+  endif
+  setbufvar(buf, '&modeline', 0)
+  MapUndo(buf)
+  if !ready
+    return   # the reconnect reopens it
+  endif
+  var params: dict<any> = {uri: state.uri, text: DocumentText(buf)}
+  if state.file != ''
+    params.file = state.file
+  endif
+  var reply = Request('document/open', params)
+  if type(reply) != v:t_dict
+    Say('stopped sharing "' .. state.uri .. '" in this buffer', true)
+    Forget(buf)
+    return
+  endif
+  state.detached = false
+  state.epoch = reply.epoch
+  state.opened = NextOpen()
+  state.editor = 0
+  state.daemon = 0
+  state.pending = []
+  if has_key(state, 'base')
+    remove(state, 'base')   # kept from a daemon restart while the buffer was unloaded
+  endif
+  ApplyChanges(buf, reply.changes)
+  Acknowledged(buf)
+  Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
+enddef
+
+# The buffer got another file name (:saveas, :file): the document is bound to that file from
+# now on (opened again with it), so :w and :QuireSave write there and the old file is left alone.
+export def Renamed(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  var path = fnamemodify(bufname(buf), ':p')
+  if bufname(buf) == '' || path ==# state.file
+    return
+  endif
+  state.file = path
+  if !state.detached && bufloaded(buf)
+    Detach(buf)
+    Reattach(buf, false)
+  endif
+  Log('bound ' .. state.uri .. ' to ' .. path)
+enddef
+
+# The buffer is deleted or wiped out: it is no longer shared.
+export def Forget(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  if !shared[buf].detached && bufloaded(buf)
+    Detach(buf)
+  endif
+  var state = remove(shared, buf)
+  timer_stop(state.sendTimer)
+  listener_remove(state.listener)
+  if bufexists(buf)
+    setbufvar(buf, '&modeline', state.modeline)
+  endif
+  Log('stopped sharing ' .. state.uri)
+enddef
+
+def SentText(state: dict<any>): string
+  return join(state.sent.lines, "\n") .. (state.sent.eol ? "\n" : '')
 enddef
 
 # After :w wrote the buffer to its file: tell the daemon the file holds our text, so it does not
 # take our own edits for a change made outside Quire.
-export def Saved(buf: number)
-  if !has_key(shared, buf) || !ready || shared[buf].file == ''
-    return
+export def Saved(buf: number, path = '')
+  if !has_key(shared, buf) || !ready || shared[buf].file == '' || (path != '' && path !=# shared[buf].file)
+    return   # written elsewhere (:w other.txt): the bound file did not change
   endif
-  listener_flush(buf)
+  Flush(buf)
   var state = shared[buf]
   Notify('document/saved', {uri: state.uri, epoch: state.epoch, revision: state.daemon})
 enddef
@@ -247,11 +459,11 @@ def UndoOrRedo(buf: number, method: string, count: number)
   if !has_key(shared, buf) || !ready
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   for _ in range(count)
     var reply = Request(method, {uri: shared[buf].uri})
     if type(reply) != v:t_dict || !reply.done
-      echo method == 'document/undo' ? 'Quire: nothing of yours to undo' : 'Quire: nothing to redo'
+      Say(method == 'document/undo' ? 'nothing of yours to undo' : 'nothing to redo')
       return
     endif
     shared[buf].jump = true
@@ -264,7 +476,7 @@ export def Save(buf: number)
   if !has_key(shared, buf) || !ready
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   var reply = Request('document/save', {uri: shared[buf].uri})
   if type(reply) != v:t_dict
     return
@@ -316,54 +528,337 @@ export def ChangedRegion(changes: list<dict<any>>): list<number>
   return [top, oldEnd, newEnd]
 enddef
 
-# Changed lines go to the daemon as one `lines` change with the cursor, which places typed text
-# exactly where it was typed (protocol/README.md). Should the region not add up, the whole text
-# goes instead: the daemon reduces either to the same character edits.
-def OnLocalChange(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
-  if applying || !has_key(shared, buf) || !ready
+# The change tracker. Vim's listener may report one command in several calls, the first while
+# the command is still under way (a join: "line 6 changed" while line 7 is still there, then "line
+# 7 deleted"), so records wait until the command is over (a timer, or Flush before anything else
+# is sent) and go to the daemon together, as the precise range changes they add up to.
+def OnListener(buf: number, start: number, end: number, added: number, changes: list<dict<any>>)
+  if applying || !has_key(shared, buf) || !ready || shared[buf].detached || get(shared[buf], 'reading', false)
     return   # while the daemon is away, the reopen sends the whole text
   endif
   var state = shared[buf]
-  var [top, oldEnd, newEnd] = ChangedRegion(changes)
-  var lineCount = getbufinfo(buf)[0].linecount
-  var change: dict<any>
-  if len(state.sent.lines) - (oldEnd - top) + (newEnd - top) == lineCount && oldEnd - 1 <= len(state.sent.lines)
-    change = {lines: {start: top - 1, end: oldEnd - 1}, newLines: newEnd > top ? getbufline(buf, top, newEnd - 1) : []}
-  else
-    Log('listener region ' .. string([top, oldEnd, newEnd]) .. ' does not add up: sending the whole text')
-    change = {text: DocumentText(buf)}
+  extend(state.records, mapnew(changes, (_, c) => copy(c)))
+  if state.sendTimer < 0
+    state.sendTimer = timer_start(0, (_) => SendChanges(buf))
   endif
-  ApplyLocalChange(state.sent, change)
+enddef
+
+# Sends what the buffer's listener has recorded so far; call before anything else goes to the
+# daemon for this buffer, and before applying its edits.
+export def Flush(buf: number)
+  if has_key(shared, buf) && bufloaded(buf)
+    listener_flush(buf)
+    SendChanges(buf)
+  endif
+enddef
+
+# The recorded changes, as range changes (protocol/README.md, Change) or, should the records not
+# add up with the buffer, the whole text: the daemon reduces either to the same character edits.
+def SendChanges(buf: number)
+  if !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  timer_stop(state.sendTimer)
+  state.sendTimer = -1
+  if applying || !ready || state.detached || get(state, 'reading', false) || !bufloaded(buf)
+    return
+  endif
+  listener_flush(buf)
+  if empty(state.records)
+    return
+  endif
+  var records = state.records
+  state.records = []
+  var changes = RangeChanges(buf, state.sent, records)
+  if changes == null
+    Log('listener records ' .. string(records) .. ' do not add up: sending the whole text')
+    changes = [{text: DocumentText(buf)}]
+    ApplyLocalChange(state.sent, changes[0])
+  endif
+  if empty(changes)
+    return
+  endif
   editCount += 1
-  var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon, changes: [change],
+  var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon, changes: changes,
     editId: instance .. '-' .. editCount}
   if bufnr() == buf
     params.undoGroup = changenr()   # one Vim undo block is one step of the daemon's undo
     params.cursor = {line: line('.') - 1, character: col('.') - 1}
   endif
-  var epoch = state.epoch
+  var opened = state.opened
   try
     # A request: its reply says the daemon has the edit (on disk), so it joins the acknowledged text.
-    ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => OnEditReply(buf, epoch, reply)})
+    ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => OnEditReply(buf, opened, reply)})
   catch
     Log('could not send an edit: ' .. v:exception)   # the daemon is gone: the reopen merges it
     return
   endtry
-  add(state.pending, {editId: params.editId, changes: [change]})
+  add(state.pending, {editId: params.editId, changes: changes})
   state.editor += 1
-  Log('sent edit ' .. state.editor .. ': ' .. string(change))
+  for change in changes
+    MoveCursors(buf, change)
+  endfor
+  Log('sent edit ' .. state.editor .. ': ' .. string(changes))
+enddef
+
+# The range changes that listener `records` add up to, from `old` (the text the daemon will have
+# once it has our earlier edits: lines and final newline) to what the buffer shows, in the order
+# the daemon applies them (bottom first, so each one's positions hold in the text the previous
+# left); [] when nothing changed. null when the records do not add up with the buffer.
+# The records are replayed in the line numbers of their own moment over the changed region;
+# lines no record touched must still be the old ones; each run of touched lines becomes one
+# change trimmed to what differs (a join is its line break and indent removed, not its lines
+# rewritten), a replacement taking in whole words (protocol/decisions/edit-intent.md).
+# - Complexity: O(records + lines in the changed region), whatever the buffer's length.
+export def RangeChanges(buf: number, old: dict<any>, records: list<dict<any>>): any
+  var [top, oldEnd, newEnd] = ChangedRegion(records)
+  var lineCount = getbufinfo(buf)[0].linecount
+  if getbufvar(buf, '&eol') != old.eol || oldEnd - 1 > len(old.lines)
+      || len(old.lines) - (oldEnd - top) + (newEnd - top) != lineCount
+    return null
+  endif
+  # Each line of the region: the old line it still is (its index), or -1 once a record touched it.
+  var entries = range(top - 1, oldEnd - 2)
+  for record in records
+    var at = record.lnum - top
+    var removed = record.end - record.lnum
+    var inserted = removed + record.added
+    if at < 0 || inserted < 0 || at + removed > len(entries)
+      return null
+    endif
+    if removed > 0
+      remove(entries, at, at + removed - 1)
+    endif
+    extend(entries, repeat([-1], inserted), at)
+  endfor
+  if len(entries) != newEnd - top
+    return null
+  endif
+  var region = newEnd > top ? getbufline(buf, top, newEnd - 1) : []
+  # Runs of touched lines, with the old lines between their untouched neighbours.
+  var hunks: list<list<number>> = []
+  var oldNext = top - 1
+  var runStart = -1
+  for i in range(len(entries) + 1)
+    var index = i < len(entries) ? entries[i] : oldEnd - 1
+    if i < len(entries) && index < 0
+      runStart = runStart < 0 ? i : runStart
+      continue
+    endif
+    if i < len(entries) && (index < oldNext || region[i] !=# old.lines[index])
+      return null   # an untouched line that is not the old one
+    endif
+    if runStart >= 0 || index > oldNext
+      var newFrom = runStart >= 0 ? runStart : i
+      add(hunks, [oldNext, index, top - 1 + newFrom, top - 1 + i])
+    endif
+    runStart = -1
+    oldNext = index + 1
+  endfor
+  var changes: list<dict<any>> = []
+  for [a, b, c, d] in reverse(hunks)
+    extend(changes, HunkChange(old, a, b, d > c ? region[c - top + 1 : d - top] : [], c, buf))
+  endfor
+  if !empty(changes)
+    SpliceLines(old, top - 1, oldEnd - 1, region)
+  endif
+  return changes
+enddef
+
+# Old lines first..last-1 (0-based) became `lines` (new line `newFirstLine` on): the change
+# trimmed to what differs (none when nothing does), in the order the daemon applies them.
+def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>, newFirstLine: number, buf: number): list<dict<any>>
+  var [a, b] = [first, last]
+  var newLines = lines
+  while a < b && !empty(newLines) && old.lines[a] ==# newLines[0]
+    a += 1
+    newLines = newLines[1 :]
+  endwhile
+  while a < b && !empty(newLines) && old.lines[b - 1] ==# newLines[-1]
+    b -= 1
+    newLines = newLines[: -2]
+  endwhile
+  var n = len(old.lines)
+  var atEnd = b == n && !old.eol   # the last line has no break after it
+  if a == b && empty(newLines)
+    return []
+  elseif empty(newLines)
+    # Lines removed: each with its break, or with the break before it at the end of the text.
+    return [atEnd && a > 0 ? RangeChange(a - 1, strlen(old.lines[a - 1]), n - 1, strlen(old.lines[n - 1]), '')
+      : RangeChange(a, 0, b, 0, '')]
+  elseif a == b
+    # Lines added. New empty lines are breaks typed at the end of the line above (decisions/edit-intent.md, rule 5).
+    if atEnd
+      return [RangeChange(n - 1, strlen(old.lines[n - 1]), n - 1, strlen(old.lines[n - 1]), "\n" .. join(newLines, "\n"))]
+    elseif a > 0 && empty(filter(copy(newLines), (_, l) => l != ''))
+      return [RangeChange(a - 1, strlen(old.lines[a - 1]), a - 1, strlen(old.lines[a - 1]), repeat("\n", len(newLines)))]
+    endif
+    return [RangeChange(a, 0, a, 0, join(newLines, "\n") .. "\n")]
+  endif
+  # Lines changed: the first and the last differ, so what is kept before and after the change
+  # lies in them.
+  var oldFirst = str2list(old.lines[a])
+  var newFirst = str2list(newLines[0])
+  var oldLast = b - a == 1 ? oldFirst : str2list(old.lines[b - 1])
+  var newLast = len(newLines) == 1 ? newFirst : str2list(newLines[-1])
+  var p = 0
+  while p < len(oldFirst) && p < len(newFirst) && oldFirst[p] == newFirst[p]
+    p += 1
+  endwhile
+  var room = min([b - a == 1 ? len(oldFirst) - p : len(oldLast), len(newLines) == 1 ? len(newFirst) - p : len(newLast)])
+  var q = 0
+  while q < room && oldLast[-1 - q] == newLast[-1 - q]
+    q += 1
+  endwhile
+  # What replaces the old text between the kept ends (in bytes, not characters: a :%s of a long
+  # text is one change across all its lines).
+  var joined = len(newLines) == 1 ? newLines[0] : join(newLines, "\n")
+  var from = Bytes(newFirst, p)
+  var trimmed = strlen(newLines[-1]) - Bytes(newLast, len(newLast) - q)
+  var text = strlen(joined) - trimmed > from ? strpart(joined, from, strlen(joined) - trimmed - from) : ''
+  var removedNothing = b - a == 1 && p + q == len(oldFirst)
+  if !removedNothing && text != ''
+    # A replacement takes in the rest of the words it touches (the kept letters around it).
+    if IsWord(get(oldFirst, p, 0)) || IsWord(strgetchar(text, 0))
+      while p > 0 && IsWord(oldFirst[p - 1])
+        p -= 1
+        text = nr2char(oldFirst[p]) .. text
+      endwhile
+    endif
+    if (len(oldLast) - q - 1 >= 0 && IsWord(oldLast[len(oldLast) - q - 1])) || IsWord(strgetchar(text, strcharlen(text) - 1))
+      while q > 0 && IsWord(oldLast[len(oldLast) - q])
+        text ..= nr2char(oldLast[len(oldLast) - q])
+        q -= 1
+      endwhile
+    endif
+  elseif b - a == 1 && len(newLines) == 1 && bufnr() == buf && line('.') == newFirstLine + 1 + (a - first)
+    # Typing or deleting where the same text could come from several places: where the cursor is.
+    var inserted: list<number>
+    [p, q, inserted] = AtCursor(oldFirst, p, q, str2list(text), col('.') - 1)
+    text = list2str(inserted)
+  endif
+  var startByte = Bytes(oldFirst, p)
+  var endByte = strlen(old.lines[b - 1]) - (strlen(list2str(oldLast)) - Bytes(oldLast, len(oldLast) - q))
+  if p == 0 && q == 0 && (b - a > 1 || len(newLines) > 1) && !atEnd
+    # Whole lines replaced (:m, :sort): with their breaks, so the daemon keeps the lines that
+    # stay, and a line added goes after a break, not at the end of the line above it.
+    return [RangeChange(a, 0, b, 0, text .. "\n")]
+  endif
+  if (b - a > 1 || len(newLines) > 1) && b - a + len(newLines) < 2000
+    # Across lines (3J, gq, :s/\n/ /): the words kept are kept, only the space between them changes.
+    var oldText = join(old.lines[a : b - 1], "\n")
+    var changes = SpaceChanges(strpart(oldText, startByte, strlen(oldText) - startByte - (strlen(old.lines[b - 1]) - endByte)), text, a, startByte)
+    if changes != null
+      return changes
+    endif
+  endif
+  return [RangeChange(a, startByte, b - 1, endByte, text)]
+enddef
+
+# When `new` has the words (runs of non-blanks) of `old`, in order, with only blanks changed
+# between some of them: a change for each changed blank, the last first; null otherwise (or when
+# there are too many words to compare cheaply). `old` starts at line `line`, byte `character`.
+# A line break replaced by a space (a join) is a space inserted after the break, then the
+# break removed, so what someone typed at the end of the line at the same time stays before it.
+def SpaceChanges(old: string, new: string, line: number, character: number): any
+  var oldWords = Words(old)
+  var newWords = Words(new)
+  if len(oldWords) != len(newWords) || len(oldWords) > 2000
+    return null
+  endif
+  var changes: list<dict<any>> = []
+  var oldAt = 0
+  var newAt = 0
+  for i in range(len(oldWords) + 1)
+    var [oldStart, oldWord] = i < len(oldWords) ? oldWords[i] : [strlen(old), '']
+    var [newStart, newWord] = i < len(newWords) ? newWords[i] : [strlen(new), '']
+    if oldWord !=# newWord
+      return null
+    endif
+    var oldSpace = strpart(old, oldAt, oldStart - oldAt)
+    var newSpace = strpart(new, newAt, newStart - newAt)
+    if oldSpace !=# newSpace
+      var from = Position(old, oldAt, line, character)
+      var to = Position(old, oldStart, line, character)
+      if stridx(oldSpace, "\n") >= 0 && newSpace != '' && stridx(newSpace, "\n") < 0
+        insert(changes, RangeChange(from[0], from[1], to[0], to[1], ''))
+        insert(changes, RangeChange(to[0], to[1], to[0], to[1], newSpace))
+      else
+        insert(changes, RangeChange(from[0], from[1], to[0], to[1], newSpace))
+      endif
+    endif
+    oldAt = oldStart + strlen(oldWord)
+    newAt = newStart + strlen(newWord)
+  endfor
+  return changes
+enddef
+
+# The runs of non-blanks of `text`, as [byte offset, run].
+def Words(text: string): list<list<any>>
+  var words: list<list<any>> = []
+  var [word, start, end] = matchstrpos(text, '[^ \t\n]\+')
+  while start >= 0
+    add(words, [start, word])
+    [word, start, end] = matchstrpos(text, '[^ \t\n]\+', end)
+  endwhile
+  return words
+enddef
+
+# The document position of byte `offset` of `text`, which starts at line `line`, byte `character`.
+def Position(text: string, offset: number, line: number, character: number): list<number>
+  var before = strpart(text, 0, offset)
+  var breaks = count(before, "\n")
+  return breaks == 0 ? [line, character + offset] : [line + breaks, offset - strridx(before, "\n") - 1]
+enddef
+
+def RangeChange(l1: number, c1: number, l2: number, c2: number, text: string): dict<any>
+  return {range: {start: {line: l1, character: c1}, end: {line: l2, character: c2}}, text: text}
+enddef
+
+# The length in bytes of the first `count` characters of `chars`.
+def Bytes(chars: list<number>, count: number): number
+  return count > 0 ? strlen(list2str(chars[: count - 1])) : 0
+enddef
+
+# Letters, digits and `_` (as the daemon counts them), by code point.
+def IsWord(c: number): bool
+  return c == 95 || (c > 0 && nr2char(c) =~ '[[:alnum:]]') || (c > 127 && charclass(nr2char(c)) >= 2)
+enddef
+
+# A one-line insertion or removal whose text repeats around it (typing `l` in `helo`) could be at
+# several places: the one the cursor (byte `cursor` of the new line) says, as the daemon does
+# (decisions/edit-intent.md, rule 3); else the rightmost, where the trimming put it.
+def AtCursor(old: list<number>, prefix: number, suffix: number, inserted: list<number>, cursor: number): list<any>
+  var inserting = !empty(inserted)
+  var text = inserting ? copy(inserted) : len(old) - suffix > prefix ? old[prefix : len(old) - suffix - 1] : []
+  var p = prefix
+  while true
+    var start = Bytes(old, p)
+    if inserting ? (start + strlen(list2str(text)) == cursor || start == cursor) : start == cursor
+      return [p, len(old) - p - (inserting ? 0 : len(text)), inserting ? text : []]
+    endif
+    if p == 0 || old[p - 1] != text[-1]
+      return [prefix, suffix, inserted]
+    endif
+    p -= 1
+    text = [old[p]] + text[: -2]
+  endwhile
+  return [prefix, suffix, inserted]
 enddef
 
 # The reply to one of our edits: it joins the acknowledged text, or, refused, the user is told and
 # the buffer is resynced keeping its text (every later edit of the epoch is refused too).
-def OnEditReply(buf: number, epoch: number, reply: dict<any>)
-  if !has_key(shared, buf) || shared[buf].epoch != epoch
-    return
+def OnEditReply(buf: number, opened: number, reply: dict<any>)
+  if !has_key(shared, buf) || shared[buf].opened != opened
+    return   # an edit of an earlier open or epoch (a reopen also starts at epoch 0)
   endif
   var state = shared[buf]
   if has_key(reply, 'result')
     if !empty(state.pending)
-      ApplyLocalChange(state.acknowledged, remove(state.pending, 0).changes[0])
+      for change in remove(state.pending, 0).changes
+        ApplyLocalChange(state.acknowledged, change)
+      endfor
     endif
   elseif !get(state, 'resyncing', false)
     state.resyncing = true
@@ -374,7 +869,9 @@ enddef
 
 # A local change applied to a copy of the text (lines and final newline).
 def ApplyLocalChange(text: dict<any>, change: dict<any>)
-  if has_key(change, 'lines')
+  if has_key(change, 'range')
+    ApplyChangeToLines(text, change)
+  elseif has_key(change, 'lines')
     SpliceLines(text, change.lines.start, change.lines.end, change.newLines)
   else
     var lines = split(change.text, "\n", 1)
@@ -396,22 +893,28 @@ def OnMessage(message: dict<any>)
   endif
 enddef
 
+# A peer as the person knows it: its user's name; a daemon no editor has named yet is "quire",
+# which names no one, so it is told by its address.
+def PeerName(user: string, address: string): string
+  return user != '' && user != 'quire' ? user : address != '' ? 'a peer (' .. address .. ')' : 'a peer'
+enddef
+
 # Peers joining, leaving and failing are shown (a failure with its reason, such as a wrong secret).
 def OnPeerChanged(params: dict<any>)
-  var who = get(params, 'user', '') != '' ? params.user : get(params, 'address', 'a peer')
+  var who = PeerName(get(params, 'user', ''), get(params, 'address', ''))
   var key = string(params.link)
   if params.event == 'joined'
     peerLinks[key] = true
-    echomsg 'quire: ' .. who .. ' joined'
+    Say(who .. ' joined')
   else
     if has_key(peerLinks, key)
       remove(peerLinks, key)
     endif
     var why = get(params, 'reason', '')
     if params.event == 'failed'
-      Warn((params.link == 0 ? '' : who .. ': ') .. (why != '' ? why : 'failed'))
+      Warn((why != '' ? why : 'a link failed') .. (params.link == 0 ? '' : ' (' .. who .. ')'))   # the reason first: it is what a cut line keeps
     else
-      echomsg 'quire: ' .. who .. ' left' .. (why != '' ? ' (' .. why .. ')' : '')
+      Say(who .. ' left' .. (why != '' ? ' (' .. why .. ')' : ''))
     endif
   endif
   Log('peer ' .. who .. ' ' .. params.event)
@@ -430,10 +933,10 @@ enddef
 # The revision rule: apply only if based on every edit we sent; otherwise drop (it comes again).
 def OnDaemonEdit(params: dict<any>)
   var buf = BufferOf(params.uri)
-  if buf < 0
-    return
+  if buf < 0 || shared[buf].detached
+    return   # sent before our close arrived: the reopen brings the text
   endif
-  listener_flush(buf)
+  Flush(buf)
   var state = shared[buf]
   if params.epoch != state.epoch || params.revision != state.editor
     Log('dropped a daemon edit based on ' .. params.revision .. ', we are at ' .. state.editor)
@@ -473,7 +976,7 @@ def CheckHash(buf: number)
     return
   endif
   var state = shared[buf]
-  listener_flush(buf)
+  Flush(buf)
   if [state.editor, state.daemon] == state.hashAt && sha256(DocumentText(buf)) != state.hash
     Log('hash mismatch: resyncing')
     Resync(buf)
@@ -485,6 +988,7 @@ enddef
 # last line after a final "\n" is the 'eol' flag, not a buffer line.
 def ApplyChanges(buf: number, changes: list<any>)
   applying = true
+  var touched = [-1, -1]
   try
     for change in changes
       var places = PlacesIn(buf)
@@ -505,14 +1009,21 @@ def ApplyChanges(buf: number, changes: list<any>)
       if len(replacement) > common
         appendbufline(buf, first + common, replacement[common :])
       elseif splice.end - first > common
+        ClearProps(buf, first + common, splice.end + 1)
         deletebufline(buf, first + common + 1, splice.end)
       endif
       MovePlaces(buf, places, change)
+      MoveCursors(buf, change)
+      var last = first + max([len(replacement), 1])
+      touched = touched[0] < 0 ? [first - 1, last] : [min([touched[0], first - 1]), max([touched[1], last])]
     endfor
   finally
     listener_flush(buf)
     applying = false
   endtry
+  if touched[0] >= 0
+    RedrawCursors(buf, touched[0], touched[1])
+  endif
 enddef
 
 # Cursors of the windows showing `buf`, and its marks a-z when it is the current buffer: they
@@ -630,6 +1141,7 @@ export def ResyncKeepingText(buf: number)
   endif
   listener_flush(buf)
   var state = shared[buf]
+  state.records = []   # the resync sends the whole text
   var reply = Request('document/resync', {uri: state.uri, text: DocumentText(buf), base: AcknowledgedText(state)})
   state.resyncing = false
   if type(reply) != v:t_dict
@@ -639,6 +1151,7 @@ export def ResyncKeepingText(buf: number)
     ReplaceText(buf, reply.text)
   endif
   state.epoch = reply.epoch
+  state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
   state.pending = []
@@ -656,12 +1169,14 @@ def ReplaceText(buf: number, text: string)
       remove(lines, -1)
     endif
     setbufvar(buf, '&eol', eol)
+    ClearProps(buf, 1, getbufinfo(buf)[0].linecount)
     deletebufline(buf, 1, '$')
     setbufline(buf, 1, lines)
   finally
     listener_flush(buf)
     applying = false
   endtry
+  RedrawCursors(buf)
 enddef
 
 # The escape hatch: the daemon's text replaces the buffer and a new epoch starts.
@@ -675,8 +1190,10 @@ export def Resync(buf: number)
     return
   endif
   ReplaceText(buf, reply.text)
+  state.records = []
   state.pending = []
   state.epoch = reply.epoch
+  state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
   Acknowledged(buf)
@@ -686,7 +1203,7 @@ export def SendCursor(buf: number)
   if !ready || !has_key(shared, buf) || buf != bufnr()
     return
   endif
-  listener_flush(buf)
+  Flush(buf)
   var state = shared[buf]
   var position = {line: line('.') - 1, character: col('.') - 1}
   Notify('cursor/update', {uri: state.uri, epoch: state.epoch, revision: state.daemon,
@@ -695,20 +1212,41 @@ enddef
 
 def OnCursor(params: dict<any>)
   var buf = BufferOf(params.uri)
-  if buf < 0
+  if buf < 0 || shared[buf].detached
     return
   endif
-  prop_remove({type: 'quire_cursor', id: params.session, bufnr: buf, all: true})
-  prop_remove({type: 'quire_selection', id: params.session, bufnr: buf, all: true})
-  var key = buf .. ':' .. params.session
+  if !has_key(cursors, buf)
+    cursors[buf] = {}
+  endif
+  var key = string(params.session)
+  if empty(params.selections)
+    if has_key(cursors[buf], key)
+      remove(cursors[buf], key)
+    endif
+  else
+    cursors[buf][key] = {name: params.user.name, selections: deepcopy(params.selections)}
+  endif
+  DrawCursor(buf, params.session)
+enddef
+
+# Draws one session's selections, cursor and name in `buf` from what `cursors` holds, in place
+# of what was drawn before.
+def DrawCursor(buf: number, session: number)
+  prop_remove({type: 'quire_cursor', id: session, bufnr: buf, all: true})
+  prop_remove({type: 'quire_selection', id: session, bufnr: buf, all: true})
+  var key = buf .. ':' .. session
   if has_key(nameMarks, key)
     prop_remove({type: 'quire_name', id: remove(nameMarks, key), bufnr: buf, all: true})
   endif
   if has_key(namesShown, key)
     remove(namesShown, key)
   endif
+  var shown = get(get(cursors, buf, {}), string(session), {})
+  if empty(shown)
+    return
+  endif
   var lineCount = getbufinfo(buf)[0].linecount
-  for selection in params.selections
+  for selection in shown.selections
     # A selection (anchor and cursor apart) is highlighted from its first to its last position.
     var from = selection.start
     var to = selection.end
@@ -716,21 +1254,83 @@ def OnCursor(params: dict<any>)
       [from, to] = [to, from]
     endif
     if (from.line != to.line || from.character != to.character) && to.line < lineCount
-      prop_add(from.line + 1, from.character + 1, {type: 'quire_selection', id: params.session, bufnr: buf,
-        end_lnum: to.line + 1, end_col: to.character + 1})
+      # One property per line: a property across lines loses its continuation when a line of
+      # it is set (Vim then fails deleting lines: E685).
+      var texts = getbufline(buf, from.line + 1, min([to.line, from.line + 500]) + 1)
+      for i in range(len(texts))
+        var startCol = i == 0 ? min([from.character, strlen(texts[i])]) + 1 : 1
+        var endCol = from.line + i == to.line ? min([to.character, strlen(texts[i])]) + 1 : strlen(texts[i]) + 1
+        if endCol > startCol
+          prop_add(from.line + i + 1, startCol, {type: 'quire_selection', id: session, bufnr: buf, end_col: endCol})
+        endif
+      endfor
     endif
     var lnum = selection.end.line + 1
-    if lnum <= len(getbufline(buf, 1, '$'))
+    if lnum <= lineCount
       var length = strlen(getbufline(buf, lnum)[0])
       var col = min([selection.end.character + 1, length + 1])
       if col <= length
-        prop_add(lnum, col, {type: 'quire_cursor', id: params.session, bufnr: buf, length: 1})
+        prop_add(lnum, col, {type: 'quire_cursor', id: session, bufnr: buf, length: 1})
       endif
       # The name, as virtual text at the end of the line (Vim 9.0.0067 and later).
-      nameMarks[key] = prop_add(lnum, 0, {type: 'quire_name', bufnr: buf, text: '  ' .. params.user.name, text_align: 'after'})
-      namesShown[key] = {name: params.user.name, line: lnum - 1, character: col - 1}
+      nameMarks[key] = prop_add(lnum, 0, {type: 'quire_name', bufnr: buf, text: '  ' .. shown.name, text_align: 'after'})
+      namesShown[key] = {name: shown.name, line: lnum - 1, character: col - 1}
     endif
   endfor
+enddef
+
+# Others' positions in `buf` move with a change (ours sent, or the daemon's applied), as the
+# daemon moves them, so they can be drawn again where the text they are attached to went.
+def MoveCursors(buf: number, change: dict<any>)
+  if !has_key(change, 'range')
+    return
+  endif
+  for shown in values(get(cursors, buf, {}))
+    for selection in shown.selections
+      for end in ['start', 'end']
+        var [line, character] = MovedPosition(selection[end].line, selection[end].character, change)
+        selection[end] = {line: line, character: character}
+      endfor
+    endfor
+  endfor
+enddef
+
+# Draws again the cursors with a position on lines first..last (0-based; all when last < 0):
+# setting a line's text removes its text properties, so a third person's edit of the line
+# holding someone's cursor would otherwise make that cursor vanish.
+def RedrawCursors(buf: number, first = 0, last = -1)
+  for [key, shown] in items(get(cursors, buf, {}))
+    var lines = flattennew(mapnew(shown.selections, (_, s) => [s.start.line, s.end.line]))
+    if last < 0 || !empty(filter(lines, (_, l) => l >= first && l <= last))
+      DrawCursor(buf, str2nr(key))
+    endif
+  endfor
+enddef
+
+# Removes our properties from lines first..last (1-based) before lines are deleted: a property
+# Vim split across lines (Enter at its end) can lose its continuation, and deleting its line
+# then fails (E685); they are drawn again from `cursors`.
+def ClearProps(buf: number, first: number, last: number)
+  if empty(prop_type_get('quire_cursor'))
+    return   # never started
+  endif
+  var lineCount = getbufinfo(buf)[0].linecount
+  for type in ['quire_cursor', 'quire_selection', 'quire_name']
+    prop_remove({type: type, bufnr: buf, all: true}, max([first, 1]), min([last, lineCount]))
+  endfor
+enddef
+
+# The buffer no longer shows the document: others' cursors go.
+def ForgetCursors(buf: number)
+  var sessions = keys(get(cursors, buf, {}))
+  if has_key(cursors, buf)
+    remove(cursors, buf)
+  endif
+  if bufloaded(buf)
+    for session in sessions
+      DrawCursor(buf, str2nr(session))
+    endfor
+  endif
 enddef
 
 # Others' cursors shown in `buf`, by name: {name: [line, character]} (0-based).
@@ -760,7 +1360,7 @@ export def Listen(port: string)
   var reply = Request('peer/listen', {port: port == '' ? 0 : str2nr(port)})
   if type(reply) == v:t_dict
     listenPort = reply.port   # the same port again if the daemon restarts
-    echomsg 'quire: listening for peers on port ' .. reply.port
+    Say('listening for peers on port ' .. reply.port)
   endif
 enddef
 
@@ -771,14 +1371,17 @@ export def Disconnect(link: string)
   if type(status) != v:t_dict
     return
   endif
-  var links = link == '' ? mapnew(status.links, (_, l) => l.link) : [str2nr(link)]
-  for id in links
-    if Succeeds('peer/disconnect', {link: id})
-      echomsg 'quire: disconnected link ' .. id
+  var links = filter(copy(status.links), (_, l) => link == '' || l.link == str2nr(link))
+  var gone: list<string> = []
+  for l in links
+    if Succeeds('peer/disconnect', {link: l.link})
+      add(gone, PeerName(l.user, l.address))
     endif
   endfor
   if empty(links)
-    echomsg 'quire: no peer links'
+    Say(link == '' ? 'no peer links' : 'no peer link ' .. link)
+  elseif !empty(gone)
+    Say('disconnected from ' .. join(gone, ', '))   # one message: several would ask for ENTER
   endif
 enddef
 
@@ -789,11 +1392,11 @@ export def Merge(from: string)
     Warn('this buffer is not shared')
     return
   endif
-  listener_flush()
+  Flush(bufnr())
   var reply = Request('document/merge', {uri: shared[bufnr()].uri, from: from})
   if type(reply) == v:t_dict
     shared[bufnr()].jump = true
-    echomsg 'quire: merged ' .. reply.merged .. ' characters of ' .. from
+    Say('merged ' .. reply.merged .. ' characters of ' .. from)
   endif
 enddef
 
@@ -808,14 +1411,14 @@ export def Connect(arguments: string)
     params.fingerprint = rest[0]
   endif
   if Succeeds('peer/connect', params)
-    echomsg 'quire: connecting to ' .. address .. (empty(rest) ? '' : ' (key ' .. rest[0] .. ' only)') .. '; you are told when it is up'
+    Say('connecting to ' .. address .. (empty(rest) ? '' : ' (key ' .. rest[0] .. ' only)') .. '; you are told when it is up')
   endif
 enddef
 
 export def ConnectCommand(command: string)
   Start()
   if Succeeds('peer/connect', {command: command})
-    echomsg 'quire: peering over: ' .. command .. '; you are told when it is up'
+    Say('peering over: ' .. command .. '; you are told when it is up')
   endif
 enddef
 
@@ -871,6 +1474,10 @@ export def Stop()
   endif
   for [buf, state] in items(shared)
     listener_remove(state.listener)
+    timer_stop(state.sendTimer)
+    if bufexists(str2nr(buf))
+      setbufvar(str2nr(buf), '&modeline', state.modeline)
+    endif
   endfor
   shared = {}
   ready = false
@@ -885,4 +1492,9 @@ enddef
 # For the client's own tests: the epoch of a shared buffer (it changes only on a resync).
 export def EpochForTest(buf: number): number
   return shared[buf].epoch
+enddef
+
+# For the client's own tests: a change applied to a copy of the text, as the shadows take it.
+export def ApplyChangeForTest(text: dict<any>, change: dict<any>)
+  ApplyLocalChange(text, change)
 enddef

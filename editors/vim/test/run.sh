@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the Vim client's headless tests against the built quire binary.
+# Runs the Vim client's headless tests against the built quire binary, and, where tmux is
+# installed, editors/test/vim_prompts.sh (Vim in a terminal, by keystrokes).
 # Usage: editors/vim/test/run.sh [--bench] [path/to/quire]   (default: .build/debug/quire)
 # With --bench, runs bench_*.vim instead and prints their figures.
 set -euo pipefail
@@ -46,5 +47,9 @@ for test in "$here"/$pattern; do
   fi
  done
 done
+# Vim in a real terminal, by keystrokes: no message asks for ENTER (needs tmux).
+if [[ "$pattern" == test_* ]] && command -v tmux >/dev/null; then
+  timeout 120 "$root/editors/test/vim_prompts.sh" "$quire" || failed=$((failed + 1))
+fi
 [ -f "$QUIRE_TEST_LOG" ] && [ "$failed" -gt 0 ] && { echo "client log:"; cat "$QUIRE_TEST_LOG"; }
 exit "$failed"
