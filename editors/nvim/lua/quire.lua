@@ -388,7 +388,7 @@ function M.peer_name(params)
   local user = params.user
   if type(user) == 'string' and user ~= '' and user ~= 'quire' then return user end
   local address = params.address
-  return (type(address) == 'string' and address ~= '') and ('someone at ' .. address) or 'someone'
+  return (type(address) == 'string' and address ~= '') and ('someone (' .. address .. ')') or 'someone'
 end
 
 handlers['peer/changed'] = function(params)
@@ -559,7 +559,7 @@ local function sync(buf)
   state.reports = {}
   if not state.attachment then attach(buf) end
   if not ready then
-    state.closed = true   -- the reconnect opens it with what it shows
+    state.away, state.closed = false, true   -- the reconnect opens it, and the daemon's text wins
     return
   end
   if state.closed or (state.file and file_hash(state.file) ~= state.fileHash) then
@@ -660,11 +660,15 @@ reconnect = function()
   if not M.start(true) then return end
   reconnect_delay = 250
   for buf, state in pairs(shared) do
+    local was_closed = state.closed
     state.closed = true   -- the new daemon has no view
     if vim.api.nvim_buf_is_loaded(buf) and not state.away then
       state.reports = {}   -- the text below holds them
-      local params = { uri = state.uri, text = document_text(buf), base = acknowledged_text(state), file = state.file }
-      if #state.pending > 0 then params.pending = state.pending end
+      local params = { uri = state.uri, text = document_text(buf), file = state.file }
+      if not was_closed then   -- it shows the shared text and what was typed since: merge that
+        params.base = acknowledged_text(state)
+        if #state.pending > 0 then params.pending = state.pending end
+      end
       if call('document/open', params, function(result) opened(buf, result) end, true) then
         state.fileHash = file_hash(state.file)
         log('reopened ' .. state.uri .. ' after a daemon restart')

@@ -19,7 +19,7 @@ check(quire.document_name(project .. '/docs/a.md') == 'docs/a.md', 'document nam
 
 -- Peers are named by their person; a daemon no editor named yet ("quire") by its address.
 check(quire.peer_name({ user = 'fay', address = '127.0.0.1:9' }) == 'fay', 'peer name: ' .. quire.peer_name({ user = 'fay' }))
-check(quire.peer_name({ user = 'quire', address = '127.0.0.1:9' }) == 'someone at 127.0.0.1:9', 'a daemon named quire: ' .. quire.peer_name({ user = 'quire', address = '127.0.0.1:9' }))
+check(quire.peer_name({ user = 'quire', address = '127.0.0.1:9' }) == 'someone (127.0.0.1:9)', 'a daemon named quire: ' .. quire.peer_name({ user = 'quire', address = '127.0.0.1:9' }))
 
 vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'see the world', 'two' })
 vim.cmd('QuireShare intent.txt')
