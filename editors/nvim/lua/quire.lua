@@ -3,6 +3,8 @@
 -- daemon's edits by the revision rules of protocol/README.md without echoing them, moves the
 -- cursor with others' text, shows others' cursors and names, undoes only your own edits, and
 -- reopens every shared buffer after the daemon restarts so nothing typed meanwhile is lost.
+-- Across :w, :e!, unload and reload, checktime, :saveas and :bwipeout a shared buffer keeps
+-- showing the shared text; changes made to its file outside Quire reach the daemon once.
 local M = {}
 
 M.config = {
@@ -485,9 +487,9 @@ local function file_hash(path)
   return text and vim.fn.sha256(text)
 end
 
--- The buffer shows the file as the daemon has it: not modified, and Neovim takes the file's
--- timestamp (a FileChangedShell that finds the text Quire knows does nothing), so that :w does
--- not warn that the file changed since it was read.
+-- The buffer shows what its file holds (after :QuireSave, or once read again): not modified,
+-- and checktime lets Neovim take the file as read (it reads the same text again), so that :w
+-- does not ask whether to overwrite a file changed since it was read.
 function M._mark_file_read(buf)
   local state = shared[buf]
   if not state or not state.file or document_text(buf) ~= file_text(state.file) then return end
@@ -495,7 +497,6 @@ function M._mark_file_read(buf)
   state.fileHash = file_hash(state.file)
   vim.cmd('silent! checktime ' .. buf)
 end
-
 
 -- Closes the document's view at the daemon (the buffer is unloaded or wiped); others stop
 -- seeing this editor's cursor there.
@@ -512,7 +513,7 @@ end
 local function reopen(buf)
   local state = shared[buf]
   if not state.closed then
-    call('document/close', { uri = state.uri })
+    call('document/close', { uri = state.uri }, nil, true)
     state.closed = true
   end
   local params = { uri = state.uri, text = document_text(buf), file = state.file }
