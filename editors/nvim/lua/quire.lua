@@ -3,6 +3,8 @@
 -- daemon's edits by the revision rules of protocol/README.md without echoing them, moves the
 -- cursor with others' text, shows others' cursors and names, undoes only your own edits, and
 -- reopens every shared buffer after the daemon restarts so nothing typed meanwhile is lost.
+-- Across :w, :e!, unload and reload, checktime, :saveas and :bwipeout a shared buffer keeps
+-- showing the shared text; changes made to its file outside Quire reach the daemon once.
 local M = {}
 
 M.config = {
@@ -15,7 +17,11 @@ M.config = {
 local job, ready, stopping = nil, false, false
 local next_id, waiting, replies = 0, {}, {}
 local partial = ''
-local shared = {}                     -- per buffer: uri, epoch, editor, daemon, acknowledged, pending
+-- Per shared buffer: uri, file (the bound file), fileHash (what Quire last knew it to hold),
+-- epoch, editor and daemon revisions, acknowledged (lines), pending (edits without a reply),
+-- reports (changes not sent yet), attachment (the live nvim_buf_attach), away (the buffer does
+-- not show the shared text: unloaded or just read from disk), closed (no view at the daemon).
+local shared = {}
 local applying = false
 local peer_links = {}
 local listen_port = nil
@@ -34,8 +40,22 @@ local function log(message)
   end
 end
 
+-- What the person is told: one line that fits the command line, shown once the command that
+-- caused it is over, so that no message scrolls into a Press ENTER prompt that eats a key.
+local function say(message, level)
+  message = ('quire: ' .. tostring(message)):gsub('[%c]+', ' ')
+  log('said: ' .. message)
+  vim.schedule(function()
+    local room = vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12
+    if vim.fn.strdisplaywidth(message) > room then
+      message = vim.fn.strcharpart(message, 0, math.max(room - 3, 10)) .. '...'
+    end
+    vim.notify(message, level or vim.log.levels.INFO)
+  end)
+end
+
 local function warn(message)
-  vim.notify('quire: ' .. message, vim.log.levels.WARN)
+  say(message, vim.log.levels.WARN)
 end
 
 -- The document's text: the buffer's lines joined by "\n", and the final "\n" that 'eol' stands for.
@@ -92,11 +112,22 @@ local function request(method, params, callback)
   return reply
 end
 
--- A request whose result is wanted: the result, or nil after showing the error.
-local function call(method, params)
-  local reply = request(method, params)
-  if not reply then warn(method .. ' failed: no answer'); return nil end
-  if reply.error then warn(method .. ' failed: ' .. reply.error.message); return nil end
+-- A request whose result is wanted: waits for the reply and returns the result, or nil after
+-- showing the error (logging it only, when `quiet`). `on_result` runs where the reply stands
+-- among the daemon's messages, before any that follows it: a daemon edit sent after a reply
+-- that starts an epoch must find that epoch set.
+local function call(method, params, on_result, quiet)
+  local reply
+  request(method, params, function(message)
+    reply = message
+    if message.result ~= nil and on_result then on_result(message.result) end
+  end)
+  vim.wait(10000, function() return reply ~= nil or job == nil end, 5)
+  local failure = not reply and 'no answer' or (reply.error and reply.error.message)
+  if failure then
+    if quiet then log(method .. ' failed: ' .. failure) else warn(method .. ' failed: ' .. failure) end
+    return nil
+  end
   return reply.result
 end
 
@@ -209,7 +240,7 @@ local function flush(buf)
   if not state or not state.reports or #state.reports == 0 then return end
   local top, old_end, new_end = M.changed_region(state.reports)
   state.reports = {}
-  if not ready then return end
+  if not ready or state.away or state.closed then return end
   local change = { lines = { start = top, ['end'] = old_end }, newLines = vim.api.nvim_buf_get_lines(buf, top, new_end, false) }
   edit_count = edit_count + 1
   local params = { uri = state.uri, epoch = state.epoch, revision = state.daemon, changes = { change },
@@ -225,10 +256,9 @@ local function flush(buf)
   log('sent edit ' .. state.editor .. ': ' .. vim.fn.json_encode(params))
 end
 
-local function on_lines(_, buf, _, first, last, new_last)
+local function on_lines(buf, first, last, new_last)
   local state = shared[buf]
-  if not state then return true end   -- detach
-  if applying or not ready then return end
+  if applying or not ready or state.away then return end
   state.reports = state.reports or {}
   table.insert(state.reports, { first, last, new_last })
   if #state.reports == 1 then vim.schedule(function() flush(buf) end) end
@@ -236,7 +266,7 @@ end
 
 function M._on_edit_reply(buf, epoch, reply)
   local state = shared[buf]
-  if not state or state.epoch ~= epoch then return end
+  if not state or state.epoch ~= epoch or reply.lost then return end   -- lost: the reopen sends it
   if reply.result then
     local done = table.remove(state.pending, 1)
     if done then
@@ -254,17 +284,29 @@ local function acknowledge(buf)
   shared[buf].acknowledged = document_lines(buf)
 end
 
+-- A reply that starts an epoch (document/open, document/resync) brings the buffer to the text
+-- the daemon has for this editor; runs where the reply stands among the daemon's messages.
+local function opened(buf, result)
+  local state = shared[buf]
+  if not state then return end
+  if result.text then
+    if result.text ~= document_text(buf) then replace_text(buf, result.text) end
+  else
+    apply_changes(buf, result.changes)
+  end
+  state.epoch, state.editor, state.daemon, state.pending, state.reports = result.epoch, 0, 0, {}, {}
+  state.away, state.closed = false, false
+  acknowledge(buf)
+end
+
 -- After a refused edit: the daemon merges what the buffer shows since the acknowledged text.
 function M.resync_keeping_text(buf)
   local state = shared[buf]
-  if not state or not ready then return end
+  if not state or not ready or state.away or state.closed then return end
   state.reports = {}   -- the text below holds them
-  local result = call('document/resync', { uri = state.uri, text = document_text(buf), base = acknowledged_text(state) })
+  call('document/resync', { uri = state.uri, text = document_text(buf), base = acknowledged_text(state) },
+    function(result) opened(buf, result) end)
   state.resyncing = false
-  if not result then return end
-  if result.text ~= document_text(buf) then replace_text(buf, result.text) end
-  state.epoch, state.editor, state.daemon, state.pending = result.epoch, 0, 0, {}
-  acknowledge(buf)
 end
 
 local function buffer_of(uri)
@@ -276,8 +318,11 @@ end
 handlers['document/edit'] = function(params)
   local buf = buffer_of(params.uri)
   if not buf then return end
-  flush(buf)   -- our unsent changes first: the edit applies only if it saw them
   local state = shared[buf]
+  if state.away or state.closed then
+    return log('dropped a daemon edit of ' .. params.uri .. ': the buffer is being read again or is unloaded')
+  end
+  flush(buf)   -- our unsent changes first: the edit applies only if it saw them
   if params.epoch ~= state.epoch or params.revision ~= state.editor then
     return log('dropped a daemon edit based on ' .. params.revision .. ', we are at ' .. state.editor)
   end
@@ -290,6 +335,10 @@ handlers['document/edit'] = function(params)
     pcall(vim.api.nvim_win_set_cursor, 0, { at.line + 1, at.character })
   end
   log('applied daemon edit ' .. state.daemon .. ': ' .. vim.fn.json_encode(params.changes))
+  if state.savedHash and params.hash == state.savedHash then
+    state.savedHash = nil   -- the buffer now shows what :QuireSave wrote
+    M._mark_file_read(buf)
+  end
 end
 
 -- Others' cursors: a highlighted character and their name after it.
@@ -297,6 +346,7 @@ handlers['cursor/update'] = function(params)
   local buf = buffer_of(params.uri)
   if not buf then return end
   local state = shared[buf]
+  if state.away or state.closed then return end
   state.marks = state.marks or {}
   for _, id in ipairs(state.marks[params.session] or {}) do pcall(vim.api.nvim_buf_del_extmark, buf, ns, id) end
   state.marks[params.session] = {}
@@ -334,18 +384,27 @@ end
 
 handlers['window/showMessage'] = function(params) warn(params.message) end
 
+-- The person behind a peer link: the user name its daemon took from its editor. A daemon no
+-- editor has named yet calls itself "quire"; that names no one, so the link's address stands in.
+function M.peer_name(params)
+  local user = params.user
+  if type(user) == 'string' and user ~= '' and user ~= 'quire' then return user end
+  local address = params.address
+  return (type(address) == 'string' and address ~= '') and ('someone (' .. address .. ')') or 'someone'
+end
+
 handlers['peer/changed'] = function(params)
-  local who = (params.user ~= nil and params.user ~= '') and params.user or params.address
+  local who = M.peer_name(params)
   local key = tostring(params.link)
   if params.event == 'joined' then
     peer_links[key] = true
-    vim.notify('quire: ' .. who .. ' joined')
+    say(who .. ' joined')
   else
     peer_links[key] = nil
     if params.event == 'failed' then
       warn((params.link == 0 and '' or who .. ': ') .. (params.reason or 'failed'))
     else
-      vim.notify('quire: ' .. who .. ' left' .. (params.reason and (' (' .. params.reason .. ')') or ''))
+      say(who .. ' left' .. (params.reason and (' (' .. params.reason .. ')') or ''))
     end
   end
   vim.cmd('redrawstatus!')
@@ -368,44 +427,33 @@ local function on_exit(_, status)
   end
 end
 
-function M.start()
+-- Starts the daemon (or joins it) unless it runs. `quiet`: a failure is logged, not shown (the
+-- reconnect tries again by itself while the daemon restarts).
+function M.start(quiet)
   if ready then return true end
   partial = ''
   local ok, id = pcall(vim.fn.jobstart, M.config.command, { on_stdout = on_stdout, on_exit = on_exit, stderr_buffered = false })
-  if not ok or id <= 0 then warn('cannot start ' .. table.concat(M.config.command, ' ')); return false end
+  if not ok or id <= 0 then
+    local failure = 'cannot start ' .. table.concat(M.config.command, ' ')
+    if quiet then log(failure) else warn(failure) end
+    return false
+  end
   job = id
   local result = call('initialize', { protocolVersion = 1, clientInfo = { name = 'quire.nvim', version = '1' },
     user = { name = M.config.user, color = M.config.color },
-    capabilities = { general = { positionEncodings = { 'utf-8' } } } })
-  if not result or result.capabilities.positionEncoding ~= 'utf-8' then return false end
+    capabilities = { general = { positionEncodings = { 'utf-8' } } } }, nil, quiet)
+  if not result or result.capabilities.positionEncoding ~= 'utf-8' then
+    if job then vim.fn.jobstop(job) end
+    return false
+  end
   send({ method = 'initialized', params = vim.empty_dict() })
   ready = true
-  local status = call('peer/status', vim.empty_dict())
+  local status = call('peer/status', vim.empty_dict(), nil, true)
   for _, link in ipairs(status and status.links or {}) do
     if link.state == 'established' then peer_links[tostring(link.link)] = true end
   end
   if listen_port then request('peer/listen', { port = listen_port }) end
   return true
-end
-
--- The daemon went away: start it again and reopen every shared buffer with its text, the text
--- the daemon acknowledged, and the edits in flight, so what was typed meanwhile merges in.
-reconnect = function()
-  if ready or stopping then return end
-  if not M.start() then return end
-  reconnect_delay = 250
-  for buf, state in pairs(shared) do
-    state.reports = {}   -- the text below holds them
-    local params = { uri = state.uri, text = document_text(buf), base = acknowledged_text(state) }
-    if #state.pending > 0 then params.pending = state.pending end
-    local result = call('document/open', params)
-    if result then
-      state.epoch, state.editor, state.daemon, state.pending = result.epoch, 0, 0, {}
-      apply_changes(buf, result.changes)
-      acknowledge(buf)
-      log('reopened ' .. state.uri .. ' after a daemon restart')
-    end
-  end
 end
 
 -- The document name of a file: its path from the project root (nearest .git or .quire-root).
@@ -426,31 +474,233 @@ function M.document_name(path)
   return full:sub(#root + 2)
 end
 
+-- Buffer lifecycle ------------------------------------------------------------------------------
+
+-- A file's bytes as text (nil: no such file), to tell whether it changed since Quire saw it.
+local function file_text(path)
+  if not path or vim.fn.filereadable(path) == 0 then return nil end
+  return table.concat(vim.fn.readfile(path, 'b'), '\n')
+end
+
+local function file_hash(path)
+  local text = file_text(path)
+  return text and vim.fn.sha256(text)
+end
+
+-- The buffer shows what its file holds (after :QuireSave, or once read again): not modified,
+-- and checktime lets Neovim take the file as read (it reads the same text again), so that :w
+-- does not ask whether to overwrite a file changed since it was read.
+function M._mark_file_read(buf)
+  local state = shared[buf]
+  if not state or not state.file or document_text(buf) ~= file_text(state.file) then return end
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  state.fileHash = file_hash(state.file)
+  vim.cmd('silent! checktime ' .. buf)
+end
+
+-- Closes the document's view at the daemon (the buffer is unloaded or wiped); others stop
+-- seeing this editor's cursor there.
+local function close_view(buf)
+  local state = shared[buf]
+  if not state.closed and ready then request('document/close', { uri = state.uri }, function() end) end
+  state.closed, state.marks = true, {}
+end
+
+-- Opens the document again with what the buffer shows and the bound file: a change made to the
+-- file outside Quire is merged in once by the daemon, from what the file held when Quire last
+-- read or wrote it (so a partner's unsaved text stays), and the reply brings the buffer to the
+-- shared text.
+local function reopen(buf)
+  local state = shared[buf]
+  if not state.closed then
+    call('document/close', { uri = state.uri }, nil, true)
+    state.closed = true
+  end
+  local params = { uri = state.uri, text = document_text(buf), file = state.file }
+  if call('document/open', params, function(result) opened(buf, result) end) then
+    state.fileHash = file_hash(state.file)
+    log('reopened ' .. state.uri .. ' after reading it again')
+  end
+end
+
+local attachments = 0
+
+-- Change tracking: on_lines reports what each command changed; a reload (the whole text read
+-- again) brings the buffer back to the shared text; a detach (unload, :e!) ends this attachment,
+-- and the buffer is attached again once it is read.
+local schedule_sync
+local function attach(buf)
+  attachments = attachments + 1
+  local token = attachments
+  shared[buf].attachment = token
+  local function mine() return shared[buf] and shared[buf].attachment == token end
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, _, _, first, last, new_last)
+      if not mine() then return true end
+      on_lines(buf, first, last, new_last)
+    end,
+    on_reload = function()
+      if mine() then schedule_sync(buf) end
+    end,
+    on_detach = function()
+      if mine() then shared[buf].attachment = nil end
+    end,
+  })
+end
+
+-- The buffer's text was read from its file again (:e!, :e after an unload, a reload): it shows
+-- the file, not the shared text. If the file still holds what Quire knew, the daemon's text
+-- replaces it (document/resync; the undo history stays); if it changed, the document is opened
+-- again with the file, which merges the change in once.
+local function sync(buf)
+  local state = shared[buf]
+  if not state then return end
+  state.syncing = false
+  if not vim.api.nvim_buf_is_loaded(buf) then return end
+  state.reports = {}
+  if not state.attachment then attach(buf) end
+  if not ready then
+    state.away, state.closed = false, true   -- the reconnect opens it, and the daemon's text wins
+    return
+  end
+  if state.closed or (state.file and file_hash(state.file) ~= state.fileHash) then
+    reopen(buf)
+  else
+    call('document/resync', { uri = state.uri }, function(result) opened(buf, result) end)
+  end
+  M._mark_file_read(buf)
+end
+
+schedule_sync = function(buf)
+  local state = shared[buf]
+  state.away = true
+  if state.syncing then return end
+  state.syncing = true
+  vim.schedule(function() sync(buf) end)
+end
+
+-- Before the buffer's text goes (unload, :e!, wipe): what was typed goes to the daemon first.
+-- Still unloaded once the command is over (:e other without 'hidden', :bdelete): the view is
+-- closed; :e back opens it again.
+local function unloading(buf)
+  local state = shared[buf]
+  flush(buf)
+  state.away = true
+  vim.schedule(function()
+    if shared[buf] == state and not vim.api.nvim_buf_is_loaded(buf) then close_view(buf) end
+  end)
+end
+
+-- Before the file is read into the buffer: no modeline of the text takes effect (shared text
+-- is anyone's), and nothing it reports is an edit.
+local function reading(buf)
+  local state = shared[buf]
+  state.away, state.reports = true, {}
+  vim.api.nvim_buf_set_option(buf, 'modeline', false)
+end
+
+-- checktime found the file changed: never a prompt. What was typed goes to the daemon, and the
+-- file is read again (so Neovim knows it as read, and :w does not ask); the reload brings the
+-- buffer back to the shared text, with the file's change merged in once when there is one.
+local function file_changed(buf)
+  local state = shared[buf]
+  if vim.v.fcs_reason == 'deleted' then
+    vim.v.fcs_choice = ''
+    return warn(state.file .. ' was deleted; the shared text is kept')
+  end
+  flush(buf)
+  vim.v.fcs_choice = 'reload'
+end
+
+-- After :w: the daemon learns that the file holds this editor's text at its present revision
+-- (document/saved), so it never merges that text in again as a change made outside Quire.
+-- :saveas (or :w after :file) binds the document to the new file; :w to another file is a copy.
+local function written(buf, path)
+  local state = shared[buf]
+  flush(buf)
+  if path == state.file then
+    if ready and not state.closed and not state.away then
+      send({ method = 'document/saved', params = { uri = state.uri, epoch = state.epoch, revision = state.daemon } })
+    end
+    state.fileHash = file_hash(path)
+  elseif path == vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':p') then
+    state.file = path
+    if ready and not state.away then reopen(buf) else state.closed = true end
+  end
+end
+
+-- The buffer is wiped out: the document is closed, the buffer forgotten.
+local function forget(buf)
+  if not shared[buf] then return end
+  close_view(buf)
+  shared[buf] = nil
+  pcall(vim.api.nvim_del_augroup_by_name, 'quire_' .. buf)
+end
+
+local function watch(buf)
+  local group = vim.api.nvim_create_augroup('quire_' .. buf, { clear = true })
+  local function on(events, callback)
+    vim.api.nvim_create_autocmd(events, { group = group, buffer = buf, callback = function(event)
+      if shared[buf] then callback(event) end
+    end })
+  end
+  on({ 'CursorMoved', 'CursorMovedI' }, function() M.send_cursor(buf) end)
+  on('BufWritePost', function(event) written(buf, vim.fn.fnamemodify(event.file, ':p')) end)
+  on('BufUnload', function() unloading(buf) end)
+  on('BufReadPre', function() reading(buf) end)
+  on('BufReadPost', function() schedule_sync(buf) end)
+  on('FileChangedShell', function() file_changed(buf) end)
+  on('BufWipeout', function() forget(buf) end)
+end
+
+-- The daemon went away: start it again and reopen every shared buffer with its text, the text
+-- the daemon acknowledged, the edits in flight and its file, so what was typed meanwhile merges
+-- in (and a :w done meanwhile is known as this editor's). Unloaded buffers open when read again.
+reconnect = function()
+  if ready or stopping then return end
+  if not M.start(true) then return end
+  reconnect_delay = 250
+  for buf, state in pairs(shared) do
+    local was_closed = state.closed
+    state.closed = true   -- the new daemon has no view
+    if vim.api.nvim_buf_is_loaded(buf) and not state.away then
+      state.reports = {}   -- the text below holds them
+      local params = { uri = state.uri, text = document_text(buf), file = state.file }
+      if not was_closed then   -- it shows the shared text and what was typed since: merge that
+        params.base = acknowledged_text(state)
+        if #state.pending > 0 then params.pending = state.pending end
+      end
+      if call('document/open', params, function(result) opened(buf, result) end, true) then
+        state.fileHash = file_hash(state.file)
+        log('reopened ' .. state.uri .. ' after a daemon restart')
+      end
+    end
+  end
+end
+
 -- Commands ----------------------------------------------------------------------------------
 
 function M.share(name)
   stopping = false
   if not M.start() then return end
   local buf = vim.api.nvim_get_current_buf()
+  if shared[buf] then return say('this buffer is already shared as "' .. shared[buf].uri .. '"') end
   local file = vim.api.nvim_buf_get_name(buf)
   local uri = (name and name ~= '') and name or (file ~= '' and M.document_name(file) or ('buffer' .. buf))
   local params = { uri = uri, text = document_text(buf) }
   if file ~= '' then params.file = vim.fn.fnamemodify(file, ':p') end
-  local result = call('document/open', params)
-  if not result then return end
-  shared[buf] = { uri = uri, epoch = result.epoch, editor = 0, daemon = 0, pending = {} }
-  apply_changes(buf, result.changes)
-  acknowledge(buf)
-  vim.api.nvim_buf_attach(buf, false, { on_lines = on_lines })
-  vim.cmd(string.format([[
-    augroup quire_%d
-      autocmd!
-      autocmd CursorMoved,CursorMovedI <buffer=%d> lua require('quire').send_cursor(%d)
-    augroup END]], buf, buf, buf))
-  -- Your own undo only: the daemon reverts your edits and leaves others'.
-  vim.api.nvim_buf_set_keymap(buf, 'n', 'u', '<Cmd>lua require("quire").undo("document/undo")<CR>', { noremap = true })
-  vim.api.nvim_buf_set_keymap(buf, 'n', '<C-R>', '<Cmd>lua require("quire").undo("document/redo")<CR>', { noremap = true })
-  vim.notify(string.format('quire: %s "%s"', result.created and 'sharing' or 'joined', uri))
+  shared[buf] = { uri = uri, file = params.file, fileHash = file_hash(params.file), closed = true, pending = {},
+    modeline = vim.api.nvim_buf_get_option(buf, 'modeline') }
+  local result = call('document/open', params, function(result) opened(buf, result) end)
+  if not result then shared[buf] = nil; return end
+  -- Shared text is anyone's: none of its modelines takes effect here.
+  vim.api.nvim_buf_set_option(buf, 'modeline', false)
+  attach(buf)
+  watch(buf)
+  -- Your own undo only: the daemon reverts your edits and leaves others'; a count repeats it.
+  vim.api.nvim_buf_set_keymap(buf, 'n', 'u', '<Cmd>lua require("quire").undo("document/undo", vim.v.count1)<CR>', { noremap = true })
+  vim.api.nvim_buf_set_keymap(buf, 'n', '<C-R>', '<Cmd>lua require("quire").undo("document/redo", vim.v.count1)<CR>', { noremap = true })
+  say(string.format('%s "%s"', result.created and 'sharing' or 'joined', uri))
 end
 
 -- A new buffer showing document `name`: it starts as no text at all (not one empty line with a
@@ -464,7 +714,7 @@ end
 
 function M.send_cursor(buf)
   local state = shared[buf]
-  if not state or not ready then return end
+  if not state or not ready or state.away or state.closed then return end
   flush(buf)
   local pos = vim.api.nvim_win_get_cursor(0)
   local at = { line = pos[1] - 1, character = pos[2] }
@@ -472,17 +722,40 @@ function M.send_cursor(buf)
     selections = { { start = at, ['end'] = at } } } })
 end
 
-function M.undo(method)
+-- u and CTRL-R: the daemon reverts (or reapplies) this editor's own last steps, `count` times,
+-- leaving others' edits alone; the change comes back as a daemon edit and the cursor goes to it.
+function M.undo(method, count)
   local buf = vim.api.nvim_get_current_buf()
   local state = shared[buf]
-  if not state or not ready then return end
+  if not state or not ready or state.away or state.closed then return end
   flush(buf)
-  local result = call(method, { uri = state.uri })
-  if result and not result.done then
-    vim.notify(method == 'document/undo' and 'quire: nothing of yours to undo' or 'quire: nothing to redo')
-  elseif result then
+  for _ = 1, math.max(count or 1, 1) do
+    local result = call(method, { uri = state.uri })
+    if not result then return end
+    if not result.done then
+      return say(method == 'document/undo' and 'nothing of yours to undo' or 'nothing to redo')
+    end
     state.jump = true
   end
+end
+
+-- :QuireSave: the daemon writes the shared text to the bound file (atomically), merging first
+-- what changed in the file outside Quire.
+function M.save()
+  local buf = vim.api.nvim_get_current_buf()
+  local state = shared[buf]
+  if not state then return warn('this buffer is not shared') end
+  if not ready or state.away or state.closed then return warn('not connected to the daemon; nothing saved') end
+  flush(buf)
+  local result = call('document/save', { uri = state.uri })
+  if not result then return end
+  state.fileHash = result.hash
+  if result.hash == vim.fn.sha256(document_text(buf)) then
+    M._mark_file_read(buf)
+  else
+    state.savedHash = result.hash   -- the change merged in from the file is on its way
+  end
+  say('saved ' .. result.path .. (result.importedEdits > 0 and string.format(' (with %d change(s) made to the file outside Quire)', result.importedEdits) or ''))
 end
 
 function M.listen(port)
@@ -490,7 +763,7 @@ function M.listen(port)
   local result = call('peer/listen', { port = tonumber(port) or 0 })
   if result then
     listen_port = result.port
-    vim.notify('quire: listening for peers on port ' .. result.port)
+    say('listening for peers on port ' .. result.port)
   end
 end
 
@@ -501,14 +774,14 @@ function M.connect(arguments)
   local params = { host = host ~= '' and host or '127.0.0.1', port = tonumber(port) }
   if fingerprint and fingerprint ~= '' then params.fingerprint = fingerprint end
   if call('peer/connect', params) ~= nil then
-    vim.notify('quire: connecting to ' .. address .. '; you are told when it is up')
+    say('connecting to ' .. address .. '; you are told when it is up')
   end
 end
 
 function M.connect_command(command)
   if not M.start() then return end
   if call('peer/connect', { command = command }) ~= nil then
-    vim.notify('quire: peering over: ' .. command .. '; you are told when it is up')
+    say('peering over: ' .. command .. '; you are told when it is up')
   end
 end
 
@@ -522,7 +795,7 @@ function M.disconnect(link)
   end
   for _, id in ipairs(links) do
     local reply = request('peer/disconnect', { link = id })
-    if reply and not reply.error then vim.notify('quire: disconnected link ' .. id) end
+    if reply and not reply.error then say('disconnected link ' .. id) end
   end
 end
 
@@ -533,7 +806,7 @@ function M.merge(from)
   local result = call('document/merge', { uri = state.uri, from = from })
   if result then
     state.jump = true
-    vim.notify('quire: merged ' .. result.merged .. ' characters of ' .. from)
+    say('merged ' .. result.merged .. ' characters of ' .. from)
   end
 end
 
@@ -543,7 +816,7 @@ function M.status()
   if not status then return end
   local parts = {}
   for _, l in ipairs(status.peers.links) do
-    table.insert(parts, string.format('; %s %s, %s%s', l.user ~= '' and l.user or l.address, l.state,
+    table.insert(parts, string.format('; %s %s, %s%s', M.peer_name(l), l.state,
       l.encrypted and 'encrypted' or 'NOT encrypted', type(l.fingerprint) == 'string' and (', key ' .. l.fingerprint) or ''))
   end
   local summary = string.format('quire: %d editor(s), %d document(s), %d peer link(s); your key %s%s', status.sessions,
@@ -555,12 +828,9 @@ end
 function M.resync()
   local buf = vim.api.nvim_get_current_buf()
   local state = shared[buf]
-  if not state or not ready then return end
-  local result = call('document/resync', { uri = state.uri })
-  if not result then return end
-  replace_text(buf, result.text)
-  state.epoch, state.editor, state.daemon, state.pending = result.epoch, 0, 0, {}
-  acknowledge(buf)
+  if not state or not ready or state.away or state.closed then return end
+  state.reports = {}
+  call('document/resync', { uri = state.uri }, function(result) opened(buf, result) end)
 end
 
 function M.document_names()
@@ -584,9 +854,13 @@ function M.stop()
     request('shutdown', nil)
     send({ method = 'exit' })
   end
-  for buf in pairs(shared) do
+  for buf, state in pairs(shared) do
+    shared[buf] = nil   -- the attachment ends at the next change
     pcall(vim.api.nvim_buf_clear_namespace, buf, ns, 0, -1)
-    shared[buf] = nil   -- on_lines detaches at the next change
+    pcall(vim.api.nvim_del_augroup_by_name, 'quire_' .. buf)
+    pcall(vim.api.nvim_buf_del_keymap, buf, 'n', 'u')
+    pcall(vim.api.nvim_buf_del_keymap, buf, 'n', '<C-R>')
+    if vim.api.nvim_buf_is_valid(buf) then vim.api.nvim_buf_set_option(buf, 'modeline', state.modeline) end
   end
   ready = false
 end
@@ -595,5 +869,6 @@ end
 local function resolve(buf) return buf == 0 and vim.api.nvim_get_current_buf() or buf end
 function M._epoch(buf) return shared[resolve(buf)] and shared[resolve(buf)].epoch end
 function M._break_revision(buf) shared[resolve(buf)].daemon = shared[resolve(buf)].daemon + 100 end
+function M._state(buf) return shared[resolve(buf)] end
 
 return M

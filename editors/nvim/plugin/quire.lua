@@ -15,6 +15,7 @@ command('QuireConnect', function(o) quire().connect(o.args) end, { nargs = '+' }
 command('QuireConnectCommand', function(o) quire().connect_command(o.args) end, { nargs = 1 })
 command('QuireDisconnect', function(o) quire().disconnect(o.args) end, { nargs = '?' })
 command('QuireMerge', function(o) quire().merge(o.args) end, { nargs = 1, complete = names })
+command('QuireSave', function() quire().save() end, {})
 command('QuireStatus', function() quire().status() end, {})
 command('QuireResync', function() quire().resync() end, {})
 command('QuireStop', function() quire().stop() end, {})
