@@ -16,6 +16,7 @@
 (require 'jsonrpc)
 (require 'subr-x)
 (require 'seq)
+(require 'cl-lib)
 
 (defgroup quire nil
   "Collaborative editing with the Quire daemon."
@@ -60,8 +61,9 @@ Or set QUIRE_SECRET in the environment."
 Moved on by the replies to our edits and by the daemon's edits; after the
 daemon went away it is the base a reopen merges from.")
 
-(defvar-local quire--pending-start nil
-  "Start and end of the region about to change (`before-change-functions').")
+(defvar-local quire--before nil
+  "The region about to change and its text, as (START END TEXT).
+Set by `before-change-functions', moved on by each change reported in it.")
 
 (defvar-local quire--cursors nil
   "Overlays of other people's cursors, by session id.")
@@ -85,8 +87,10 @@ A reopen then tells which edits in flight the daemon applied.")
 (defun quire--position (pos)
   "The protocol position of buffer position POS."
   (save-excursion
-    (goto-char pos)
-    (list :line (1- (line-number-at-pos pos t)) :character (- pos (line-beginning-position)))))
+    (save-restriction
+      (widen)
+      (goto-char pos)
+      (list :line (1- (line-number-at-pos pos t)) :character (- pos (line-beginning-position))))))
 
 (defun quire--point (position &optional from)
   "The buffer position of protocol POSITION, or nil when it is past the end.
@@ -288,21 +292,56 @@ counts once even though its reply never came."
 ;;; Local changes
 
 (defun quire--before-change (beg end)
-  "Remember where the region BEG..END starts and ends before it changes."
+  "Remember the text of BEG..END, about to change.
+Some commands (`capitalize-word', `fill-paragraph') announce a wider region
+here than the one `after-change-functions' reports as changed."
   (when (and quire--state (not quire--applying))
-    (setq quire--pending-start (list (quire--position beg) (quire--position end)))))
+    (setq quire--before (list beg end (buffer-substring-no-properties beg end)))))
 
-(defun quire--after-change (beg end _old-length)
-  "Send the change that made BEG..END to the daemon.
+(defun quire--text-at-p (pos text)
+  "Whether the buffer holds TEXT at POS."
+  (and (<= (+ pos (length text)) (point-max))
+       (string= text (buffer-substring-no-properties pos (+ pos (length text))))))
+
+(defun quire--exact-change (beg end old-length)
+  "The change that made BEG..END out of OLD-LENGTH characters, or nil.
+The old text is taken from what `quire--before-change' saw; nil when that
+region does not hold the old range or the buffer around the change is not
+what it held, which is when the change records do not add up.  Moves the
+recorded region on to the text the change left, for a command that reports
+several changes after one `before-change-functions' call."
+  (pcase quire--before
+    (`(,from ,to ,text)
+     (let ((offset (- beg from)))
+       (when (and (<= from beg) (<= (+ beg old-length) to)
+                  (quire--text-at-p from (substring text 0 offset))
+                  (quire--text-at-p end (substring text (+ offset old-length))))
+         (let* ((old (substring text offset (+ offset old-length)))
+                (new (buffer-substring-no-properties beg end))
+                (start (quire--position beg))
+                (breaks (cl-count ?\n old)))
+           (setq quire--before (list from (+ to (- (length new) old-length))
+                                     (concat (substring text 0 offset) new (substring text (+ offset old-length)))))
+           (list :range (list :start start
+                              :end (if (zerop breaks)
+                                       (list :line (plist-get start :line)
+                                             :character (+ (plist-get start :character) old-length))
+                                     (list :line (+ (plist-get start :line) breaks)
+                                           :character (- (length old) 1 (cl-position ?\n old :from-end t)))))
+                 :text new)))))))
+
+(defun quire--after-change (beg end old-length)
+  "Send the change that made BEG..END of OLD-LENGTH characters to the daemon.
+The old text comes from `quire--before-change'; when the two records do not
+add up, the whole text goes, which the daemon reduces to the minimal edits.
 While the daemon is away nothing is sent: the reopen sends the whole text."
-  (when (and quire--state (not quire--applying) quire--connection (jsonrpc-running-p quire--connection))
-    (let ((change (if quire--pending-start
-                      (list :range (list :start (nth 0 quire--pending-start) :end (nth 1 quire--pending-start))
-                            :text (buffer-substring-no-properties beg end))
-                    (list :text (quire--text)))))
-      (setq quire--pending-start nil)
-      (quire--send-edit change)
-      (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor)))))))
+  (when (and quire--state (not quire--applying))
+    (if (not (and quire--connection (jsonrpc-running-p quire--connection)))
+        (setq quire--before nil)
+      (let ((change (or (quire--exact-change beg end old-length)
+                        (progn (setq quire--before nil) (list :text (quire--text))))))
+        (quire--send-edit change)
+        (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor))))))))
 
 (defun quire--send-edit (change)
   "Send CHANGE as a request, named and with the cursor.
@@ -382,6 +421,7 @@ edits; this keeps the recorded positions of those edits right."
   "Apply the daemon's CHANGES in order, unreported and kept out of undo.
 Others' edits neither lock the visited file nor ask about a file changed on
 disk: the daemon merges such changes itself."
+  (setq quire--before nil)
   (let ((quire--applying t) (inhibit-modification-hooks t)
         (buffer-file-name nil) (buffer-file-truename nil))
     (save-excursion
@@ -454,6 +494,7 @@ This is the escape hatch when the buffer and the daemon disagree."
 
 (defun quire--replace-text (text)
   "Replace the whole buffer with TEXT, unreported and out of undo."
+  (setq quire--before nil)
   (let ((quire--applying t) (inhibit-modification-hooks t))
     (save-excursion
       (save-restriction

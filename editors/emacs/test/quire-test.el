@@ -353,6 +353,146 @@ link, whether it is encrypted and whose key it reached."
       (kill-buffer))
     (delete-file path)))
 
+;;; Every command reaches the daemon as what it did
+
+(defun quire-test--editor (socket uri)
+  "A second editor on the daemon at SOCKET with URI open, counting the daemon's edits.
+Its revision (how many daemon edits it was sent) is its process's `revision'."
+  (let* ((process (make-process :name "editor" :command (list (getenv "QUIRE_BINARY") "attach" socket)
+                                :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t))
+         (connection (jsonrpc-process-connection
+                      :name "editor" :process process
+                      :notification-dispatcher
+                      (lambda (_connection method params)
+                        (when (and (eq method 'document/edit) (equal (plist-get params :uri) uri))
+                          (process-put process 'revision (1+ (process-get process 'revision)))))
+                      :request-dispatcher #'ignore)))
+    (process-put process 'revision 0)
+    (jsonrpc-request connection :initialize '(:user (:name "otto") :capabilities (:general (:positionEncodings ["utf-32"]))))
+    (jsonrpc-request connection :document/open (list :uri uri :text ""))
+    connection))
+
+(defun quire-test--text-of (editor uri)
+  "URI's text as the daemon has sent it to EDITOR."
+  (plist-get (jsonrpc-request editor :document/text (list :uri uri)) :text))
+
+(defun quire-test--remote-insert (editor uri at text &optional notify)
+  "Have EDITOR insert TEXT in URI before the first occurrence of AT.
+As a notification when NOTIFY, so that it is not waited for."
+  (let* ((old (quire-test--text-of editor uri))
+         (offset (string-search at old))
+         (before (substring old 0 offset))
+         (line (cl-count ?\n before))
+         (position (list :line line :character (- offset (if (zerop line) 0 (1+ (cl-position ?\n before :from-end t))))))
+         (params (list :uri uri :revision (process-get (jsonrpc--process editor) 'revision)
+                       :changes (vector (list :range (list :start position :end position) :text text)))))
+    (if notify
+        (jsonrpc-notify editor :document/edit params)
+      (jsonrpc-request editor :document/edit params))))
+
+(defun quire-test--agree (editor uri)
+  "Wait until the daemon's text of URI is the buffer's; return whether it is.
+When it is not, both are shown."
+  (or (quire-test--wait (lambda () (equal (quire-test--text-of editor uri) (quire--text))))
+      (progn (message "buffer:\n%s\ndaemon:\n%s" (quire--text) (quire-test--text-of editor uri))
+             nil)))
+
+(defmacro quire-test--recording-changes (&rest body)
+  "Run BODY; return the changes the client sent meanwhile, oldest first."
+  `(let ((sent nil))
+     (cl-letf* ((send (symbol-function 'quire--send-edit))
+                ((symbol-function 'quire--send-edit) (lambda (change) (push change sent) (funcall send change))))
+       ,@body)
+     (nreverse sent)))
+
+(ert-deftest quire-test-case-fill-and-other-commands-send-what-they-did ()
+  "Case, fill, transpose, indent, comment, whitespace, kill/yank and replace commands.
+Each one's changes reach the daemon as it made them (checked against the
+daemon's text), on code-like tokens as well as words; `capitalize-word'
+announces the whole word before its change and changes one character."
+  (quire-test--with-own-daemon ".commands"
+    (let ((uri "commands.el.txt"))
+      (insert "hello <A17> world\nfoo f(x) \"s\" bar\n\n"
+              "one <B2> two f(y) three \"t\" four <C3> five g(z)\n"
+              "six \"u\" seven <D4> eight h(w) nine <E5>\n"
+              "ten i(v) eleven <F6> twelve \"w\"\n\n"
+              "  trailing  \t\n;; end <Z9>\n")
+      (setq-local comment-start ";; " comment-start-skip ";+ *" comment-end "" comment-use-syntax nil)
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (should (quire-test--agree other uri))
+              ;; M-c on "hello": the old "h" and nothing more is replaced.
+              (goto-char (point-min))
+              (should (equal (quire-test--recording-changes (capitalize-word 1))
+                             '((:range (:start (:line 0 :character 0) :end (:line 0 :character 1)) :text "H"))))
+              (should (quire-test--agree other uri))
+              (should (string-prefix-p "Hello <A17> world\n" (quire-test--text-of other uri)))
+              (forward-line 1)
+              (upcase-word 1)
+              (should (quire-test--agree other uri))
+              (should (string-prefix-p "Hello <A17> world\nFOO f(x)" (quire-test--text-of other uri)))
+              (upcase-word 1)           ; f(x): a word inside punctuation
+              (capitalize-word 1)
+              (downcase-word -2)
+              (should (quire-test--agree other uri))
+              (upcase-region (point-min) (line-end-position))
+              (should (quire-test--agree other uri))
+              (should (string-prefix-p "HELLO <A17> WORLD\nFOO F(X) \"S\" BAR\n" (quire-test--text-of other uri)))
+              (downcase-region (point-min) (point-max))
+              (should (quire-test--agree other uri))
+              ;; transpose-words on "<a17> world", then transpose-chars and -lines.
+              (goto-char (point-min))
+              (search-forward "<a17")
+              (transpose-words 1)
+              (should (quire-test--agree other uri))
+              (should (string-prefix-p "hello <world> a17\n" (quire-test--text-of other uri)))
+              (transpose-chars 1)
+              (transpose-lines 1)
+              (should (quire-test--agree other uri))
+              ;; M-q on a three-line paragraph.
+              (goto-char (point-min))
+              (search-forward "<b2>")
+              (let ((fill-column 22)) (fill-paragraph))
+              (should (quire-test--agree other uri))
+              (should (string-match-p "one <b2> two f(y)\nthree \"t\" four <c3>\n" (quire-test--text-of other uri)))
+              (let ((fill-column 70)) (fill-paragraph))
+              (should (quire-test--agree other uri))
+              (should (string-match-p "ten i(v) eleven <f6> twelve \"w\"\n" (quire-test--text-of other uri)))
+
+              ;; Indentation, comments, trailing whitespace.
+              (let ((indent-tabs-mode nil))
+                (indent-rigidly (point-min) (point-max) 2)
+                (should (quire-test--agree other uri))
+                (indent-region (point-min) (point-max))
+                (should (quire-test--agree other uri))
+                (indent-region (point-min) (point-max) 4)
+                (should (quire-test--agree other uri))
+                (comment-region (point-min) (point-max))
+                (should (quire-test--agree other uri))
+                (uncomment-region (point-min) (point-max))
+                (should (quire-test--agree other uri)))
+              (delete-trailing-whitespace)
+              (should (quire-test--agree other uri))
+              ;; Kill and yank, replace.
+              (goto-char (point-min))
+              (kill-line 2)
+              (goto-char (point-max))
+              (yank)
+              (should (quire-test--agree other uri))
+              (replace-string "<e5>" "<E55> f(\"q\")" nil (point-min) (point-max))
+              (goto-char (point-min))
+              (perform-replace "f\\((.)\\)" "g\\1" nil t nil)
+              (should (quire-test--agree other uri))
+              (should (string-match-p "<E55> f(\"q\") " (quire--text)))
+              (should (string-match-p "7foo g(x) " (quire--text)))
+              (goto-char (point-min))
+              (zap-to-char 1 ?>)
+              (just-one-space)
+              (should (quire-test--agree other uri)))
+          (jsonrpc-shutdown other))))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here
