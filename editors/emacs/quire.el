@@ -398,24 +398,65 @@ buffer then shows the result: its own text, unless others typed meanwhile."
 
 ;;; The daemon's edits
 
-(defun quire--shift-undo (position delta)
-  "Shift the positions after POSITION in the undo list by DELTA characters.
-Remote changes stay out of the undo list, so undo reverts only your own
-edits; this keeps the recorded positions of those edits right."
-  (let ((shift (lambda (pos) (if (and (integerp pos) (> pos position)) (max position (+ pos delta)) pos))))
-    (when (listp buffer-undo-list)
-      (setq buffer-undo-list
-            (mapcar (lambda (entry)
-                      (pcase entry
-                        ((pred integerp) (funcall shift entry))
-                        (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
-                         (cons (funcall shift beg) (funcall shift end)))
-                        (`(,(and text (pred stringp)) . ,(and pos (pred integerp)))
-                         (cons text (if (< pos 0) (- (funcall shift (- pos))) (funcall shift pos))))
-                        (`(nil ,prop ,val ,(and beg (pred integerp)) . ,(and end (pred integerp)))
-                         `(nil ,prop ,val ,(funcall shift beg) . ,(funcall shift end)))
-                        (_ entry)))
-                    buffer-undo-list)))))
+;; Others' edits stay out of the undo list, so undo reverts only your own edits.  The
+;; positions recorded in it are moved with others' edits, in place: `pending-undo-list' (a
+;; tail of it while undoing) and `undo-equiv-table' (keyed by its conses) stay right too.
+
+(defun quire--undo-map (list function)
+  "Call FUNCTION on each cons of undo LIST, and of the lists nested in it.
+The entries of an (apply DELTA BEG END FUN BEG END LIST) entry, which
+`combine-change-calls' makes, are walked too."
+  (while (consp list)
+    (let ((entry (car list)))
+      (funcall function list)
+      (when (and (eq (car-safe entry) 'apply) (integerp (nth 1 entry))
+                 (eq (nth 4 entry) #'undo--wrap-and-run-primitive-undo))
+        (quire--undo-map (nth 7 entry) function)))
+    (setq list (cdr list))))
+
+(defun quire--undo-removed (start end)
+  "Move the undo list's positions over the removal of START..END by others."
+  (let ((map (lambda (pos) (cond ((<= pos start) pos) ((>= pos end) (- pos (- end start))) (t start)))))
+    (quire--undo-shift map map)))
+
+(defun quire--undo-inserted (position length)
+  "Move the undo list's positions over LENGTH characters inserted at POSITION.
+Others inserted them.  An insertion of yours that holds POSITION is split
+in two, so that undoing it leaves their text in place."
+  (when (listp buffer-undo-list)
+    (quire--undo-map
+     buffer-undo-list
+     (lambda (cell)
+       (pcase (car cell)
+         (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
+          (when (and (< beg position) (< position end))
+            ;; Both parts are one step; moved below with the rest.
+            (setcar cell (cons position end))
+            (setcdr cell (cons (cons beg position) (cdr cell)))))))))
+  (quire--undo-shift (lambda (pos) (if (> pos position) (+ pos length) pos))
+                     (lambda (pos) (if (>= pos position) (+ pos length) pos))))
+
+(defun quire--undo-shift (map map-start)
+  "Apply MAP to every position in the undo list; MAP-START to insertion starts.
+The start of a recorded insertion moves with text inserted right at it."
+  (when (listp buffer-undo-list)
+    (quire--undo-map
+     buffer-undo-list
+     (lambda (cell)
+       (let ((entry (car cell)))
+         (pcase entry
+           (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
+            (setcar cell (cons (funcall map-start beg) (funcall map end))))
+           (`(,(and text (pred stringp)) . ,(and pos (pred integerp)))
+            (setcar cell (cons text (if (< pos 0) (- (funcall map (- pos))) (funcall map pos)))))
+           (`(nil ,prop ,val ,(and beg (pred integerp)) . ,(and end (pred integerp)))
+            (setcar cell `(nil ,prop ,val ,(funcall map-start beg) . ,(funcall map end))))
+           (`(apply ,(and delta (pred integerp)) ,(and beg (pred integerp)) ,(and end (pred integerp)) . ,rest)
+            (setcar cell `(apply ,delta ,(funcall map-start beg) ,(funcall map end)
+                                 ,@(if (eq (car rest) #'undo--wrap-and-run-primitive-undo)
+                                       (list (car rest) (funcall map-start (nth 1 rest)) (funcall map (nth 2 rest)) (nth 3 rest))
+                                     rest))))
+           ((pred integerp) (setcar cell (funcall map entry)))))))))
 
 (defun quire--apply-changes (changes)
   "Apply the daemon's CHANGES in order, unreported and kept out of undo.
@@ -440,7 +481,8 @@ disk: the daemon merges such changes itself."
                 (goto-char start)
                 (delete-region start end)
                 (insert text))
-              (quire--shift-undo start (- (length text) (- end start))))))))))
+              (when (< start end) (quire--undo-removed start end))
+              (unless (string-empty-p text) (quire--undo-inserted start (length text))))))))))
 
 (defun quire--on-daemon-edit (params)
   "Apply the daemon's edit PARAMS if based on every edit we sent.

@@ -493,6 +493,53 @@ announces the whole word before its change and changes one character."
               (should (quire-test--agree other uri)))
           (jsonrpc-shutdown other))))))
 
+(defun quire-test--yank-then-undo (lines at)
+  "Yank LINES lines, another editor types inside them at line AT, undo the yank.
+The other's text stays, for everyone."
+  (quire-test--with-own-daemon (format ".undo%d" lines)
+    (let ((uri "undo.el.txt"))
+      (buffer-enable-undo)
+      (insert "top f(x)\n<END>\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (should (quire-test--agree other uri))
+              (kill-new (mapconcat (lambda (i) (format "line %03d <Y%d> \"s\" f(%d)\n" i i i)) (number-sequence 1 lines) ""))
+              (goto-char (point-min))
+              (forward-line 1)
+              (undo-boundary)
+              (yank)
+              (undo-boundary)
+              (should (quire-test--agree other uri))
+              (quire-test--remote-insert other uri (format "<Y%d>" at) "<R9> ")
+              (should (quire-test--wait (lambda () (string-match-p "<R9> <Y" (quire--text)))))
+              ;; Also right at the start of the yank, which moves with it.
+              (quire-test--remote-insert other uri "line 001" "<S8>")
+              (should (quire-test--wait (lambda () (string-match-p "<S8>line 001" (quire--text)))))
+              (let ((last-command nil)) (undo))
+              (should (equal (quire--text) "top f(x)\n<S8><R9> <END>\n"))
+              (should (quire-test--agree other uri)))
+          (jsonrpc-shutdown other))))))
+
+(ert-deftest quire-test-undo-of-a-yank-keeps-what-others-typed-inside ()
+  "Undo of a 3-line and a 300-line yank with another's insertions inside it."
+  (quire-test--yank-then-undo 3 2)
+  (quire-test--yank-then-undo 300 150))
+
+(ert-deftest quire-test-undo-list-split-around-a-remote-insertion ()
+  "A remote insertion inside one of your insertions splits its undo record."
+  (with-temp-buffer
+    (buffer-enable-undo)
+    (insert "ab")
+    (undo-boundary)
+    (insert "<Y1> f(x)")
+    (undo-boundary)
+    (quire--apply-changes [(:range (:start (:line 0 :character 6) :end (:line 0 :character 6)) :text "<R>")])
+    (should (equal (buffer-string) "ab<Y1><R> f(x)"))
+    (let ((last-command nil)) (undo))
+    (should (equal (buffer-string) "ab<R>"))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here
