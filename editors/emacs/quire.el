@@ -611,23 +611,166 @@ What changed in the file outside Quire is merged first."
   "The mode line text: Quire, with the number of peer links when any."
   (if quire--peer-links (format " Quire[%d]" (length quire--peer-links)) " Quire"))
 
+(defvar-local quire--revert-function nil
+  "The `revert-buffer-function' of the major mode; `quire--revert-buffer' runs it.")
+
+(defconst quire--tracking-hooks
+  '((before-change-functions . quire--before-change)
+    (after-change-functions . quire--after-change)
+    (post-command-hook . quire--send-cursor)
+    (after-save-hook . quire--saved)
+    (after-change-major-mode-hook . quire--after-major-mode)
+    (kill-buffer-hook . quire--killed))
+  "The buffer-local hooks of a shared buffer.")
+
 (define-minor-mode quire-mode
   "Share this buffer through the Quire daemon."
   :lighter (:eval (quire--lighter))
   (if quire-mode
       (progn
-        (add-hook 'before-change-functions #'quire--before-change nil t)
-        (add-hook 'after-change-functions #'quire--after-change nil t)
-        (add-hook 'post-command-hook #'quire--send-cursor nil t)
-        (add-hook 'after-save-hook #'quire--saved nil t))
-    (remove-hook 'after-save-hook #'quire--saved t)
-    (remove-hook 'before-change-functions #'quire--before-change t)
-    (remove-hook 'after-change-functions #'quire--after-change t)
-    (remove-hook 'post-command-hook #'quire--send-cursor t)
-    (when quire--connection
+        (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (add-hook hook function nil t))
+        (add-hook 'find-file-hook #'quire--take-over-visit)
+        (quire--install-revert))
+    (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (remove-hook hook function t))
+    (when (eq revert-buffer-function #'quire--revert-buffer)
+      (setq-local revert-buffer-function quire--revert-function))
+    (when (and quire--connection quire--state)
       (ignore-errors (quire--request :document/close (list :uri (plist-get quire--state :uri)))))
     (when (buffer-live-p quire--acknowledged) (kill-buffer quire--acknowledged))
     (setq quire--state nil quire--acknowledged nil)))
+
+;;; Buffer lifecycle: a major mode set again (`normal-mode'), `revert-buffer',
+;;; `find-alternate-file', `kill-buffer'.
+
+;; A shared buffer stays shared whatever resets its local variables.
+(dolist (variable '(quire-mode quire--state quire--acknowledged quire--before quire--cursors quire--hash-timer))
+  (put variable 'permanent-local t))
+(pcase-dolist (`(,_ . ,function) quire--tracking-hooks)
+  (put function 'permanent-local-hook t))
+
+(defun quire--after-major-mode ()
+  "Keep tracking changes after a major mode reset the local variables.
+Emacs 28 keeps the hook functions that are `permanent-local-hook' in
+`before-change-functions' and `after-change-functions', but does not call
+them until the buffer's bindings are loaded again: set them again here."
+  (pcase-dolist (`(,hook . ,_) quire--tracking-hooks)
+    (when (local-variable-p hook) (set (make-local-variable hook) (symbol-value hook))))
+  (quire--install-revert))
+
+(defun quire--install-revert ()
+  "Make `revert-buffer' in this shared buffer go through `quire--revert-buffer'.
+Run again after each major mode, which resets `revert-buffer-function'."
+  (unless (eq revert-buffer-function #'quire--revert-buffer)
+    (setq quire--revert-function revert-buffer-function)
+    (setq-local revert-buffer-function #'quire--revert-buffer)))
+
+(defun quire--revert-buffer (&rest arguments)
+  "Revert a shared buffer: `revert-buffer-function' with ARGUMENTS, changed so.
+The file is not read into the buffer: the daemon, which the document is
+bound to the file in, merges what changed in the file outside Quire into
+the shared text, and the buffer shows the result.  So what others typed
+is kept and a change made outside arrives once.  File-local variables are
+not applied, since others may have typed them.  A buffer whose document is
+not bound to its file, or a revert from the auto-save file, reads the file
+as usual, and that is sent as this editor's change."
+  (let* ((enable-local-variables nil)
+         (insert (or revert-buffer-insert-file-contents-function
+                     #'revert-buffer-insert-file-contents--default-function))
+         (revert-buffer-insert-file-contents-function
+          (lambda (file auto-save-p)
+            (if (or auto-save-p (not quire--state)
+                    (not (equal (plist-get quire--state :file) (expand-file-name file))))
+                (funcall insert file auto-save-p)
+              (quire--merge-file-changes file (quire--text))))))
+    (apply (or quire--revert-function #'revert-buffer--default) arguments)))
+
+(defun quire--take-over-visit ()
+  "Share a buffer that replaces a shared one visiting the same file.
+`find-alternate-file' makes a new buffer, and kills the old one afterwards."
+  (when-let* ((file (and buffer-file-name (not quire--state) (expand-file-name buffer-file-name)))
+              (old (seq-find (lambda (buffer)
+                               (and (not (eq buffer (current-buffer)))
+                                    (null (buffer-local-value 'buffer-file-name buffer))
+                                    (equal (plist-get (buffer-local-value 'quire--state buffer) :file) file)))
+                             (quire--shared-buffers))))
+    (let ((state (buffer-local-value 'quire--state old))
+          (shadow (buffer-local-value 'quire--acknowledged old))
+          (text (with-current-buffer old (quire--text))))
+      (with-current-buffer old
+        ;; The document stays open: this buffer takes it.
+        (setq quire--state nil quire--acknowledged nil)
+        (quire-mode -1))
+      (setq quire--state state quire--acknowledged shadow)
+      (quire-mode 1)
+      (quire--merge-file-changes file text))))
+
+(defun quire--merge-file-changes (file text)
+  "Show the shared text, with what changed in FILE outside Quire merged in.
+The buffer showed TEXT, as the daemon knows.  The daemon merges the file's
+changes when the document is opened, so it is opened again with TEXT as
+both text and base (nothing of this editor's own to merge).  While the
+daemon is away the buffer shows TEXT: the reopen then merges the file."
+  (if (and quire--connection (jsonrpc-running-p quire--connection))
+      (quire--reopen text)
+    (quire--show-text text)
+    (message "Quire: the daemon is away; changes to %s are merged when it is back" (file-name-nondirectory file)))
+  (set-visited-file-modtime)
+  (set-buffer-modified-p
+   (not (equal (quire--text) (with-temp-buffer (insert-file-contents file) (buffer-string))))))
+
+(defun quire--reopen (text)
+  "Open this buffer's document again, showing TEXT, and show the daemon's text.
+The daemon's edits in flight meanwhile are dropped (the epoch is nil): the
+reply brings them.  Should the daemon fail half way, the connection is
+dropped, and reconnecting opens the document again."
+  (let ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file)) (reopened nil))
+    (setq quire--state (plist-put quire--state :epoch nil))
+    (unwind-protect
+        (progn
+          (quire--request :document/close (list :uri uri))
+          (let ((reply (quire--request :document/open
+                                        (append (list :uri uri :text text :base text) (and file (list :file file))))))
+            (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
+            (if (equal (quire--text) text)
+                (quire--apply-changes (plist-get reply :changes))
+              (quire--show-text (with-temp-buffer
+                                  (insert text)
+                                  (quire--apply-changes (plist-get reply :changes))
+                                  (buffer-string))))
+            (quire--acknowledge-all)
+            (setq reopened t)))
+      (unless reopened
+        (setq quire--state (plist-put quire--state :base text))
+        (when quire--connection (ignore-errors (delete-process (jsonrpc--process quire--connection))))))))
+
+(defun quire--show-text (text)
+  "Make the buffer show TEXT, changing only what differs.
+Unreported and out of undo."
+  (unless (equal text (quire--text))
+    (let ((source (generate-new-buffer " *quire-text*" t)))
+      (unwind-protect
+          (let ((quire--applying t) (inhibit-modification-hooks t)
+                (buffer-file-name nil) (buffer-file-truename nil))
+            (with-current-buffer source (insert text))
+            (setq quire--before nil)
+            (save-restriction
+              (widen)
+              (let ((buffer-undo-list t)) (replace-buffer-contents source 1.0))))
+        (kill-buffer source))
+      ;; The recorded positions no longer mean anything in the new text.
+      (when (listp buffer-undo-list) (setq buffer-undo-list nil)))))
+
+(defun quire--killed ()
+  "Close the document of a killed shared buffer, unless a buffer takes it over.
+Decided once the command is over: `find-alternate-file' runs this hook
+before it makes the buffer that takes over, and again when it kills this one."
+  (when quire--state
+    (let ((uri (plist-get quire--state :uri)) (shadow quire--acknowledged))
+      (run-at-time 0 nil (lambda ()
+                           (unless (quire--buffer-of uri)
+                             (when (buffer-live-p shadow) (kill-buffer shadow))
+                             (when quire--connection
+                               (ignore-errors (quire--request :document/close (list :uri uri))))))))))
 
 (defun quire-share (name)
   "Share the current buffer as document NAME."

@@ -417,7 +417,6 @@ announces the whole word before its change and changes one character."
               "six \"u\" seven <D4> eight h(w) nine <E5>\n"
               "ten i(v) eleven <F6> twelve \"w\"\n\n"
               "  trailing  \t\n;; end <Z9>\n")
-      (setq-local comment-start ";; " comment-start-skip ";+ *" comment-end "" comment-use-syntax nil)
       (quire-share uri)
       (let ((other (quire-test--editor socket uri)))
         (unwind-protect
@@ -461,6 +460,9 @@ announces the whole word before its change and changes one character."
               (should (quire-test--agree other uri))
               (should (string-match-p "ten i(v) eleven <f6> twelve \"w\"\n" (quire-test--text-of other uri)))
 
+              ;; A major mode set again resets local variables: the buffer stays shared.
+              (emacs-lisp-mode)
+              (should quire-mode)
               ;; Indentation, comments, trailing whitespace.
               (let ((indent-tabs-mode nil))
                 (indent-rigidly (point-min) (point-max) 2)
@@ -539,6 +541,63 @@ The other's text stays, for everyone."
     (should (equal (buffer-string) "ab<Y1><R> f(x)"))
     (let ((last-command nil)) (undo))
     (should (equal (buffer-string) "ab<R>"))))
+
+(ert-deftest quire-test-revert-keeps-sharing-and-merges-the-file-once ()
+  "`revert-buffer' after an outside change while others type: sharing goes on,
+the outside change arrives once, what others typed stays, and file-local
+variables someone typed are not applied.  `normal-mode' and
+`find-alternate-file' of the same file keep sharing too."
+  (quire-test--with-own-daemon ".revert"
+    (let* ((uri "revert.el.txt")
+           (path (make-temp-file "quire-revert-" nil ".txt" "alpha <A1>\nbeta f(x)\ngamma \"s\"\n")))
+      (unwind-protect
+          (with-current-buffer (find-file-noselect path)
+            (quire-share uri)
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (progn
+                    (should (quire-test--agree other uri))
+                    ;; Typed by the other person, not saved: it is not in the file.
+                    (quire-test--remote-insert other uri "alpha" "-*- fill-column: 7 -*- ")
+                    (should (quire-test--wait (lambda () (string-prefix-p "-*- fill" (quire--text)))))
+                    ;; Changed outside Quire, as sed would.
+                    (with-temp-file path (insert "alpha <A1>\nbeta g(y)\ngamma \"s\"\n"))
+                    ;; A word on its way while the buffer reverts.
+                    (quire-test--remote-insert other uri "gamma" "<P7> " t)
+                    (revert-buffer t t)
+                    (should quire-mode)
+                    (should (quire-test--wait
+                             (lambda () (equal (quire--text) "-*- fill-column: 7 -*- alpha <A1>\nbeta g(y)\n<P7> gamma \"s\"\n"))))
+                    (should (quire-test--agree other uri))
+                    (should-not (eql fill-column 7))
+                    (should (buffer-modified-p))   ; the other's words are not in the file
+                    ;; Still shared: typing goes on reaching the daemon.
+                    (goto-char (point-max))
+                    (insert "after <V1>\n")
+                    (should (quire-test--agree other uri))
+                    (normal-mode)
+                    (should quire-mode)
+                    (insert "after normal-mode\n")
+                    (should (quire-test--agree other uri))
+                    ;; Saved, then read again into a new buffer: that buffer is shared.
+                    (save-buffer)
+                    (let ((text (quire--text))) (with-temp-file path (insert text "outside again\n")))
+                    (find-alternate-file path)
+                    (should quire-mode)
+                    (should (equal (plist-get quire--state :uri) uri))
+                    (should (quire-test--wait (lambda () (string-suffix-p "after normal-mode\noutside again\n" (quire--text)))))
+                    (should (quire-test--agree other uri))
+                    (goto-char (point-min))
+                    (insert "<W2>")
+                    (should (quire-test--agree other uri))
+                    (should (equal (quire-test--text-of other uri)
+                                   (concat "<W2>-*- fill-column: 7 -*- alpha <A1>\nbeta g(y)\n<P7> gamma \"s\"\n"
+                                           "after <V1>\nafter normal-mode\noutside again\n"))))
+                (jsonrpc-shutdown other)))
+            (quire-stop)
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (delete-file path)))))
 
 (provide 'quire-test)
 
