@@ -155,6 +155,8 @@ Done after an open, a reopen or a resync."
                         :request-dispatcher (lambda (&rest _) nil)
                         ;; Only the current connection's end matters: one dropped on purpose does not.
                         :on-shutdown (lambda (ended) (when (eq ended quire--connection) (quire--schedule-reconnect))))))
+      ;; The daemon ending (a restart, a crash) is handled by reconnecting, quietly.
+      (add-function :around (process-sentinel process) #'quire--quiet-sentinel)
       (setq quire--connection connection)
       (let ((reply (jsonrpc-request connection :initialize
                                     (list :protocolVersion 1
@@ -174,6 +176,14 @@ Done after an open, a reopen or a resync."
               (jsonrpc-request connection :peer/listen (list :port quire--listen-port))
             (jsonrpc-error (message "Quire: cannot listen on port %s again: %s" quire--listen-port
                                     (alist-get 'jsonrpc-error-message (cddr failure))))))))))
+
+(defun quire--quiet-sentinel (sentinel process change)
+  "Run jsonrpc's SENTINEL on PROCESS and CHANGE without its message.
+It says \"[jsonrpc] Server exited with status 1\" in the echo area when the
+daemon ends; the mode line shows it instead, until the reconnection."
+  (let ((inhibit-message t) (message-log-max nil))
+    (funcall sentinel process change))
+  (force-mode-line-update t))
 
 (defvar quire--in-filter nil "Non-nil while handling a daemon notification (inside the process filter).")
 
@@ -365,7 +375,9 @@ would reset that hook, and the reopen merges the edit."
                              (setq quire--state (plist-put quire--state :pending (cdr (plist-get quire--state :pending)))))
                            (quire--acknowledge buffer (vector change))))
            :error-fn (lambda (error)
-                       (when (funcall mine) (with-current-buffer buffer (quire--refused error))))
+                       ;; -1: the daemon died (jsonrpc's code); the reopen merges the edit.
+                       (when (and (funcall mine) (not (eql (plist-get error :code) -1)))
+                         (with-current-buffer buffer (quire--refused error))))
            :timeout-fn #'ignore)
           (setq quire--state (plist-put quire--state :pending
                                         (append (plist-get quire--state :pending)
@@ -608,8 +620,10 @@ What changed in the file outside Quire is merged first."
 ;;; Commands
 
 (defun quire--lighter ()
-  "The mode line text: Quire, with the number of peer links when any."
-  (if quire--peer-links (format " Quire[%d]" (length quire--peer-links)) " Quire"))
+  "The mode line text: Quire, with the number of peer links or while reconnecting."
+  (cond ((not (and quire--connection (jsonrpc-running-p quire--connection))) " Quire[reconnecting]")
+        (quire--peer-links (format " Quire[%d]" (length quire--peer-links)))
+        (t " Quire")))
 
 (defvar-local quire--revert-function nil
   "The `revert-buffer-function' of the major mode; `quire--revert-buffer' runs it.")

@@ -237,6 +237,9 @@ created separately on another daemon."
     (quire-test--await-daemon-gone daemon socket)
     (goto-char (point-max))
     (insert "typed while away\n")
+    ;; The daemon's end is handled quietly (with `quire attach' the client sees status 0).
+    (should-not (quire-test--said "Server exited with status [01]"))
+    (should-not (quire-test--said "refused an edit (Server died)"))
     (setq daemon (quire-test--start-daemon socket))
     (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
                                                 "kept\nacross restarts\ntyped at once\ntyped while away\n"))
@@ -459,10 +462,10 @@ announces the whole word before its change and changes one character."
               (let ((fill-column 70)) (fill-paragraph))
               (should (quire-test--agree other uri))
               (should (string-match-p "ten i(v) eleven <f6> twelve \"w\"\n" (quire-test--text-of other uri)))
-
               ;; A major mode set again resets local variables: the buffer stays shared.
               (emacs-lisp-mode)
               (should quire-mode)
+
               ;; Indentation, comments, trailing whitespace.
               (let ((indent-tabs-mode nil))
                 (indent-rigidly (point-min) (point-max) 2)
