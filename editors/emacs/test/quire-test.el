@@ -602,6 +602,26 @@ variables someone typed are not applied.  `normal-mode' and
             (kill-buffer))
         (delete-file path)))))
 
+(ert-deftest quire-test-killing-a-shared-buffer-closes-its-document ()
+  "A killed shared buffer's document is closed, so it can be opened again."
+  (quire-test--with-own-daemon ".kill"
+    (let ((editors (lambda ()
+                     (let ((probe (quire-test--probe socket)))
+                       (prog1 (plist-get (seq-find (lambda (d) (equal (plist-get d :uri) "killed.el.txt"))
+                                                   (jsonrpc-request probe :document/list (make-hash-table)))
+                                         :editors)
+                         (jsonrpc-shutdown probe))))))
+      (let ((buffer (generate-new-buffer "killed")))
+        (with-current-buffer buffer
+          (insert "<K1> f(x)\n")
+          (quire-share "killed.el.txt"))
+        (should (equal (funcall editors) 1))
+        (kill-buffer buffer)
+        (should (quire-test--wait (lambda () (equal (funcall editors) 0))))
+        (quire-open "killed.el.txt")
+        (should (equal (buffer-string) "<K1> f(x)\n"))
+        (kill-buffer)))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here
