@@ -495,7 +495,29 @@ announces the whole word before its change and changes one character."
               (goto-char (point-min))
               (zap-to-char 1 ?>)
               (just-one-space)
-              (should (quire-test--agree other uri)))
+              (should (quire-test--agree other uri))
+              ;; Region commands that report their changes in their own ways.
+              (subst-char-in-region (point-min) (point-max) ?< ?{)
+              (should (quire-test--agree other uri))
+              (capitalize-region (point-min) (point-max))
+              (upcase-initials-region (point-min) (point-max))
+              (should (quire-test--agree other uri))
+              (goto-char (point-min))
+              (forward-line 2)
+              (transpose-regions (point-min) (+ (point-min) 4) (point) (+ (point) 6))
+              (should (quire-test--agree other uri))
+              (sort-lines nil (point-min) (point-max))
+              (reverse-region (point-min) (point-max))
+              (should (quire-test--agree other uri))
+              (goto-char (point-min))
+              (forward-line 2)
+              (delete-indentation)
+              (tabify (point-min) (point-max))
+              (untabify (point-min) (point-max))
+              (should (quire-test--agree other uri))
+              (let ((fill-column 30)) (fill-region (point-min) (point-max)))
+              (should (quire-test--agree other uri))
+              (should (string-match-p "{E55> F(\"Q\")" (quire--text))))
           (jsonrpc-shutdown other))))))
 
 (defun quire-test--yank-then-undo (lines at)
@@ -621,6 +643,31 @@ variables someone typed are not applied.  `normal-mode' and
         (quire-open "killed.el.txt")
         (should (equal (buffer-string) "<K1> f(x)\n"))
         (kill-buffer)))))
+
+(ert-deftest quire-test-change-records-that-do-not-add-up-are-not-sent-as-ranges ()
+  "The old range comes from the before-change text cut to the after-change
+range, across line breaks; records that do not match the buffer give nil
+(the whole text is sent then)."
+  (with-temp-buffer
+    (insert "x <A1>\nf(x) \"s\"\nend")
+    (let ((quire--state '(:uri "u")))
+      ;; The announced region is lines 1-2; the change replaces ">\nf(" with "|".
+      (quire--before-change 3 13)
+      (let ((inhibit-modification-hooks t)) (delete-region 6 10) (goto-char 6) (insert "|"))
+      (should (equal (quire--exact-change 6 7 4)
+                     '(:range (:start (:line 0 :character 5) :end (:line 1 :character 2)) :text "|")))
+      ;; Moved on: a second change reported after the same announcement.
+      (let ((inhibit-modification-hooks t)) (goto-char 3) (delete-char 1) (insert "B"))
+      (should (equal (quire--exact-change 3 4 1)
+                     '(:range (:start (:line 0 :character 2) :end (:line 0 :character 3)) :text "B")))
+      ;; The buffer around the change is not what was announced: no range.
+      (setq quire--before (list 1 5 "x <Z"))
+      (should-not (quire--exact-change 3 4 1))
+      ;; The old range is not inside the announced region: no range.
+      (setq quire--before (list 3 4 "B"))
+      (should-not (quire--exact-change 3 5 2))
+      (setq quire--before nil)
+      (should-not (quire--exact-change 3 4 1)))))
 
 (provide 'quire-test)
 
