@@ -16,6 +16,7 @@
 (require 'jsonrpc)
 (require 'subr-x)
 (require 'seq)
+(require 'cl-lib)
 
 (defgroup quire nil
   "Collaborative editing with the Quire daemon."
@@ -60,8 +61,9 @@ Or set QUIRE_SECRET in the environment."
 Moved on by the replies to our edits and by the daemon's edits; after the
 daemon went away it is the base a reopen merges from.")
 
-(defvar-local quire--pending-start nil
-  "Start and end of the region about to change (`before-change-functions').")
+(defvar-local quire--before nil
+  "The region about to change and its text, as (START END TEXT).
+Set by `before-change-functions', moved on by each change reported in it.")
 
 (defvar-local quire--cursors nil
   "Overlays of other people's cursors, by session id.")
@@ -85,8 +87,10 @@ A reopen then tells which edits in flight the daemon applied.")
 (defun quire--position (pos)
   "The protocol position of buffer position POS."
   (save-excursion
-    (goto-char pos)
-    (list :line (1- (line-number-at-pos pos t)) :character (- pos (line-beginning-position)))))
+    (save-restriction
+      (widen)
+      (goto-char pos)
+      (list :line (1- (line-number-at-pos pos t)) :character (- pos (line-beginning-position))))))
 
 (defun quire--point (position &optional from)
   "The buffer position of protocol POSITION, or nil when it is past the end.
@@ -151,6 +155,8 @@ Done after an open, a reopen or a resync."
                         :request-dispatcher (lambda (&rest _) nil)
                         ;; Only the current connection's end matters: one dropped on purpose does not.
                         :on-shutdown (lambda (ended) (when (eq ended quire--connection) (quire--schedule-reconnect))))))
+      ;; The daemon ending (a restart, a crash) is handled by reconnecting, quietly.
+      (add-function :around (process-sentinel process) #'quire--quiet-sentinel)
       (setq quire--connection connection)
       (let ((reply (jsonrpc-request connection :initialize
                                     (list :protocolVersion 1
@@ -170,6 +176,14 @@ Done after an open, a reopen or a resync."
               (jsonrpc-request connection :peer/listen (list :port quire--listen-port))
             (jsonrpc-error (message "Quire: cannot listen on port %s again: %s" quire--listen-port
                                     (alist-get 'jsonrpc-error-message (cddr failure))))))))))
+
+(defun quire--quiet-sentinel (sentinel process change)
+  "Run jsonrpc's SENTINEL on PROCESS and CHANGE without its message.
+It says \"[jsonrpc] Server exited with status 1\" in the echo area when the
+daemon ends; the mode line shows it instead, until the reconnection."
+  (let ((inhibit-message t) (message-log-max nil))
+    (funcall sentinel process change))
+  (force-mode-line-update t))
 
 (defvar quire--in-filter nil "Non-nil while handling a daemon notification (inside the process filter).")
 
@@ -288,21 +302,56 @@ counts once even though its reply never came."
 ;;; Local changes
 
 (defun quire--before-change (beg end)
-  "Remember where the region BEG..END starts and ends before it changes."
+  "Remember the text of BEG..END, about to change.
+Some commands (`capitalize-word', `fill-paragraph') announce a wider region
+here than the one `after-change-functions' reports as changed."
   (when (and quire--state (not quire--applying))
-    (setq quire--pending-start (list (quire--position beg) (quire--position end)))))
+    (setq quire--before (list beg end (buffer-substring-no-properties beg end)))))
 
-(defun quire--after-change (beg end _old-length)
-  "Send the change that made BEG..END to the daemon.
+(defun quire--text-at-p (pos text)
+  "Whether the buffer holds TEXT at POS."
+  (and (<= (+ pos (length text)) (point-max))
+       (string= text (buffer-substring-no-properties pos (+ pos (length text))))))
+
+(defun quire--exact-change (beg end old-length)
+  "The change that made BEG..END out of OLD-LENGTH characters, or nil.
+The old text is taken from what `quire--before-change' saw; nil when that
+region does not hold the old range or the buffer around the change is not
+what it held, which is when the change records do not add up.  Moves the
+recorded region on to the text the change left, for a command that reports
+several changes after one `before-change-functions' call."
+  (pcase quire--before
+    (`(,from ,to ,text)
+     (let ((offset (- beg from)))
+       (when (and (<= from beg) (<= (+ beg old-length) to)
+                  (quire--text-at-p from (substring text 0 offset))
+                  (quire--text-at-p end (substring text (+ offset old-length))))
+         (let* ((old (substring text offset (+ offset old-length)))
+                (new (buffer-substring-no-properties beg end))
+                (start (quire--position beg))
+                (breaks (cl-count ?\n old)))
+           (setq quire--before (list from (+ to (- (length new) old-length))
+                                     (concat (substring text 0 offset) new (substring text (+ offset old-length)))))
+           (list :range (list :start start
+                              :end (if (zerop breaks)
+                                       (list :line (plist-get start :line)
+                                             :character (+ (plist-get start :character) old-length))
+                                     (list :line (+ (plist-get start :line) breaks)
+                                           :character (- (length old) 1 (cl-position ?\n old :from-end t)))))
+                 :text new)))))))
+
+(defun quire--after-change (beg end old-length)
+  "Send the change that made BEG..END of OLD-LENGTH characters to the daemon.
+The old text comes from `quire--before-change'; when the two records do not
+add up, the whole text goes, which the daemon reduces to the minimal edits.
 While the daemon is away nothing is sent: the reopen sends the whole text."
-  (when (and quire--state (not quire--applying) quire--connection (jsonrpc-running-p quire--connection))
-    (let ((change (if quire--pending-start
-                      (list :range (list :start (nth 0 quire--pending-start) :end (nth 1 quire--pending-start))
-                            :text (buffer-substring-no-properties beg end))
-                    (list :text (quire--text)))))
-      (setq quire--pending-start nil)
-      (quire--send-edit change)
-      (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor)))))))
+  (when (and quire--state (not quire--applying))
+    (if (not (and quire--connection (jsonrpc-running-p quire--connection)))
+        (setq quire--before nil)
+      (let ((change (or (quire--exact-change beg end old-length)
+                        (progn (setq quire--before nil) (list :text (quire--text))))))
+        (quire--send-edit change)
+        (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor))))))))
 
 (defun quire--send-edit (change)
   "Send CHANGE as a request, named and with the cursor.
@@ -326,7 +375,9 @@ would reset that hook, and the reopen merges the edit."
                              (setq quire--state (plist-put quire--state :pending (cdr (plist-get quire--state :pending)))))
                            (quire--acknowledge buffer (vector change))))
            :error-fn (lambda (error)
-                       (when (funcall mine) (with-current-buffer buffer (quire--refused error))))
+                       ;; -1: the daemon died (jsonrpc's code); the reopen merges the edit.
+                       (when (and (funcall mine) (not (eql (plist-get error :code) -1)))
+                         (with-current-buffer buffer (quire--refused error))))
            :timeout-fn #'ignore)
           (setq quire--state (plist-put quire--state :pending
                                         (append (plist-get quire--state :pending)
@@ -359,29 +410,71 @@ buffer then shows the result: its own text, unless others typed meanwhile."
 
 ;;; The daemon's edits
 
-(defun quire--shift-undo (position delta)
-  "Shift the positions after POSITION in the undo list by DELTA characters.
-Remote changes stay out of the undo list, so undo reverts only your own
-edits; this keeps the recorded positions of those edits right."
-  (let ((shift (lambda (pos) (if (and (integerp pos) (> pos position)) (max position (+ pos delta)) pos))))
-    (when (listp buffer-undo-list)
-      (setq buffer-undo-list
-            (mapcar (lambda (entry)
-                      (pcase entry
-                        ((pred integerp) (funcall shift entry))
-                        (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
-                         (cons (funcall shift beg) (funcall shift end)))
-                        (`(,(and text (pred stringp)) . ,(and pos (pred integerp)))
-                         (cons text (if (< pos 0) (- (funcall shift (- pos))) (funcall shift pos))))
-                        (`(nil ,prop ,val ,(and beg (pred integerp)) . ,(and end (pred integerp)))
-                         `(nil ,prop ,val ,(funcall shift beg) . ,(funcall shift end)))
-                        (_ entry)))
-                    buffer-undo-list)))))
+;; Others' edits stay out of the undo list, so undo reverts only your own edits.  The
+;; positions recorded in it are moved with others' edits, in place: `pending-undo-list' (a
+;; tail of it while undoing) and `undo-equiv-table' (keyed by its conses) stay right too.
+
+(defun quire--undo-map (list function)
+  "Call FUNCTION on each cons of undo LIST, and of the lists nested in it.
+The entries of an (apply DELTA BEG END FUN BEG END LIST) entry, which
+`combine-change-calls' makes, are walked too."
+  (while (consp list)
+    (let ((entry (car list)))
+      (funcall function list)
+      (when (and (eq (car-safe entry) 'apply) (integerp (nth 1 entry))
+                 (eq (nth 4 entry) #'undo--wrap-and-run-primitive-undo))
+        (quire--undo-map (nth 7 entry) function)))
+    (setq list (cdr list))))
+
+(defun quire--undo-removed (start end)
+  "Move the undo list's positions over the removal of START..END by others."
+  (let ((map (lambda (pos) (cond ((<= pos start) pos) ((>= pos end) (- pos (- end start))) (t start)))))
+    (quire--undo-shift map map)))
+
+(defun quire--undo-inserted (position length)
+  "Move the undo list's positions over LENGTH characters inserted at POSITION.
+Others inserted them.  An insertion of yours that holds POSITION is split
+in two, so that undoing it leaves their text in place."
+  (when (listp buffer-undo-list)
+    (quire--undo-map
+     buffer-undo-list
+     (lambda (cell)
+       (pcase (car cell)
+         (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
+          (when (and (< beg position) (< position end))
+            ;; Both parts are one step; moved below with the rest.
+            (setcar cell (cons position end))
+            (setcdr cell (cons (cons beg position) (cdr cell)))))))))
+  (quire--undo-shift (lambda (pos) (if (> pos position) (+ pos length) pos))
+                     (lambda (pos) (if (>= pos position) (+ pos length) pos))))
+
+(defun quire--undo-shift (map map-start)
+  "Apply MAP to every position in the undo list; MAP-START to insertion starts.
+The start of a recorded insertion moves with text inserted right at it."
+  (when (listp buffer-undo-list)
+    (quire--undo-map
+     buffer-undo-list
+     (lambda (cell)
+       (let ((entry (car cell)))
+         (pcase entry
+           (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
+            (setcar cell (cons (funcall map-start beg) (funcall map end))))
+           (`(,(and text (pred stringp)) . ,(and pos (pred integerp)))
+            (setcar cell (cons text (if (< pos 0) (- (funcall map (- pos))) (funcall map pos)))))
+           (`(nil ,prop ,val ,(and beg (pred integerp)) . ,(and end (pred integerp)))
+            (setcar cell `(nil ,prop ,val ,(funcall map-start beg) . ,(funcall map end))))
+           (`(apply ,(and delta (pred integerp)) ,(and beg (pred integerp)) ,(and end (pred integerp)) . ,rest)
+            (setcar cell `(apply ,delta ,(funcall map-start beg) ,(funcall map end)
+                                 ,@(if (eq (car rest) #'undo--wrap-and-run-primitive-undo)
+                                       (list (car rest) (funcall map-start (nth 1 rest)) (funcall map (nth 2 rest)) (nth 3 rest))
+                                     rest))))
+           ((pred integerp) (setcar cell (funcall map entry)))))))))
 
 (defun quire--apply-changes (changes)
   "Apply the daemon's CHANGES in order, unreported and kept out of undo.
 Others' edits neither lock the visited file nor ask about a file changed on
 disk: the daemon merges such changes itself."
+  (setq quire--before nil)
   (let ((quire--applying t) (inhibit-modification-hooks t)
         (buffer-file-name nil) (buffer-file-truename nil))
     (save-excursion
@@ -400,7 +493,8 @@ disk: the daemon merges such changes itself."
                 (goto-char start)
                 (delete-region start end)
                 (insert text))
-              (quire--shift-undo start (- (length text) (- end start))))))))))
+              (when (< start end) (quire--undo-removed start end))
+              (unless (string-empty-p text) (quire--undo-inserted start (length text))))))))))
 
 (defun quire--on-daemon-edit (params)
   "Apply the daemon's edit PARAMS if based on every edit we sent.
@@ -454,6 +548,7 @@ This is the escape hatch when the buffer and the daemon disagree."
 
 (defun quire--replace-text (text)
   "Replace the whole buffer with TEXT, unreported and out of undo."
+  (setq quire--before nil)
   (let ((quire--applying t) (inhibit-modification-hooks t))
     (save-excursion
       (save-restriction
@@ -525,26 +620,171 @@ What changed in the file outside Quire is merged first."
 ;;; Commands
 
 (defun quire--lighter ()
-  "The mode line text: Quire, with the number of peer links when any."
-  (if quire--peer-links (format " Quire[%d]" (length quire--peer-links)) " Quire"))
+  "The mode line text: Quire, with the number of peer links or while reconnecting."
+  (cond ((not (and quire--connection (jsonrpc-running-p quire--connection))) " Quire[reconnecting]")
+        (quire--peer-links (format " Quire[%d]" (length quire--peer-links)))
+        (t " Quire")))
+
+(defvar-local quire--revert-function nil
+  "The `revert-buffer-function' of the major mode; `quire--revert-buffer' runs it.")
+
+(defconst quire--tracking-hooks
+  '((before-change-functions . quire--before-change)
+    (after-change-functions . quire--after-change)
+    (post-command-hook . quire--send-cursor)
+    (after-save-hook . quire--saved)
+    (after-change-major-mode-hook . quire--after-major-mode)
+    (kill-buffer-hook . quire--killed))
+  "The buffer-local hooks of a shared buffer.")
 
 (define-minor-mode quire-mode
   "Share this buffer through the Quire daemon."
   :lighter (:eval (quire--lighter))
   (if quire-mode
       (progn
-        (add-hook 'before-change-functions #'quire--before-change nil t)
-        (add-hook 'after-change-functions #'quire--after-change nil t)
-        (add-hook 'post-command-hook #'quire--send-cursor nil t)
-        (add-hook 'after-save-hook #'quire--saved nil t))
-    (remove-hook 'after-save-hook #'quire--saved t)
-    (remove-hook 'before-change-functions #'quire--before-change t)
-    (remove-hook 'after-change-functions #'quire--after-change t)
-    (remove-hook 'post-command-hook #'quire--send-cursor t)
-    (when quire--connection
+        (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (add-hook hook function nil t))
+        (add-hook 'find-file-hook #'quire--take-over-visit)
+        (quire--install-revert))
+    (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (remove-hook hook function t))
+    (when (eq revert-buffer-function #'quire--revert-buffer)
+      (setq-local revert-buffer-function quire--revert-function))
+    (when (and quire--connection quire--state)
       (ignore-errors (quire--request :document/close (list :uri (plist-get quire--state :uri)))))
     (when (buffer-live-p quire--acknowledged) (kill-buffer quire--acknowledged))
     (setq quire--state nil quire--acknowledged nil)))
+
+;;; Buffer lifecycle: a major mode set again (`normal-mode'), `revert-buffer',
+;;; `find-alternate-file', `kill-buffer'.
+
+;; A shared buffer stays shared whatever resets its local variables.
+(dolist (variable '(quire-mode quire--state quire--acknowledged quire--before quire--cursors quire--hash-timer))
+  (put variable 'permanent-local t))
+(pcase-dolist (`(,_ . ,function) quire--tracking-hooks)
+  (put function 'permanent-local-hook t))
+
+(defun quire--after-major-mode ()
+  "Keep tracking changes after a major mode reset the local variables.
+Emacs 28 keeps the hook functions that are `permanent-local-hook' in
+`before-change-functions' and `after-change-functions', but does not call
+them until the buffer's bindings are loaded again: set them again here."
+  (pcase-dolist (`(,hook . ,_) quire--tracking-hooks)
+    (when (local-variable-p hook) (set (make-local-variable hook) (symbol-value hook))))
+  (quire--install-revert))
+
+(defun quire--install-revert ()
+  "Make `revert-buffer' in this shared buffer go through `quire--revert-buffer'.
+Run again after each major mode, which resets `revert-buffer-function'."
+  (unless (eq revert-buffer-function #'quire--revert-buffer)
+    (setq quire--revert-function revert-buffer-function)
+    (setq-local revert-buffer-function #'quire--revert-buffer)))
+
+(defun quire--revert-buffer (&rest arguments)
+  "Revert a shared buffer: `revert-buffer-function' with ARGUMENTS, changed so.
+The file is not read into the buffer: the daemon, which the document is
+bound to the file in, merges what changed in the file outside Quire into
+the shared text, and the buffer shows the result.  So what others typed
+is kept and a change made outside arrives once.  File-local variables are
+not applied, since others may have typed them.  A buffer whose document is
+not bound to its file, or a revert from the auto-save file, reads the file
+as usual, and that is sent as this editor's change."
+  (let* ((enable-local-variables nil)
+         (insert (or revert-buffer-insert-file-contents-function
+                     #'revert-buffer-insert-file-contents--default-function))
+         (revert-buffer-insert-file-contents-function
+          (lambda (file auto-save-p)
+            (if (or auto-save-p (not quire--state)
+                    (not (equal (plist-get quire--state :file) (expand-file-name file))))
+                (funcall insert file auto-save-p)
+              (quire--merge-file-changes file (quire--text))))))
+    (apply (or quire--revert-function #'revert-buffer--default) arguments)))
+
+(defun quire--take-over-visit ()
+  "Share a buffer that replaces a shared one visiting the same file.
+`find-alternate-file' makes a new buffer, and kills the old one afterwards."
+  (when-let* ((file (and buffer-file-name (not quire--state) (expand-file-name buffer-file-name)))
+              (old (seq-find (lambda (buffer)
+                               (and (not (eq buffer (current-buffer)))
+                                    (null (buffer-local-value 'buffer-file-name buffer))
+                                    (equal (plist-get (buffer-local-value 'quire--state buffer) :file) file)))
+                             (quire--shared-buffers))))
+    (let ((state (buffer-local-value 'quire--state old))
+          (shadow (buffer-local-value 'quire--acknowledged old))
+          (text (with-current-buffer old (quire--text))))
+      (with-current-buffer old
+        ;; The document stays open: this buffer takes it.
+        (setq quire--state nil quire--acknowledged nil)
+        (quire-mode -1))
+      (setq quire--state state quire--acknowledged shadow)
+      (quire-mode 1)
+      (quire--merge-file-changes file text))))
+
+(defun quire--merge-file-changes (file text)
+  "Show the shared text, with what changed in FILE outside Quire merged in.
+The buffer showed TEXT, as the daemon knows.  The daemon merges the file's
+changes when the document is opened, so it is opened again with TEXT as
+both text and base (nothing of this editor's own to merge).  While the
+daemon is away the buffer shows TEXT: the reopen then merges the file."
+  (if (and quire--connection (jsonrpc-running-p quire--connection))
+      (quire--reopen text)
+    (quire--show-text text)
+    (message "Quire: the daemon is away; changes to %s are merged when it is back" (file-name-nondirectory file)))
+  (set-visited-file-modtime)
+  (set-buffer-modified-p
+   (not (equal (quire--text) (with-temp-buffer (insert-file-contents file) (buffer-string))))))
+
+(defun quire--reopen (text)
+  "Open this buffer's document again, showing TEXT, and show the daemon's text.
+The daemon's edits in flight meanwhile are dropped (the epoch is nil): the
+reply brings them.  Should the daemon fail half way, the connection is
+dropped, and reconnecting opens the document again."
+  (let ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file)) (reopened nil))
+    (setq quire--state (plist-put quire--state :epoch nil))
+    (unwind-protect
+        (progn
+          (quire--request :document/close (list :uri uri))
+          (let ((reply (quire--request :document/open
+                                        (append (list :uri uri :text text :base text) (and file (list :file file))))))
+            (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
+            (if (equal (quire--text) text)
+                (quire--apply-changes (plist-get reply :changes))
+              (quire--show-text (with-temp-buffer
+                                  (insert text)
+                                  (quire--apply-changes (plist-get reply :changes))
+                                  (buffer-string))))
+            (quire--acknowledge-all)
+            (setq reopened t)))
+      (unless reopened
+        (setq quire--state (plist-put quire--state :base text))
+        (when quire--connection (ignore-errors (delete-process (jsonrpc--process quire--connection))))))))
+
+(defun quire--show-text (text)
+  "Make the buffer show TEXT, changing only what differs.
+Unreported and out of undo."
+  (unless (equal text (quire--text))
+    (let ((source (generate-new-buffer " *quire-text*" t)))
+      (unwind-protect
+          (let ((quire--applying t) (inhibit-modification-hooks t)
+                (buffer-file-name nil) (buffer-file-truename nil))
+            (with-current-buffer source (insert text))
+            (setq quire--before nil)
+            (save-restriction
+              (widen)
+              (let ((buffer-undo-list t)) (replace-buffer-contents source 1.0))))
+        (kill-buffer source))
+      ;; The recorded positions no longer mean anything in the new text.
+      (when (listp buffer-undo-list) (setq buffer-undo-list nil)))))
+
+(defun quire--killed ()
+  "Close the document of a killed shared buffer, unless a buffer takes it over.
+Decided once the command is over: `find-alternate-file' runs this hook
+before it makes the buffer that takes over, and again when it kills this one."
+  (when quire--state
+    (let ((uri (plist-get quire--state :uri)) (shadow quire--acknowledged))
+      (run-at-time 0 nil (lambda ()
+                           (unless (quire--buffer-of uri)
+                             (when (buffer-live-p shadow) (kill-buffer shadow))
+                             (when quire--connection
+                               (ignore-errors (quire--request :document/close (list :uri uri))))))))))
 
 (defun quire-share (name)
   "Share the current buffer as document NAME."

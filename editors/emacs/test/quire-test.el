@@ -237,6 +237,9 @@ created separately on another daemon."
     (quire-test--await-daemon-gone daemon socket)
     (goto-char (point-max))
     (insert "typed while away\n")
+    ;; The daemon's end is handled quietly (with `quire attach' the client sees status 0).
+    (should-not (quire-test--said "Server exited with status [01]"))
+    (should-not (quire-test--said "refused an edit (Server died)"))
     (setq daemon (quire-test--start-daemon socket))
     (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
                                                 "kept\nacross restarts\ntyped at once\ntyped while away\n"))
@@ -352,6 +355,322 @@ link, whether it is encrypted and whose key it reached."
       (set-buffer-modified-p nil)
       (kill-buffer))
     (delete-file path)))
+
+;;; Every command reaches the daemon as what it did
+
+(defun quire-test--editor (socket uri)
+  "A second editor on the daemon at SOCKET with URI open, counting the daemon's edits.
+Its revision (how many daemon edits it was sent) is its process's `revision'."
+  (let* ((process (make-process :name "editor" :command (list (getenv "QUIRE_BINARY") "attach" socket)
+                                :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t))
+         (connection (jsonrpc-process-connection
+                      :name "editor" :process process
+                      :notification-dispatcher
+                      (lambda (_connection method params)
+                        (when (and (eq method 'document/edit) (equal (plist-get params :uri) uri))
+                          (process-put process 'revision (1+ (process-get process 'revision)))))
+                      :request-dispatcher #'ignore)))
+    (process-put process 'revision 0)
+    (jsonrpc-request connection :initialize '(:user (:name "otto") :capabilities (:general (:positionEncodings ["utf-32"]))))
+    (jsonrpc-request connection :document/open (list :uri uri :text ""))
+    connection))
+
+(defun quire-test--text-of (editor uri)
+  "URI's text as the daemon has sent it to EDITOR."
+  (plist-get (jsonrpc-request editor :document/text (list :uri uri)) :text))
+
+(defun quire-test--remote-insert (editor uri at text &optional notify)
+  "Have EDITOR insert TEXT in URI before the first occurrence of AT.
+As a notification when NOTIFY, so that it is not waited for."
+  (let* ((old (quire-test--text-of editor uri))
+         (offset (string-search at old))
+         (before (substring old 0 offset))
+         (line (cl-count ?\n before))
+         (position (list :line line :character (- offset (if (zerop line) 0 (1+ (cl-position ?\n before :from-end t))))))
+         (params (list :uri uri :revision (process-get (jsonrpc--process editor) 'revision)
+                       :changes (vector (list :range (list :start position :end position) :text text)))))
+    (if notify
+        (jsonrpc-notify editor :document/edit params)
+      (jsonrpc-request editor :document/edit params))))
+
+(defun quire-test--agree (editor uri)
+  "Wait until the daemon's text of URI is the buffer's; return whether it is.
+When it is not, both are shown."
+  (or (quire-test--wait (lambda () (equal (quire-test--text-of editor uri) (quire--text))))
+      (progn (message "buffer:\n%s\ndaemon:\n%s" (quire--text) (quire-test--text-of editor uri))
+             nil)))
+
+(defmacro quire-test--recording-changes (&rest body)
+  "Run BODY; return the changes the client sent meanwhile, oldest first."
+  `(let ((sent nil))
+     (cl-letf* ((send (symbol-function 'quire--send-edit))
+                ((symbol-function 'quire--send-edit) (lambda (change) (push change sent) (funcall send change))))
+       ,@body)
+     (nreverse sent)))
+
+(ert-deftest quire-test-case-fill-and-other-commands-send-what-they-did ()
+  "Case, fill, transpose, indent, comment, whitespace, kill/yank and replace commands.
+Each one's changes reach the daemon as it made them (checked against the
+daemon's text), on code-like tokens as well as words; `capitalize-word'
+announces the whole word before its change and changes one character."
+  (quire-test--with-own-daemon ".commands"
+    (let ((uri "commands.el.txt"))
+      (insert "hello <A17> world\nfoo f(x) \"s\" bar\n\n"
+              "one <B2> two f(y) three \"t\" four <C3> five g(z)\n"
+              "six \"u\" seven <D4> eight h(w) nine <E5>\n"
+              "ten i(v) eleven <F6> twelve \"w\"\n\n"
+              "  trailing  \t\n;; end <Z9>\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            ;; Every change goes as a range: none needs the whole text.
+            (should-not
+             (seq-remove
+              (lambda (change) (plist-get change :range))
+              (quire-test--recording-changes
+               (should (quire-test--agree other uri))
+               ;; M-c on "hello": the old "h" and nothing more is replaced.
+               (goto-char (point-min))
+               (should (equal (quire-test--recording-changes (capitalize-word 1))
+                              '((:range (:start (:line 0 :character 0) :end (:line 0 :character 1)) :text "H"))))
+               (should (quire-test--agree other uri))
+               (should (string-prefix-p "Hello <A17> world\n" (quire-test--text-of other uri)))
+               (forward-line 1)
+               (upcase-word 1)
+               (should (quire-test--agree other uri))
+               (should (string-prefix-p "Hello <A17> world\nFOO f(x)" (quire-test--text-of other uri)))
+               (upcase-word 1)           ; f(x): a word inside punctuation
+               (capitalize-word 1)
+               (downcase-word -2)
+               (should (quire-test--agree other uri))
+               (upcase-region (point-min) (line-end-position))
+               (should (quire-test--agree other uri))
+               (should (string-prefix-p "HELLO <A17> WORLD\nFOO F(X) \"S\" BAR\n" (quire-test--text-of other uri)))
+               (downcase-region (point-min) (point-max))
+               (should (quire-test--agree other uri))
+               ;; transpose-words on "<a17> world", then transpose-chars and -lines.
+               (goto-char (point-min))
+               (search-forward "<a17")
+               (transpose-words 1)
+               (should (quire-test--agree other uri))
+               (should (string-prefix-p "hello <world> a17\n" (quire-test--text-of other uri)))
+               (transpose-chars 1)
+               (transpose-lines 1)
+               (should (quire-test--agree other uri))
+               ;; M-q on a three-line paragraph.
+               (goto-char (point-min))
+               (search-forward "<b2>")
+               (let ((fill-column 22)) (fill-paragraph))
+               (should (quire-test--agree other uri))
+               (should (string-match-p "one <b2> two f(y)\nthree \"t\" four <c3>\n" (quire-test--text-of other uri)))
+               (let ((fill-column 70)) (fill-paragraph))
+               (should (quire-test--agree other uri))
+               (should (string-match-p "ten i(v) eleven <f6> twelve \"w\"\n" (quire-test--text-of other uri)))
+               ;; A major mode set again resets local variables: the buffer stays shared.
+               (emacs-lisp-mode)
+               (should quire-mode)
+               ;; Indentation, comments, trailing whitespace.
+               (let ((indent-tabs-mode nil))
+                 (indent-rigidly (point-min) (point-max) 2)
+                 (should (quire-test--agree other uri))
+                 (indent-region (point-min) (point-max))
+                 (should (quire-test--agree other uri))
+                 (indent-region (point-min) (point-max) 4)
+                 (should (quire-test--agree other uri))
+                 (comment-region (point-min) (point-max))
+                 (should (quire-test--agree other uri))
+                 (uncomment-region (point-min) (point-max))
+                 (should (quire-test--agree other uri)))
+               (delete-trailing-whitespace)
+               (should (quire-test--agree other uri))
+               ;; Kill and yank, replace.
+               (goto-char (point-min))
+               (kill-line 2)
+               (goto-char (point-max))
+               (yank)
+               (should (quire-test--agree other uri))
+               (replace-string "<e5>" "<E55> f(\"q\")" nil (point-min) (point-max))
+               (goto-char (point-min))
+               (perform-replace "f\\((.)\\)" "g\\1" nil t nil)
+               (should (quire-test--agree other uri))
+               (should (string-match-p "<E55> f(\"q\") " (quire--text)))
+               (should (string-match-p "7foo g(x) " (quire--text)))
+               (goto-char (point-min))
+               (zap-to-char 1 ?>)
+               (just-one-space)
+               (should (quire-test--agree other uri))
+               ;; Region commands that report their changes in their own ways.
+               (subst-char-in-region (point-min) (point-max) ?< ?{)
+               (should (quire-test--agree other uri))
+               (capitalize-region (point-min) (point-max))
+               (upcase-initials-region (point-min) (point-max))
+               (should (quire-test--agree other uri))
+               (goto-char (point-min))
+               (forward-line 2)
+               (transpose-regions (point-min) (+ (point-min) 4) (point) (+ (point) 6))
+               (should (quire-test--agree other uri))
+               (sort-lines nil (point-min) (point-max))
+               (reverse-region (point-min) (point-max))
+               (should (quire-test--agree other uri))
+               (goto-char (point-min))
+               (forward-line 2)
+               (delete-indentation)
+               (tabify (point-min) (point-max))
+               (untabify (point-min) (point-max))
+               (should (quire-test--agree other uri))
+               (let ((fill-column 30)) (fill-region (point-min) (point-max)))
+               (should (quire-test--agree other uri))
+               (should (string-match-p "{E55> F(\"Q\")" (quire--text))))))
+          (jsonrpc-shutdown other))))))
+
+(defun quire-test--yank-then-undo (lines at)
+  "Yank LINES lines, another editor types inside them at line AT, undo the yank.
+The other's text stays, for everyone."
+  (quire-test--with-own-daemon (format ".undo%d" lines)
+    (let ((uri "undo.el.txt"))
+      (buffer-enable-undo)
+      (insert "top f(x)\n<END>\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (should (quire-test--agree other uri))
+              (kill-new (mapconcat (lambda (i) (format "line %03d <Y%d> \"s\" f(%d)\n" i i i)) (number-sequence 1 lines) ""))
+              (goto-char (point-min))
+              (forward-line 1)
+              (undo-boundary)
+              (yank)
+              (undo-boundary)
+              (should (quire-test--agree other uri))
+              (quire-test--remote-insert other uri (format "<Y%d>" at) "<R9> ")
+              (should (quire-test--wait (lambda () (string-match-p "<R9> <Y" (quire--text)))))
+              ;; Also right at the start of the yank, which moves with it.
+              (quire-test--remote-insert other uri "line 001" "<S8>")
+              (should (quire-test--wait (lambda () (string-match-p "<S8>line 001" (quire--text)))))
+              (let ((last-command nil)) (undo))
+              (should (equal (quire--text) "top f(x)\n<S8><R9> <END>\n"))
+              (should (quire-test--agree other uri)))
+          (jsonrpc-shutdown other))))))
+
+(ert-deftest quire-test-undo-of-a-yank-keeps-what-others-typed-inside ()
+  "Undo of a 3-line and a 300-line yank with another's insertions inside it."
+  (quire-test--yank-then-undo 3 2)
+  (quire-test--yank-then-undo 300 150))
+
+(ert-deftest quire-test-undo-list-split-around-a-remote-insertion ()
+  "A remote insertion inside one of your insertions splits its undo record."
+  (with-temp-buffer
+    (buffer-enable-undo)
+    (insert "ab")
+    (undo-boundary)
+    (insert "<Y1> f(x)")
+    (undo-boundary)
+    (quire--apply-changes [(:range (:start (:line 0 :character 6) :end (:line 0 :character 6)) :text "<R>")])
+    (should (equal (buffer-string) "ab<Y1><R> f(x)"))
+    (let ((last-command nil)) (undo))
+    (should (equal (buffer-string) "ab<R>"))))
+
+(ert-deftest quire-test-revert-keeps-sharing-and-merges-the-file-once ()
+  "`revert-buffer' after an outside change while others type: sharing goes on,
+the outside change arrives once, what others typed stays, and file-local
+variables someone typed are not applied.  `normal-mode' and
+`find-alternate-file' of the same file keep sharing too."
+  (quire-test--with-own-daemon ".revert"
+    (let* ((uri "revert.el.txt")
+           (path (make-temp-file "quire-revert-" nil ".txt" "alpha <A1>\nbeta f(x)\ngamma \"s\"\n")))
+      (unwind-protect
+          (with-current-buffer (find-file-noselect path)
+            (quire-share uri)
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (progn
+                    (should (quire-test--agree other uri))
+                    ;; Typed by the other person, not saved: it is not in the file.
+                    (quire-test--remote-insert other uri "alpha" "-*- fill-column: 7 -*- ")
+                    (should (quire-test--wait (lambda () (string-prefix-p "-*- fill" (quire--text)))))
+                    ;; Changed outside Quire, as sed would.
+                    (with-temp-file path (insert "alpha <A1>\nbeta g(y)\ngamma \"s\"\n"))
+                    ;; A word on its way while the buffer reverts.
+                    (quire-test--remote-insert other uri "gamma" "<P7> " t)
+                    (revert-buffer t t)
+                    (should quire-mode)
+                    (should (quire-test--wait
+                             (lambda () (equal (quire--text) "-*- fill-column: 7 -*- alpha <A1>\nbeta g(y)\n<P7> gamma \"s\"\n"))))
+                    (should (quire-test--agree other uri))
+                    (should-not (eql fill-column 7))
+                    (should (buffer-modified-p))   ; the other's words are not in the file
+                    ;; Still shared: typing goes on reaching the daemon.
+                    (goto-char (point-max))
+                    (insert "after <V1>\n")
+                    (should (quire-test--agree other uri))
+                    (normal-mode)
+                    (should quire-mode)
+                    (insert "after normal-mode\n")
+                    (should (quire-test--agree other uri))
+                    ;; Saved, then read again into a new buffer: that buffer is shared.
+                    (save-buffer)
+                    (let ((text (quire--text))) (with-temp-file path (insert text "outside again\n")))
+                    (find-alternate-file path)
+                    (should quire-mode)
+                    (should (equal (plist-get quire--state :uri) uri))
+                    (should (quire-test--wait (lambda () (string-suffix-p "after normal-mode\noutside again\n" (quire--text)))))
+                    (should (quire-test--agree other uri))
+                    (goto-char (point-min))
+                    (insert "<W2>")
+                    (should (quire-test--agree other uri))
+                    (should (equal (quire-test--text-of other uri)
+                                   (concat "<W2>-*- fill-column: 7 -*- alpha <A1>\nbeta g(y)\n<P7> gamma \"s\"\n"
+                                           "after <V1>\nafter normal-mode\noutside again\n"))))
+                (jsonrpc-shutdown other)))
+            (quire-stop)
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (delete-file path)))))
+
+(ert-deftest quire-test-killing-a-shared-buffer-closes-its-document ()
+  "A killed shared buffer's document is closed, so it can be opened again."
+  (quire-test--with-own-daemon ".kill"
+    (let ((editors (lambda ()
+                     (let ((probe (quire-test--probe socket)))
+                       (prog1 (plist-get (seq-find (lambda (d) (equal (plist-get d :uri) "killed.el.txt"))
+                                                   (jsonrpc-request probe :document/list (make-hash-table)))
+                                         :editors)
+                         (jsonrpc-shutdown probe))))))
+      (let ((buffer (generate-new-buffer "killed")))
+        (with-current-buffer buffer
+          (insert "<K1> f(x)\n")
+          (quire-share "killed.el.txt"))
+        (should (equal (funcall editors) 1))
+        (kill-buffer buffer)
+        (should (quire-test--wait (lambda () (equal (funcall editors) 0))))
+        (quire-open "killed.el.txt")
+        (should (equal (buffer-string) "<K1> f(x)\n"))
+        (kill-buffer)))))
+
+(ert-deftest quire-test-change-records-that-do-not-add-up-are-not-sent-as-ranges ()
+  "The old range comes from the before-change text cut to the after-change
+range, across line breaks; records that do not match the buffer give nil
+(the whole text is sent then)."
+  (with-temp-buffer
+    (insert "x <A1>\nf(x) \"s\"\nend")
+    (let ((quire--state '(:uri "u")))
+      ;; The announced region is lines 1-2; the change replaces ">\nf(" with "|".
+      (quire--before-change 3 13)
+      (let ((inhibit-modification-hooks t)) (delete-region 6 10) (goto-char 6) (insert "|"))
+      (should (equal (quire--exact-change 6 7 4)
+                     '(:range (:start (:line 0 :character 5) :end (:line 1 :character 2)) :text "|")))
+      ;; Moved on: a second change reported after the same announcement.
+      (let ((inhibit-modification-hooks t)) (goto-char 3) (delete-char 1) (insert "B"))
+      (should (equal (quire--exact-change 3 4 1)
+                     '(:range (:start (:line 0 :character 2) :end (:line 0 :character 3)) :text "B")))
+      ;; The buffer around the change is not what was announced: no range.
+      (setq quire--before (list 1 5 "x <Z"))
+      (should-not (quire--exact-change 3 4 1))
+      ;; The old range is not inside the announced region: no range.
+      (setq quire--before (list 3 4 "B"))
+      (should-not (quire--exact-change 3 5 2))
+      (setq quire--before nil)
+      (should-not (quire--exact-change 3 4 1)))))
 
 (provide 'quire-test)
 
