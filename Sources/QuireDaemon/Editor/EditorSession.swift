@@ -269,7 +269,7 @@ public final class EditorSession: MessageHandler {
             } else if let base = request.base {
                 mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
             } else {
-                mergeOpened(document, request: request, editorText: editorText)
+                mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
             }
         }
         if let file = request.file, let content = fileContent {
@@ -316,13 +316,18 @@ public final class EditorSession: MessageHandler {
     /// A document never edited takes the editor's text; a document bound to the same file merges
     /// what the editor changed from the file's last synced text; otherwise the person chose
     /// (`conflict`): `take` the shared text, or `merge` (the editor's text is added after it).
-    private func mergeOpened(_ document: SharedDocument, request: OpenDocumentRequest, editorText: String) {
+    /// `fileContent`: the bound file as it is now, which the binding merges in itself, so only
+    /// what the editor shows beyond it is the editor's.
+    private func mergeOpened(_ document: SharedDocument, request: OpenDocumentRequest, editorText: String, fileContent: [UInt8]?) {
         let current = document.text.string
         guard Self.holdsText(editorText), editorText != current else { return }
         if document.isPristine && !document.everShared {
             contributeAppended(editorText, to: document, separated: false)
         } else if let file = request.file, let binding = document.file, binding.path == file {
-            mergeReopened(document, base: binding.base.string, editorText: editorText)
+            // What the editor changed beyond the file (which the binding brings in once), or
+            // beyond the file's last synced text when the file cannot be read.
+            let base = fileContent.map { String(decoding: $0, as: UTF8.self) } ?? binding.base.string
+            mergeReopened(document, base: base, editorText: editorText)
         } else if request.conflict == .merge {
             contributeAppended(editorText, to: document, separated: true)
         }
