@@ -15,7 +15,9 @@
 ///    says it was typed (an insertion ending at the cursor, or starting at it, or ending just
 ///    after it as Vim's cursor does after a paste; a removal at the cursor) and otherwise at
 ///    the best boundary: text ends, then line breaks, then spaces next to words, then
-///    punctuation, never inside a word when a boundary is possible; ties go to the rightmost.
+///    punctuation, never inside a word when a boundary is possible; among equally good places,
+///    one where the moved text holds whole bracket pairs and quotes (`<A16>eers`, not
+///    `A16>eers<`), so no token is cut in two; remaining ties go to the rightmost.
 /// 4. Inside a word, a pure insertion or removal is only typing when something says so: when
 ///    the editor's cursor is where rule 3 would put it, or when nothing says otherwise (no
 ///    cursor sent). Where the editor sent its cursor and the edit is not at it, or where the
@@ -167,10 +169,37 @@ enum EditAlignment {
             let start = span.lowerBound + s, end = start + length
             let before: Scalar? = start > content.startIndex ? content[start - 1] : nil
             let after: Scalar? = end < content.endIndex ? content[end] : nil
-            let score = edgeScore(before, content[start]) + edgeScore(content[end - 1], after)
+            let score = 2 * (edgeScore(before, content[start]) + edgeScore(content[end - 1], after))
+                + (isBalanced(content[start..<end]) ? 1 : 0)
             if score >= bestScore { best = s; bestScore = score }
         }
         return (shifted(best), false)
+    }
+
+    /// Whether `text` holds its brackets in pairs, opened before they close, and its quotes in
+    /// pairs: moved text that cuts no token in two.
+    /// - Complexity: O(text)
+    static func isBalanced(_ text: ArraySlice<Scalar>) -> Bool {
+        var depth = [0, 0, 0, 0]
+        var quotes = [0, 0, 0]
+        for scalar in text {
+            switch scalar {
+            case "(": depth[0] += 1
+            case ")": depth[0] -= 1
+            case "[": depth[1] += 1
+            case "]": depth[1] -= 1
+            case "{": depth[2] += 1
+            case "}": depth[2] -= 1
+            case "<": depth[3] += 1
+            case ">": depth[3] -= 1
+            case "\"": quotes[0] += 1
+            case "'": quotes[1] += 1
+            case "`": quotes[2] += 1
+            default: continue
+            }
+            if depth.contains(where: { $0 < 0 }) { return false }
+        }
+        return depth.allSatisfy { $0 == 0 } && quotes.allSatisfy { $0 % 2 == 0 }
     }
 
     /// How good a boundary between `a` and `b` is to start or end an edit at (higher is better).

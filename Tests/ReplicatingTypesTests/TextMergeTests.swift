@@ -92,3 +92,29 @@ import ReplicatingTypes
         }
     }
 }
+
+/// The text merge (the fallback when a reopen has no view) keeps tokens whole.
+@Suite struct TextMergeTokenTests {
+    static func merged(base: String, current: String, incoming: String) -> String {
+        var text = Array(current.unicodeScalars)
+        for edit in TextMerge.edits(base: Array(base.unicodeScalars), current: text, incoming: Array(incoming.unicodeScalars)).reversed() {
+            text.replaceSubrange(edit.range, with: edit.replacement)
+        }
+        return String(String.UnicodeScalarView(text))
+    }
+
+    /// An offline deletion of `<A16>eers` removes that stretch, not `A16>eers<` (which reads the
+    /// same), so an insertion made meanwhile right after it cannot land inside `<A67>`.
+    @Test func aRemovalCutsNoTokenInTwo() {
+        let edits = TextDiff.edits(from: "p<A16>eers<A67>", to: "p<A67>")
+        #expect(edits == [TextEdit(range: 1..<10, replacement: [])])
+        #expect(Self.merged(base: "p<A16>eers<A67>", current: "p<A16>eers f(y)<A67>", incoming: "p<A67>") == "p f(y)<A67>")
+    }
+
+    /// Two replacements of one token, one on each side, keep both whole.
+    @Test func concurrentReplacementsOfOneTokenKeepBoth() {
+        let text = Self.merged(base: "x <A1> y", current: "x <C1> y", incoming: "x <B1> y")
+        #expect(text == "x <C1><B1> y", "\(text.debugDescription)")
+        #expect(Self.merged(base: "call f(x) now", current: "call f(y) now", incoming: "call f(z) now") == "call f(y)(z) now")
+    }
+}
