@@ -35,9 +35,13 @@ final class DormantViews {
     /// Every kept view of document `documentID`, oldest first.
     func views(of documentID: UInt64) -> [EditorView] { views[documentID] ?? [] }
 
-    /// Forgets every view of document `documentID` (its text was replaced whole); returns them.
-    func removeAll(of documentID: UInt64) -> [EditorView] {
-        views.removeValue(forKey: documentID) ?? []
+    /// Forgets the views of document `documentID` that `shouldGo` picks (every view: its text
+    /// was replaced whole); returns them.
+    func removeAll(of documentID: UInt64, where shouldGo: (EditorView) -> Bool = { _ in true }) -> [EditorView] {
+        let gone = views[documentID, default: []].filter(shouldGo)
+        views[documentID]?.removeAll(where: shouldGo)
+        if views[documentID]?.isEmpty == true { views[documentID] = nil }
+        return gone
     }
 
     /// Elements the kept views of `documentID` show.

@@ -63,6 +63,8 @@ extension Daemon {
         for edit in edits.reversed() where edit.range.upperBound <= merged.count { merged.replace(edit.range, with: edit.replacement) }
         merged.replica = replica
         document.adopt(merged)
+        // Kept views show the old history; their editors' reopens merge as text.
+        for view in dormantViews.removeAll(of: document.id) { log(.closed(view: view.id), of: document) }
         markShared(document, holder: link.peerReplica) { $0.epochs.formUnion(epochs) }
         store?.adopt(document.text, forDocument: document.id)
         // The file's base belonged to the old history: the merged text is written to the file,
