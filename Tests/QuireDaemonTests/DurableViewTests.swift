@@ -18,6 +18,16 @@ import Testing
                       store: try DocumentStore(path: path, snapshotLogBytes: snapshotLogBytes, logger: logger))
     }
 
+    /// Ann opens "doc" with `text` on `daemon` and bob joins it.
+    static func annAndBob(on daemon: Daemon, text: String) -> (TestEditor, TestEditor) {
+        let ann = TestEditor(daemon: daemon), bob = TestEditor(daemon: daemon)
+        ann.initialize(user: "ann")
+        bob.initialize(user: "bob")
+        ann.open("doc", text: text)
+        bob.open("doc", text: "")
+        return (ann, bob)
+    }
+
     /// `text`'s tokens (runs of non-space characters).
     static func tokens(_ text: String) -> [String] {
         text.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
@@ -32,12 +42,7 @@ import Testing
         let ann: TestEditor, bob: TestEditor
         do {
             let daemon = try Self.daemon(at: path, snapshotLogBytes: snapshotLogBytes)
-            ann = TestEditor(daemon: daemon)
-            bob = TestEditor(daemon: daemon)
-            ann.initialize(user: "ann")
-            bob.initialize(user: "bob")
-            ann.open("doc", text: "x <A1> y\n")
-            bob.open("doc", text: "")
+            (ann, bob) = Self.annAndBob(on: daemon, text: "x <A1> y\n")
             // Some history, so views hold pending and confirmed revisions.
             ann.edit(9..<9, with: "f(x)\n")
             bob.deliver()
@@ -75,12 +80,8 @@ import Testing
         let ann: TestEditor
         do {
             let daemon = try Self.daemon(at: path)
-            ann = TestEditor(daemon: daemon)
-            let bob = TestEditor(daemon: daemon)
-            ann.initialize(user: "ann")
-            bob.initialize(user: "bob")
-            ann.open("doc", text: "a1 b2\n")
-            bob.open("doc", text: "")
+            let bob: TestEditor
+            (ann, bob) = Self.annAndBob(on: daemon, text: "a1 b2\n")
             bob.edit(6..<6, with: "<bob1>\n")
             ann.deliver()   // ann applies bob's line (daemon revision 1), never confirms it
             bob.edit(0..<0, with: "<bob0> ")
@@ -107,12 +108,8 @@ import Testing
         let ann: TestEditor
         do {
             let daemon = try Self.daemon(at: path, snapshotLogBytes: 4096)
-            ann = TestEditor(daemon: daemon)
-            let bob = TestEditor(daemon: daemon)
-            ann.initialize(user: "ann")
-            bob.initialize(user: "bob")
-            ann.open("doc", text: lines.joined(separator: "\n") + "\n")
-            bob.open("doc", text: "")
+            let bob: TestEditor
+            (ann, bob) = Self.annAndBob(on: daemon, text: lines.joined(separator: "\n") + "\n")
             let substituted = lines.map { $0.replacingOccurrences(of: "filler", with: "FILLER") }.joined(separator: "\n") + "\n"
             ann.text = Array(substituted.unicodeScalars)
             _ = ann.sendEdit(["lines": ["start": 0, "end": 400], "newLines": .array(lines.map { .string($0.replacingOccurrences(of: "filler", with: "FILLER")) })])
@@ -139,12 +136,8 @@ import Testing
         let ann: TestEditor
         do {
             let daemon = try Self.daemon(at: path, snapshotLogBytes: 64)
-            ann = TestEditor(daemon: daemon)
-            let bob = TestEditor(daemon: daemon)
-            ann.initialize(user: "ann")
-            bob.initialize(user: "bob")
-            ann.open("doc", text: "start\n")
-            bob.open("doc", text: "")
+            let bob: TestEditor
+            (ann, bob) = Self.annAndBob(on: daemon, text: "start\n")
             for n in 0..<40 {
                 bob.edit(bob.text.count..<bob.text.count, with: "<b\(n)> ")
                 daemon.commit()

@@ -5,6 +5,17 @@ import Testing
 
 /// `document/open` never destroys text (protocol/README.md, *Open never destroys text*).
 @Suite struct OpenKeepsTextTests {
+    /// Bob shares "doc" as `their plan f(x)`; ann starts a session of her own.
+    static func bobSharesThenAnnArrives() -> (Daemon, TestEditor, TestEditor) {
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let bob = TestEditor(daemon: daemon)
+        bob.initialize(user: "bob")
+        bob.open("doc", text: "their plan f(x)\n")
+        let ann = TestEditor(daemon: daemon)
+        ann.initialize(user: "ann")
+        return (daemon, bob, ann)
+    }
+
     /// An open that died before its reply left an empty, never-edited document: the editor's
     /// next open keeps its whole buffer.
     @Test func aNeverEditedDocumentTakesTheEditorsText() {
@@ -24,12 +35,7 @@ import Testing
     /// A name that exists with other text: refused with nothing changed, then each choice.
     @Test(arguments: ["take", "merge"])
     func aDocumentWithOtherTextAsksThePerson(choice: String) {
-        let daemon = ConcurrentEditingTests.makeDaemon()
-        let bob = TestEditor(daemon: daemon)
-        bob.initialize(user: "bob")
-        bob.open("doc", text: "their plan f(x)\n")
-        let ann = TestEditor(daemon: daemon)
-        ann.initialize(user: "ann")
+        let (daemon, bob, ann) = Self.bobSharesThenAnnArrives()
         let refused = ann.open("doc", text: "my own plan \"s\"\n")
         #expect(refused["error"]?["code"] == -32017)
         #expect(refused["error"]?["data"]?["choices"] == ["take", "merge"])
@@ -45,12 +51,7 @@ import Testing
     /// An empty buffer (one empty line to Vim) or the same text needs no question.
     @Test(arguments: ["", "\n", "their plan f(x)\n"])
     func nothingToKeepNeedsNoQuestion(text: String) {
-        let daemon = ConcurrentEditingTests.makeDaemon()
-        let bob = TestEditor(daemon: daemon)
-        bob.initialize(user: "bob")
-        bob.open("doc", text: "their plan f(x)\n")
-        let ann = TestEditor(daemon: daemon)
-        ann.initialize(user: "ann")
+        let (daemon, bob, ann) = Self.bobSharesThenAnnArrives()
         #expect(ann.open("doc", text: text)["result"]?["created"] == false)
         #expect(ann.string == "their plan f(x)\n")
     }
