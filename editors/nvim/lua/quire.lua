@@ -2,7 +2,8 @@
 -- speaking newline-delimited JSON-RPC. Sends changed lines (nvim_buf_attach), applies the
 -- daemon's edits by the revision rules of protocol/README.md without echoing them, moves the
 -- cursor with others' text, shows others' cursors and names, undoes only your own edits, and
--- reopens every shared buffer after the daemon restarts so nothing typed meanwhile is lost.
+-- reopens every shared buffer after the daemon restarts (by the durable view the daemon named at
+-- the open) so nothing typed meanwhile is lost. Sharing a name that holds other text asks first.
 -- Across :w, :e!, unload and reload, checktime, :saveas and :bwipeout a shared buffer keeps
 -- showing the shared text; changes made to its file outside Quire reach the daemon once.
 local M = {}
@@ -18,9 +19,11 @@ local job, ready, stopping = nil, false, false
 local next_id, waiting, replies = 0, {}, {}
 local partial = ''
 -- Per shared buffer: uri, file (the bound file), fileHash (what Quire last knew it to hold),
+-- view (the daemon's durable record of what this buffer was sent and did, from the open's reply),
 -- epoch, editor and daemon revisions, acknowledged (lines), pending (edits without a reply),
 -- reports (changes not sent yet), attachment (the live nvim_buf_attach), away (the buffer does
--- not show the shared text: unloaded or just read from disk), closed (no view at the daemon).
+-- not show the shared text: unloaded or just read from disk), closed (no view at the daemon),
+-- asking (the document exists with other text and the person has not chosen yet: not shared).
 local shared = {}
 local applying = false
 local peer_links = {}
@@ -116,6 +119,8 @@ end
 -- showing the error (logging it only, when `quiet`). `on_result` runs where the reply stands
 -- among the daemon's messages, before any that follows it: a daemon edit sent after a reply
 -- that starts an epoch must find that epoch set.
+-- The error is the second value; -32017 (Document differs) is the caller's to handle, never shown.
+local DOCUMENT_DIFFERS = -32017
 local function call(method, params, on_result, quiet)
   local reply
   request(method, params, function(message)
@@ -125,8 +130,9 @@ local function call(method, params, on_result, quiet)
   vim.wait(10000, function() return reply ~= nil or job == nil end, 5)
   local failure = not reply and 'no answer' or (reply.error and reply.error.message)
   if failure then
-    if quiet then log(method .. ' failed: ' .. failure) else warn(method .. ' failed: ' .. failure) end
-    return nil
+    local differs = reply and reply.error and reply.error.code == DOCUMENT_DIFFERS
+    if quiet or differs then log(method .. ' failed: ' .. failure) else warn(method .. ' failed: ' .. failure) end
+    return nil, reply and reply.error or { message = failure }
   end
   return reply.result
 end
@@ -296,6 +302,7 @@ local function opened(buf, result)
   end
   state.epoch, state.editor, state.daemon, state.pending, state.reports = result.epoch, 0, 0, {}, {}
   state.away, state.closed = false, false
+  if result.view then state.view = result.view end   -- a resync's reply keeps the view
   acknowledge(buf)
 end
 
@@ -503,21 +510,23 @@ end
 local function close_view(buf)
   local state = shared[buf]
   if not state.closed and ready then request('document/close', { uri = state.uri }, function() end) end
-  state.closed, state.marks = true, {}
+  state.closed, state.marks, state.view = true, {}, nil   -- the daemon drops a closed view
 end
 
 -- Opens the document again with what the buffer shows and the bound file: a change made to the
 -- file outside Quire is merged in once by the daemon, from what the file held when Quire last
 -- read or wrote it (so a partner's unsaved text stays), and the reply brings the buffer to the
--- shared text.
+-- shared text. Not while the person is asked what to do with other text of the same name.
+local open_document
 local function reopen(buf)
   local state = shared[buf]
+  if state.asking then return end
   if not state.closed then
     call('document/close', { uri = state.uri }, nil, true)
-    state.closed = true
+    state.closed, state.view = true, nil
   end
   local params = { uri = state.uri, text = document_text(buf), file = state.file }
-  if call('document/open', params, function(result) opened(buf, result) end) then
+  if open_document(buf, params) then
     state.fileHash = file_hash(state.file)
     log('reopened ' .. state.uri .. ' after reading it again')
   end
@@ -556,7 +565,7 @@ local function sync(buf)
   local state = shared[buf]
   if not state then return end
   state.syncing = false
-  if not vim.api.nvim_buf_is_loaded(buf) then return end
+  if not vim.api.nvim_buf_is_loaded(buf) or state.asking then return end
   state.reports = {}
   if not state.attachment then attach(buf) end
   if not ready then
@@ -653,24 +662,129 @@ local function watch(buf)
   on('BufWipeout', function() forget(buf) end)
 end
 
--- The daemon went away: start it again and reopen every shared buffer with its text, the text
--- the daemon acknowledged, the edits in flight and its file, so what was typed meanwhile merges
--- in (and a :w done meanwhile is known as this editor's). Unloaded buffers open when read again.
+-- What a shared buffer has once its document is open: no modeline of the shared text takes
+-- effect (it is anyone's), changes are tracked, its life is watched, and u / CTRL-R undo only
+-- your own edits (the daemon reverts yours and leaves others'; a count repeats it).
+local function begin_sharing(buf)
+  vim.api.nvim_buf_set_option(buf, 'modeline', false)
+  if not shared[buf].attachment then attach(buf) end
+  watch(buf)
+  vim.api.nvim_buf_set_keymap(buf, 'n', 'u', '<Cmd>lua require("quire").undo("document/undo", vim.v.count1)<CR>', { noremap = true })
+  vim.api.nvim_buf_set_keymap(buf, 'n', '<C-R>', '<Cmd>lua require("quire").undo("document/redo", vim.v.count1)<CR>', { noremap = true })
+end
+
+-- The buffer is no longer shared (the client stops, or the person chose nothing): its change
+-- tracking ends at its next change, and its own settings and keys come back.
+local function unshare(buf)
+  local state = shared[buf]
+  if not state then return end
+  shared[buf] = nil
+  pcall(vim.api.nvim_buf_clear_namespace, buf, ns, 0, -1)
+  pcall(vim.api.nvim_del_augroup_by_name, 'quire_' .. buf)
+  pcall(vim.api.nvim_buf_del_keymap, buf, 'n', 'u')
+  pcall(vim.api.nvim_buf_del_keymap, buf, 'n', '<C-R>')
+  if vim.api.nvim_buf_is_valid(buf) and state.modeline ~= nil then
+    vim.api.nvim_buf_set_option(buf, 'modeline', state.modeline)
+  end
+end
+
+-- Open never destroys text: when the document exists with other text and nothing says what the
+-- two have in common, the daemon changes nothing (-32017) and the person chooses. Until then the
+-- buffer is not shared (nothing is sent, nothing applied) and the message and status line say so.
+local choices = {
+  { choice = 'take', label = 'Take the shared text (what this buffer shows is replaced)' },
+  { choice = 'merge', label = 'Merge both (this buffer\'s text is added after the shared text)' },
+  { choice = 'apart', label = 'Keep mine apart (share this buffer under another name)' },
+}
+
+local answer
+local function ask(buf, params, data)
+  local state = shared[buf]
+  if not state then return end
+  state.closed, state.asking, state.view = true, true, nil
+  local apart = params.uri .. '~' .. M.config.user
+  warn(string.format('not shared until you choose: "%s" holds other text (%s characters)',
+    params.uri, tostring(data.characters or '?')))
+  vim.schedule(function()
+    if shared[buf] ~= state or not state.asking then return end
+    pcall(vim.cmd, 'redrawstatus!')
+    vim.ui.select(choices, {
+      prompt = string.format('"%s" holds other text than this buffer:', params.uri),
+      format_item = function(item)
+        return item.choice == 'apart' and string.format('Keep mine apart (share it as "%s")', apart) or item.label
+      end,
+    }, function(item) answer(buf, state, params, item and item.choice) end)
+  end)
+end
+
+-- The person chose: take the shared text or merge (open again saying so), or keep theirs apart
+-- (share the buffer's text as `<uri>~<user>`); nothing chosen leaves the buffer unshared.
+answer = function(buf, state, params, choice)
+  if shared[buf] ~= state or not state.asking then return end
+  state.asking = false
+  if not choice then
+    unshare(buf)
+    return say(string.format('not shared: nothing chosen for "%s"', params.uri))
+  end
+  if not vim.api.nvim_buf_is_loaded(buf) or not M.start() then
+    unshare(buf)
+    return warn(string.format('not shared: "%s" could not be opened', params.uri))
+  end
+  local again = { uri = params.uri, text = document_text(buf), file = params.file }
+  if choice == 'apart' then again.uri = params.uri .. '~' .. M.config.user else again.conflict = choice end
+  state.uri, state.reports = again.uri, {}
+  local result = open_document(buf, again)
+  if not result then
+    if not state.asking then unshare(buf) end   -- asked again (the other name is taken too) or failed
+    return
+  end
+  state.fileHash = file_hash(state.file)
+  begin_sharing(buf)
+  pcall(vim.cmd, 'redrawstatus!')
+  if choice == 'take' then
+    say(string.format('joined "%s": this buffer shows the shared text', again.uri))
+  elseif choice == 'merge' then
+    say(string.format('joined "%s": your text is added after the shared text', again.uri))
+  else
+    say(string.format('sharing your text apart as "%s"; "%s" is left as it was', again.uri, params.uri))
+  end
+end
+
+-- Opens the buffer's document (the reply brings the buffer to the shared text and names the
+-- view); returns the result, or nil: failed (shown unless `quiet`), or the person is asked.
+open_document = function(buf, params, quiet)
+  local result, failure = call('document/open', params, function(result) opened(buf, result) end, quiet)
+  if not result and failure and failure.code == DOCUMENT_DIFFERS then ask(buf, params, failure.data or {}) end
+  return result
+end
+
+-- The daemon went away: start it again and reopen every shared buffer with what it shows now
+-- (what was typed meanwhile and any edit in flight included), its view, epoch and the daemon
+-- revision it had applied, so the daemon resolves the text against exactly what this buffer was
+-- shown, by identity. For a daemon that has no such view (its data directory lost) the text the
+-- daemon acknowledged and the edits in flight go too, for its text merge, and the file, so a :w
+-- done meanwhile is known as this editor's. Unloaded buffers open when read again; a buffer whose
+-- person is still asked what to do with other text stays unshared.
 reconnect = function()
   if ready or stopping then return end
   if not M.start(true) then return end
   reconnect_delay = 250
   for buf, state in pairs(shared) do
     local was_closed = state.closed
-    state.closed = true   -- the new daemon has no view
-    if vim.api.nvim_buf_is_loaded(buf) and not state.away then
+    state.closed = true   -- not open in this connection yet
+    if vim.api.nvim_buf_is_loaded(buf) and not state.away and not state.asking then
       state.reports = {}   -- the text below holds them
       local params = { uri = state.uri, text = document_text(buf), file = state.file }
-      if not was_closed then   -- it shows the shared text and what was typed since: merge that
+      if not was_closed then   -- it shows the shared text and what was typed since
+        if state.view then
+          params.view, params.epoch, params.revision = state.view, state.epoch, state.daemon
+        end
         params.base = acknowledged_text(state)
         if #state.pending > 0 then params.pending = state.pending end
       end
-      if call('document/open', params, function(result) opened(buf, result) end, true) then
+      log('reopening ' .. state.uri .. ' with ' .. vim.fn.json_encode({ view = params.view, epoch = params.epoch,
+        revision = params.revision, pending = params.pending and #params.pending or 0 }))
+      if open_document(buf, params, true) then
         state.fileHash = file_hash(state.file)
         log('reopened ' .. state.uri .. ' after a daemon restart')
       end
@@ -684,6 +798,7 @@ function M.share(name)
   stopping = false
   if not M.start() then return end
   local buf = vim.api.nvim_get_current_buf()
+  if shared[buf] and shared[buf].asking then return say('choose first what to do with "' .. shared[buf].uri .. '"') end
   if shared[buf] then return say('this buffer is already shared as "' .. shared[buf].uri .. '"') end
   local file = vim.api.nvim_buf_get_name(buf)
   local uri = (name and name ~= '') and name or (file ~= '' and M.document_name(file) or ('buffer' .. buf))
@@ -691,15 +806,12 @@ function M.share(name)
   if file ~= '' then params.file = vim.fn.fnamemodify(file, ':p') end
   shared[buf] = { uri = uri, file = params.file, fileHash = file_hash(params.file), closed = true, pending = {},
     modeline = vim.api.nvim_buf_get_option(buf, 'modeline') }
-  local result = call('document/open', params, function(result) opened(buf, result) end)
-  if not result then shared[buf] = nil; return end
-  -- Shared text is anyone's: none of its modelines takes effect here.
-  vim.api.nvim_buf_set_option(buf, 'modeline', false)
-  attach(buf)
-  watch(buf)
-  -- Your own undo only: the daemon reverts your edits and leaves others'; a count repeats it.
-  vim.api.nvim_buf_set_keymap(buf, 'n', 'u', '<Cmd>lua require("quire").undo("document/undo", vim.v.count1)<CR>', { noremap = true })
-  vim.api.nvim_buf_set_keymap(buf, 'n', '<C-R>', '<Cmd>lua require("quire").undo("document/redo", vim.v.count1)<CR>', { noremap = true })
+  local result = open_document(buf, params)
+  if not result then
+    if not shared[buf].asking then shared[buf] = nil end   -- asked: shared once the person chooses
+    return
+  end
+  begin_sharing(buf)
   say(string.format('%s "%s"', result.created and 'sharing' or 'joined', uri))
 end
 
@@ -841,7 +953,9 @@ function M.document_names()
 end
 
 function M.statusline()
-  if not shared[vim.api.nvim_get_current_buf()] then return '' end
+  local state = shared[vim.api.nvim_get_current_buf()]
+  if not state then return '' end
+  if state.asking then return '[quire: not shared, choose]' end
   if not ready then return '[quire: reconnecting]' end
   local count = vim.tbl_count(peer_links)
   if count == 0 then return '[quire]' end
@@ -854,14 +968,7 @@ function M.stop()
     request('shutdown', nil)
     send({ method = 'exit' })
   end
-  for buf, state in pairs(shared) do
-    shared[buf] = nil   -- the attachment ends at the next change
-    pcall(vim.api.nvim_buf_clear_namespace, buf, ns, 0, -1)
-    pcall(vim.api.nvim_del_augroup_by_name, 'quire_' .. buf)
-    pcall(vim.api.nvim_buf_del_keymap, buf, 'n', 'u')
-    pcall(vim.api.nvim_buf_del_keymap, buf, 'n', '<C-R>')
-    if vim.api.nvim_buf_is_valid(buf) then vim.api.nvim_buf_set_option(buf, 'modeline', state.modeline) end
-  end
+  for buf in pairs(shared) do unshare(buf) end
   ready = false
 end
 

@@ -22,7 +22,7 @@ for test in "$here"/test_*.lua; do
   if [ ! -f "$QUIRE_TEST_RESULT" ]; then
     echo "FAIL $(basename "$test"): no result (nvim crashed or hung)"; sed 's/^/  /' "$work/nvim.out" | tail -20; failed=$((failed + 1))
   elif [ -s "$QUIRE_TEST_RESULT" ]; then
-    echo "FAIL $(basename "$test"):"; sed 's/^/  /' "$QUIRE_TEST_RESULT"; failed=$((failed + 1))
+    echo "FAIL $(basename "$test"):"; sed 's/^/  /' "$QUIRE_TEST_RESULT"; echo; failed=$((failed + 1))
   else
     echo "ok   $(basename "$test")"
   fi
