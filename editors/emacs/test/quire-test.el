@@ -277,6 +277,9 @@ an edit the daemon applied before the crash but whose reply was lost too."
         (let ((view (plist-get quire--state :view))
               (other (quire-test--editor socket uri)))
           (should (stringp view))
+          ;; Kept, like the rest of the state, when a major mode resets local variables.
+          (text-mode)
+          (should (equal (plist-get quire--state :view) view))
           (should (quire-test--agree other uri))
           ;; Acknowledged edits both ways before the crash: the buffer is past revision 0.
           (quire-test--remote-insert other uri "end" "<P1> ")
