@@ -54,7 +54,20 @@ Or set QUIRE_SECRET in the environment."
 (defvar quire--connection nil "The jsonrpc connection to the daemon, or nil.")
 
 (defvar-local quire--state nil
-  "Plist of a shared buffer: :uri :epoch :editor :daemon.")
+  "Plist of a shared buffer: :uri :epoch :editor :daemon :file :view.
+:editor counts the edits sent in the epoch, :daemon the daemon edits
+applied (the revision the next edit is based on).  :view names the
+daemon's durable record of what this buffer was sent and did, from the
+reply to `document/open'; a reopen after the daemon went away sends it.")
+
+(defun quire--opened-state (uri reply file)
+  "The state of a buffer sharing URI (bound to FILE) after the open REPLY."
+  (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file :view (plist-get reply :view)))
+
+(defun quire--resynced-state (epoch)
+  "The state after a resync that started EPOCH: the same document and view."
+  (list :uri (plist-get quire--state :uri) :epoch epoch :editor 0 :daemon 0
+        :file (plist-get quire--state :file) :view (plist-get quire--state :view)))
 
 (defvar-local quire--acknowledged nil
   "A hidden buffer with the text the daemon has acknowledged of this one.
@@ -219,9 +232,11 @@ daemon edit sent right after a reply is not held back."
 
 (defun quire--reconnect ()
   "Start the daemon again and reopen every shared buffer.
-Each reopen sends the buffer's text and the text the daemon last had, so
-what was typed meanwhile merges into the daemon's document.  Whatever
-stops it half way starts it over later: an error, and also a non-local
+Each reopen sends the buffer's text with the view the daemon keeps of it,
+and the epoch and revision the buffer was at in it, so what was typed
+meanwhile is resolved against exactly what the buffer had been sent; and
+the text the daemon last acknowledged, for when the view did not survive.
+Whatever stops it half way starts it over later: an error, and also a non-local
 exit, which happens when this timer runs while another package waits for
 a synchronous jsonrpc reply and that reply arrives first (its `throw'
 unwinds through this function)."
@@ -249,11 +264,21 @@ unwinds through this function)."
              (reply (quire--request :document/open
                                      (append (list :uri uri :text text
                                                    :base (or (plist-get quire--state :base) text))
+                                             (quire--view-position)
                                              (quire--pending-edits)
                                              (and file (list :file file))))))
-        (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
+        (setq quire--state (quire--opened-state uri reply file))
         (quire--apply-changes (plist-get reply :changes))
         (quire--acknowledge-all)))))
+
+(defun quire--view-position ()
+  "The view, epoch and revision this buffer was at, for a reopen.
+Sent with `document/open' after the daemon went away.  The revision is
+the number of daemon edits applied in the epoch, the one the next edit
+would have been based on.  Nil without a view or an epoch."
+  (let ((view (plist-get quire--state :view)) (epoch (plist-get quire--state :epoch)))
+    (and (stringp view) (integerp epoch)
+         (list :view view :epoch epoch :revision (plist-get quire--state :daemon)))))
 
 (defun quire--pending-edits ()
   "The edits sent but not acknowledged, for `document/open' after a restart.
@@ -404,8 +429,7 @@ buffer then shows the result: its own text, unless others typed meanwhile."
            (reply (quire--request :document/resync (list :uri (plist-get quire--state :uri) :text text :base base))))
       (unless (equal (plist-get reply :text) text)
         (quire--replace-text (plist-get reply :text)))
-      (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0
-                               :file (plist-get quire--state :file)))
+      (setq quire--state (quire--resynced-state (plist-get reply :epoch)))
       (quire--acknowledge-all))))
 
 ;;; The daemon's edits
@@ -542,8 +566,7 @@ This is the escape hatch when the buffer and the daemon disagree."
   (when quire--state
     (let ((reply (quire--request :document/resync (list :uri (plist-get quire--state :uri)))))
       (quire--replace-text (plist-get reply :text))
-      (setq quire--state (list :uri (plist-get quire--state :uri) :epoch (plist-get reply :epoch) :editor 0 :daemon 0
-                               :file (plist-get quire--state :file)))
+      (setq quire--state (quire--resynced-state (plist-get reply :epoch)))
       (quire--acknowledge-all))))
 
 (defun quire--replace-text (text)
@@ -734,17 +757,24 @@ daemon is away the buffer shows TEXT: the reopen then merges the file."
 
 (defun quire--reopen (text)
   "Open this buffer's document again, showing TEXT, and show the daemon's text.
-The daemon's edits in flight meanwhile are dropped (the epoch is nil): the
-reply brings them.  Should the daemon fail half way, the connection is
-dropped, and reconnecting opens the document again."
-  (let ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file)) (reopened nil))
+TEXT goes as the base too: the buffer has nothing of its own to merge (its
+edits in flight reached the daemon before the close), and a `base' is what
+keeps the daemon from merging TEXT beyond the file as this editor's edit
+\(which would put back what the file lost) or refusing the open (-32017);
+only the file's own change comes in, through the binding.  The daemon's
+edits in flight meanwhile are dropped (the epoch is nil): the reply brings
+them.  Should the daemon fail half way, the connection is dropped, and
+reconnecting opens the document again: by the old view when the close did
+not reach the daemon, else by TEXT as the base."
+  (let* ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file))
+         (epoch (plist-get quire--state :epoch)) (reopened nil))
     (setq quire--state (plist-put quire--state :epoch nil))
     (unwind-protect
         (progn
           (quire--request :document/close (list :uri uri))
           (let ((reply (quire--request :document/open
                                         (append (list :uri uri :text text :base text) (and file (list :file file))))))
-            (setq quire--state (list :uri uri :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
+            (setq quire--state (quire--opened-state uri reply file))
             (if (equal (quire--text) text)
                 (quire--apply-changes (plist-get reply :changes))
               (quire--show-text (with-temp-buffer
@@ -754,7 +784,7 @@ dropped, and reconnecting opens the document again."
             (quire--acknowledge-all)
             (setq reopened t)))
       (unless reopened
-        (setq quire--state (plist-put quire--state :base text))
+        (setq quire--state (plist-put (plist-put quire--state :base text) :epoch epoch))
         (when quire--connection (ignore-errors (delete-process (jsonrpc--process quire--connection))))))))
 
 (defun quire--show-text (text)
@@ -791,16 +821,57 @@ before it makes the buffer that takes over, and again when it kills this one."
   (interactive (list (read-string "Share as: " (if buffer-file-name (quire-document-name buffer-file-name) (buffer-name)))))
   (setq quire--stopping nil)
   (quire--connect)
-  (let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
-         ;; With :file the daemon merges changes made to the file outside Quire.
-         (reply (quire--request :document/open
-                                 (append (list :uri name :text (quire--text)) (and file (list :file file))))))
-    (setq quire--state (list :uri name :epoch (plist-get reply :epoch) :editor 0 :daemon 0 :file file))
+  (pcase-let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
+               ;; With :file the daemon merges changes made to the file outside Quire.
+               (`(,uri ,reply ,apart-from) (quire--open-asking name (quire--text) file)))
+    (setq quire--state (quire--opened-state uri reply file))
     (quire--apply-changes (plist-get reply :changes))
     (quire--acknowledge-all)
     (quire-mode 1)
-    (message "Quire: %s \"%s\"%s" (if (eq (plist-get reply :created) t) "sharing" "joined") name
+    (message "Quire: %s%s"
+             (cond (apart-from (format "\"%s\" is shared with other text: your text is shared apart as \"%s\""
+                                       apart-from uri))
+                   ((eq (plist-get reply :created) t) (format "sharing \"%s\"" uri))
+                   (t (format "joined \"%s\"" uri)))
              (if quire--peer-links (format " with %d peer link(s)" (length quire--peer-links)) ""))))
+
+(defun quire--open-asking (name text file)
+  "Open document NAME showing TEXT (bound to FILE); return (URI REPLY APART-FROM).
+When NAME exists with other text and nothing says what the two have in
+common, the daemon changes nothing and refuses (-32017): the person is
+asked whether to take the shared text, merge both (this text goes after
+the shared text) or keep this text apart, shared as NAME~USER (then
+APART-FROM is NAME).  Until answered nothing is shared; quitting the
+question leaves the buffer unshared."
+  (let ((uri name) (conflict nil) (apart-from nil) (reply nil))
+    (while (not reply)
+      (condition-case failure
+          (setq reply (quire--request :document/open
+                                       (append (list :uri uri :text text)
+                                               (and conflict (list :conflict conflict))
+                                               (and file (list :file file)))))
+        (jsonrpc-error
+         (let ((details (cddr failure)))
+           (unless (eql (alist-get 'jsonrpc-error-code details) -32017)
+             (signal (car failure) (cdr failure)))
+           (pcase (car (quire--ask-document-differs uri (alist-get 'jsonrpc-error-data details)))
+             (?t (setq conflict "take"))
+             (?m (setq conflict "merge"))
+             (_ (setq apart-from (or apart-from name)
+                      uri (format "%s~%s" uri quire-user-name)
+                      conflict nil)))))))
+    (list uri reply apart-from)))
+
+(defun quire--ask-document-differs (uri data)
+  "Ask what to do as document URI is shared with other text; DATA is -32017's.
+Returns the choice of `read-multiple-choice'."
+  (let ((characters (and (listp data) (plist-get data :characters))))
+    (read-multiple-choice
+     (format "Quire: \"%s\" is shared with other text%s; your buffer's text"
+             uri (if (integerp characters) (format " (%d characters)" characters) ""))
+     `((?t "take the shared text" "Replace this buffer's text with the shared text")
+       (?m "merge both" "Add this buffer's text after the shared text, as your edit")
+       (?k "keep mine apart" ,(format "Share this buffer's text as \"%s~%s\" instead" uri quire-user-name))))))
 
 (defun quire-document-name (file)
   "The document name of FILE: its path relative to the project root.

@@ -126,11 +126,14 @@
             (plist-get (jsonrpc-request connection :document/text (list :uri uri)) :text)))
       (ignore-errors (jsonrpc-shutdown connection)))))
 
-(defun quire-test--start-daemon (socket)
-  "Start a daemon on SOCKET, its documents next to it; return its process once it listens."
+(defun quire-test--start-daemon (socket &optional log)
+  "Start a daemon on SOCKET, its documents next to it; return its process once it listens.
+With LOG, a buffer, the daemon logs there at level info."
   (let ((process (make-process :name "daemon" :connection-type 'pipe :noquery t
-                               :command (list (getenv "QUIRE_BINARY") "--no-stdio" "--socket" socket
-                                              "--data-dir" (concat socket ".data")))))
+                               :command (append (list (getenv "QUIRE_BINARY") "--no-stdio" "--socket" socket
+                                                      "--data-dir" (concat socket ".data"))
+                                                (and log '("--log-level" "info")))
+                               :stderr log)))
     (quire-test--wait (lambda () (file-exists-p socket)))
     process))
 
@@ -248,6 +251,178 @@ created separately on another daemon."
     (insert ">")
     (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
                                                 ">kept\nacross restarts\ntyped at once\ntyped while away\n"))))))
+
+;; Tokens as programmers type them: each must end once and whole.
+(defun quire-test--count (token text)
+  "How many times TOKEN occurs in TEXT."
+  (let ((count 0) (start 0))
+    (while (setq start (string-search token text start))
+      (setq count (1+ count) start (+ start (length token))))
+    count))
+
+(ert-deftest quire-test-reopen-after-kill-resumes-the-view ()
+  "`kill -9' while the buffer is shared with another editor.  Typed at the
+crash and while the daemon is away (`<A1>' replaced by `<B1>'), while the
+other editor, after the restart and before this buffer reopens, replaces
+the same `<A1>' by `<C1>' and types.  The reopen carries the view of the
+open, its epoch and the revision the buffer was at; the daemon resumes the
+view, and the buffer and the daemon end equal with every token once and whole,
+an edit the daemon applied before the crash but whose reply was lost too."
+  (let ((log (generate-new-buffer " *quire-test-daemon-log*")))
+    (quire-test--with-own-daemon ".view"
+      (let ((uri "view.el.txt") (opens nil))
+        (setq quire--stopping nil)
+        (insert "x <A1> y f(x) \"s\"\n<A2> end\n")
+        (quire-share uri)
+        (let ((view (plist-get quire--state :view))
+              (other (quire-test--editor socket uri)))
+          (should (stringp view))
+          ;; Kept, like the rest of the state, when a major mode resets local variables.
+          (text-mode)
+          (should (equal (plist-get quire--state :view) view))
+          (should (quire-test--agree other uri))
+          ;; Acknowledged edits both ways before the crash: the buffer is past revision 0.
+          (quire-test--remote-insert other uri "end" "<P1> ")
+          (should (quire-test--wait (lambda () (string-match-p "<P1> end" (quire--text)))))
+          (goto-char (point-max))
+          (insert "<E1> g(y)\n")
+          (should (quire-test--agree other uri))
+          ;; An edit the daemon applied whose reply is lost in the crash.
+          (cl-letf* ((async (symbol-function 'jsonrpc-async-request))
+                     ((symbol-function 'jsonrpc-async-request)
+                      (lambda (connection method params &rest options)
+                        (apply async connection method params (plist-put (copy-sequence options) :success-fn #'ignore)))))
+            (goto-char (point-min))
+            (search-forward "y ")
+            (insert "<F1> "))
+          (should (quire-test--agree other uri))
+          (should (plist-get quire--state :pending))
+          (let ((epoch (plist-get quire--state :epoch)) (revision (plist-get quire--state :daemon)))
+            (should (equal revision 1))
+            ;; No reconnection of its own: the test reopens once the other editor typed.
+            (setq quire--reconnect-delay 60)
+            (signal-process daemon 'KILL)
+            ;; Typed at once, before the client noticed: in flight at the crash.
+            (goto-char (point-min))
+            (insert "<T1> ")
+            (quire-test--await-daemon-gone daemon socket)
+            (ignore-errors (delete-process (jsonrpc--process other)))
+            (when quire--reconnect-timer (cancel-timer quire--reconnect-timer) (setq quire--reconnect-timer nil))
+            ;; Typed while the daemon is away.
+            (goto-char (point-min))
+            (search-forward "<A1>")
+            (replace-match "<B1>" t t)
+            (goto-char (point-max))
+            (insert "\"away\" h(z)\n")
+            (setq daemon (quire-test--start-daemon socket log))
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (progn
+                    ;; The other editor meanwhile replaces the same token and types.
+                    (let* ((text (quire-test--text-of other uri))
+                           (at (string-search "<A1>" text)))
+                      (should at)
+                      (jsonrpc-request other :document/edit
+                                       (list :uri uri :revision 0
+                                             :changes (vector (list :range (list :start (list :line 0 :character at)
+                                                                                 :end (list :line 0 :character (+ at 4)))
+                                                                    :text "<C1>")))))
+                    (quire-test--remote-insert other uri "f(x)" "<R3> ")
+                    (setq quire--reconnect-delay 0.25)
+                    (cl-letf* ((request (symbol-function 'quire--request))
+                               ((symbol-function 'quire--request)
+                                (lambda (method params)
+                                  (when (eq method :document/open) (push params opens))
+                                  (funcall request method params))))
+                      (quire--reconnect))
+                    (should (and quire--connection (jsonrpc-running-p quire--connection)))
+                    ;; The reopen named the view, the epoch and the revision the buffer was at,
+                    ;; with the fallback's base and the edit in flight.
+                    (should (= (length opens) 1))
+                    (let ((open (car opens)))
+                      (should (equal (plist-get open :view) view))
+                      (should (equal (plist-get open :epoch) epoch))
+                      (should (equal (plist-get open :revision) revision))
+                      (should (stringp (plist-get open :base)))
+                      (should (string-match-p "<T1> x <B1> y" (plist-get open :text))))
+                    (should (equal (plist-get quire--state :view) view))
+                    (should (quire-test--wait (lambda () (with-current-buffer log
+                                                           (string-match-p "its view resumed" (buffer-string))))))
+                    (should (quire-test--agree other uri))
+                    (let ((text (quire--text)))
+                      (dolist (token '("<T1>" "<F1>" "<B1>" "<C1>" "<R3>" "<P1>" "<E1>" "<A2>" "f(x)" "g(y)" "h(z)"
+                                       "\"s\"" "\"away\""))
+                        (should (equal (list token (quire-test--count token text)) (list token 1))))
+                      (should (equal (quire-test--count "<A1>" text) 0)))
+                    ;; Sharing goes on.
+                    (goto-char (point-max))
+                    (insert "<Z9>\n")
+                    (should (quire-test--agree other uri)))
+                (jsonrpc-shutdown other))))))
+      (kill-buffer log))))
+
+(ert-deftest quire-test-opening-over-other-text-asks ()
+  "Sharing a buffer under a name that holds other text: the daemon changes
+nothing (-32017) and the person is asked; until answered the buffer is not
+shared.  Taking the shared text, merging both and keeping the buffer's text
+apart (shared as NAME~USER, and said so) each end as promised; quitting the
+question leaves the buffer unshared."
+  (quire-test--with-own-daemon ".differs"
+    (let ((theirs "their plan <T1> f(x)\n") (mine "my own plan <M1> \"s\"\n")
+          (quire-user-name "emma")
+          (probe (quire-test--probe socket)))
+      (unwind-protect
+          (cl-flet ((share-answering
+                     (uri key)
+                     (jsonrpc-request probe :document/open (list :uri uri :text theirs))
+                     (let ((asked nil))
+                       (with-current-buffer (get-buffer-create (concat "mine " uri))
+                         (insert mine)
+                         (cl-letf (((symbol-function 'read-multiple-choice)
+                                    (lambda (prompt choices &rest _)
+                                      ;; Not shared while asking, and the shared text is untouched.
+                                      (should-not quire--state)
+                                      (should-not quire-mode)
+                                      (should (equal (quire-test--text-of probe uri) theirs))
+                                      (should (string-match-p (regexp-quote uri) prompt))
+                                      (setq asked t)
+                                      (if (eq key 'quit) (signal 'quit nil) (assq key choices)))))
+                           (if (eq key 'quit)
+                               (should (eq (condition-case nil (progn (quire-share uri) 'shared) (quit 'quit)) 'quit))
+                             (quire-share uri)))
+                         (should asked)
+                         (current-buffer)))))
+            ;; Take the shared text.
+            (with-current-buffer (share-answering "take.el.txt" ?t)
+              (should quire-mode)
+              (should (equal (quire--text) theirs))
+              (should (equal (quire-test--text-of probe "take.el.txt") theirs))
+              (insert "<K1>")
+              (should (quire-test--wait (lambda () (equal (quire-test--text-of probe "take.el.txt") (quire--text))))))
+            ;; Merge both: this text after the shared text.
+            (with-current-buffer (share-answering "merge.el.txt" ?m)
+              (should quire-mode)
+              (should (equal (quire--text) (concat theirs mine)))
+              (should (quire-test--wait (lambda () (equal (quire-test--text-of probe "merge.el.txt") (concat theirs mine))))))
+            ;; Keep mine apart: shared under another name, and said so.
+            (with-current-buffer (share-answering "apart.el.txt" ?k)
+              (should quire-mode)
+              (should (equal (plist-get quire--state :uri) "apart.el.txt~emma"))
+              (should (equal (quire--text) mine))
+              (should (quire-test--said "\"apart.el.txt\" is shared with other text: your text is shared apart as \"apart.el.txt~emma\""))
+              (should (equal (quire-test--text-of probe "apart.el.txt") theirs))
+              (should (equal (quire-test--daemon-text-at binary socket "apart.el.txt~emma") mine)))
+            ;; No answer: not shared, nothing changed.
+            (with-current-buffer (share-answering "quit.el.txt" 'quit)
+              (should-not quire-mode)
+              (should-not quire--state)
+              (should (equal (quire--text) mine))
+              (should (equal (quire-test--text-of probe "quit.el.txt") theirs))))
+        (ignore-errors (jsonrpc-shutdown probe))
+        (dolist (uri '("take.el.txt" "merge.el.txt" "apart.el.txt" "quit.el.txt"))
+          (when (get-buffer (concat "mine " uri))
+            (with-current-buffer (concat "mine " uri) (quire-mode -1))
+            (kill-buffer (concat "mine " uri))))))))
 
 (ert-deftest quire-test-reconnect-unwound-half-way-starts-over ()
   "A reconnection that is unwound half way leaves no half-made connection and starts over.
