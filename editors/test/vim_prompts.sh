@@ -2,8 +2,9 @@
 # Vim in a real terminal (tmux), driven by keystrokes: nothing the Quire client says makes Vim
 # wait for ENTER and eat what is typed next. After :QuireDisconnect with two people linked (and
 # their "left" messages arriving while typing), after an edit the daemon refuses (and the
-# resync that follows), and after the daemon cannot be reached (initialize failed), the keys
-# typed next all land in the buffer and no "Press ENTER" is on the screen.
+# resync that follows), after the daemon cannot be reached (initialize failed), and after the
+# menu that asks what to do with a document of the same name holding other text, the keys typed
+# next all land in the buffer and no "Press ENTER" is on the screen.
 # Usage: editors/test/vim_prompts.sh [path/to/quire]   (needs tmux, vim)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -95,4 +96,25 @@ no_prompt || fail "a Press ENTER prompt after initialize failed"
 keys -l 'otyped after the failure'; keys Escape
 wait_for 15 buffer_has 'typed after the failure' || fail "keys typed after initialize failed were lost: $(cat "$work/vim.txt")"
 no_prompt || fail "a Press ENTER prompt after initialize failed"
+
+# 4. A document of that name with other text (-32017): a menu asks, the buffer says it is not
+# shared meanwhile, one key answers (a: keep mine apart), and typing goes on.
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}' \
+  '{"jsonrpc":"2.0","id":1,"method":"document/open","params":{"uri":"differs.txt","text":"the shared text\n"}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"shutdown"}' '{"jsonrpc":"2.0","method":"exit"}' \
+  | "$quire" attach "$work/a.sock" 2>/dev/null | cat >/dev/null
+start_vim "$work/a.sock"
+keys -l ':set laststatus=2 statusline=%{quire#StatusLine()}'; keys Enter
+keys -l ':QuireShare differs.txt'; keys Enter
+wait_for 15 screen_has 'Take the shared text' || fail "no menu asking what to do with differs.txt"
+screen_has 'Keep mine apart' || fail "the menu does not offer to keep the text apart"
+screen_has 'NOT shared, choose' || fail "the status line does not say the buffer is not shared"
+keys a
+wait_for 10 grep -q 'shared apart as "differs.txt~' "$work/vim.log" || fail "the text was not shared apart"
+screen_has 'Take the shared text' && fail "the menu is still up"
+keys -l 'otyped after the choice'; keys Escape
+wait_for 10 buffer_has 'typed after the choice' || fail "keys typed after the choice were lost: $(cat "$work/vim.txt")"
+no_prompt || fail "a Press ENTER prompt after the choice"
+[ "$(python3 "$here/quire_probe.py" "$quire" "$work/a.sock" text differs.txt)" = "the shared text" ] \
+  || fail "differs.txt changed: $(python3 "$here/quire_probe.py" "$quire" "$work/a.sock" text differs.txt)"
 echo "ok   vim_prompts.sh"

@@ -6,9 +6,14 @@ vim9script
 var job: job
 var channel: channel
 var ready = false
-# Per shared buffer: uri, epoch, editor and daemon revisions, and whether we are applying.
+# Per shared buffer: uri, epoch, editor and daemon revisions, the daemon's name for our view of
+# it (view, sent on a reopen), and whether we are applying.
 var shared: dict<dict<any>> = {}
 var applying = false
+# Buffers whose text differs from the document of their name (-32017), while the person chooses
+# what to do: {uri, file, popup}. They are not shared meanwhile.
+var conflicts: dict<dict<any>> = {}
+
 # Links to other daemons that are up (by link id), and the port :QuireListen asked for, which
 # a restarted daemon is asked to listen on again.
 var peerLinks: dict<bool> = {}
@@ -81,10 +86,16 @@ def Notify(method: string, params: dict<any>)
   endtry
 enddef
 
+# A request answered synchronously: the reply as it came ({} when none came).
+def Ask(method: string, params: any, timeout = 10000): dict<any>
+  var reply = ch_evalexpr(channel, {method: method, params: params}, {timeout: timeout})
+  return type(reply) == v:t_dict ? reply : {}
+enddef
+
 # A request answered synchronously; returns its result, or null after showing the error
 # (only logging it when `quiet`).
 def Request(method: string, params: any, timeout = 10000, quiet = false): any
-  var reply = ch_evalexpr(channel, {method: method, params: params}, {timeout: timeout})
+  var reply = Ask(method, params, timeout)
   if type(reply) != v:t_dict || has_key(reply, 'error') || !has_key(reply, 'result')
     var why = method .. ' failed: ' .. (type(reply) == v:t_dict && has_key(reply, 'error') ? reply.error.message : 'no answer')
     if quiet
@@ -129,7 +140,7 @@ export def Start(quiet = false)
   channel = job_getchannel(job)
   var reply = Request('initialize', {
     protocolVersion: 1, clientInfo: {name: 'quire.vim', version: '1'},
-    user: {name: get(g:, 'quire_user', $USER ?? 'vim'), color: get(g:, 'quire_color', '#d7005f')},
+    user: {name: UserName(), color: get(g:, 'quire_color', '#d7005f')},
     capabilities: {general: {positionEncodings: ['utf-8']}}}, 10000, quiet)
   if type(reply) != v:t_dict
     return   # said once by Request
@@ -165,22 +176,21 @@ export def Start(quiet = false)
   prop_type_add('quire_selection', {highlight: 'QuireSelection'})
 enddef
 
+# Your name for others.
+def UserName(): string
+  return get(g:, 'quire_user', $USER ?? 'vim')
+enddef
+
 var stopping = false
 var reconnectDelay = 250
 
 # The daemon went away: unless we stopped it, start it again (backing off up to 5 s) and
-# reopen every shared buffer with its text and the text the daemon last had (base), so what
-# was typed meanwhile merges into the daemon's document (protocol/README.md, reopen).
+# reopen every shared buffer (Reconnect), so what was typed meanwhile merges into the daemon's
+# document (protocol/README.md, "Reopen after the daemon went away").
 def OnExit(status: number)
   ready = false
   peerLinks = {}
   Log('daemon exited with ' .. status)
-  # What the daemon acknowledged of each buffer: the reopen merges everything else.
-  for [key, state] in items(shared)
-    if !has_key(state, 'base')
-      state.base = join(state.acknowledged.lines, "\n") .. (state.acknowledged.eol ? "\n" : '')
-    endif
-  endfor
   if !stopping && !empty(shared)
     timer_start(reconnectDelay, (_) => Reconnect())
     reconnectDelay = min([reconnectDelay * 2, 5000])
@@ -206,16 +216,29 @@ def Reconnect()
     endif
     listener_flush(buf)
     state.records = []   # the reopen sends the whole text
-    var params: dict<any> = {uri: state.uri, text: DocumentText(buf), base: get(state, 'base', DocumentText(buf))}
-    if has_key(state, 'base') && !empty(state.pending)
+    # `text` is the whole buffer: what was typed while the daemon was away (never sent), and the
+    # edits sent that it may never have read (in flight at the crash), are all in it. With `view`,
+    # `epoch` and `revision` (the daemon edits this buffer had applied: what its next edit would
+    # have been based on), the daemon resolves it against exactly what it had sent us, by
+    # identity. `base` (the text the daemon acknowledged) and `pending` (the edits whose replies
+    # never came) are its fallback when it has no such view.
+    var params: dict<any> = {uri: state.uri, text: DocumentText(buf), base: AcknowledgedText(state)}
+    if get(state, 'view', '') != ''
+      params.view = state.view
+      params.epoch = state.epoch
+      params.revision = state.daemon
+    endif
+    if !empty(state.pending)
       params.pending = state.pending   # edits whose replies never came: the daemon knows which it applied
     endif
     if get(state, 'file', '') != ''
       params.file = state.file
     endif
+    Log('reopening ' .. state.uri .. ' with view ' .. get(params, 'view', '(none)') .. ', epoch ' .. state.epoch
+      .. ', revision ' .. state.daemon .. ', ' .. len(state.pending) .. ' edit(s) in flight')
     var reply = Request('document/open', params)
     if type(reply) == v:t_dict
-      remove(state, 'base')
+      state.view = get(reply, 'view', '')
       state.epoch = reply.epoch
       state.opened = NextOpen()
       state.editor = 0
@@ -223,7 +246,7 @@ def Reconnect()
       state.pending = []
       ApplyChanges(buf, reply.changes)
       Acknowledged(buf)
-      Log('reopened ' .. state.uri .. ' after a daemon restart')
+      Log('reopened ' .. state.uri .. ' after a daemon restart (' .. len(reply.changes) .. ' changes to the shared text)')
     endif
   endfor
 enddef
@@ -242,21 +265,36 @@ enddef
 
 # :QuireShare [name]: share the current buffer under name (default: its file name).
 export def Share(name: string)
-  Start()
-  if !ready
-    return
-  endif
   var buf = bufnr()
   var uri = name != '' ? name : (expand('%:p') != '' ? DocumentName(expand('%:p')) : 'buffer' .. buf)
-  var params: dict<any> = {uri: uri, text: DocumentText(buf)}
-  if expand('%:p') != ''
-    params.file = expand('%:p')   # the daemon merges changes made to the file outside Quire
-  endif
-  var reply = Request('document/open', params)
-  if type(reply) != v:t_dict
+  # A file: the daemon merges changes made to it outside Quire.
+  ShareAs(buf, uri, expand('%:p'), '')
+enddef
+
+# Shares `buf` as document `uri`, bound to `file` unless it is ''; `conflict`: what the person
+# chose after the daemon said the document holds other text ('take' or 'merge'; '' to ask).
+def ShareAs(buf: number, uri: string, file: string, conflict: string)
+  Start()
+  if !ready || !bufloaded(buf)
     return
   endif
-  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: get(params, 'file', ''), pending: [],
+  var params: dict<any> = {uri: uri, text: DocumentText(buf)}
+  if file != ''
+    params.file = file
+  endif
+  if conflict != ''
+    params.conflict = conflict
+  endif
+  var answer = Ask('document/open', params)
+  if get(get(answer, 'error', {}), 'code', 0) == -32017
+    AskConflict(buf, uri, file, get(answer.error, 'data', {}))   # nothing changed: the person decides
+    return
+  elseif !has_key(answer, 'result')
+    Warn('document/open failed: ' .. get(get(answer, 'error', {}), 'message', 'no answer'))
+    return
+  endif
+  var reply = answer.result
+  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: file, pending: [], view: get(reply, 'view', ''),
                  records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline'), opened: NextOpen()}
   # Shared text is read again on every reload: a modeline someone typed into it must not run.
   setbufvar(buf, '&modeline', 0)
@@ -280,8 +318,78 @@ export def Share(name: string)
     exe 'autocmd! BufDelete,BufWipeout <buffer=' .. buf .. '> quire#Forget(' .. buf .. ')'
   augroup END
   MapUndo(buf)
-  Log('shared ' .. uri)
-  Say((reply.created ? 'sharing' : 'joined') .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's')))
+  Log('shared ' .. uri .. (conflict != '' ? ' (' .. conflict .. ')' : ''))
+  Say((reply.created ? 'sharing' : conflict == 'take' ? 'took the shared text of' : conflict == 'merge' ? 'merged your text into' : 'joined')
+    .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's')))
+enddef
+
+# The name under which the person's text is kept apart from document `uri`.
+def ApartName(uri: string): string
+  return uri .. '~' .. UserName()
+enddef
+
+# The daemon has `uri` with other text than `buf` and nothing says what the two have in common
+# (-32017): it changed nothing. The buffer stays unshared (and says so in quire#StatusLine())
+# while a menu asks the person: take the shared text, merge both, or keep theirs apart under
+# another name. The menu takes t, m, a (or j, k and Enter); Esc leaves the buffer unshared.
+def AskConflict(buf: number, uri: string, file: string, data: dict<any>)
+  if has_key(conflicts, buf)
+    popup_close(conflicts[buf].popup, -2)
+  endif
+  var apart = ApartName(uri)
+  var choices = [
+    't  Take the shared text (replaces the text of this buffer)',
+    'm  Merge both: the shared text, then the text of this buffer',
+    'a  Keep mine apart: share this buffer as "' .. apart .. '"']
+  var characters = get(data, 'characters', -1)
+  var popup = popup_menu(choices, {
+    title: printf(' "%s" is already shared with other text%s ', uri, characters >= 0 ? printf(' (%d characters)', characters) : ''),
+    filter: ConflictKey, callback: (_, choice) => Chosen(buf, choice), padding: [0, 1, 0, 1]})
+  conflicts[buf] = {uri: uri, file: file, popup: popup}
+  Warn('not shared: "' .. uri .. '" holds other text; choose in the menu')
+  redrawstatus!
+  var answer = get(g:, 'quire_test_conflict_answer', '')
+  if answer != ''
+    # For the client's own tests: the person's answer, given once the menu is up.
+    timer_start(0, (_) => popup_close(popup, index(['take', 'merge', 'apart'], answer) + 1))
+  endif
+enddef
+
+# The conflict menu's keys: t, m and a choose at once; the menu's own keys otherwise.
+def ConflictKey(popup: number, key: string): bool
+  var choice = index(['t', 'm', 'a'], key)
+  if choice >= 0
+    popup_close(popup, choice + 1)
+    return true
+  endif
+  return popup_filter_menu(popup, key)
+enddef
+
+# The person chose (1 take, 2 merge, 3 apart; -1: the menu was dismissed).
+def Chosen(buf: number, choice: number)
+  if !has_key(conflicts, buf) || choice == -2
+    return   # replaced by a newer question
+  endif
+  var conflict = remove(conflicts, buf)
+  redrawstatus!
+  if !bufloaded(buf) || has_key(shared, buf)
+    return
+  endif
+  Log('conflict over ' .. conflict.uri .. ': choice ' .. choice)
+  if choice == 1
+    ShareAs(buf, conflict.uri, conflict.file, 'take')
+  elseif choice == 2
+    ShareAs(buf, conflict.uri, conflict.file, 'merge')
+  elseif choice == 3
+    # Not bound to the file: the shared document keeps that binding.
+    var apart = ApartName(conflict.uri)
+    ShareAs(buf, apart, '', '')
+    if has_key(shared, buf)
+      Say('your text is shared apart as "' .. apart .. '"; "' .. conflict.uri .. '" is untouched')
+    endif
+  else
+    Say('"' .. conflict.uri .. '" is not shared in this buffer; :QuireShare asks again')
+  endif
 enddef
 
 # Vim's own undo would also revert what others typed: undo and redo your own edits only.
@@ -373,21 +481,25 @@ export def Reattach(buf: number, reread: bool)
   if state.file != ''
     params.file = state.file
   endif
-  var reply = Request('document/open', params)
-  if type(reply) != v:t_dict
-    Say('stopped sharing "' .. state.uri .. '" in this buffer', true)
+  var answer = Ask('document/open', params)
+  if !has_key(answer, 'result')
+    var error = get(answer, 'error', {})
     Forget(buf)
+    if get(error, 'code', 0) == -32017
+      AskConflict(buf, state.uri, state.file, get(error, 'data', {}))   # read again with other text
+    else
+      Warn('document/open failed: ' .. get(error, 'message', 'no answer') .. '; stopped sharing "' .. state.uri .. '" in this buffer')
+    endif
     return
   endif
+  var reply = answer.result
   state.detached = false
+  state.view = get(reply, 'view', '')
   state.epoch = reply.epoch
   state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
   state.pending = []
-  if has_key(state, 'base')
-    remove(state, 'base')   # kept from a daemon restart while the buffer was unloaded
-  endif
   ApplyChanges(buf, reply.changes)
   Acknowledged(buf)
   Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
@@ -966,13 +1078,16 @@ def OnDaemonEdit(params: dict<any>)
     state.hash = params.hash
     state.hashAt = [state.editor, state.daemon]
     timer_stop(get(state, 'hashTimer', -1))
-    state.hashTimer = timer_start(100, (_) => CheckHash(buf))
+    var opened = state.opened
+    state.hashTimer = timer_start(100, (_) => CheckHash(buf, opened))
   endif
 enddef
 
 # Self-healing: if nothing changed since the last daemon edit, the buffer must have its hash.
-def CheckHash(buf: number)
-  if !has_key(shared, buf)
+# Not while the daemon is away (what the buffer shows then is not yet sent: the reopen takes it)
+# nor after a reopen or resync since the edit (`opened`), whose revisions start again.
+def CheckHash(buf: number, opened: number)
+  if !ready || !has_key(shared, buf) || shared[buf].detached || shared[buf].opened != opened
     return
   endif
   var state = shared[buf]
@@ -1181,7 +1296,7 @@ enddef
 
 # The escape hatch: the daemon's text replaces the buffer and a new epoch starts.
 export def Resync(buf: number)
-  if !has_key(shared, buf)
+  if !has_key(shared, buf) || !ready
     return
   endif
   var state = shared[buf]
@@ -1346,7 +1461,9 @@ enddef
 
 # For 'statusline': "[quire]" in a shared buffer, with the number of peer links when any.
 export def StatusLine(): string
-  if !has_key(shared, bufnr())
+  if has_key(conflicts, bufnr())
+    return '[quire: NOT shared, choose]'
+  elseif !has_key(shared, bufnr())
     return ''
   elseif !ready
     return '[quire: reconnecting]'
@@ -1480,6 +1597,10 @@ export def Stop()
     endif
   endfor
   shared = {}
+  for conflict in values(conflicts)
+    popup_close(conflict.popup, -2)
+  endfor
+  conflicts = {}
   ready = false
 enddef
 
