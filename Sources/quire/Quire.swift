@@ -234,6 +234,10 @@ struct StorageOptions: ParsableArguments {
             return .memory
         }
         do { return .store(try DocumentStore(path: path, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger)) } catch {
+            if error is UntrustedFileError {
+                // Not silently kept in memory instead: the user must hear of it and fix it.
+                throw ValidationError("\(error)")
+            }
             if let error = error as? StorageError, error.isLockHeld {
                 logger.info("\(error); joining it as an editor")
                 return .heldBy(editorSocket: DocumentStore.editorSocketPath(forDataDirectory: path))
