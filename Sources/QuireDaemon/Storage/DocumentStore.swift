@@ -45,10 +45,6 @@ public final class DocumentStore {
 
     var documentsPath: String { path + "/documents" }
 
-    /// Where the daemon that holds the data directory at `path` accepts editors, so that a second
-    /// `quire` started for the same directory can become one of its editors.
-    public static func editorSocketPath(forDataDirectory path: String) -> String { path + "/editors.sock" }
-
     /// Opens (creating when needed, mode 0700) and locks the data directory at `path`.
     /// Throws when another daemon holds it, it cannot be made, or it is not the user's own
     /// (`OwnedFiles`): a directory of another user's or open to writes by group or others,
