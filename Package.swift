@@ -70,6 +70,7 @@ let package = Package(
             dependencies: [
                 "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

@@ -32,7 +32,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "warning"
 
-    @Option(help: "Also accept editors on this Unix socket (they connect with `quire attach PATH`).")
+    @Option(help: "Also accept editors on this Unix socket (they connect with `quire attach PATH`); mode 0600, your user only. Only a stale socket of yours at PATH is replaced; anything else there is an error.")
     var socket: String?
 
     @Flag(help: "Do not serve stdin/stdout (with --socket: serve the socket only, until killed).")
@@ -93,8 +93,14 @@ func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Option
         // Editors can also reach this daemon in its data directory: a second `quire` started
         // for the same directory becomes one of them (below) rather than a daemon of its own.
         if options.socketPath == nil && options.serveStdio && !options.peerStdio {
-            options.socketPath = DocumentStore.editorSocketPath(forDataDirectory: opened.path)
-            options.socketIsOptional = true
+            let location = EditorSocketLocation(dataDirectory: opened.path)
+            do {
+                try location.prepare()
+                options.socketPath = location.socketPath
+                options.socketIsOptional = true
+            } catch {
+                logger.warning("not listening for editors: \(error)")
+            }
         }
     case .heldBy(let socketPath):
         if options.serveStdio && !options.peerStdio && options.socketPath == nil
@@ -234,9 +240,13 @@ struct StorageOptions: ParsableArguments {
             return .memory
         }
         do { return .store(try DocumentStore(path: path, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger)) } catch {
+            if error is UntrustedFileError {
+                // Not silently kept in memory instead: the user must hear of it and fix it.
+                throw ValidationError("\(error)")
+            }
             if let error = error as? StorageError, error.isLockHeld {
                 logger.info("\(error); joining it as an editor")
-                return .heldBy(editorSocket: DocumentStore.editorSocketPath(forDataDirectory: path))
+                return .heldBy(editorSocket: EditorSocketLocation(dataDirectory: path).socketPath)
             }
             FileHandle.standardError.write(Data("quire: \(error); documents are kept in memory only (pass --data-dir to keep them elsewhere)\n".utf8))
             return .memory

@@ -45,32 +45,41 @@ public final class DocumentStore {
 
     var documentsPath: String { path + "/documents" }
 
-    /// Where the daemon that holds the data directory at `path` accepts editors, so that a second
-    /// `quire` started for the same directory can become one of its editors.
-    public static func editorSocketPath(forDataDirectory path: String) -> String { path + "/editors.sock" }
-
     /// Opens (creating when needed, mode 0700) and locks the data directory at `path`.
-    /// Throws when another daemon holds it or it cannot be made.
+    /// Throws when another daemon holds it, it cannot be made, or it is not the user's own
+    /// (`OwnedFiles`): a directory of another user's or open to writes by group or others,
+    /// a symbolic link for `lock`, `replica` or `identity`, or a key readable by others.
     public init(path: String, durability: Durability = .sync, snapshotLogBytes: Int = 1 << 20, logger: Logger) throws {
         self.path = path
         self.snapshotLogBytes = snapshotLogBytes
         self.durability = durability
         self.logger = logger
         try FileSystem.makeDirectory(path)
+        try OwnedFiles.checkDirectory(path)
         try FileSystem.makeDirectory(path + "/documents")
-        lockDescriptor = try Self.lock(path + "/lock")
-        replica = try Self.loadReplica(path + "/replica", logger: logger)
-        identity = try Self.loadIdentity(path + "/identity", logger: logger)
+        try OwnedFiles.checkDirectory(path + "/documents", what: "the documents directory")
+        let lock = try Self.lock(path + "/lock")
+        do {
+            replica = try Self.loadReplica(path + "/replica", logger: logger)
+            identity = try Self.loadIdentity(path + "/identity", logger: logger)
+        } catch {
+            close(lock)
+            throw error
+        }
+        lockDescriptor = lock
     }
 
     deinit { close(lockDescriptor) }
 
     /// Takes an exclusive lock on `lockPath` (held until the process ends) and records the pid in it.
+    /// The lock file is opened without following a symbolic link and must be a regular file of
+    /// the user's, so a planted link cannot make the daemon truncate another file.
     private static func lock(_ lockPath: String) throws -> Int32 {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError.system("open", lockPath) }
+        guard let fd = try OwnedFiles.open(lockPath, flags: O_RDWR | O_CREAT) else { throw StorageError.system("open", lockPath) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? FileSystem.read(lockPath)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            var bytes = [UInt8](repeating: 0, count: 32)
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            let holder = String(decoding: bytes.prefix(max(0, n)), as: UTF8.self)
             close(fd)
             let pid = holder.trimmingCharacters(in: .whitespacesAndNewlines)
             throw StorageError("the data directory \(FileSystem.directory(of: lockPath)) is in use by another quire\(pid.isEmpty ? "" : " (pid \(pid))")",
@@ -83,8 +92,10 @@ public final class DocumentStore {
     }
 
     /// The identity kept in `identityPath` (its 32-byte private key, mode 0600), made when missing.
+    /// A key that is not a regular file of the user's, or that group or others may read, is
+    /// refused (`OwnedFiles`), never used or re-permissioned.
     private static func loadIdentity(_ identityPath: String, logger: Logger) throws -> PeerIdentity {
-        if let bytes = try FileSystem.read(identityPath) {
+        if let bytes = try OwnedFiles.read(identityPath, secret: true) {
             if let identity = try? PeerIdentity(rawRepresentation: bytes) { return identity }
             logger.warning("\(identityPath) is damaged; this daemon takes a new identity key (peers that pinned the old one will refuse it)")
         }
@@ -93,8 +104,9 @@ public final class DocumentStore {
         return identity
     }
 
+    /// The replica ID kept in `replicaPath`, made when missing; read without following a link.
     private static func loadReplica(_ replicaPath: String, logger: Logger) throws -> ReplicaID {
-        if let bytes = try FileSystem.read(replicaPath) {
+        if let bytes = try OwnedFiles.read(replicaPath) {
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if let value = UInt64(text), value != 0 { return ReplicaID(value) }
             logger.warning("\(replicaPath) is damaged; this daemon takes a new replica ID")
@@ -138,6 +150,7 @@ public final class DocumentStore {
         for name in names where !name.hasSuffix(".tmp") {
             let directory = documentsPath + "/" + name
             do {
+                try OwnedFiles.checkDirectory(directory, what: "the document directory")
                 let recovered = try DocumentFiles.recover(directory, replica: replica, views: views)
                 recovered.files.minimumLogBytesBeforeSnapshot = snapshotLogBytes
                 for warning in recovered.warnings { logger.warning("document \(recovered.files.uri): \(warning)") }

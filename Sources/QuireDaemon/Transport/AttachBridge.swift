@@ -4,6 +4,7 @@ import NIOPosix
 
 /// `quire attach PATH`: connects to a running daemon's Unix socket and bridges this process's
 /// stdin and stdout to it, so an editor can start `quire attach` as if it were the daemon.
+/// Only a daemon that runs as the same user (`SO_PEERCRED`) is attached to.
 public enum AttachBridge {
     /// Runs until either side closes; returns 0 when the daemon closed first, 1 on failure.
     public static func run(socketPath: String) throws -> Int32 {
@@ -19,13 +20,29 @@ public enum AttachBridge {
         let done = ExitLatch(donePromise)
         nonisolated(unsafe) var stdio: Channel?
         nonisolated(unsafe) var socket: Channel?
-        let socketChannel = try ClientBootstrap(group: group)
+        let daemonUIDPromise = group.next().makePromise(of: uid_t?.self)
+        let connecting = ClientBootstrap(group: group)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
                 socket = channel
-                return channel.pipeline.addHandler(ByteForwarder(to: { stdio }, onEnd: { done.finish(0) }))
+                return channel.pipeline.addHandlers([PeerUIDReader(uid: daemonUIDPromise),
+                                                     ByteForwarder(to: { stdio }, onEnd: { done.finish(0) })])
             }
-            .connect(unixDomainSocketPath: socketPath).wait()
+            .connect(unixDomainSocketPath: socketPath)
+        let socketChannel: Channel
+        do {
+            socketChannel = try connecting.wait()
+        } catch {
+            daemonUIDPromise.fail(error)
+            throw error
+        }
+        // An editor's text goes only to a daemon of its own user's, whoever made the socket.
+        let daemonUID = try daemonUIDPromise.futureResult.wait()
+        guard daemonUID == getuid() else {
+            socketChannel.close(promise: nil)
+            let who = daemonUID.map { "uid \($0)" } ?? "a process the kernel does not name"
+            throw PeerNetworkError("the daemon at \(socketPath) runs as \(who), not as you (uid \(getuid())); quire attach sends nothing to it")
+        }
         let output = dup(1)
         dup2(2, 1)
         // Each channel is recorded in its initializer, on the loop, before it can read: a reply

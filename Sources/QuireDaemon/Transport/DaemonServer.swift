@@ -21,6 +21,8 @@ public final class DaemonServer {
         public var connectCommands: [String] = []
         /// Speak the peer protocol on stdin/stdout instead of serving an editor there.
         public var peerStdio = false
+        /// The only user whose processes may attach on `socketPath` (checked with `SO_PEERCRED`).
+        var editorUID: uid_t = getuid()
         public init(serveStdio: Bool = true, socketPath: String? = nil) {
             self.serveStdio = serveStdio
             self.socketPath = socketPath
@@ -74,24 +76,18 @@ public final class DaemonServer {
             loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in daemon.syncStorage() }
         }
         try startPeering(network, on: loop)
+        var editorSocket: EditorSocket?
         if let path = options.socketPath {
-            try? FileManager.default.removeItem(atPath: path)
-            let bound = ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 16)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(EditorChannelHandler(
-                            makeConnection: { write in
-                                let connection = EditorConnection(daemon: daemon, write: write)
-                                connection.session.onExit = { _ in channel.close(promise: nil) }
-                                return connection
-                            },
-                            onClose: { _ in }))
-                    }
-                }
-                .bind(unixDomainSocketPath: path)
             do {
-                _ = try bound.wait()
+                editorSocket = try EditorSocketServer.listen(path: path, group: group, ownUID: options.editorUID, logger: logger) { channel in
+                    try channel.pipeline.syncOperations.addHandler(EditorChannelHandler(
+                        makeConnection: { write in
+                            let connection = EditorConnection(daemon: daemon, write: write)
+                            connection.session.onExit = { _ in channel.close(promise: nil) }
+                            return connection
+                        },
+                        onClose: { _ in }))
+                }
                 logger.info("listening for editors on \(path)")
             } catch where options.socketIsOptional {
                 logger.warning("not listening for editors on \(path): \(error)")
@@ -121,7 +117,7 @@ public final class DaemonServer {
             daemon.syncStorage()
         }.wait()
         try? group.syncShutdownGracefully()
-        if let path = options.socketPath { try? FileManager.default.removeItem(atPath: path) }
+        editorSocket?.removeIfStillOurs()
         return status
     }
 
