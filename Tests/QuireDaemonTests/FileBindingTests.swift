@@ -251,4 +251,89 @@ import ReplicatingTypes
         #expect(bob.request("document/save", ["uri": "doc"])["result"]?["importedEdits"] == 0)
         #expect(Self.bytes(path) == Self.bom + Self.crlf("1 kept\nf(x)\n"))
     }
+    // MARK: Safe temporary files (issue 20, item 8)
+
+    static func mode(_ path: String) -> Int? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int(info.st_mode & 0o7777) : nil
+    }
+
+    /// A `FILE.tmp` symlink planted by someone who can write the file's directory is never
+    /// followed nor changed by a save, nor is a file planted under that predictable name; the
+    /// save still succeeds with the file's own permissions.
+    @Test func aPlantedTemporaryFileOrSymlinkIsNeverFollowedOrModified() throws {
+        let path = try Self.file("f(x)\n")
+        _ = chmod(path, 0o640)
+        let directory = (path as NSString).deletingLastPathComponent
+        let victim = DaemonProcess.temporaryDirectory("victim") + "/id_key"
+        try "secret <K1>\n".write(toFile: victim, atomically: false, encoding: .utf8)
+        _ = chmod(victim, 0o600)
+        #expect(symlink(victim, path + ".tmp") == 0)
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = Self.boundEditor(path, text: "f(x)\n", on: daemon)
+        ann.edit(0..<0, with: "<A17> ")
+        #expect(ann.request("document/save", ["uri": "doc"])["result"]?["importedEdits"] == 0)
+        #expect(Self.read(path) == "<A17> f(x)\n")
+        #expect(Self.mode(path) == 0o640)
+        #expect(Self.read(victim) == "secret <K1>\n", "the symlink's target is untouched")
+        #expect(Self.mode(victim) == 0o600, "and keeps its permissions")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: path + ".tmp")) == victim, "the planted link is left as it was")
+        // A regular file planted under the predictable name is not touched either.
+        FileSystem.remove(path + ".tmp")
+        try "planted \"s\"\n".write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
+        ann.edit(0..<0, with: "g(y) ")
+        #expect(ann.request("document/save", ["uri": "doc"])["result"] != nil)
+        #expect(Self.read(path) == "g(y) <A17> f(x)\n")
+        #expect(Self.read(path + ".tmp") == "planted \"s\"\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["notes.txt", "notes.txt.tmp"],
+                "no temporary file is left behind")
+    }
+
+    /// Every atomic write (snapshots, bindings, saves) goes through one temporary file with an
+    /// unpredictable name beside the target, and gets exactly the mode asked for, whatever the
+    /// umask and whatever was planted.
+    @Test func atomicWritesUseUnpredictableNamesAndExactModes() throws {
+        let directory = DaemonProcess.temporaryDirectory("atomic")
+        let target = directory + "/snapshot-1"
+        let names = (0..<4).map { _ in FileSystem.temporaryName(for: target) }
+        #expect(Set(names).count == 4)
+        #expect(names.allSatisfy { $0.hasPrefix(directory + "/.snapshot-1.") && $0.hasSuffix(".tmp") && $0.count == target.count + 2 + 32 + 4 })
+        let elsewhere = DaemonProcess.temporaryDirectory("elsewhere") + "/profile"
+        try "<P1>\n".write(toFile: elsewhere, atomically: false, encoding: .utf8)
+        #expect(symlink(elsewhere, target + ".tmp") == 0)
+        let oldMask = umask(0o077)
+        defer { umask(oldMask) }
+        try FileSystem.writeAtomically(Array("state <S2>".utf8), to: target, mode: 0o644)
+        #expect(Self.read(target) == "state <S2>")
+        #expect(Self.mode(target) == 0o644, "fchmod on the descriptor: the umask does not narrow it")
+        #expect(Self.read(elsewhere) == "<P1>\n")
+        // A symlink standing at the target itself is replaced by the rename, never followed.
+        FileSystem.remove(target)
+        #expect(symlink(elsewhere, target) == 0)
+        try FileSystem.writeAtomically(Array("new".utf8), to: target)
+        #expect(Self.read(elsewhere) == "<P1>\n")
+        #expect(Self.mode(target) == 0o600)
+    }
+
+    /// A bound file is read with O_NOFOLLOW: one replaced by a symlink (to a file the user never
+    /// shared) is neither read into the document nor written through; opening a symlink is
+    /// refused with a message that says to open the file it points to.
+    @Test func aBoundFileReplacedByASymlinkIsNeitherReadNorWritten() throws {
+        let path = try Self.file("shared <A1>\n")
+        let secret = DaemonProcess.temporaryDirectory("secret") + "/key"
+        try "secret <K1>\n".write(toFile: secret, atomically: false, encoding: .utf8)
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = Self.boundEditor(path, text: "shared <A1>\n", on: daemon)
+        FileSystem.remove(path)
+        #expect(symlink(secret, path) == 0)
+        let error = ann.request("document/save", ["uri": "doc"])["error"]
+        #expect(error?["code"] == -32016)
+        #expect(error?["message"]?.stringValue?.contains("symbolic link") == true, "\(String(describing: error))")
+        #expect(Self.read(secret) == "secret <K1>\n")
+        #expect(ann.request("document/text", ["uri": "doc"])["result"]?["text"] == "shared <A1>\n", "nothing of the target was read")
+        let bob = TestEditor(daemon: daemon)
+        bob.initialize(user: "bob")
+        let refused = bob.request("document/open", ["uri": "other", "text": "", "file": .string(path)])
+        #expect(refused["error"]?["message"]?.stringValue?.contains("symbolic link") == true)
+    }
 }

@@ -76,11 +76,19 @@ extension Daemon {
             throw .invalidParams("params.uri: \(document.uri) is not bound to a file (open it with params.file)")
         }
         let imported = try mergeOutsideChanges(of: document)
+        // What stands at the path now, not followed: a symbolic link put there since the file
+        // was bound is neither followed nor replaced (the merge above refuses it too).
+        var info = stat()
+        let exists = lstat(binding.path, &info) == 0
+        if exists, info.st_mode & S_IFMT != S_IFREG {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(binding.path): it is no longer a regular file")
+        }
+        let mode = exists ? info.st_mode & 0o7777 : 0o644
         let format = document.file?.format ?? binding.format
         let text = document.text.string
         let bytes = format.encode(text)
         do {
-            try FileSystem.writeAtomically(bytes, to: binding.path, mode: FileSystem.permissions(binding.path) ?? 0o644)
+            try FileSystem.writeAtomically(bytes, to: binding.path, mode: mode)
         } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(binding.path): \(error)")
         }
@@ -111,14 +119,14 @@ extension Daemon {
         }
     }
 
-    /// The bytes of `path`, nil when it does not exist.
+    /// The bytes of the bound file `path`, nil when it does not exist. A symbolic link or
+    /// anything but a regular file is refused (`FileSystem.readUserFile`: read with
+    /// `O_NOFOLLOW`, so a link planted in place of a bound file is never followed).
     static func readFile(_ path: String) throws(ResponseError) -> [UInt8]? {
-        var info = stat()
-        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-            throw ResponseError(code: ResponseError.unavailableCode, message: "\(path) is not a regular file")
-        }
-        do { return try FileSystem.read(path) } catch {
-            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot read \(path): \(error)")
+        do { return try FileSystem.readUserFile(path) } catch {
+            let reason = "\(error)"
+            throw ResponseError(code: ResponseError.unavailableCode,
+                                message: reason.hasPrefix(path) ? reason : "Cannot read \(path): \(reason)")
         }
     }
 }
