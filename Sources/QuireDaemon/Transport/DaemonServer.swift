@@ -78,6 +78,8 @@ public final class DaemonServer {
             try? FileManager.default.removeItem(atPath: path)
             let bound = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 16)
+                // An editor's end of input is an event (answered, then closed), not an abrupt close.
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(EditorChannelHandler(
