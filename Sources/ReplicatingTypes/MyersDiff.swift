@@ -2,7 +2,8 @@
 ///
 /// Guarantees: the hunks are sorted, disjoint, and turn `old` into `new` when each `old` range is
 /// replaced by its `new` range; with at most `maxEdits` differences the script is minimal, beyond
-/// that the differing middle is one replacement (still correct, bounded in time and memory).
+/// that the differing middle is one replacement (still correct, bounded in time and memory), or,
+/// from `exactHunks`, nil, so that the caller can split it its own way (`TextDiff` by lines).
 enum MyersDiff {
     struct Hunk: Equatable {
         var old: Range<Int>
@@ -10,6 +11,23 @@ enum MyersDiff {
     }
 
     static func hunks<T: Equatable>(_ old: ArraySlice<T>, _ new: ArraySlice<T>, maxEdits: Int = 1024) -> [Hunk] {
+        exactHunks(old, new, maxEdits: maxEdits) ?? [commonPrefixAndSuffix(old, new)]
+    }
+
+    /// The differing middle of `old` and `new`, once their common prefix and suffix are skipped.
+    /// - Complexity: O(n + m).
+    static func commonPrefixAndSuffix<T: Equatable>(_ old: ArraySlice<T>, _ new: ArraySlice<T>) -> Hunk {
+        var oStart = old.startIndex, nStart = new.startIndex
+        var oEnd = old.endIndex, nEnd = new.endIndex
+        while oStart < oEnd, nStart < nEnd, old[oStart] == new[nStart] { oStart += 1; nStart += 1 }
+        while oEnd > oStart, nEnd > nStart, old[oEnd - 1] == new[nEnd - 1] { oEnd -= 1; nEnd -= 1 }
+        return Hunk(old: oStart..<oEnd, new: nStart..<nEnd)
+    }
+
+    /// The minimal hunks, or nil when there are more than `maxEdits` differences (the caller
+    /// then chooses how to split the differing middle).
+    /// - Complexity: O((n + m) · min(D, maxEdits)) time, O(min(D, maxEdits)²) memory.
+    static func exactHunks<T: Equatable>(_ old: ArraySlice<T>, _ new: ArraySlice<T>, maxEdits: Int = 1024) -> [Hunk]? {
         var oStart = old.startIndex, nStart = new.startIndex
         var oEnd = old.endIndex, nEnd = new.endIndex
         while oStart < oEnd, nStart < nEnd, old[oStart] == new[nStart] { oStart += 1; nStart += 1 }
@@ -34,7 +52,7 @@ enum MyersDiff {
                 if x >= n, y >= m { found = true; break outer }
             }
         }
-        guard found else { return [Hunk(old: oStart..<oEnd, new: nStart..<nEnd)] }
+        guard found else { return nil }
         // Walk back through the trace, collecting the edits as hunks (in reverse).
         var hunks: [Hunk] = []
         var x = n, y = m

@@ -15,7 +15,11 @@ public struct TextEdit: Hashable, Sendable {
 ///
 /// Guarantees: the edits are sorted, disjoint, refer to offsets (in scalars) of the old text, and
 /// turn the old text into the new one when applied from last to first. Typing and deleting stay
-/// character-precise (one keystroke in a resent line is one inserted character). A common prefix
+/// character-precise (one keystroke in a resent line is one inserted character). A change of
+/// many lines that keeps their number (a substitution over the whole text) is diffed line by
+/// line when it is too large to diff at once, so it stays per-line edits whatever its size;
+/// only a region that also adds or removes lines and holds more than `characterBudget`
+/// character differences becomes one replacement. A common prefix
 /// and suffix are skipped in linear time, so one changed line in a 3 MB document costs one pass
 /// over it.
 public enum TextDiff {
@@ -53,15 +57,37 @@ public enum TextDiff {
                 edits.append(TextEdit(range: at..<at, replacement: ["\n"]))
                 continue
             }
-            // Character level inside the changed lines.
-            let inner = MyersDiff.hunks(old[oldRange], new[newRange], maxEdits: 1024)
-            for inner in EditAlignment.align(inner, old: old[oldRange], new: new[newRange], cursor: cursor, replacing: replacing) {
-                edits.append(TextEdit(range: (inner.old.lowerBound - old.startIndex)..<(inner.old.upperBound - old.startIndex),
-                                      replacement: Array(new[inner.new])))
+            // Character level inside the changed lines: all of them at once while that stays
+            // within budget; otherwise (a `:%s` over many lines) line by line, so that a change
+            // of every line is still the few characters changed in each, never one replacement
+            // of the whole stretch (which would carry away what others type between them, and
+            // make its undo restore the stretch as one block).
+            var regions: [(old: Range<Int>, new: Range<Int>, hunks: [MyersDiff.Hunk])] = []
+            if let whole = MyersDiff.exactHunks(old[oldRange], new[newRange], maxEdits: Self.characterBudget) {
+                regions = [(oldRange, newRange, whole)]
+            } else if hunk.old.count == hunk.new.count, hunk.old.count > 1 {
+                for k in 0..<hunk.old.count {
+                    let oldLine = span(of: (hunk.old.lowerBound + k)..<(hunk.old.lowerBound + k + 1), in: oldLines,
+                                       base: old.startIndex, end: old.endIndex)
+                    let newLine = span(of: (hunk.new.lowerBound + k)..<(hunk.new.lowerBound + k + 1), in: newLines,
+                                       base: new.startIndex, end: new.endIndex)
+                    regions.append((oldLine, newLine, MyersDiff.hunks(old[oldLine], new[newLine], maxEdits: Self.characterBudget)))
+                }
+            } else {
+                regions = [(oldRange, newRange, [MyersDiff.commonPrefixAndSuffix(old[oldRange], new[newRange])])]
+            }
+            for region in regions {
+                for inner in EditAlignment.align(region.hunks, old: old[region.old], new: new[region.new], cursor: cursor, replacing: replacing) {
+                    edits.append(TextEdit(range: (inner.old.lowerBound - old.startIndex)..<(inner.old.upperBound - old.startIndex),
+                                          replacement: Array(new[inner.new])))
+                }
             }
         }
         return edits
     }
+
+    /// Character differences one Myers run looks for before giving up on a region.
+    static let characterBudget = 1024
 
     /// Applies `edits` (as produced by `edits(from:to:)`) to `text`.
     public static func apply(_ edits: [TextEdit], to text: [Unicode.Scalar]) -> [Unicode.Scalar] {

@@ -87,3 +87,33 @@ import Testing
         #expect(second.waitForExit() == 0)
     }
 }
+
+/// `quire attach` whose stdin closes right after its requests (`printf ... | quire attach`):
+/// every byte the daemon answered reaches stdout before the bridge exits, however large.
+@Suite struct AttachDrainTests {
+    @Test func aLargeReplyArrivesWholeWhenStdinClosesRightAfterTheRequest() throws {
+        let path = NSTemporaryDirectory() + "quire-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        let daemon = try DaemonProcess(arguments: ["--socket", path])
+        let line = "let <A17> = f(x) + \"s\"; // filler filler filler filler filler\n"
+        let text = String(repeating: line, count: 750_000 / line.utf8.count + 1)
+        let owner = TestEditor(process: daemon)
+        owner.initialize(user: "ann")
+        owner.open("big", text: text)
+        #expect(SocketSessionTests.waitForFile(path))
+        for round in 0..<3 {
+            let attach = try DaemonProcess(arguments: ["attach", path])
+            attach.send(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"user":{"name":"bob"}}}"#)
+            attach.send(#"{"jsonrpc":"2.0","id":2,"method":"document/open","params":{"uri":"big","text":""}}"#)
+            attach.send(#"{"jsonrpc":"2.0","id":3,"method":"document/text","params":{"uri":"big"}}"#)
+            attach.closeInput()
+            #expect(attach.waitForExit() == 0, "round \(round)")
+            let reply = attach.reply(to: 3, timeout: 10)?["result"]?["text"]?.stringValue
+            #expect(reply?.utf8.count == text.utf8.count, "round \(round): the reply arrived whole")
+            #expect(reply == text)
+            #expect(attach.reply(to: 2, timeout: 10)?["result"]?["changes"]?.arrayValue?.first?["text"]?.stringValue == text)
+        }
+        owner.request("shutdown")
+        owner.notify("exit")
+        #expect(daemon.waitForExit() == 0)
+    }
+}

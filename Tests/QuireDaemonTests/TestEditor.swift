@@ -213,6 +213,7 @@ final class TestEditor {
     // MARK: Positions in the negotiated encoding
 
     func position(of offset: Int) -> JSONValue {
+        let text = self.text
         var line = 0, lineStart = 0
         for i in 0..<offset where text[i] == "\n" { line += 1; lineStart = i + 1 }
         let character = encoding.width(of: text[lineStart..<offset])
@@ -221,6 +222,7 @@ final class TestEditor {
 
     func offset(of position: JSONValue?) -> Int? {
         guard let line = position?["line"]?.integerValue, let character = position?["character"]?.integerValue else { return nil }
+        let text = self.text   // a local copy (no copying: shared storage) scans without a property access per character
         var i = 0, l = 0
         while l < line { guard i < text.count else { return nil }; if text[i] == "\n" { l += 1 }; i += 1 }
         var units = 0

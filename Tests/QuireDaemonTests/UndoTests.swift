@@ -110,6 +110,73 @@ import ReplicatingTypes
         #expect(Self.undo(again) == false, "the old session's steps are not this one's")
     }
 
+    /// Vim's `:%s` reaches the daemon as every line replaced (`lines` change); its `u` is
+    /// `document/undo`. Whatever the number of lines, the substitution is the few characters
+    /// changed in each line, and its undo removes exactly what it inserted and puts back exactly
+    /// what it removed, by identity: what the other person typed inside and between the changed
+    /// lines stays whole and in place, and redo brings the substitution back around it.
+    @Test(arguments: [200, 2_000])
+    func undoOfALargeSubstitutionLeavesOthersWordsInPlace(lines count: Int) {
+        let (ann, bob) = Self.editors()
+        let original = (0..<count).map { String(format: "row %04d mid f(x) text here", $0) }
+        let substituted = original.map { $0.replacingOccurrences(of: "text", with: "TEXT") }
+        ann.edit(0..<0, with: original.joined(separator: "\n") + "\n")
+        bob.deliver()
+        // :%s/text/TEXT/g, one undo block.
+        ann.text = Array((substituted.joined(separator: "\n") + "\n").unicodeScalars)
+        ann.editorRevision += 1
+        let reply = ann.request("document/edit", [
+            "uri": "doc", "epoch": .integer(Int64(ann.epoch)), "revision": .integer(Int64(ann.daemonRevision)), "undoGroup": 7,
+            "changes": [["lines": ["start": 0, "end": .integer(Int64(count))], "newLines": .array(substituted.map { .string($0) })]],
+        ])
+        #expect(reply["result"] != nil, "\(reply)")
+        bob.deliver()
+        #expect(bob.string == ann.string)
+        // Bob types inside some 30 changed lines (before and after the changed word) and
+        // adds a line of his own between two changed lines, last line first so offsets hold.
+        func lineStart(_ line: Int, in text: [Unicode.Scalar]) -> Int {
+            var offset = 0, seen = 0
+            while seen < line { if text[offset] == "\n" { seen += 1 }; offset += 1 }
+            return offset
+        }
+        var expectedUndone = original, expectedRedone = substituted
+        for line in stride(from: count - 3, through: 0, by: -max(7, count / 30)) {
+            let start = lineStart(line, in: bob.text)
+            bob.edit((start + 22)..<(start + 22), with: " \"s\"")                 // after "TEXT"
+            bob.edit((start + 13)..<(start + 13), with: "<B\(line)> ")            // before "f(x)"
+            bob.edit(start..<start, with: "g(<C\(line)>)\n")                     // a line between
+            for k in [line] {
+                expectedRedone[k] = String(format: "row %04d mid <B%d> f(x) TEXT \"s\" here", k, k)
+                expectedUndone[k] = String(format: "row %04d mid <B%d> f(x) text \"s\" here", k, k)
+                expectedRedone.insert("g(<C\(k)>)", at: k)
+                expectedUndone.insert("g(<C\(k)>)", at: k)
+            }
+        }
+        ann.deliver()
+        #expect(ann.string == bob.string)
+        #expect(ann.string == expectedRedone.joined(separator: "\n") + "\n")
+        #expect(Self.undo(ann) == true)
+        bob.deliver()
+        #expect(ann.string == expectedUndone.joined(separator: "\n") + "\n", "the substitution went, every word of bob's in place")
+        #expect(bob.string == ann.string)
+        #expect(Self.undo(ann, "document/redo") == true)
+        bob.deliver()
+        #expect(ann.string == expectedRedone.joined(separator: "\n") + "\n", "redo brings the substitution back")
+        #expect(bob.string == ann.string)
+        #expect(ann.hashMismatches == 0 && bob.hashMismatches == 0 && ann.dropped == 0)
+    }
+
+    /// The substitution itself is per line: one small removal and insertion per changed word,
+    /// never one replacement of the whole range (what made its undo carry others' words away).
+    @Test func aSubstitutionOfEveryLineStaysPerLine() {
+        let old = (0..<2_000).map { "row \($0) text here\n" }.joined()
+        let new = old.replacingOccurrences(of: "text", with: "TEXT")
+        let edits = TextDiff.edits(from: old, to: new)
+        #expect(edits.count == 2_000)
+        #expect(edits.allSatisfy { $0.range.count == 4 && $0.replacement == Array("TEXT".unicodeScalars) })
+        #expect(String(String.UnicodeScalarView(TextDiff.apply(edits, to: Array(old.unicodeScalars)))) == new)
+    }
+
     /// Undoing a paste or a large deletion is one operation, not one per character.
     @Test func undoingAStretchIsOneOperation() {
         let paste = Array(String(repeating: "0123456789\n", count: 500).unicodeScalars)

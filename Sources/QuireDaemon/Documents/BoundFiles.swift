@@ -3,7 +3,9 @@ import QuireProtocol
 import ReplicatingTypes
 
 /// Documents bound to files: binding, merging in changes made to the file outside Quire, saving
-/// the merged text atomically, and taking note of an editor's own save.
+/// the merged text atomically, and taking note of an editor's own save. A file's line endings,
+/// BOM and final newline are its binding's `FileFormat`: read and compared as the text editors
+/// show, written back as the file had them.
 extension Daemon {
     /// Binds `document` to the file at `path` (absolute), whose present content is `content`
     /// (read by the caller before anything changed; nil: no file yet). Binding again to the same
@@ -14,13 +16,15 @@ extension Daemon {
             try mergeOutsideChanges(of: document, content: content)
             return
         }
-        setFile(path, holding: document.text, hash: content.map { TextHash.sha256Hex(bytes: $0) }, of: document)
-        logger.info("document \(document.uri) bound to \(path)")
+        let format = content.flatMap(FileFormat.decode)?.format ?? .plain
+        setFile(path, holding: document.text, hash: content.map { TextHash.sha256Hex(bytes: $0) }, format: format, of: document)
+        logger.info("document \(document.uri) bound to \(path)\(format == .plain ? "" : " (\(format.crlf ? "CRLF" : "LF")\(format.bom ? ", BOM" : "")\(format.finalNewline ? "" : ", no final newline"))")")
     }
 
-    /// Records that `document`'s file at `path` holds the text of `base` and has `hash`, durably.
-    private func setFile(_ path: String, holding base: ReplicatingText, hash: String?, of document: SharedDocument) {
-        document.file = FileBinding(path: path, hash: hash, base: base)
+    /// Records that `document`'s file at `path` holds the text of `base` in `format` and has
+    /// `hash`, durably.
+    private func setFile(_ path: String, holding base: ReplicatingText, hash: String?, format: FileFormat, of document: SharedDocument) {
+        document.file = FileBinding(path: path, hash: hash, base: base, format: format)
         store?.record(document.file, forDocument: document.id)
     }
 
@@ -39,59 +43,90 @@ extension Daemon {
         guard let binding = document.file, let bytes = content else { return 0 }
         let hash = TextHash.sha256Hex(bytes: bytes)
         guard hash != binding.hash else { return 0 }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard let (fileText, format) = FileFormat.decode(bytes) else {
             throw ResponseError(code: ResponseError.unavailableCode, message: "\(binding.path) is not UTF-8 text: its change was not merged")
         }
+        // Like with like: the file's text as editors show it, against the text Quire knows.
+        let current = document.text.string
+        if FileFormat.comparable(fileText, to: current) == current {
+            // The file holds what the document holds (an editor wrote it, or only the file's
+            // format changed): nothing to merge.
+            setFile(binding.path, holding: document.text, hash: hash, format: format, of: document)
+            return 0
+        }
+        let baseText = binding.base.string
+        let text = FileFormat.comparable(fileText, to: baseText)
         var merged = binding.base
         merged.replica = makeReplica()
-        let edits = TextDiff.edits(from: Array(binding.base.string.unicodeScalars), to: Array(text.unicodeScalars))
+        let edits = TextDiff.edits(from: Array(baseText.unicodeScalars), to: Array(text.unicodeScalars))
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += merged.replace(edit.range, with: edit.replacement) }
         contributeFromOutside(operations, to: document)
-        setFile(binding.path, holding: merged, hash: hash, of: document)
+        setFile(binding.path, holding: merged, hash: hash, format: format, of: document)
         logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire")
         return edits.count
     }
 
     /// Merges outside changes, then writes the document's text to its file atomically
-    /// (temporary file, fsync, rename, directory fsync), keeping the file's permissions.
+    /// (temporary file, fsync, rename, directory fsync), keeping the file's permissions and
+    /// format. The hash returned is that of the document's text (what editors compare with
+    /// their own); the binding keeps the hash of the bytes written.
     func save(_ document: SharedDocument) throws(ResponseError) -> (path: String, hash: String, imported: Int) {
         guard let binding = document.file else {
             throw .invalidParams("params.uri: \(document.uri) is not bound to a file (open it with params.file)")
         }
         let imported = try mergeOutsideChanges(of: document)
-        let bytes = Array(document.text.string.utf8)
+        // What stands at the path now, not followed: a symbolic link put there since the file
+        // was bound is neither followed nor replaced (the merge above refuses it too).
+        var info = stat()
+        let exists = lstat(binding.path, &info) == 0
+        if exists, info.st_mode & S_IFMT != S_IFREG {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(binding.path): it is no longer a regular file")
+        }
+        let mode = exists ? info.st_mode & 0o7777 : 0o644
+        let format = document.file?.format ?? binding.format
+        let text = document.text.string
+        let bytes = format.encode(text)
         do {
-            try FileSystem.writeAtomically(bytes, to: binding.path, mode: FileSystem.permissions(binding.path) ?? 0o644)
+            try FileSystem.writeAtomically(bytes, to: binding.path, mode: mode)
         } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(binding.path): \(error)")
         }
-        let hash = TextHash.sha256Hex(bytes: bytes)
-        setFile(binding.path, holding: document.text, hash: hash, of: document)
+        setFile(binding.path, holding: document.text, hash: TextHash.sha256Hex(bytes: bytes), format: format, of: document)
         logger.info("document \(document.uri) saved to \(binding.path) (\(bytes.count) bytes)")
-        return (binding.path, hash, imported)
+        return (binding.path, TextHash.sha256Hex(text), imported)
     }
 
     /// An editor wrote `text` (its text at some revision) to the bound file itself: the file
     /// now holds that state, not changes made outside Quire. If the file already holds
     /// something else (changed again before this notice arrived), it is recorded as holding
-    /// `text`, so the next check merges the difference.
+    /// `text`, so the next check merges the difference. The file is compared as text (its own
+    /// line endings, BOM and a final newline the editor added are its format, kept from now on).
     func editorSaved(_ document: SharedDocument, text: ReplicatingText) {
-        guard let path = document.file?.path else { return }
-        let bytes = (try? Self.readFile(path)).flatMap { $0 }
-        let written = Array(text.string.utf8)
-        let hash = bytes.map { $0 == written ? TextHash.sha256Hex(bytes: $0) : TextHash.sha256Hex(bytes: written) }
-        setFile(path, holding: text, hash: hash, of: document)
+        guard let binding = document.file else { return }
+        let saved = text.string
+        let bytes = (try? Self.readFile(binding.path)).flatMap { $0 }
+        guard let bytes else {
+            setFile(binding.path, holding: text, hash: nil, format: binding.format, of: document)
+            return
+        }
+        if let (fileText, format) = FileFormat.decode(bytes), FileFormat.comparable(fileText, to: saved) == saved {
+            setFile(binding.path, holding: text, hash: TextHash.sha256Hex(bytes: bytes), format: format, of: document)
+        } else {
+            // Changed again since: recorded as holding `text`, under a hash the file does not have.
+            let written = binding.format.encode(saved)
+            setFile(binding.path, holding: text, hash: TextHash.sha256Hex(bytes: written), format: binding.format, of: document)
+        }
     }
 
-    /// The bytes of `path`, nil when it does not exist.
+    /// The bytes of the bound file `path`, nil when it does not exist. A symbolic link or
+    /// anything but a regular file is refused (`FileSystem.readUserFile`: read with
+    /// `O_NOFOLLOW`, so a link planted in place of a bound file is never followed).
     static func readFile(_ path: String) throws(ResponseError) -> [UInt8]? {
-        var info = stat()
-        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-            throw ResponseError(code: ResponseError.unavailableCode, message: "\(path) is not a regular file")
-        }
-        do { return try FileSystem.read(path) } catch {
-            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot read \(path): \(error)")
+        do { return try FileSystem.readUserFile(path) } catch {
+            let reason = "\(error)"
+            throw ResponseError(code: ResponseError.unavailableCode,
+                                message: reason.hasPrefix(path) ? reason : "Cannot read \(path): \(reason)")
         }
     }
 }

@@ -274,7 +274,9 @@ public final class EditorSession: MessageHandler {
         }
         if let file = request.file, let content = fileContent {
             // A reopen whose editor wrote the file itself: its changes came in with the reopen.
-            let writtenByEditor = (request.base != nil || view != nil) && content.map { $0.elementsEqual(editorText.utf8) } == true
+            // Compared as text: the file's line endings, BOM and final newline are its format.
+            let writtenByEditor = (request.base != nil || view != nil)
+                && content.flatMap(FileFormat.decode).map { FileFormat.comparable($0.text, to: editorText) == editorText } == true
             try daemon.bind(document, toFile: file, content: content, writtenByEditor: writtenByEditor)
         } else if document.file != nil {
             do { try daemon.mergeOutsideChanges(of: document) } catch { showError("Quire: \(error.message)") }
@@ -326,7 +328,7 @@ public final class EditorSession: MessageHandler {
         } else if let file = request.file, let binding = document.file, binding.path == file {
             // What the editor changed beyond the file (which the binding brings in once), or
             // beyond the file's last synced text when the file cannot be read.
-            let base = fileContent.map { String(decoding: $0, as: UTF8.self) } ?? binding.base.string
+            let base = fileContent.flatMap(FileFormat.decode).map { FileFormat.comparable($0.text, to: editorText) } ?? binding.base.string
             mergeReopened(document, base: base, editorText: editorText)
         } else if request.conflict == .merge {
             contributeAppended(editorText, to: document, separated: true)

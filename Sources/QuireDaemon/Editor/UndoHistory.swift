@@ -5,14 +5,22 @@ import ReplicatingTypes
 ///
 /// Guarantees: undoing a step reverts only what this session did in it, whatever others typed
 /// since: characters it inserted are removed by ID (wherever they are now, and only if still
-/// there), characters it removed are put back where their own tombstones stand, so they land
-/// where they stood even among others' later text. A new edit clears the redo steps.
+/// there), characters it removed are put back where they stood, so they land in place even
+/// among others' later text: a stretch the step replaced goes back exactly where the text that
+/// replaced it begins (so what others typed right before or after that text stays before or
+/// after it), any other removed stretch where its own tombstones stand. This holds whatever
+/// the step's size: a step is its own removals and insertions by element identity, never a
+/// range of text. A new edit clears the redo steps.
 struct UndoHistory {
     /// What one step did: elements it inserted, and elements it removed with their content.
     struct Step {
         var group: Int?
         var inserted: [ElementID] = []
         var removed: [(id: ElementID, scalar: Unicode.Scalar)] = []
+        /// For a removed stretch that the step replaced at once (a removal right followed by an
+        /// insertion at its place): its first element (in text order) to the first element
+        /// inserted in its place. Undo puts the stretch back where that insertion begins.
+        var replacedBy: [ElementID: ElementID] = [:]
         var isEmpty: Bool { inserted.isEmpty && removed.isEmpty }
         var size: Int { inserted.count + removed.count }
     }
@@ -48,18 +56,31 @@ struct UndoHistory {
             return
         }
         var step = Step(group: group)
+        // The removal just recorded: its first element and that element's index in `before`.
+        var lastRemoval: (first: ElementID, index: Int)?
         for operation in operations {
             switch operation {
             case .insert(let insertion):
+                defer { lastRemoval = nil }
                 guard case .elements = insertion.content else { continue }
+                // A replacement: the insertion is anchored to the character right before the
+                // stretch just removed (edits come last in the text first, so `before` still
+                // has both at their places).
+                if let removal = lastRemoval, insertion.count > 0,
+                   insertion.anchor.map({ before.scalars.index(of: $0) == removal.index - 1 }) ?? (removal.index == 0) {
+                    step.replacedBy[removal.first] = insertion.id
+                }
                 for k in 0..<insertion.count {
                     step.inserted.append(ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(k)))
                 }
             case .remove(let ranges):
+                lastRemoval = nil
                 for range in ranges {
                     for counter in range.counters {
                         let id = ElementID(replica: range.start.replica, counter: counter)
-                        if let index = before.scalars.index(of: id) { step.removed.append((id, before.scalars[index])) }
+                        guard let index = before.scalars.index(of: id) else { continue }
+                        step.removed.append((id, before.scalars[index]))
+                        if lastRemoval.map({ index < $0.index }) ?? true { lastRemoval = (id, index) }
                     }
                 }
             }
@@ -69,6 +90,7 @@ struct UndoHistory {
         if let group, let last = undoSteps.last, last.group == group {
             undoSteps[undoSteps.count - 1].inserted += step.inserted
             undoSteps[undoSteps.count - 1].removed += step.removed
+            undoSteps[undoSteps.count - 1].replacedBy.merge(step.replacedBy) { old, _ in old }
             undoCharacters += step.size
         } else {
             pushUndo(step)
@@ -143,13 +165,21 @@ struct UndoHistory {
     private mutating func revert(_ step: Step, in text: inout ReplicatingText) -> ([ReplicatingArrayOperation<Unicode.Scalar>], Step) {
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         var inverse = Step(group: nil)
-        // Put removed characters back where their tombstones stand, so they land where they
-        // stood. They are inserted there as new text (anchored to the visible character before),
+        // Put removed characters back where they stood: a replaced stretch where the text that
+        // replaced it begins (so others' text typed right after that text, which stands before
+        // the old stretch's tombstones, stays after it), any other stretch where its tombstones
+        // stand. They are inserted as new text (anchored to the visible character before),
         // never anchored to a tombstone, which peers may drop once every copy has seen the
         // removal. Characters whose tombstones are adjacent in one run go back as one insertion.
-        var restoring: [(id: ElementID, scalar: Unicode.Scalar)] = []
+        var restoring: [(id: ElementID, original: ElementID, scalar: Unicode.Scalar)] = []
+        func place(of first: (id: ElementID, original: ElementID, scalar: Unicode.Scalar)) -> Int? {
+            if let replacing = step.replacedBy[first.original], let index = text.scalars.index(of: current(replacing)) {
+                return index
+            }
+            return text.scalars.index(after: first.id)
+        }
         func restore() {
-            guard let first = restoring.first, let at = text.scalars.index(after: first.id),
+            guard let first = restoring.first, let at = place(of: first),
                   let operation = text.replace(at..<at, with: restoring.map(\.scalar)).last,
                   case .insert(let insertion) = operation else { return }
             operations.append(operation)
@@ -159,16 +189,16 @@ struct UndoHistory {
                 inverse.inserted.append(new)
             }
         }
-        for (id, scalar) in step.removed.reversed() {
-            let id = current(id)
+        for (original, scalar) in step.removed.reversed() {
+            let id = current(original)
             guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
             if let last = restoring.last, text.scalars.isDirectlyAfter(id, last.id) {
-                restoring.append((id, scalar))
+                restoring.append((id, original, scalar))
             } else if let first = restoring.first, text.scalars.isDirectlyAfter(first.id, id) {
-                restoring.insert((id, scalar), at: 0)   // removed back to front (backspace)
+                restoring.insert((id, original, scalar), at: 0)   // removed back to front (backspace)
             } else {
                 restore()
-                restoring = [(id, scalar)]
+                restoring = [(id, original, scalar)]
             }
         }
         restore()

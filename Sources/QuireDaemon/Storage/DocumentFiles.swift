@@ -213,6 +213,9 @@ final class DocumentFiles {
         try FileSystem.writeAtomically(Self.encodeState(binding.base), to: directory + "/" + Self.bindingBaseName)
         var description: [String: JSONValue] = ["path": .string(binding.path)]
         if let hash = binding.hash { description["sha256"] = .string(hash) }
+        description["lineEnding"] = .string(binding.format.crlf ? "crlf" : "lf")
+        description["bom"] = .bool(binding.format.bom)
+        description["finalNewline"] = .bool(binding.format.finalNewline)
         try FileSystem.writeAtomically(JSONSerializer(sortedKeys: true).serialize(.object(description)), to: directory + "/" + Self.bindingName)
     }
 
@@ -223,7 +226,10 @@ final class DocumentFiles {
             let description = try JSONParser().parse(bytes)
             guard let path = description["path"]?.stringValue else { throw StorageError("it names no path") }
             let base = try readSnapshot(directory + "/" + bindingBaseName, replica: replica).text
-            return (FileBinding(path: path, hash: description["sha256"]?.stringValue, base: base), nil)
+            // A binding recorded before formats were kept reads as `.plain` (written as the text is).
+            let format = FileFormat(crlf: description["lineEnding"] == .string("crlf"), bom: description["bom"] == .bool(true),
+                                    finalNewline: description["finalNewline"] == .bool(true))
+            return (FileBinding(path: path, hash: description["sha256"]?.stringValue, base: base, format: format), nil)
         } catch {
             return (nil, "its file binding is unusable (\(error)); bind the file again")
         }

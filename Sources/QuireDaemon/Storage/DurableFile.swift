@@ -78,9 +78,14 @@ enum FileSystem {
             throw StorageError.system("open", path)
         }
         defer { close(fd) }
-        var result: [UInt8] = []
         var info = stat()
-        if fstat(fd, &info) == 0 { result.reserveCapacity(Int(info.st_size)) }
+        return try readAll(fd, path: path, sizeHint: fstat(fd, &info) == 0 ? Int(info.st_size) : 0)
+    }
+
+    /// Everything left to read from `fd`.
+    private static func readAll(_ fd: Int32, path: String, sizeHint: Int) throws -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(max(0, sizeHint))
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -93,11 +98,27 @@ enum FileSystem {
 
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the new content:
     /// written to a temporary file, synced, renamed over `path`, and the directory synced.
+    ///
+    /// The temporary file is one nobody else can have prepared: a new name in `path`'s directory
+    /// with 128 random bits in it (`temporaryName`), created with `O_CREAT | O_EXCL | O_NOFOLLOW`
+    /// (so a file or symlink planted under that name, or under the old predictable `PATH.tmp`,
+    /// is never opened, followed or changed), given exactly `mode` with `fchmod` on the
+    /// descriptor (never `chmod` by path), written, fsynced, then renamed. The rename replaces
+    /// `path` itself: a symlink at `path` is replaced, never followed.
     static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        var attempts = 0
+        var temporary = temporaryName(for: path)
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        while fd < 0 && errno == EEXIST && attempts < 8 {
+            // 128 random bits taken: only someone who watched us could have; try another name.
+            attempts += 1
+            temporary = temporaryName(for: path)
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
         guard fd >= 0 else { throw StorageError.system("open", temporary) }
         do {
+            // Exactly `mode`, whatever the umask, on the file we created and hold open.
+            guard fchmod(fd, mode) == 0 else { throw StorageError.system("fchmod", temporary) }
             try writeAll(bytes, to: fd, path: temporary)
             guard fsync(fd) == 0 else { throw StorageError.system("fsync", temporary) }
         } catch {
@@ -106,13 +127,44 @@ enum FileSystem {
             throw error
         }
         close(fd)
-        _ = chmod(temporary, mode)   // exactly `mode`, whatever the umask
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
             throw StorageError.system("rename", temporary, errno: code)
         }
         try syncDirectory(containing: path)
+    }
+
+    /// A fresh temporary name beside `path`: `.NAME.<32 random hex digits>.tmp` (hidden, and
+    /// ending in `.tmp`, which the store's listing skips).
+    static func temporaryName(for path: String) -> String {
+        var generator = SystemRandomNumberGenerator()   // getrandom(2)
+        let random = Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let directory = directory(of: path)
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        return (directory == "/" ? "" : directory) + "/." + name + "." + random + ".tmp"
+    }
+
+    /// The content of the regular file at `path` as a user's file is read: nil when it does not
+    /// exist; refused when it is a symbolic link (`O_NOFOLLOW`: a bound file is the file the
+    /// user named, and a link planted in its place must not make Quire read, share or later
+    /// write what it points to; the user opens the target itself instead) or not a regular
+    /// file (checked on the open descriptor, which `O_NONBLOCK` keeps a FIFO from blocking).
+    static func readUserFile(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            if code == ELOOP {
+                throw StorageError("\(path) is a symbolic link; Quire opens only the file itself (open the file it points to)")
+            }
+            throw StorageError.system("open", path, errno: code)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StorageError.system("stat", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError("\(path) is not a regular file") }
+        return try readAll(fd, path: path, sizeHint: Int(info.st_size))
     }
 
     static func directory(of path: String) -> String {

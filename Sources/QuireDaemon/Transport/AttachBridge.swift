@@ -6,7 +6,9 @@ import NIOPosix
 /// stdin and stdout to it, so an editor can start `quire attach` as if it were the daemon.
 /// Only a daemon that runs as the same user (`SO_PEERCRED`) is attached to.
 public enum AttachBridge {
-    /// Runs until either side closes; returns 0 when the daemon closed first, 1 on failure.
+    /// Runs until the daemon closes and everything it sent has been written to stdout; returns
+    /// 0 then, 1 on failure. End of stdin is passed on (after what was read from it) as the end
+    /// of the socket's output, so `printf REQUEST | quire attach` gets its whole reply.
     public static func run(socketPath: String) throws -> Int32 {
         guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
             throw PeerNetworkError("quire attach needs pipes, sockets or a terminal on stdin and stdout, as an editor gives it")
@@ -25,8 +27,10 @@ public enum AttachBridge {
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
                 socket = channel
+                // The daemon closed: exit only once everything it sent has been written to stdout
+                // (a large reply may still be queued behind a slow reader; closing now would cut it).
                 return channel.pipeline.addHandlers([PeerUIDReader(uid: daemonUIDPromise),
-                                                     ByteForwarder(to: { stdio }, onEnd: { done.finish(0) })])
+                                                     ByteForwarder(to: { stdio }, onEnd: { drain(stdio) { done.finish(0) } })])
             }
             .connect(unixDomainSocketPath: socketPath)
         let socketChannel: Channel
@@ -52,8 +56,9 @@ public enum AttachBridge {
             .channelInitializer { channel in
                 stdio = channel
                 return channel.pipeline.addHandler(ByteForwarder(to: { socket }, onEnd: {
-                    // The editor closed stdin: let the daemon see end of input, then wait for it to close.
-                    socket?.close(mode: .output, promise: nil)
+                    // The editor closed stdin: once what it sent has reached the socket, let the
+                    // daemon see end of input, then wait for it to answer and close.
+                    drain(socket) { socket?.close(mode: .output, promise: nil) }
                 }))
             }
             .takingOwnershipOfDescriptors(input: 0, output: output).wait()
@@ -61,5 +66,13 @@ public enum AttachBridge {
         try? group.next().submit { stdio?.close(promise: nil) }.wait()
         socketChannel.close(promise: nil)
         return status
+    }
+
+    /// Calls `then` once every write queued on `channel` so far has completed (or failed):
+    /// writes complete in order, so an empty write after them completes last. On the channel's
+    /// event loop; `then` runs at once when there is no channel.
+    private static func drain(_ channel: Channel?, then: @escaping () -> Void) {
+        guard let channel else { return then() }
+        channel.writeAndFlush(channel.allocator.buffer(capacity: 0)).whenComplete { _ in then() }
     }
 }

@@ -30,9 +30,18 @@ final class EditorChannelHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed {
-            finish()
-            context.close(promise: nil)
+        if let event = event as? ChannelEvent, event == .inputClosed, let connection {
+            // End of input (`printf REQUEST | quire attach`, `quire < requests`): every reply
+            // already written goes out before the channel closes. Closing at once failed the
+            // writes still queued behind a slow reader and cut a large reply.
+            self.connection = nil
+            connection.endOfInput()
+            let channel = context.channel
+            let onClose = self.onClose
+            channel.writeAndFlush(channel.allocator.buffer(capacity: 0)).whenComplete { _ in
+                onClose(connection)
+                channel.close(promise: nil)
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }

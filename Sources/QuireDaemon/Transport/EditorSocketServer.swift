@@ -14,6 +14,8 @@ enum EditorSocketServer {
         let socket = try EditorSocket.bind(path: path)
         let bound = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 16)
+            // An editor's end of input is an event (answered, then closed), not an abrupt close.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 EditorCredentials.peerUID(of: channel)
                     .map { Optional($0) }
