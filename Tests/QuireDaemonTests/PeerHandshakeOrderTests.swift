@@ -26,7 +26,8 @@ import ReplicatingTypes
     /// Nothing it sent depends on the secret, so there is nothing to test guesses against.
     @Test func aStrangerThatConnectsGetsNothingThatDependsOnTheSecret() throws {
         let net = PeerTestNetwork()
-        let (a, ann) = Security.daemonWithNotes(net, 100)
+        let log = LogCapture()
+        let (a, ann) = Security.daemonWithNotes(net, 100, log: log)
         let (link, out) = try Security.attackerLink(to: a)
         link.receive(Security.attackerHello(nonce: Self.randomNonce()))
         #expect(out().count == 1, "A's hello and nothing more until the connector proved the secret")
@@ -36,6 +37,7 @@ import ReplicatingTypes
         #expect(out().count == 2)
         let bye = try PeerFrame.decode(Array(out()[1].dropFirst(4)))
         #expect(bye == .bye(reason: link.closeReason ?? ""), "the goodbye is in the clear, sealed under nothing")
+        #expect(log.all.contains { $0.contains("cut off: authentication failed: wrong secret") }, "\(log.all)")
         #expect(ann.request("document/text", ["uri": "notes"])["result"]?["text"]?.stringValue == Security.privateText)
     }
 
@@ -75,13 +77,15 @@ import ReplicatingTypes
         let net = PeerTestNetwork()
         let (a, _) = Security.daemonWithNotes(net, 100)
         let c = net.makeDaemon(300)
-        let b = net.makeDaemon(200, user: "bea") { $0.trustedPeerFingerprints = [PeerIdentity.normalized(c.identity.fingerprint)] }
+        let log = LogCapture()
+        let b = net.makeDaemon(200, user: "bea", log: log) { $0.trustedPeerFingerprints = [PeerIdentity.normalized(c.identity.fingerprint)] }
         let wire = try net.link(a, b)
         net.pump([a, b])
         #expect(wire.b?.closeReason?.contains("is not among the pinned fingerprints") == true, "\(String(describing: wire.b?.closeReason))")
         #expect(wire.a?.state == .closed)
         #expect(wire.a?.peerFingerprint == nil && wire.a?.peerUser == nil, "b showed nothing of itself")
         #expect(b.documents.isEmpty)
+        #expect(log.all.contains { $0.contains("cut off: authentication failed: the peer's key") }, "\(log.all)")
         // The pinned key links, both ways pinned.
         let good = try net.link(c, b)
         good.a?.expectedFingerprint = b.identity.fingerprint
@@ -120,7 +124,8 @@ import ReplicatingTypes
     /// stranger gives up its slot), while a new stranger is refused.
     @Test func aKnownPeerLinksWhileStrangersHoldEverySlot() throws {
         let net = PeerTestNetwork()
-        let (a, ann) = Security.daemonWithNotes(net, 100)
+        let log = LogCapture()
+        let (a, ann) = Security.daemonWithNotes(net, 100, log: log)
         let p = net.makeDaemon(200)
         let first = try net.link(p, a, host: "192.0.2.7")
         net.pump([a, p])
@@ -142,6 +147,7 @@ import ReplicatingTypes
         let evicted = strangers.filter { $0.state == .closed }
         #expect(evicted.count == 1 && evicted.first === strangers.first)
         #expect(evicted.first?.closeReason?.contains("authenticated here before") == true)
+        #expect(log.all.contains { $0.contains("refused: 16 handshakes already under way") }, "\(log.all)")
         #expect(p.documents["notes"]?.text.string == Security.privateText)
         #expect(ann.request("document/text", ["uri": "notes"])["result"]?["text"]?.stringValue == Security.privateText)
     }
@@ -196,7 +202,8 @@ import ReplicatingTypes
     /// huge sequence to mute (or move) his cursor; it is ignored, and Bob's cursor still moves.
     @Test func aPeerCannotSpoofOrMuteAnotherDaemonsCursor() throws {
         let net = PeerTestNetwork()
-        let (a, ann) = Security.daemonWithNotes(net, 100)
+        let log = LogCapture()
+        let (a, ann) = Security.daemonWithNotes(net, 100, log: log)
         let b = net.makeDaemon(200)
         try net.link(b, a)
         net.pump([a, b])
@@ -212,6 +219,7 @@ import ReplicatingTypes
         peer.send(Self.presence(peer, origin: origin, sequence: .max))
         #expect(ann.take("cursor/update").isEmpty, "nothing of Mallory's claims reached Ann")
         #expect(a.documents["notes"]?.peerPresences[origin]?.viaLink != peer.toVictim.id)
+        #expect(log.all.filter { $0.contains("is taken only from its own daemon's link") }.count == 1, "logged once: \(log.all)")
         PeerPresenceTests.moveCursor(bob, to: 5)
         net.pump([a, b])
         let update = ann.take("cursor/update").last?["params"]

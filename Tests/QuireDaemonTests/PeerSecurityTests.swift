@@ -16,8 +16,9 @@ import ReplicatingTypes
     static let privateText = "private words nobody else may read"
 
     /// Daemon `base` with Ann showing "notes" with the private text.
-    static func daemonWithNotes(_ net: PeerTestNetwork, _ base: UInt64, secret: String = PeerTestNetwork.secret) -> (Daemon, TestEditor) {
-        let daemon = net.makeDaemon(base, secret: secret)
+    static func daemonWithNotes(_ net: PeerTestNetwork, _ base: UInt64, secret: String = PeerTestNetwork.secret,
+                                log: LogCapture? = nil) -> (Daemon, TestEditor) {
+        let daemon = net.makeDaemon(base, secret: secret, log: log)
         let ann = TestEditor(daemon: daemon)
         ann.initialize(user: "ann")
         ann.open("notes", text: privateText)

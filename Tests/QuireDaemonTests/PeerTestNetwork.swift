@@ -22,12 +22,14 @@ final class PeerTestNetwork {
 
     /// A daemon with its own replica IDs (`base` + n), the given secret (as `quire secret` prints
     /// it) and, if given, a store.
+    /// `log`: keeps the daemon's log lines (info and above) for assertions.
     func makeDaemon(_ base: UInt64, secret: String? = PeerTestNetwork.secret, user: String = "peer", store: DocumentStore? = nil,
-                    configure: (inout Daemon.Configuration) -> Void = { _ in }) -> Daemon {
+                    log: LogCapture? = nil, configure: (inout Daemon.Configuration) -> Void = { _ in }) -> Daemon {
         var next = base
         var random = SeededGenerator(seed: base)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
+        if let log { logger = log.logger }
         var configuration = Daemon.Configuration(peerSecret: secret.map { try! PeerSecret.material(from: $0) }, userName: user)
         configure(&configuration)
         return Daemon(configuration: configuration, logger: logger,
