@@ -29,6 +29,13 @@ public final class Daemon {
         public var maximumHandshakeFrameBytes = 4096
         public var peerHandshakeTimeout: Double = 10
         public var maximumUnauthenticatedLinks = 16
+        /// Presence messages applied per link and second, and in one burst; more wait (coalesced).
+        public var presencePerSecond: Double = 200
+        public var presenceBurst: Double = 400
+        /// A peer that connected here must send its hello within this many seconds.
+        public var peerHelloTimeout: Double = 2
+        /// Incoming links from one address that may be handshaking at once.
+        public var maximumHandshakesPerAddress = 4
         /// When not empty, only peers whose identity key has one of these fingerprints
         /// (`PeerIdentity.normalized`) are accepted.
         public var trustedPeerFingerprints: Set<String> = []
@@ -94,6 +101,12 @@ public final class Daemon {
     let stabilityRounds = StabilityRounds()
     /// Seconds since 1970 (wall clock; tests move it): when holders were last linked with.
     public var clock: () -> Double = { Double(time(nil)) }
+    /// Seconds on a monotonic clock (tests move it): rates.
+    public var monotonicClock: () -> Double = {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
     private var nextLinkID = 1
     /// Listening and connecting for `peer/*` requests; set by the server that runs the daemon.
     public weak var transport: PeerTransport?
@@ -332,25 +345,56 @@ public final class Daemon {
     // MARK: Peers
 
     /// A new link to a peer over a byte stream; call `start()` once the stream is up.
-    /// Throws when no secret is configured: unauthenticated peering is never allowed.
-    /// `incoming`: the peer connected to us (a listener). Throws too when
-    /// `maximumUnauthenticatedLinks` incoming links are already handshaking; links this daemon
+    /// Throws when no secret (or one shorter than `PeerSecret.minimumMaterialBytes`) is
+    /// configured: unauthenticated peering is never allowed.
+    /// `incoming`: the peer connected to us (a listener, or `quire peer --stdio`); this side
+    /// accepts, and shows nothing that depends on the secret before the peer proved it.
+    /// Incoming handshake slots (`maximumUnauthenticatedLinks` in all, `maximumHandshakesPerAddress`
+    /// per `remoteHost`) are refused when full, except that a host that authenticated here before
+    /// takes the slot of the oldest handshake from a host that never did; links this daemon
     /// starts itself are not counted, so strangers cannot stop it reconnecting to its peers.
-    public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void, incoming: Bool = true) throws -> PeerLink {
+    public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void, incoming: Bool = true,
+                             remoteHost: String? = nil) throws -> PeerLink {
         guard let secret = configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
-        let handshaking = links.values.filter { $0.state == .handshaking && $0.isIncoming }.count
-        guard !incoming || handshaking < configuration.maximumUnauthenticatedLinks else {
-            peerAttemptFailed(reason: "refused: \(handshaking) handshakes already under way", link: nil)
-            throw PeeringError.tooManyHandshakes(handshaking)
+        guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
+        if incoming {
+            let handshaking = links.values.filter { $0.state == .handshaking && $0.isIncoming }.sorted { $0.id < $1.id }
+            let known = remoteHost.map { authenticatedHosts.contains($0) } ?? false
+            if let host = remoteHost {
+                let fromHost = handshaking.filter { $0.remoteHost == host }
+                if fromHost.count >= configuration.maximumHandshakesPerAddress {
+                    peerAttemptFailed(reason: "refused: \(fromHost.count) handshakes from \(host) already under way", link: nil)
+                    throw PeeringError.tooManyHandshakesFrom(host, fromHost.count)
+                }
+            }
+            if handshaking.count >= configuration.maximumUnauthenticatedLinks {
+                let stranger = handshaking.first { link in !(link.remoteHost.map { authenticatedHosts.contains($0) } ?? false) }
+                if known, let stranger {
+                    stranger.cut("handshake slot given to \(remoteHost ?? "?"), which authenticated here before")
+                } else {
+                    peerAttemptFailed(reason: "refused: \(handshaking.count) handshakes already under way", link: nil)
+                    throw PeeringError.tooManyHandshakes(handshaking.count)
+                }
+            }
         }
         let link = PeerLink(id: nextLinkID, daemon: self, secret: secret, nonce: randomBytes(32), write: write, close: close)
         link.isIncoming = incoming
+        link.remoteHost = remoteHost
         nextLinkID += 1
         links[link.id] = link
         return link
     }
 
+    /// Hosts that peers authenticated from (most recent last, at most 256): their new connections
+    /// are favoured for handshake slots.
+    private var authenticatedHosts: [String] = []
+
     func peerLinkEstablished(_ link: PeerLink) {
+        if let host = link.remoteHost {
+            authenticatedHosts.removeAll { $0 == host }
+            authenticatedHosts.append(host)
+            if authenticatedHosts.count > 256 { authenticatedHosts.removeFirst() }
+        }
         announce(link, event: "joined", reason: nil)
     }
 
@@ -419,6 +463,7 @@ public final class Daemon {
     public func tickPeers(now: Double, interval: Double) {
         for link in links.values.sorted(by: { $0.id < $1.id }) { link.tick(now: now, interval: interval) }
         for link in links.values.sorted(by: { $0.id < $1.id }) where link.state == .established { link.sendDueDigests() }
+        applyQueuedPresence()
         tellFailureSummary(now: clock())
         tickStabilityRounds()
     }
@@ -496,6 +541,7 @@ public final class Daemon {
     /// Sends every session the daemon edits it is owed. Called after each incoming message
     /// (after its reply), so several remote operations become one edit.
     public func flush() {
+        applyQueuedPresence()
         for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.sendPendingEdits() }
         sendPendingPresence()
         if stabilityRounds.editorsMoved, !stabilityRounds.active.isEmpty { recheckStabilityRounds() }
@@ -630,12 +676,16 @@ public final class Daemon {
 /// Why a peer link could not be made.
 public enum PeeringError: Error, CustomStringConvertible {
     case noSecret
+    case weakSecret
     case tooManyHandshakes(Int)
+    case tooManyHandshakesFrom(String, Int)
 
     public var description: String {
         switch self {
         case .noSecret: return "peering needs a shared secret: set QUIRE_SECRET or pass --secret-file"
+        case .weakSecret: return "the peer secret is too short (fewer than \(PeerSecret.minimumMaterialBytes) bytes): run `quire secret` for one"
         case .tooManyHandshakes(let count): return "\(count) peer handshakes are already under way"
+        case .tooManyHandshakesFrom(let host, let count): return "\(count) peer handshakes from \(host) are already under way"
         }
     }
 }

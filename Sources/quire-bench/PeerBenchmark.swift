@@ -48,7 +48,7 @@ struct PeerBenchmark {
         init(binary: String, arguments: [String]) throws {
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(["QUIRE_SECRET": "bench-secret"]) { _, new in new }
+            process.environment = ProcessInfo.processInfo.environment.merging(["QUIRE_SECRET": benchSecret]) { _, new in new }
             process.standardInput = input
             process.standardOutput = output
             process.standardError = errors
@@ -157,7 +157,7 @@ struct PeerBenchmark {
         var next = base
         var logger = Logger(label: "bench")
         logger.logLevel = .critical
-        return Daemon(configuration: Daemon.Configuration(peerSecret: Array("bench".utf8)), logger: logger,
+        return Daemon(configuration: Daemon.Configuration(peerSecret: try? PeerSecret.material(from: benchSecret)), logger: logger,
                       replicaSource: { next += 1; return ReplicaID(next) })
     }
 
@@ -165,7 +165,7 @@ struct PeerBenchmark {
     static func link(_ a: Daemon, _ b: Daemon) throws -> (pump: () -> Void, bytes: () -> Int) {
         final class Queues { var ab: [[UInt8]] = []; var ba: [[UInt8]] = []; var bytes = 0 }
         let q = Queues()
-        let la = try a.makePeerLink(write: { q.ab.append($0); q.bytes += $0.count }, close: {})
+        let la = try a.makePeerLink(write: { q.ab.append($0); q.bytes += $0.count }, close: {}, incoming: false)
         let lb = try b.makePeerLink(write: { q.ba.append($0); q.bytes += $0.count }, close: {})
         la.start()
         lb.start()
@@ -214,3 +214,6 @@ struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// The secret the benchmark's daemons share, made like every secret (`quire secret`).
+private let benchSecret = PeerSecret.generate()

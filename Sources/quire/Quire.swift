@@ -14,7 +14,7 @@ struct Quire: ParsableCommand {
         abstract: "Collaborative text-editing daemon: editors attach over stdio with JSON-RPC 2.0, daemons pair as peers.",
         discussion: "Without a subcommand, `quire` is `quire serve`. The protocols are described in protocol/README.md and protocol/peer.md.",
         version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion), peer protocol \(PeerLink.protocolVersion))",
-        subcommands: [Serve.self, Attach.self, Peer.self],
+        subcommands: [Serve.self, Attach.self, Peer.self, Secret.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -166,16 +166,53 @@ struct PeeringOptions: ParsableArguments {
         guard peerHandshakeTimeout > 0, peerHandshakeTimeout <= 300 else { throw ValidationError("--peer-handshake-timeout must be between 0 and 300 seconds") }
         configuration.peerHandshakeTimeout = peerHandshakeTimeout
         if let secretFile {
-            guard let data = FileManager.default.contents(atPath: secretFile) else { throw ValidationError("cannot read the secret file \(secretFile)") }
-            var bytes = [UInt8](data)
-            while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
-            guard !bytes.isEmpty else { throw ValidationError("the secret file \(secretFile) is empty") }
-            configuration.peerSecret = bytes
+            configuration.peerSecret = try Self.readSecretFile(secretFile)
         } else if let secret = ProcessInfo.processInfo.environment["QUIRE_SECRET"], !secret.isEmpty {
-            configuration.peerSecret = Array(secret.utf8)
+            do {
+                configuration.peerSecret = try PeerSecret.material(from: secret, source: "QUIRE_SECRET")
+            } catch {
+                throw ValidationError(error.description)
+            }
         }
+        // Nothing this daemon starts (a --connect-command, ssh) inherits the secret.
+        unsetenv("QUIRE_SECRET")
         if configuration.peerSecret == nil && !(listen.isEmpty && connect.isEmpty && connectCommand.isEmpty) {
             throw ValidationError("peering needs a shared secret: set QUIRE_SECRET or pass --secret-file")
+        }
+    }
+
+    /// The secret in `path` (its first line): refused unless the file is the user's own and
+    /// closed to group and others, and holds a secret made by `quire secret`.
+    static func readSecretFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ValidationError("cannot read the secret file \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            throw ValidationError("the secret file \(path) is not a regular file")
+        }
+        guard status.st_uid == geteuid() else {
+            throw ValidationError("the secret file \(path) belongs to another user (uid \(status.st_uid)); keep your own copy, mode 0600")
+        }
+        let mode = status.st_mode & 0o777
+        guard mode & 0o077 == 0 else {
+            throw ValidationError("the secret file \(path) is open to group or others (mode \(String(mode, radix: 8))); "
+                + "anyone who reads it can pair with your daemons: run `chmod 600 \(path)`")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 16 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        let firstLine = bytes.prefix { $0 != 10 && $0 != 13 }
+        guard !firstLine.isEmpty else { throw ValidationError("the secret file \(path) is empty: put the output of `quire secret` in it") }
+        do {
+            return try PeerSecret.material(from: String(decoding: firstLine, as: UTF8.self), source: "the secret file \(path)")
+        } catch {
+            throw ValidationError(error.description)
         }
     }
 
@@ -285,6 +322,22 @@ struct Peer: ParsableCommand {
         peering.apply(to: &options)
         options.peerStdio = true
         throw ExitCode(try runDaemon(configuration: configuration, options: options, storage: storage))
+    }
+}
+
+/// `quire secret`: prints a new peer secret (240 random bits from the system's generator).
+struct Secret: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a new shared peer secret.",
+        discussion: """
+        Give the same secret to every daemon you pair, in QUIRE_SECRET or in a --secret-file of \
+        mode 0600: `quire secret > ~/.config/quire/secret && chmod 600 ~/.config/quire/secret`. \
+        Daemons take only secrets made this way.
+        """
+    )
+
+    func run() throws {
+        print(PeerSecret.generate())
     }
 }
 

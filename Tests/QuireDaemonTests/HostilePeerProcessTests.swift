@@ -37,7 +37,7 @@ import ReplicatingTypes
                     if n <= 0 { return }
                     sent += n
                 }
-            }, close: {})
+            }, close: {}, incoming: false)
             link.start()
         }
 

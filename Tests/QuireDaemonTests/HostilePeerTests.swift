@@ -27,7 +27,7 @@ import ReplicatingTypes
             self.victim = victim
             attacker = net.makeDaemon(base)
             (toVictim, fromVictim) = try PeerSecurityTests.attackerLink(to: victim)
-            (link, fromLink) = try PeerSecurityTests.attackerLink(to: attacker)
+            (link, fromLink) = try PeerSecurityTests.attackerLink(to: attacker, incoming: false)
             PeerSecurityTests.forward(victim, toVictim, fromVictim, attacker, link, fromLink)
             delivered = fromLink().count
         }
@@ -38,6 +38,16 @@ import ReplicatingTypes
             let chunks = fromLink().dropFirst(delivered)
             delivered = fromLink().count
             for chunk in chunks { toVictim.receive(chunk) }
+            victim.flush()
+            victim.commit()
+        }
+
+        /// Sends `frames`, sealed, and delivers them to the victim as one read.
+        func send(_ frames: [PeerFrame]) {
+            for frame in frames { link.send(frame) }
+            let chunks = fromLink().dropFirst(delivered)
+            delivered = fromLink().count
+            toVictim.receive(chunks.flatMap { $0 })
             victim.flush()
             victim.commit()
         }

@@ -1,11 +1,12 @@
 import Foundation
 import JSON
+import QuireDaemon
 import Testing
 
 /// Real `quire` daemons paired over loopback TCP and over a pipe (`--connect-command` running
 /// `quire peer --stdio`), each with a real editor typing at random.
 @Suite(.serialized) struct PeerProcessTests {
-    static let secret = ["QUIRE_SECRET": "correct horse"]
+    static let secret = ["QUIRE_SECRET": PeerTestNetwork.secret]
 
     /// A daemon listening on a free loopback port; returns it and the port.
     static func listeningDaemon(user: String, secret: [String: String] = secret) throws -> (DaemonProcess, Int) {
@@ -82,7 +83,12 @@ import Testing
         // takes its own editor on a socket.
         let farSocket = NSTemporaryDirectory() + "quire-far-\(getpid()).sock"
         try? FileManager.default.removeItem(atPath: farSocket)
-        let command = "'\(DaemonProcess.binary.path)' peer --stdio --user-name carol --socket '\(farSocket)'"
+        // The far daemon gets the secret from its own file: a command inherits no QUIRE_SECRET.
+        let secretFile = NSTemporaryDirectory() + "quire-far-secret-\(getpid())"
+        #expect(FileManager.default.createFile(atPath: secretFile, contents: Data((PeerTestNetwork.secret + "\n").utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        defer { try? FileManager.default.removeItem(atPath: secretFile) }
+        let command = "'\(DaemonProcess.binary.path)' peer --stdio --user-name carol --socket '\(farSocket)' --secret-file '\(secretFile)'"
         let first = try DaemonProcess(arguments: ["--connect-command", command, "--user-name", "ann"], environment: Self.secret)
         let a = TestEditor(process: first)
         a.initialize(user: "ann")
@@ -113,7 +119,7 @@ import Testing
         let a = TestEditor(process: first)
         a.initialize()
         a.open("doc", text: "private\n")
-        let second = try DaemonProcess(arguments: ["--connect", "127.0.0.1:\(port)"], environment: ["QUIRE_SECRET": "wrong"])
+        let second = try DaemonProcess(arguments: ["--connect", "127.0.0.1:\(port)"], environment: ["QUIRE_SECRET": PeerSecret.generate()])
         let b = TestEditor(process: second)
         b.initialize()
         #expect(first.waitForLog(containing: "authentication failed") != nil)

@@ -16,8 +16,9 @@ import ReplicatingTypes
     static let privateText = "private words nobody else may read"
 
     /// Daemon `base` with Ann showing "notes" with the private text.
-    static func daemonWithNotes(_ net: PeerTestNetwork, _ base: UInt64, secret: String = "s3cret") -> (Daemon, TestEditor) {
-        let daemon = net.makeDaemon(base, secret: secret)
+    static func daemonWithNotes(_ net: PeerTestNetwork, _ base: UInt64, secret: String = PeerTestNetwork.secret,
+                                log: LogCapture? = nil) -> (Daemon, TestEditor) {
+        let daemon = net.makeDaemon(base, secret: secret, log: log)
         let ann = TestEditor(daemon: daemon)
         ann.initialize(user: "ann")
         ann.open("notes", text: privateText)
@@ -25,10 +26,11 @@ import ReplicatingTypes
     }
 
     /// A link of `daemon` whose other end is the attacker: returns the link and everything it
-    /// wrote so far, one chunk per frame.
-    static func attackerLink(to daemon: Daemon) throws -> (PeerLink, () -> [[UInt8]]) {
+    /// wrote so far, one chunk per frame. `incoming`: the attacker connected (the daemon
+    /// accepts); otherwise the daemon connected to the attacker.
+    static func attackerLink(to daemon: Daemon, incoming: Bool = true) throws -> (PeerLink, () -> [[UInt8]]) {
         var out: [[UInt8]] = []
-        let link = try daemon.makePeerLink(write: { out.append($0) }, close: {})
+        let link = try daemon.makePeerLink(write: { out.append($0) }, close: {}, incoming: incoming)
         link.start()
         return (link, { out })
     }
@@ -40,9 +42,10 @@ import ReplicatingTypes
     }
 
     /// A hello as the attacker makes it: its own ephemeral key, any nonce.
-    static func attackerHello(nonce: String) -> [UInt8] {
+    static func attackerHello(nonce: String, role: String = "connect") -> [UInt8] {
         let key = Hex.encode(Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation))
-        return PeerFrame.hello(["protocol": .integer(Int64(PeerLink.protocolVersion)), "nonce": .string(nonce), "key": .string(key)]).encoded()
+        return PeerFrame.hello(["protocol": .integer(Int64(PeerLink.protocolVersion)), "nonce": .string(nonce), "key": .string(key),
+                                "role": .string(role)]).encoded()
     }
 
     static func nonce(in hello: [UInt8]) -> String? {
@@ -52,25 +55,26 @@ import ReplicatingTypes
         }
     }
 
-    /// The relay: the attacker tells A it is P, with P's nonce, shows P a hello, and
-    /// forwards P's proof to A. The proof is bound to P's transcript, which holds P's key
-    /// exchange, not the attacker's: A cannot even open it.
+    /// The relay: the attacker connects to A and tells it it is P, with P's nonce, shows
+    /// P (which connected to the attacker) A's hello, and forwards P's proof to A. The proof is
+    /// bound to P's transcript, which holds P's key exchange, not the attacker's: A cannot even
+    /// open it, and A never sent anything that depends on the secret.
     @Test func aProofRelayedFromAnotherDaemonIsRefused() throws {
         let net = PeerTestNetwork()
         let (a, ann) = Self.daemonWithNotes(net, 100)
         let p = net.makeDaemon(200)
         let (toA, fromA) = try Self.attackerLink(to: a)
-        let (toP, fromP) = try Self.attackerLink(to: p)
+        let (toP, fromP) = try Self.attackerLink(to: p, incoming: false)
         let helloOfA = fromA()[0], helloOfP = fromP()[0]
         toA.receive(Self.attackerHello(nonce: try #require(Self.nonce(in: helloOfP))))
         toP.receive(helloOfA)
         let proofOfP = fromP().dropFirst()
-        #expect(!proofOfP.isEmpty, "P answered the hello with its sealed auth")
+        #expect(!proofOfP.isEmpty, "P answered the hello with its sealed proof")
         for chunk in proofOfP { toA.receive(chunk) }
         #expect(toA.state == .closed)
         #expect(toA.closeReason?.contains("authentication failed") == true, "\(String(describing: toA.closeReason))")
         #expect(!Self.contains(fromA(), "private"), "nothing of the document went to the attacker")
-        #expect(fromA().count <= 3, "A sent its hello, its sealed auth and a goodbye, nothing more")
+        #expect(fromA().count == 2, "A sent its hello and a goodbye, nothing that depends on the secret")
         #expect(a.documents.count == 1 && a.documents["notes"]?.text.string == Self.privateText)
         #expect(ann.request("document/text", ["uri": "notes"])["result"]?["text"]?.stringValue == Self.privateText, "A still serves its editor")
     }
@@ -108,7 +112,7 @@ import ReplicatingTypes
         let (a, ann) = Self.daemonWithNotes(net, 100)
         let p = net.makeDaemon(200)
         let (toA, fromA) = try Self.attackerLink(to: a)
-        let (toP, fromP) = try Self.attackerLink(to: p)
+        let (toP, fromP) = try Self.attackerLink(to: p, incoming: false)
         Self.forward(a, toA, fromA, p, toP, fromP)
         return (a, ann, p, toA, fromA, toP, fromP)
     }
@@ -182,7 +186,8 @@ import ReplicatingTypes
         #expect(link.closeReason == "frame of 4097 bytes exceeds the limit of 4096 before authentication")
     }
 
-    /// A handshake that does not end in time is cut, however the bytes trickle in.
+    /// A handshake that does not end in time is cut, however the bytes trickle in: a stranger
+    /// that connected must send its hello within 2 seconds, and end the handshake within 10.
     @Test func aSlowHandshakeIsCut() throws {
         let net = PeerTestNetwork()
         let (a, _) = Self.daemonWithNotes(net, 100)
@@ -193,7 +198,14 @@ import ReplicatingTypes
             a.tickPeers(now: Double(second), interval: 5)
         }
         #expect(link.state == .closed)
-        #expect(link.closeReason == "no handshake within 10 seconds")
+        #expect(link.closeReason == "no hello within 2 seconds")
+        // A hello in time, then no proof of the secret.
+        let (slow, _) = try Self.attackerLink(to: a)
+        a.tickPeers(now: 100, interval: 5)
+        slow.receive(hello)
+        for second in stride(from: 101.0, through: 112, by: 1) { a.tickPeers(now: second, interval: 5) }
+        #expect(slow.state == .closed)
+        #expect(slow.closeReason == "no handshake within 10 seconds")
     }
 
     /// At most 16 links handshake at once; more are refused without a link, and editors hear of
@@ -205,7 +217,7 @@ import ReplicatingTypes
         a.clock = { clock }
         // Twenty strangers with a wrong secret.
         for n in 0..<20 {
-            let wrong = net.makeDaemon(1_000 + UInt64(n) * 10, secret: "guess \(n)")
+            let wrong = net.makeDaemon(1_000 + UInt64(n) * 10, secret: PeerSecret.generate())
             try net.link(a, wrong)
             net.pump([a, wrong])
         }
@@ -269,6 +281,7 @@ import ReplicatingTypes
         #expect(pinned.a?.state == .closed)
         #expect(pinned.a?.closeReason?.contains("is not the pinned") == true, "\(String(describing: pinned.a?.closeReason))")
         #expect(b.documents.isEmpty, "nothing went to the unpinned peer")
+        #expect(pinned.b?.peerFingerprint == nil && pinned.b?.peerUser == nil, "A checked the pin before it said who it is")
         let good = try net.link(a, c)
         good.a?.expectedFingerprint = c.identity.fingerprint.uppercased()
         net.pump([a, c])

@@ -137,7 +137,7 @@ import ReplicatingTypes
 
     @Test func wrongSecretIsRefusedAndNothingCrosses() throws {
         let net = PeerTestNetwork()
-        let a = net.makeDaemon(100, secret: "right"), b = net.makeDaemon(200, secret: "wrong")
+        let a = net.makeDaemon(100), b = net.makeDaemon(200, secret: PeerSecret.generate())
         let ann = TestEditor(daemon: a)
         ann.initialize()
         ann.open("notes", text: "private")
@@ -376,7 +376,7 @@ import ReplicatingTypes
 @Suite struct PeerBufferBoundTests {
     @Test func operationsWaitingForeverForTheirAnchorsCutThePeer() throws {
         let net = PeerTestNetwork()
-        var config = Daemon.Configuration(peerSecret: Array("s3cret".utf8))
+        var config = Daemon.Configuration(peerSecret: try PeerSecret.material(from: PeerTestNetwork.secret))
         config.maximumBufferedOperations = 5
         var next: UInt64 = 100
         let a = Daemon(configuration: config, replicaSource: { next += 1; return ReplicaID(next) })
@@ -409,7 +409,7 @@ import ReplicatingTypes
 @Suite struct PeerDocumentBoundTests {
     @Test func tooManyDocumentsCutThePeer() throws {
         let net = PeerTestNetwork()
-        var config = Daemon.Configuration(peerSecret: Array("s3cret".utf8))
+        var config = Daemon.Configuration(peerSecret: try PeerSecret.material(from: PeerTestNetwork.secret))
         config.maximumDocuments = 3
         let a = Daemon(configuration: config)
         let b = net.makeDaemon(200)

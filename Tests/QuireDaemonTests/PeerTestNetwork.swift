@@ -17,23 +17,35 @@ final class PeerTestNetwork {
     private(set) var wires: [Wire] = []
     private var seed: UInt64 = 0
 
-    /// A daemon with its own replica IDs (`base` + n), the given secret and, if given, a store.
-    func makeDaemon(_ base: UInt64, secret: String? = "s3cret", user: String = "peer", store: DocumentStore? = nil) -> Daemon {
+    /// The secret the test daemons share (made by `quire secret`).
+    static let secret = "quire-yacwwfliafoycmbfruzu47sc2v6f4b5cxzfw4mpewzqaoxgidylgugn5"
+
+    /// A daemon with its own replica IDs (`base` + n), the given secret (as `quire secret` prints
+    /// it) and, if given, a store.
+    /// `log`: keeps the daemon's log lines (info and above) for assertions.
+    func makeDaemon(_ base: UInt64, secret: String? = PeerTestNetwork.secret, user: String = "peer", store: DocumentStore? = nil,
+                    log: LogCapture? = nil, configure: (inout Daemon.Configuration) -> Void = { _ in }) -> Daemon {
         var next = base
         var random = SeededGenerator(seed: base)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        return Daemon(configuration: Daemon.Configuration(peerSecret: secret.map { Array($0.utf8) }, userName: user), logger: logger,
+        if let log { logger = log.logger }
+        var configuration = Daemon.Configuration(peerSecret: secret.map { try! PeerSecret.material(from: $0) }, userName: user)
+        configure(&configuration)
+        return Daemon(configuration: configuration, logger: logger,
                       replicaSource: { next += 1; return ReplicaID(next) },
                       randomBytes: { n in (0..<n).map { _ in UInt8.random(in: 0...255, using: &random) } }, store: store)
     }
 
-    /// Links two daemons and starts both handshakes.
+    /// Links two daemons and starts both handshakes: `a` connects, `b` accepts.
     @discardableResult
-    func link(_ a: Daemon, _ b: Daemon) throws -> Wire {
+    /// `host`: the address `b` sees the connection come from (for its handshake slots).
+    func link(_ a: Daemon, _ b: Daemon, host: String? = nil) throws -> Wire {
         let wire = Wire()
-        wire.a = try a.makePeerLink(write: { [weak wire] in if wire?.open == true { wire?.aToB.append($0) } }, close: { [weak wire] in wire?.open = false })
-        wire.b = try b.makePeerLink(write: { [weak wire] in if wire?.open == true { wire?.bToA.append($0) } }, close: { [weak wire] in wire?.open = false })
+        wire.a = try a.makePeerLink(write: { [weak wire] in if wire?.open == true { wire?.aToB.append($0) } }, close: { [weak wire] in wire?.open = false },
+                                  incoming: false)
+        wire.b = try b.makePeerLink(write: { [weak wire] in if wire?.open == true { wire?.bToA.append($0) } }, close: { [weak wire] in wire?.open = false },
+                                    remoteHost: host)
         wires.append(wire)
         wire.a?.start()
         wire.b?.start()

@@ -10,7 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"   # absolute: the editors run elsewhere
-export QUIRE_BINARY="$quire" QUIRE_SECRET="e2e-$$-secret"
+export QUIRE_BINARY="$quire" QUIRE_SECRET="$("$quire" secret)"
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; pids=(); }
 trap cleanup EXIT
@@ -27,7 +27,9 @@ start_daemons() {  # $1: tcp or pipe
     port="$(grep -o 'listening for peers on 127.0.0.1:[0-9]*' "$QUIRE_WORK/a.log" | head -1 | sed 's/.*://')"
     "$quire" --no-stdio --socket "$b" --data-dir "$QUIRE_WORK/b-data" --connect "127.0.0.1:$port" 2>"$QUIRE_WORK/b.log" & pids+=($!)
   else
-    "$quire" --no-stdio --socket "$a" --data-dir "$QUIRE_WORK/a-data" --connect-command "'$quire' peer --stdio --socket '$b' --data-dir '$QUIRE_WORK/b-data'" 2>"$QUIRE_WORK/a.log" & pids+=($!)
+    # The far end reads the secret from its own file: a --connect-command inherits no QUIRE_SECRET.
+    (umask 077; printf '%s\n' "$QUIRE_SECRET" >"$QUIRE_WORK/secret")
+    "$quire" --no-stdio --socket "$a" --data-dir "$QUIRE_WORK/a-data" --connect-command "'$quire' peer --stdio --socket '$b' --data-dir '$QUIRE_WORK/b-data' --secret-file '$QUIRE_WORK/secret'" 2>"$QUIRE_WORK/a.log" & pids+=($!)
   fi
   for _ in $(seq 1 1000); do [ -S "$a" ] && [ -S "$b" ] && break; sleep 0.01; done
 }

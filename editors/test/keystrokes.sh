@@ -15,7 +15,7 @@ root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"
 work="$(mktemp -d)"
-export QUIRE_SECRET="keys-$$-secret" XDG_DATA_HOME="$work/xdg"
+export QUIRE_SECRET="$("$quire" secret)" XDG_DATA_HOME="$work/xdg"
 tmux_socket="quire-keys-$$"
 a_pid="" b_pid=""
 tmux_pid=""
@@ -25,6 +25,8 @@ cleanup() {
   if [ -n "$tmux_pid" ]; then kill -9 "$tmux_pid" 2>/dev/null || true; fi
   rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$tmux_socket"
   for p in "$a_pid" "$b_pid"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  # A daemon writes its last snapshot as it exits: let it finish before its directory goes.
+  for p in "$a_pid" "$b_pid"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
   if [ -n "${QUIRE_KEEP:-}" ]; then rm -rf "$QUIRE_KEEP"; cp -r "$work" "$QUIRE_KEEP" 2>/dev/null || true; fi
   rm -rf "$work"
 }

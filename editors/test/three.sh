@@ -10,7 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"
-export QUIRE_BINARY="$quire" QUIRE_SECRET="three-$$-secret" QUIRE_WORK="$(mktemp -d)"
+export QUIRE_BINARY="$quire" QUIRE_SECRET="$("$quire" secret)" QUIRE_WORK="$(mktemp -d)"
 export XDG_DATA_HOME="$QUIRE_WORK/xdg" XDG_CONFIG_HOME="$QUIRE_WORK/config" XDG_STATE_HOME="$QUIRE_WORK/state"
 work="$QUIRE_WORK"
 pids=()

@@ -12,7 +12,7 @@ root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"
 work="$(mktemp -d)"
-export QUIRE_SECRET="prompts-$$-secret-0123456789abcdef" XDG_DATA_HOME="$work/xdg"
+export QUIRE_SECRET="$("$quire" secret)" XDG_DATA_HOME="$work/xdg"
 tmux_socket="quire-prompts-$$"
 pids=()
 tmux_pid=""

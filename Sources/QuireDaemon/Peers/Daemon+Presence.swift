@@ -51,23 +51,57 @@ extension Daemon {
         return messages
     }
 
-    /// A presence frame from an authenticated peer: kept when newer than what is known of its
-    /// origin, shown to this daemon's editors of the document, and relayed on every other link.
+    /// A presence frame from an authenticated peer: checked, then held on the link until the end
+    /// of the read (`applyQueuedPresence`), so many messages of one editor in one read count once.
     func receivePresence(_ json: JSONValue, from link: PeerLink) throws(PresenceMessage.Invalid) {
         let message = try PresenceMessage(json: json)
+        guard link.queuePresence(message) else {
+            throw PresenceMessage.Invalid(description: "more than \(PeerLink.maximumQueuedPresence) editors' presence waiting in one read")
+        }
+    }
+
+    /// Applies what every link's peer said of presence since the last call, the newest message
+    /// per editor, as far as each link's rate allows (`Configuration.presencePerSecond`); the rest
+    /// waits for the next read or tick, still coalesced. Called at the end of every read.
+    func applyQueuedPresence() {
+        let now = monotonicClock()
+        for link in links.values.sorted(by: { $0.id < $1.id }) where link.state == .established {
+            for message in link.takeQueuedPresence(now: now) where link.state == .established { applyPresence(message, from: link) }
+        }
+    }
+
+    /// One peer's presence message: kept when it may come by `link` and is newer than what is
+    /// known of its origin, shown to this daemon's editors of the document, relayed on every
+    /// other link.
+    ///
+    /// Origins: a message about an editor of a daemon linked directly here is taken only from that
+    /// daemon's own link; one about an editor further away only from the link it first came by
+    /// (until that link closes). So a peer cannot speak for, spoof or mute the cursor of a daemon
+    /// it does not stand between.
+    private func applyPresence(_ message: PresenceMessage, from link: PeerLink) {
         guard let document = document(uri: message.uri, id: message.documentID) else {
             logger.debug("presence of \(message.origin) in \(message.uri) ignored: no such document here")
             return
         }
         logger.debug("presence of \(message.origin) (\(message.user.name)) in \(message.uri), sequence \(message.sequence), from link \(link.id)")
-        if message.origin.hasPrefix("\(replica.rawValue):") { return }   // our own, come back round
-        if let known = document.peerPresences[message.origin], known.sequence >= message.sequence { return }
-        // "Left" for an editor not shown here: nothing to clear, nothing to relay (ends duplicates).
-        if message.selections.isEmpty, document.peerPresences[message.origin] == nil { return }
-        if document.peerPresences[message.origin] == nil, document.peerPresences.count >= Self.maximumPeerPresences {
-            throw PresenceMessage.Invalid(description: "more than \(Self.maximumPeerPresences) editors' presence in \(message.uri)")
+        let originReplica = message.origin.split(separator: ":").first.flatMap { UInt64($0) }
+        if originReplica == replica.rawValue { return }   // our own, come back round
+        let direct = originReplica != nil && originReplica == link.peerReplica?.rawValue
+        if !direct, let owner = links.values.first(where: { $0 !== link && $0.state == .established && $0.peerReplica?.rawValue == originReplica }) {
+            return link.refusedPresence("presence of \(message.origin) is taken only from its own daemon's link \(owner.id)")
         }
-        let number = document.peerPresences[message.origin]?.number ?? nextPresenceNumber()
+        let known = document.peerPresences[message.origin]
+        if let known, known.viaLink != link.id, !direct {
+            return link.refusedPresence("presence of \(message.origin) is taken only from link \(known.viaLink), which it came by first")
+        }
+        // Its own daemon's link overrides what came round another way, whatever its sequence.
+        if let known, (known.viaLink == link.id || !direct), known.sequence >= message.sequence { return }
+        // "Left" for an editor not shown here: nothing to clear, nothing to relay (ends duplicates).
+        if message.selections.isEmpty, known == nil { return }
+        if known == nil, document.peerPresences.count >= Self.maximumPeerPresences {
+            return link.cut("more than \(Self.maximumPeerPresences) editors' presence in \(DocumentName.displayed(message.uri))")
+        }
+        let number = known?.number ?? nextPresenceNumber()
         let selection = SharedDocument.RemoteSelection(user: message.user, selections: message.selections)
         document.peerPresences[message.origin] = message.selections.isEmpty ? nil
             : SharedDocument.PeerPresence(selection: selection, sequence: message.sequence, viaLink: link.id, number: number)

@@ -45,7 +45,7 @@ extension PeerLink {
                 }
             }
             return nil
-        case .hello, .auth, .heartbeat, .bye:
+        case .hello, .auth, .proof, .heartbeat, .bye:
             return nil
         }
     }

@@ -1,19 +1,21 @@
 import Crypto
 
-/// The cryptography of a peer link's handshake (peer protocol 3, `protocol/decisions/peer-security.md`):
+/// The cryptography of a peer link's handshake (peer protocol 5, `protocol/decisions/peer-security.md`):
 /// an ephemeral X25519 key exchange whose keys also depend on the shared secret, a transcript
 /// hash of both hellos that every later proof is bound to, and the proofs themselves.
 ///
 /// Guarantees:
-/// 1. Without the secret no one derives the frame keys, so a wrong secret shows as the first
-///    sealed frame (the peer's `auth`) failing to open.
-/// 2. Each side's proof (an HMAC of the secret) and signature (its identity key) cover the
-///    transcript, which holds both ephemeral keys and nonces: a proof made on one link does not
-///    verify on another, so it can be neither replayed, reflected nor relayed.
+/// 1. Without the secret no one derives the frame keys or the proofs, so a wrong secret shows as
+///    the first sealed frame (the connector's proof) failing to open.
+/// 2. Each side's proof (an HMAC under a key derived from the X25519 result and the secret) and
+///    signature (its identity key) cover the transcript, which holds both ephemeral keys, both
+///    nonces and both roles: a proof made on one link does not verify on another, so it can be
+///    neither replayed, reflected nor relayed; and only someone who holds one of the two
+///    ephemeral private keys can test a guess of the secret against it (a passive listener cannot).
 /// 3. The two directions use different keys (each derived with its sender's nonce), so a frame
 ///    cannot be reflected back to its sender either.
 struct PeerHandshake {
-    static let label = "quire-peer-3"
+    static let label = "quire-peer-5"
 
     private let secret: [UInt8]
     let ourNonce: [UInt8]
@@ -32,6 +34,20 @@ struct PeerHandshake {
         var transcript: [UInt8]
         var sealer: FrameSealer
         var opener: FrameOpener
+        /// The key of the proof this side sends, and of the one the peer must send.
+        fileprivate var ourProofKey: SymmetricKey
+        fileprivate var theirProofKey: SymmetricKey
+
+        /// This side's proof of the secret on this link: HMAC-SHA256 of the transcript under a key
+        /// derived from the X25519 result and the secret. It names nothing (no replica, no key).
+        var ourProof: [UInt8] { Array(HMAC<SHA256>.authenticationCode(for: Agreement.proofMessage(transcript), using: ourProofKey)) }
+
+        /// Whether `proof` is the peer's correct proof for this link (constant-time comparison).
+        func verifyTheirs(_ proof: [UInt8]) -> Bool {
+            HMAC<SHA256>.isValidAuthenticationCode(proof, authenticating: Agreement.proofMessage(transcript), using: theirProofKey)
+        }
+
+        private static func proofMessage(_ transcript: [UInt8]) -> [UInt8] { Array("\(PeerHandshake.label) proof".utf8) + transcript }
     }
 
     /// Why a hello cannot start a session.
@@ -60,33 +76,18 @@ struct PeerHandshake {
         }
         let transcript = Array(hash.finalize())
         let material = SymmetricKey(data: shared + secret)
-        func key(sentBy nonce: [UInt8]) -> SymmetricKey {
+        func key(_ purpose: String, sentBy nonce: [UInt8]) -> SymmetricKey {
             HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: transcript,
-                                   info: Array("\(Self.label) frames ".utf8) + nonce, outputByteCount: 32)
+                                   info: Array("\(Self.label) \(purpose) ".utf8) + nonce, outputByteCount: 32)
         }
-        return Agreement(transcript: transcript, sealer: FrameSealer(key: key(sentBy: ourNonce)),
-                         opener: FrameOpener(key: key(sentBy: theirNonce)))
-    }
-
-    /// The sender's proof of the secret on this link: HMAC-SHA256 over the transcript, the
-    /// sender's nonce and replica ID.
-    func proof(transcript: [UInt8], senderNonce: [UInt8], senderReplica: UInt64) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Self.proofMessage(transcript, senderNonce, senderReplica), using: SymmetricKey(data: secret)))
-    }
-
-    /// Whether `proof` is a correct proof by the peer (constant-time comparison).
-    func verify(_ proof: [UInt8], transcript: [UInt8], senderNonce: [UInt8], senderReplica: UInt64) -> Bool {
-        HMAC<SHA256>.isValidAuthenticationCode(proof, authenticating: Self.proofMessage(transcript, senderNonce, senderReplica),
-                                               using: SymmetricKey(data: secret))
+        return Agreement(transcript: transcript, sealer: FrameSealer(key: key("frames", sentBy: ourNonce)),
+                         opener: FrameOpener(key: key("frames", sentBy: theirNonce)),
+                         ourProofKey: key("proof", sentBy: ourNonce), theirProofKey: key("proof", sentBy: theirNonce))
     }
 
     /// What a side's identity key signs: the transcript and the signer's nonce.
     static func identityMessage(transcript: [UInt8], senderNonce: [UInt8]) -> [UInt8] {
         Array("\(label) identity".utf8) + transcript + senderNonce
-    }
-
-    private static func proofMessage(_ transcript: [UInt8], _ nonce: [UInt8], _ replica: UInt64) -> [UInt8] {
-        Array("\(label) auth".utf8) + transcript + nonce + Array(String(replica).utf8)
     }
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {

@@ -20,7 +20,7 @@ public final class PeerLink {
     public enum State: String, Sendable { case handshaking, established, closed }
 
     /// Protocol version spoken by this build; a peer with another one is refused.
-    public static let protocolVersion = 4
+    public static let protocolVersion = 5
     /// A user name from a peer is cut to this many characters (control characters removed).
     public static let maximumUserNameLength = 64
     /// A reason for closing a link, ours or the peer's, is cut to this many characters (control
@@ -38,6 +38,11 @@ public final class PeerLink {
     /// Their nonce and the session keys, once their hello arrived.
     private var theirNonce: [UInt8]?
     private var transcript: [UInt8] = []
+    private var agreement: PeerHandshake.Agreement?
+    /// Handshake progress: the peer proved the secret on this link; we sent our proof, our auth.
+    private var theirProofVerified = false
+    private var sentProof = false
+    private var sentAuth = false
     private var sealer: FrameSealer?
     private var opener: FrameOpener?
     public private(set) var state = State.handshaking
@@ -52,8 +57,16 @@ public final class PeerLink {
     public private(set) var peerFingerprint: String?
     /// When set, only a peer with this identity fingerprint is accepted on this link.
     public var expectedFingerprint: String?
-    /// Whether the peer connected to this daemon (and so counts against the handshake cap).
+    /// Whether the peer connected to this daemon (and so counts against the handshake cap): the
+    /// accepting side, which shows nothing that depends on the secret before the connector proved it.
     var isIncoming = true
+    /// The remote host (without port) of an incoming TCP link, for the per-address handshake cap.
+    var remoteHost: String?
+    /// Whether the peer's hello arrived (an incoming link must send it within `peerHelloTimeout`).
+    public private(set) var heardHello = false
+    /// Whether this side checks the peer's identity against pins (it then shows its own identity
+    /// only after the peer's passed).
+    private var isPinned: Bool { expectedFingerprint != nil || !daemon.configuration.trustedPeerFingerprints.isEmpty }
     /// Whether frames on this link are encrypted (from the first frame after the hellos on).
     public var isEncrypted: Bool { sealer != nil }
     public private(set) var closeReason: String?
@@ -68,6 +81,56 @@ public final class PeerLink {
     /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
     private(set) var staleAtPeer: [String: Set<String>] = [:]
+    /// Presence the peer sent and this daemon has not applied yet: the newest per document and
+    /// origin, in arrival order (`Daemon.applyQueuedPresence`).
+    private var queuedPresence: [String: PresenceMessage] = [:]
+    private var queuedPresenceOrder: [String] = []
+    /// Presence messages this link may still have applied now (a token bucket, refilled at
+    /// `Configuration.presencePerSecond` up to `presenceBurst`), and when it was last refilled.
+    private var presenceTokens: Double?
+    private var presenceRefilledAt = 0.0
+    private var toldRefusedPresence = false
+    /// Editors' presence one read may hold waiting (distinct documents and origins); more cuts the link.
+    static let maximumQueuedPresence = 4096
+
+    /// Holds `message` until the end of the read, replacing an older one of the same editor.
+    /// False when too many editors' presence is waiting.
+    func queuePresence(_ message: PresenceMessage) -> Bool {
+        let key = "\(message.documentID) \(message.origin) \(message.uri)"
+        if let old = queuedPresence[key] {
+            if old.sequence <= message.sequence { queuedPresence[key] = message }
+            return true
+        }
+        guard queuedPresence.count < Self.maximumQueuedPresence else { return false }
+        queuedPresence[key] = message
+        queuedPresenceOrder.append(key)
+        return true
+    }
+
+    /// The waiting presence messages this link's rate allows at `now` (seconds, monotonic).
+    func takeQueuedPresence(now: Double) -> [PresenceMessage] {
+        guard !queuedPresenceOrder.isEmpty else { return [] }
+        let configuration = daemon.configuration
+        var tokens = presenceTokens ?? configuration.presenceBurst
+        tokens = min(configuration.presenceBurst, tokens + max(0, now - presenceRefilledAt) * configuration.presencePerSecond)
+        presenceRefilledAt = now
+        let count = min(queuedPresenceOrder.count, Int(tokens))
+        presenceTokens = tokens - Double(count)
+        let keys = queuedPresenceOrder.prefix(count)
+        queuedPresenceOrder.removeFirst(count)
+        if count > 0, !queuedPresenceOrder.isEmpty {
+            logger.debug("peer link \(id): \(queuedPresenceOrder.count) presence messages wait for the link's rate")
+        }
+        return keys.compactMap { queuedPresence.removeValue(forKey: $0) }
+    }
+
+    /// A presence message refused for its origin: logged once per link, then dropped quietly.
+    func refusedPresence(_ reason: String) {
+        guard !toldRefusedPresence else { return }
+        toldRefusedPresence = true
+        logger.warning("peer link \(id): \(reason) (further such messages are dropped without a word)")
+    }
+
     /// Digest rounds on this link: what to ask about, what to answer (`PeerLink+Digests`).
     var digests = DigestExchange()
 
@@ -113,7 +176,7 @@ public final class PeerLink {
     public func start() {
         let hello = PeerFrame.hello([
             "protocol": .integer(Int64(Self.protocolVersion)), "nonce": .string(Hex.encode(handshake.ourNonce)),
-            "key": .string(Hex.encode(handshake.ourKey)),
+            "key": .string(Hex.encode(handshake.ourKey)), "role": .string(isIncoming ? "accept" : "connect"),
         ])
         ourHello = hello.body()
         send(hello)
@@ -147,7 +210,15 @@ public final class PeerLink {
         do {
             return try opener?.open(body)
         } catch {
-            cut(peerReplica == nil
+            // An accepting side refuses a connector's proof with a goodbye in the clear (it seals
+            // nothing before the proof checked out): take its reason.
+            if !theirProofVerified, case .bye(let reason)? = try? PeerFrame.decode(body) {
+                let reason = Self.displayName(reason, limit: 200)
+                finish(reason.hasPrefix("authentication failed") ? "authentication failed: the peer refused our proof of the secret (\(reason))"
+                       : "the peer said goodbye: \(reason)")
+                return nil
+            }
+            cut(!theirProofVerified
                 ? "authentication failed: wrong secret (the peer's first sealed frame does not open), or the handshake was tampered with"
                 : "a frame failed its integrity check: tampered with, replayed, reordered or dropped on the way")
             return nil
@@ -161,6 +232,17 @@ public final class PeerLink {
     public func handshakeTimedOut() {
         guard state == .handshaking else { return }
         cut("no handshake within \(Int(handshakeTimeout)) seconds")
+    }
+
+    /// How long a peer that connected here has to send its hello, in seconds.
+    public var helloTimeout: Double { daemon.configuration.peerHelloTimeout }
+
+    /// An incoming link's peer sent no hello in time (`Configuration.peerHelloTimeout`): its
+    /// handshake slot goes to someone else.
+    public func helloTimedOut() {
+        guard state == .handshaking, isIncoming, !heardHello else { return }
+        let seconds = helloTimeout == helloTimeout.rounded() ? "\(Int(helloTimeout))" : "\(helloTimeout)"
+        cut("no hello within \(seconds) seconds")
     }
 
     /// Sends editors what this link's operations changed, once they are durable (after a read).
@@ -187,6 +269,9 @@ public final class PeerLink {
         if state == .handshaking, let started = startedAt, now - started > handshakeTimeout {
             return handshakeTimedOut()
         }
+        if state == .handshaking, isIncoming, !heardHello, let started = startedAt, now - started > helloTimeout {
+            return helloTimedOut()
+        }
         if heardFrom || lastHeard == nil { lastHeard = now; heardFrom = false }
         if let last = lastHeard, now - last > 3 * interval {
             return cut("no word from the peer for \(Int(now - last)) seconds")
@@ -210,8 +295,14 @@ public final class PeerLink {
                 return cut("protocol version mismatch: the peer speaks \(theirs.prefix(20)), this daemon \(Self.protocolVersion)")
             }
             guard let nonce = hello["nonce"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
-                  let key = hello["key"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }) else {
+                  let key = hello["key"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
+                  let role = hello["role"]?.stringValue, role == "connect" || role == "accept" else {
                 return cut("malformed hello")
+            }
+            heardHello = true
+            guard nonce != handshake.ourNonce else { return cut("the peer sent back our own hello") }
+            guard role != (isIncoming ? "accept" : "connect") else {
+                return cut("both sides \(role == "accept" ? "accepted" : "connected"): one side of a link must connect, the other accept")
             }
             let agreement: PeerHandshake.Agreement
             do {
@@ -223,18 +314,33 @@ public final class PeerLink {
             transcript = agreement.transcript
             opener = agreement.opener
             sealer = agreement.sealer
-            sendAuth()
-        case .auth(let auth):
+            self.agreement = agreement
+            // The connector proves the secret first; the accepting side sends nothing that
+            // depends on the secret until that proof checked out.
+            if !isIncoming { sendProof(waits: false) }
+        case .proof(let message):
             // Only after the hellos, so only sealed: `opened` let it through.
-            guard let nonce = theirNonce, peerReplica == nil else { return cut("authentication out of order") }
+            guard let agreement, !theirProofVerified else { return cut("a proof out of order") }
+            guard let proof = message["proof"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }) else { return cut("malformed proof") }
+            guard agreement.verifyTheirs(proof) else {
+                return cut("authentication failed: the proof of the secret is not for this link")
+            }
+            theirProofVerified = true
+            if isIncoming {
+                // A pinned daemon shows who it is only once the peer's key passed its pins.
+                let waits = isPinned
+                sendProof(waits: waits)
+                if !waits { sendAuth() }
+            } else if message["waits"] == .bool(true) {
+                logger.info("peer link \(id): the peer is pinned and waits for this daemon's identity first")
+                sendAuth()
+            }
+        case .auth(let auth):
+            guard let nonce = theirNonce, theirProofVerified, peerReplica == nil else { return cut("authentication out of order") }
             guard let replicaText = auth["replica"]?.stringValue, let replica = UInt64(replicaText), replica != 0,
-                  let proof = auth["proof"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
                   let identity = auth["identity"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
                   let signature = auth["signature"]?.stringValue.flatMap({ Hex.decode($0, count: 64) }) else {
                 return cut("malformed auth")
-            }
-            guard handshake.verify(proof, transcript: transcript, senderNonce: nonce, senderReplica: replica) else {
-                return cut("authentication failed: the proof of the secret is not for this link")
             }
             guard PeerIdentity.isValid(signature, of: PeerHandshake.identityMessage(transcript: transcript, senderNonce: nonce), by: identity) else {
                 return cut("authentication failed: the identity signature is not for this link")
@@ -248,6 +354,7 @@ public final class PeerLink {
                 return cut("authentication failed: the peer's key \(fingerprint) is not among the pinned fingerprints")
             }
             guard replica != daemon.replica.rawValue else { return cut("the peer is this daemon itself") }
+            if !sentAuth { sendAuth() }
             peerReplica = ReplicaID(replica)
             peerFingerprint = fingerprint
             peerUser = Self.displayName(auth["user"]?.stringValue ?? "")
@@ -286,15 +393,26 @@ public final class PeerLink {
         }
     }
 
-    /// Our sealed `auth`: replica, user, identity key, its signature over the transcript, and
-    /// the proof of the secret bound to the transcript.
+    /// Our sealed `proof`: the proof of the secret bound to this link, and nothing else.
+    /// `waits`: we are the accepting side, pinned, and show our identity only after the peer's.
+    private func sendProof(waits: Bool) {
+        guard let agreement, !sentProof else { return }
+        sentProof = true
+        var proof: [String: JSONValue] = ["proof": .string(Hex.encode(agreement.ourProof))]
+        if waits { proof["waits"] = true }
+        send(.proof(.object(proof)))
+    }
+
+    /// Our sealed `auth`: replica, user, identity key and its signature over the transcript.
+    /// Sent only once the peer proved the secret on this link (and, when pinned and the peer
+    /// does not wait for us, once its key passed the pins).
     private func sendAuth() {
+        guard !sentAuth, theirProofVerified else { return }
+        sentAuth = true
         let identity = daemon.identity
         var auth: [String: JSONValue] = [
             "replica": .string(String(daemon.replica.rawValue)), "user": .string(daemon.userName),
             "identity": .string(Hex.encode(identity.publicKey)),
-            "proof": .string(Hex.encode(handshake.proof(transcript: transcript, senderNonce: handshake.ourNonce,
-                                                              senderReplica: daemon.replica.rawValue))),
         ]
         do {
             let message = PeerHandshake.identityMessage(transcript: transcript, senderNonce: handshake.ourNonce)
@@ -555,9 +673,13 @@ public final class PeerLink {
         send(.stability(message))
     }
 
-    /// Sends one frame, sealed once the hellos were exchanged.
+    /// Sends one frame: sealed once the hellos were exchanged and, on the accepting side, once
+    /// the connector proved the secret. Before that an accepting side sends nothing sealed (only
+    /// its hello and perhaps a goodbye in the clear), so a stranger gets nothing to test guesses
+    /// of the secret against.
     func send(_ frame: PeerFrame) {
-        let bytes = sealer?.seal(frame.body()) ?? frame.encoded()
+        let seals = sentProof || theirProofVerified
+        let bytes = (seals ? sealer?.seal(frame.body()) : nil) ?? frame.encoded()
         digests.noteSent(frame)
         bytesOut += bytes.count
         write(bytes)

@@ -21,6 +21,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
             // However slowly the peer sends, the handshake ends in time.
             let timeout = TimeAmount.milliseconds(Int64(link.handshakeTimeout * 1000))
             context.eventLoop.scheduleTask(in: timeout) { [weak link] in link?.handshakeTimedOut() }
+            // A peer that connected here and says nothing frees its handshake slot quickly.
+            if link.isIncoming {
+                let helloTimeout = TimeAmount.milliseconds(Int64(link.helloTimeout * 1000))
+                context.eventLoop.scheduleTask(in: helloTimeout) { [weak link] in link?.helloTimedOut() }
+            }
         }
         context.fireChannelActive()
     }

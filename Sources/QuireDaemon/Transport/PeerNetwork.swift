@@ -33,13 +33,14 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     var listeningPorts: [Int] { listeners.keys.sorted() }
 
-    private func handler(address: String, incoming: Bool, fingerprint: String? = nil,
+    private func handler(address: String, incoming: Bool, remoteHost: String? = nil, fingerprint: String? = nil,
                          onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
                 let limit = daemon.configuration.maximumUnsentPeerBytes
                 let output = PeerOutput(channel: channel, limit: limit)
-                let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) }, incoming: incoming)
+                let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) },
+                                                    incoming: incoming, remoteHost: remoteHost)
                 output.onOverflow = { [weak link] waiting in
                     link?.cut("the peer does not read: \(waiting) bytes wait for it, and more would pass the limit of \(limit)")
                 }
@@ -62,7 +63,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 let remote = channel.remoteAddress.map { "\($0)" } ?? "?"
-                return channel.pipeline.addHandler(handler(address: "tcp from \(remote)", incoming: true))
+                return channel.pipeline.addHandler(handler(address: "tcp from \(remote)", incoming: true,
+                                                           remoteHost: channel.remoteAddress?.ipAddress ?? remote))
             }
             .withBoundSocket(socket)
             .whenComplete { [self] result in
@@ -147,6 +149,10 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
+        // The secret stays in this process: the command (ssh, a relay) has no business with it.
+        var environment = ProcessInfo.processInfo.environment
+        environment["QUIRE_SECRET"] = nil
+        process.environment = environment
         let toChild = Pipe(), fromChild = Pipe()
         process.standardInput = toChild
         process.standardOutput = fromChild
@@ -167,12 +173,13 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         logger.info("peering over the stdio of: \(command)")
     }
 
-    /// Peers over this process's own stdin/stdout (`quire peer --stdio`).
+    /// Peers over this process's own stdin/stdout (`quire peer --stdio`): the accepting side of
+    /// the link, as whoever ran the command connected to it.
     func serveStdio(input: Int32, output: Int32, onEnd: @escaping () -> Void) {
         NIOPipeBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "stdio", incoming: false, onClose: { _, _ in onEnd() }))
+                channel.pipeline.addHandler(handler(address: "stdio", incoming: true, onClose: { _, _ in onEnd() }))
             }
             .takingOwnershipOfDescriptors(input: input, output: output)
             .whenFailure { [logger] error in

@@ -22,9 +22,12 @@ public enum PeerFrame: Equatable, Sendable {
     /// A digest of what a daemon holds of one document, or the answer that repairs a difference
     /// (protocol/peer.md, *Repair*).
     case digest(JSONValue)
+    /// A side's proof that it knows the shared secret, bound to this link and nothing else (no
+    /// name, replica or key): the first sealed frame each side sends (protocol/peer.md, *Handshake*).
+    case proof(JSONValue)
 
     enum Kind: UInt8 {
-        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8, presence = 9, digest = 10
+        case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8, presence = 9, digest = 10, proof = 11
     }
 
     /// Why a frame body is not a peer message.
@@ -56,6 +59,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .stability(let v): body = [Kind.stability.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .presence(let v): body = [Kind.presence.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .digest(let v): body = [Kind.digest.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
+        case .proof(let v): body = [Kind.proof.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .operations(let uri, let id, let payload): body = Self.documentBody(.operations, uri: uri, id: id, payload: payload)
         case .state(let uri, let id, let payload): body = Self.documentBody(.state, uri: uri, id: id, payload: payload)
         case .heartbeat: body = [Kind.heartbeat.rawValue]
@@ -77,6 +81,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .stability: return "a stability message"
         case .presence: return "presence"
         case .digest: return "a digest"
+        case .proof: return "a proof"
         }
     }
 
@@ -93,6 +98,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .stability: return .stability(try json(payload))
         case .presence: return .presence(try json(payload))
         case .digest: return .digest(try json(payload))
+        case .proof: return .proof(try json(payload))
         case .heartbeat: return .heartbeat
         case .bye: return .bye(reason: String(decoding: payload, as: UTF8.self))
         case .operations:

@@ -159,7 +159,7 @@ client stops and the daemon is killed, even when BODY fails."
        (ignore-errors (kill-process daemon)))))
 
 ;; Peers need a secret; every daemon the test starts inherits it.
-(setenv "QUIRE_SECRET" "emacs test secret")
+(setenv "QUIRE_SECRET" "quire-szsqpzxhnq26d4cn464yk4gs5ck3vieloicis6obw3auyxivowm5h2et")
 
 (defun quire-test--probe (socket)
   "A second editor on the daemon at SOCKET, initialized."

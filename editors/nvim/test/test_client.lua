@@ -70,7 +70,7 @@ quire.stop()
 -- The daemon is killed and restarts from its data directory; typing done meanwhile is merged.
 local own = socket .. '.own'
 local function start_daemon()
-  local id = vim.fn.jobstart({ binary, '--no-stdio', '--socket', own, '--data-dir', own .. '.data' }, { env = { QUIRE_SECRET = 'nvim test' } })
+  local id = vim.fn.jobstart({ binary, '--no-stdio', '--socket', own, '--data-dir', own .. '.data' }, { env = { QUIRE_SECRET = 'quire-dldtkmkg7d4vh6attn5v2o2m3rslkto6siewza6ccv4jnxrqjm5eh4sk' } })
   wait_for(function() return vim.fn.getftype(own) == 'socket' end, 'the daemon socket')
   return id
 end
@@ -107,7 +107,7 @@ wait_for(function() return told('listening for peers on port') end, 'the listen 
 local port
 for _, message in ipairs(H.said) do port = port or message:match('listening for peers on port (%d+)') end
 local far = vim.fn.jobstart({ binary, '--no-stdio', '--socket', own .. '.far', '--data-dir', own .. '.far-data',
-  '--connect', '127.0.0.1:' .. tostring(port), '--user-name', 'fay' }, { env = { QUIRE_SECRET = 'nvim test' } })
+  '--connect', '127.0.0.1:' .. tostring(port), '--user-name', 'fay' }, { env = { QUIRE_SECRET = 'quire-dldtkmkg7d4vh6attn5v2o2m3rslkto6siewza6ccv4jnxrqjm5eh4sk' } })
 wait_for(function() return told('fay joined') end, 'the join message')
 wait_for(function() return quire.statusline() == '[quire 1 peer]' end, 'the status line to count the peer')
 vim.cmd('QuireDisconnect')

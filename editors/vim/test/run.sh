@@ -16,7 +16,7 @@ export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock" QUIRE_TEST_LOG
 export XDG_DATA_HOME="$work/data"   # never the user's documents
 if [[ "$pattern" == bench_* ]]; then
   # Benchmarks also get a second daemon paired over loopback TCP, for cross-daemon figures.
-  export QUIRE_SECRET="bench-$$"
+  export QUIRE_SECRET="$("$quire" secret)"
   "$quire" --no-stdio --socket "$QUIRE_TEST_SOCKET" --listen 127.0.0.1:0 2>"$work/daemon.log" &
   daemon=$!
   for _ in $(seq 1 500); do grep -q "listening for peers" "$work/daemon.log" 2>/dev/null && break; sleep 0.01; done

@@ -26,7 +26,7 @@ def Daemon(arguments: list<string>, secret: string): job
 enddef
 
 def StartA(): job
-  var daemon = Daemon(['--no-stdio', '--socket', socket, '--data-dir', work .. '/a-data'], 'right secret')
+  var daemon = Daemon(['--no-stdio', '--socket', socket, '--data-dir', work .. '/a-data'], 'quire-nte2zzlcpiiqcach2z7c46dmmo7tj4yd6iugqs5oryajdrswjrghjlr6')
   WaitFor(() => getftype(socket) == 'socket', 'daemon A')
   return daemon
 enddef
@@ -67,11 +67,11 @@ var port = str2nr(matchstr(Messages(), 'listening for peers on port \zs\d\+'))
 
 # A peer joins: said, and counted in the status line.
 var b = Daemon(['--no-stdio', '--socket', work .. '/b.sock', '--data-dir', work .. '/b-data', '--connect', '127.0.0.1:' .. port,
-  '--user-name', 'bea'], 'right secret')
+  '--user-name', 'bea'], 'quire-nte2zzlcpiiqcach2z7c46dmmo7tj4yd6iugqs5oryajdrswjrghjlr6')
 WaitFor(() => Messages() =~ 'quire: bea joined', 'the join message')
 WaitFor(() => quire#StatusLine() == '[quire 1 peer]', 'the status line to count the peer')
 # Someone with the wrong secret: said, with the reason.
-var c = Daemon(['--no-stdio', '--socket', work .. '/c.sock', '--data-dir', work .. '/c-data', '--connect', '127.0.0.1:' .. port], 'wrong')
+var c = Daemon(['--no-stdio', '--socket', work .. '/c.sock', '--data-dir', work .. '/c-data', '--connect', '127.0.0.1:' .. port], 'quire-ncf2hmtytokixgxm4vwb4zvcxrdtzenrsvhm5obvmahgqatsycldfr45')
 WaitFor(() => Messages() =~ 'authentication failed', 'the wrong-secret message')
 add(errors, quire#StatusLine() == '[quire 1 peer]' ? '' : 'a failed stranger changed the count: ' .. quire#StatusLine())
 job_stop(c)
@@ -91,7 +91,7 @@ WaitFor(() => quire#StatusLine() == '[quire]', 'the client to reconnect')
 WaitFor(() => type(AskA('peer/status', {})) == v:t_dict && AskA('peer/status', {}).listening == [port], 'listening again on ' .. port)
 
 # A copy of plan.txt made separately on another daemon: kept apart as plan.txt#id, and merged here on request.
-var other = Daemon(['--no-stdio', '--socket', work .. '/d.sock', '--data-dir', work .. '/d-data', '--user-name', 'dee'], 'right secret')
+var other = Daemon(['--no-stdio', '--socket', work .. '/d.sock', '--data-dir', work .. '/d-data', '--user-name', 'dee'], 'quire-nte2zzlcpiiqcach2z7c46dmmo7tj4yd6iugqs5oryajdrswjrghjlr6')
 WaitFor(() => getftype(work .. '/d.sock') == 'socket', 'daemon D')
 var dprobe = job_start([quire, 'attach', work .. '/d.sock'], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
 var dchannel = job_getchannel(dprobe)

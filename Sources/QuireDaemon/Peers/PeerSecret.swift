@@ -1,0 +1,91 @@
+import Crypto
+
+/// The secret a group of daemons shares, as people handle it: `quire secret` makes one, and a
+/// daemon takes only secrets of that form (`protocol/decisions/peer-security.md`, *Secrets*).
+///
+/// Form: `quire-` and 56 base32 characters (`a-z`, `2-7`, case ignored) holding 30 random bytes
+/// from the system's generator (240 bits) and 5 bytes of their SHA-256. The check bytes make a
+/// secret someone chose or typed (a passphrase, a word, a short string) fail at once, with an
+/// error that says to run `quire secret`, instead of weakening every link: whoever takes part
+/// in a handshake can test guesses of the secret offline, which only a secret nobody chose
+/// makes harmless.
+///
+/// Guarantees: `generate()` never returns a secret `material(from:)` refuses; the material of an
+/// accepted secret is its 30 random bytes, whatever the case it was written in.
+public enum PeerSecret {
+    public static let prefix = "quire-"
+    static let randomByteCount = 30
+    static let checkByteCount = 5
+    /// Fewer bytes of key material than this are refused wherever a daemon is configured.
+    public static let minimumMaterialBytes = 16
+
+    /// Why a secret is refused.
+    public struct Refusal: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// A new secret of 240 random bits.
+    public static func generate() -> String {
+        let random = SymmetricKey(size: SymmetricKeySize(bitCount: randomByteCount * 8)).withUnsafeBytes { Array($0) }
+        return prefix + Base32.encode(random + check(random))
+    }
+
+    /// The key material of `text` (surrounding spaces and line ends ignored), or why it is refused.
+    /// `source` names where it came from in the error ("QUIRE_SECRET", "the secret file F").
+    public static func material(from text: String, source: String = "the secret") throws(Refusal) -> [UInt8] {
+        let trimmed = String(text.unicodeScalars.filter { !$0.properties.isWhitespace }).lowercased()
+        let advice = "run `quire secret` and give its output to every daemon you pair (in QUIRE_SECRET or a --secret-file of mode 0600)"
+        guard trimmed.hasPrefix(prefix), let bytes = Base32.decode(String(trimmed.dropFirst(prefix.count))),
+              bytes.count == randomByteCount + checkByteCount else {
+            let what = text.count < 40 ? "is too short to be" : "is not"
+            throw Refusal(description: "\(source) \(what) a secret made by `quire secret`: a secret people choose can be guessed offline "
+                + "by anyone who takes part in one handshake; \(advice)")
+        }
+        let random = Array(bytes.prefix(randomByteCount))
+        guard Array(bytes.suffix(checkByteCount)) == check(random) else {
+            throw Refusal(description: "\(source) has a typing error (its check characters do not match); copy it again, or \(advice)")
+        }
+        return random
+    }
+
+    private static func check(_ random: [UInt8]) -> [UInt8] {
+        Array(SHA256.hash(data: Array("quire secret".utf8) + random).prefix(checkByteCount))
+    }
+}
+
+/// RFC 4648 base32, lowercase, without padding (only whole groups of 5 bytes are needed here).
+enum Base32 {
+    private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var buffer: UInt64 = 0, bits = 0
+        for byte in bytes {
+            buffer = buffer << 8 | UInt64(byte)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                out.append(alphabet[Int((buffer >> UInt64(bits)) & 31)])
+            }
+        }
+        if bits > 0 { out.append(alphabet[Int((buffer << UInt64(5 - bits)) & 31)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Nil when `text` has a character outside the alphabet or leftover bits that are not zero.
+    static func decode(_ text: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        var buffer: UInt64 = 0, bits = 0
+        for character in text.utf8 {
+            guard let value = alphabet.firstIndex(of: character) else { return nil }
+            buffer = buffer << 5 | UInt64(value)
+            bits += 5
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt64(bits)))
+            }
+        }
+        guard buffer & ((1 << UInt64(bits)) - 1) == 0 else { return nil }
+        return out
+    }
+}
