@@ -235,4 +235,55 @@ import Testing
         #expect(text.hasPrefix("OFF a39 ") && text.components(separatedBy: "<bob-off>").count == 2, "\(text.debugDescription)")
         #expect(ann.string == text && bob.string == text)
     }
+
+    // MARK: Peers
+
+    /// Bob opens `notes` empty before his daemon links with ann's; his empty copy becomes ann's
+    /// document (JoinByNameTests). His view must be as durable there as anywhere: after his
+    /// daemon is killed, his reopen resumes the view and keeps what he typed meanwhile.
+    @Test func aViewOfAnEmptyCopyThatJoinedAPeersDocumentSurvivesACrash() throws {
+        let path = DaemonProcess.temporaryDirectory("review-joined-view")
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let bob: TestEditor
+        let viewBefore: String?
+        do {
+            let net = PeerTestNetwork()
+            let a = net.makeDaemon(100)
+            let b = net.makeDaemon(200, store: try DocumentStore(path: path, logger: logger))
+            let ann = TestEditor(daemon: a)
+            ann.initialize(user: "ann")
+            ann.open("notes", text: "ann's plan\n")
+            bob = TestEditor(daemon: b)
+            bob.initialize(user: "bob")
+            bob.open("notes", text: "")
+            try net.link(a, b)
+            net.pump([a, b])
+            bob.deliver()
+            #expect(bob.string == "ann's plan\n")
+            bob.edit(bob.text.count..<bob.text.count, with: "<bob1>\n")
+            net.pump([a, b])
+            b.commit()
+            viewBefore = bob.view
+            bob.disconnect()
+        }
+        bob.text.append(contentsOf: Array("<bob-off>\n".unicodeScalars))
+        let net = PeerTestNetwork()
+        let b = net.makeDaemon(300, store: try DocumentStore(path: path, logger: logger))
+        bob.connect(to: b)
+        bob.initialize(user: "bob")
+        let reply = bob.reopen()
+        // Not fixed (outside the files this review may change): `Daemon.documentForPeer` swaps
+        // the pristine document for the joined one, whose log never gets `opened` for the views
+        // sessions already show, so recovery cannot rebuild them; the reopen is refused (-32017,
+        // nothing lost) instead of resolved by identity. Logging `.opened(view:)` for each
+        // session's view of `uri` into the joined document after `store?.create` would fix it.
+        withKnownIssue("a view of an empty copy that joined a peer's document is not in the joined document's log") {
+            #expect(reply["error"] == nil, "\(reply)")
+            #expect(reply["result"]?["view"]?.stringValue == viewBefore, "the view was resumed, not replaced: \(reply)")
+            let text = b.documents["notes"]?.text.string ?? ""
+            #expect(text == "ann's plan\n<bob1>\n<bob-off>\n", "\(text.debugDescription)")
+        }
+        #expect(b.documents["notes"]?.text.string == "ann's plan\n<bob1>\n", "nothing was destroyed")
+    }
 }
