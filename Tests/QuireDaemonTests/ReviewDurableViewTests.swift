@@ -286,4 +286,72 @@ import Testing
         }
         #expect(b.documents["notes"]?.text.string == "ann's plan\n<bob1>\n", "nothing was destroyed")
     }
+
+    // MARK: A reopen's (or resync's) reply lost
+
+    /// Ann reopens after a crash; the daemon resolves her offline typing and starts a new epoch
+    /// of her view, and dies again before she reads the reply. Meanwhile bob had typed `<B9>`,
+    /// which the lost reply would have brought her. Her second reopen names the old epoch:
+    /// merged as text against the view's new-epoch text, her buffer (without `<B9>`) reads as
+    /// her removing `<B9>`. Nothing she did removed it; it must stay, and her typing count once.
+    @Test(arguments: [false, true])
+    func aReopenWhoseReplyWasLostRemovesNothingOthersTyped(withBase: Bool) throws {
+        let path = DaemonProcess.temporaryDirectory("review-reopen-reply-lost")
+        let ann: TestEditor, bob: TestEditor
+        do {
+            let daemon = try Self.daemon(at: path, replicas: 100)
+            ann = TestEditor(daemon: daemon)
+            bob = TestEditor(daemon: daemon)
+            ann.initialize(user: "ann")
+            bob.initialize(user: "bob")
+            ann.open("doc", text: "x <A1> y\n")
+            bob.open("doc", text: "")
+            daemon.commit()
+            ann.disconnect()
+            bob.disconnect()
+        }
+        ann.text.append(contentsOf: Array("<off>\n".unicodeScalars))
+        let base = "x <A1> y\n"
+        do {
+            let daemon = try Self.daemon(at: path, replicas: 200)
+            bob.connect(to: daemon)
+            bob.initialize(user: "bob")
+            bob.reopen()
+            bob.edit(0..<0, with: "<B9> ")
+            ann.connect(to: daemon)
+            ann.initialize(user: "ann")
+            let (text, epoch, revision, view) = (ann.text, ann.epoch, ann.daemonRevision, ann.view)
+            #expect(Self.reopen(ann, base: withBase ? base : nil)["error"] == nil)
+            daemon.commit()
+            // The daemon dies before ann reads the reply: she is where she was.
+            (ann.text, ann.epoch, ann.daemonRevision, ann.view) = (text, epoch, revision, view)
+            ann.disconnect()
+            bob.disconnect()
+        }
+        let daemon = try Self.daemon(at: path, replicas: 300)
+        ann.connect(to: daemon)
+        ann.initialize(user: "ann")
+        let reply = Self.reopen(ann, base: withBase ? base : nil)
+        let text = daemon.documents["doc"]?.text.string ?? ""
+        #expect(text.contains("<B9>"), "bob's typing survives: \(text.debugDescription) (\(reply))")
+        #expect(text.components(separatedBy: "<off>").count == 2, "\(text.debugDescription)")
+        if reply["error"] == nil { #expect(ann.string == text) }
+    }
+
+    /// `TestEditor.reopen()` with the client's fallback `base` when given.
+    static func reopen(_ editor: TestEditor, base: String?) -> JSONValue {
+        guard let base else { return editor.reopen() }
+        var params: [String: JSONValue] = ["uri": .string(editor.uri), "text": .string(editor.string), "base": .string(base),
+                                           "epoch": .integer(Int64(editor.epoch)), "revision": .integer(Int64(editor.daemonRevision))]
+        if let view = editor.view { params["view"] = .string(view) }
+        let reply = editor.request("document/open", .object(params))
+        for change in reply["result"]?["changes"]?.arrayValue ?? [] { editor.apply(change) }
+        if let result = reply["result"], result != .null {
+            editor.epoch = Int(result["epoch"]?.integerValue ?? 0)
+            editor.view = result["view"]?.stringValue
+            editor.editorRevision = 0
+            editor.daemonRevision = 0
+        }
+        return reply
+    }
 }
