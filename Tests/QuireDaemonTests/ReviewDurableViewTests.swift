@@ -376,4 +376,102 @@ import Testing
         }
         return reply
     }
+
+    /// Bob, on a peer daemon, types while ann's daemon takes his operations in and is killed
+    /// part-way; ann had applied only some of the daemon edits and typed offline. After the
+    /// restart and a new link, every token is there once and all copies converge.
+    @Test func aCrashWhilePeerOperationsArrive() throws {
+        let path = DaemonProcess.temporaryDirectory("review-peer-crash")
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let ann: TestEditor, bob: TestEditor
+        let b: Daemon
+        do {
+            let net = PeerTestNetwork()
+            let a = net.makeDaemon(100, store: try DocumentStore(path: path, snapshotLogBytes: 256, logger: logger))
+            b = net.makeDaemon(200)
+            ann = TestEditor(daemon: a)
+            ann.initialize(user: "ann")
+            ann.open("notes", text: "x <A1> y\n")
+            let wire = try net.link(a, b)
+            net.pump([a, b])
+            bob = TestEditor(daemon: b)
+            bob.initialize(user: "bob")
+            bob.open("notes", text: "x <A1> y\n")
+            for n in 0..<12 {
+                bob.edit(bob.text.count..<bob.text.count, with: "<b\(n)>\n")
+                if n % 4 == 3 { bob.edit(0..<2, with: "") ; bob.edit(0..<0, with: "x ") }
+                net.pump([a, b], limit: 2)   // part of what is in flight
+                if n % 3 == 0 { ann.deliver() }
+                if n == 5 { ann.edit(0..<0, with: "<a5> ") }
+            }
+            a.commit()
+            net.sever(wire)
+            ann.disconnect()
+        }
+        ann.text.append(contentsOf: Array("<ann-off>\n".unicodeScalars))
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(300, store: try DocumentStore(path: path, snapshotLogBytes: 256, logger: logger))
+        ann.connect(to: a)
+        ann.initialize(user: "ann")
+        #expect(ann.reopen()["error"] == nil)
+        try net.link(a, b)
+        net.pump([a, b])
+        ann.deliver()
+        bob.deliverInbox()
+        net.pump([a, b])
+        ann.deliver()
+        bob.deliverInbox()
+        let text = a.documents["notes"]?.text.string ?? ""
+        #expect(b.documents["notes"]?.text.string == text)
+        for token in (0..<12).map({ "<b\($0)>" }) + ["<a5>", "<ann-off>", "<A1>"] {
+            #expect(text.components(separatedBy: token).count == 2, "\(token) in \(text.debugDescription)")
+        }
+        #expect(ann.string == text && bob.string == text, "ann \(ann.string.debugDescription) bob \(bob.string.debugDescription) daemon \(text.debugDescription)")
+    }
+
+    /// Ten editors leave without closing; eight views are kept. The two evicted are logged
+    /// closed, so a restart does not bring them back: their reopen is refused (-32017, nothing
+    /// destroyed) or merges from `base`; a kept one resumes by identity.
+    @Test func evictedViewsStayGoneAcrossARestart() throws {
+        let path = DaemonProcess.temporaryDirectory("review-eviction")
+        var editors: [TestEditor] = []
+        do {
+            let daemon = try Self.daemon(at: path, replicas: 100)
+            for n in 0..<10 {
+                let editor = TestEditor(daemon: daemon)
+                editor.initialize(user: "e\(n)")
+                editor.open("doc", text: n == 0 ? "start\n" : "")
+                editor.deliver()
+                editor.edit(editor.text.count..<editor.text.count, with: "<e\(n)>\n")
+                editors.append(editor)
+            }
+            for editor in editors { editor.connection.endOfInput() }
+            let document = try #require(daemon.documents["doc"])
+            #expect(daemon.dormantViews.views(of: document.id).count == DormantViews.maximumPerDocument)
+            for editor in editors { editor.disconnect() }
+        }
+        let daemon = try Self.daemon(at: path, replicas: 300)
+        let document = try #require(daemon.documents["doc"])
+        let kept = Set(daemon.dormantViews.views(of: document.id).map(\.id))
+        #expect(kept == Set(editors[2...].compactMap(\.view)), "the two oldest stay evicted")
+        let first = editors[0], last = editors[9]
+        first.text.append(contentsOf: Array("<off0>\n".unicodeScalars))
+        last.text.append(contentsOf: Array("<off9>\n".unicodeScalars))
+        first.connect(to: daemon)
+        last.connect(to: daemon)
+        first.initialize(user: "e0")
+        last.initialize(user: "e9")
+        #expect(first.reopen()["error"]?["code"] == -32017)
+        #expect(Self.reopen(first, base: first.string.replacingOccurrences(of: "<off0>\n", with: ""))["error"] == nil)
+        let view = last.view
+        let reply = last.reopen()
+        #expect(reply["result"]?["view"]?.stringValue == view, "\(reply)")
+        first.deliver()
+        let text = document.text.string
+        for token in (0..<10).map({ "<e\($0)>" }) + ["<off0>", "<off9>"] {
+            #expect(text.components(separatedBy: token).count == 2, "\(token) in \(text.debugDescription)")
+        }
+        #expect(first.string == text && last.string == text)
+    }
 }
