@@ -265,7 +265,7 @@ public final class EditorSession: MessageHandler {
         var view: EditorView?
         if !created {
             if let viewID = request.view, let kept = daemon.dormantViews.take(viewID, of: document.id) {
-                view = resume(kept, of: document, request: request, editorText: editorText)
+                view = resume(kept, of: document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
             } else if let base = request.base {
                 mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
             } else {
@@ -307,7 +307,10 @@ public final class EditorSession: MessageHandler {
     private func checkOpenKeepsText(of document: SharedDocument, request: OpenDocumentRequest, editorText: String) throws(ResponseError) {
         guard request.base == nil, request.conflict == nil, Self.holdsText(editorText),
               !(document.isPristine && !document.everShared) else { return }
-        if let viewID = request.view, daemon.dormantViews.views(of: document.id).contains(where: { $0.id == viewID }) { return }
+        // A kept view gives the editor's text a base only in the epoch the editor is at: a
+        // view that moved on (a reopen or resync whose reply was lost) does not.
+        if let viewID = request.view,
+           daemon.dormantViews.views(of: document.id).contains(where: { $0.id == viewID && $0.epoch == request.epoch }) { return }
         if let file = request.file, let binding = document.file, binding.path == file { return }
         let current = document.text.string
         guard current != editorText else { return }
@@ -358,13 +361,22 @@ public final class EditorSession: MessageHandler {
     /// A reopen that names a view the daemon kept: what the editor shows is resolved against
     /// exactly the elements that view showed at the editor's `revision` (what it was sent and
     /// applied), by the same path as a live edit, so whatever others did meanwhile merges by
-    /// identity. When the editor's epoch or revision is not one the view can be at, what it
-    /// changed from the view's text merges as text, and the view is kept (nil is returned).
-    private func resume(_ view: EditorView, of document: SharedDocument, request: OpenDocumentRequest, editorText: String) -> EditorView? {
+    /// identity. When the editor's revision is not one the view can be at, what it changed from
+    /// the view's text merges as text; when its epoch is not the view's (the reply that started
+    /// the view's new epoch was lost), the view's text is no base for it: the editor's `base`
+    /// is, else the open rules apply. The view is kept (nil is returned).
+    private func resume(_ view: EditorView, of document: SharedDocument, request: OpenDocumentRequest, editorText: String,
+                        fileContent: [UInt8]?) -> EditorView? {
         guard let epoch = request.epoch, let revision = request.revision, epoch == view.epoch,
               let shown = view.text(atRevision: revision) else {
             logger.warning("session \(id): \(document.uri): epoch \(request.epoch ?? -1) revision \(request.revision ?? -1) is not where view \(view.id) can be; the reopen merges as text")
-            mergeReopened(document, base: view.sent.string, editorText: editorText)
+            if request.epoch == view.epoch {
+                mergeReopened(document, base: view.sent.string, editorText: editorText)
+            } else if let base = request.base {
+                mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
+            } else {
+                mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent)
+            }
             daemon.keepDormant(view, of: document)
             return nil
         }

@@ -56,8 +56,17 @@ final class EditorView {
 
     /// Elements this view's copies show, which its editor's next edits may be anchored to: the
     /// document must keep them even where it has removed them.
+    /// The editor may be at any revision from the confirmed one to the last sent
+    /// (`text(atRevision:)`), so what a pending edit inserted counts too, even where a later
+    /// pending edit removed it: neither copy shows it, but the editor may.
     var referencedIDs: [ElementIDRange] {
-        confirmed.scalars.visibleIDs + (sentCopy?.scalars.visibleIDs ?? [])
+        var ids = confirmed.scalars.visibleIDs + (sentCopy?.scalars.visibleIDs ?? [])
+        for edit in pending {
+            for case .insert(let insertion) in edit.operations {
+                ids.append(ElementIDRange(start: insertion.id, count: UInt64(insertion.count)))
+            }
+        }
+        return ids
     }
 
     /// Operations that reached the document from elsewhere; sent at the next `makeDaemonEdit`.
