@@ -507,6 +507,11 @@ public final class Daemon {
                 joined.selections = existing.selections
                 documents[uri] = joined
                 store?.create(uri: uri, id: id, initial: [])
+                // The views of it go on in the joined document's log (both are empty here).
+                for session in sessions.values.sorted(by: { $0.id < $1.id }) {
+                    if let view = session.view(of: uri) { log(.opened(view: view.id), of: joined) }
+                }
+                _ = dormantViews.removeAll(of: existing.id)
                 markShared(joined, holder: link.peerReplica)
                 return joined
             }

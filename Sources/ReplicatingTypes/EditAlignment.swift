@@ -23,11 +23,12 @@
 ///    cursor sent). Where the editor sent its cursor and the edit is not at it, or where the
 ///    editor itself said it replaced a stretch (`replacing`: a range change with text), the
 ///    word is replaced whole as in rule 2: `th2q` -> `th29q` is a new word, not `9` typed in.
-/// 5. A replacement that changes a word also takes in the runs of punctuation right next to
-///    it (up to a space, a line break or another word): `<A1>` -> `<B1>` replaces the token
-///    `<A1>` whole, so a concurrent replacement of the same token by `<C1>` leaves `<C1><B1>`,
-///    both intact, instead of `<C1B1>`; `.bar(` -> `.baz(` in `self.foo.bar(x)` leaves `self.foo`
-///    and `x` untouched.
+/// 5. A replacement that changes the only word of a token (a run between spaces or line
+///    breaks) takes the token's punctuation too: `<A1>` -> `<B1>` replaces `<A1>` whole, so a
+///    concurrent replacement of the same token by `<C1>` leaves `<C1><B1>`, both intact,
+///    instead of `<C1B1>`. Where the token holds other words (`f(x)`, `self.foo.bar(x)`), the
+///    punctuation stays: it is where the others' typing is anchored (`f(x, w)` typed at once
+///    with `x` -> `z` must stay inside the brackets).
 ///
 /// Guarantees: the hunks stay sorted and disjoint, and still turn `old` into `new`; nothing here
 /// costs more than linear time in the region.
@@ -123,12 +124,18 @@ enum EditAlignment {
         if endsWithWord {
             while oHigh < old.endIndex, nHigh < new.endIndex, isWord(old[oHigh]) { oHigh += 1; nHigh += 1 }
         }
-        // Rule 5: the punctuation around a changed word goes with it.
-        if startsWithWord {
-            while oLow > old.startIndex, nLow > new.startIndex, isPunctuation(old[oLow - 1]), old[oLow - 1] == new[nLow - 1] { oLow -= 1; nLow -= 1 }
-        }
-        if endsWithWord {
-            while oHigh < old.endIndex, nHigh < new.endIndex, isPunctuation(old[oHigh]), old[oHigh] == new[nHigh] { oHigh += 1; nHigh += 1 }
+        // Rule 5: the punctuation around a changed word goes with it when it makes the whole token.
+        if startsWithWord || endsWithWord {
+            var pLow = oLow, pnLow = nLow, pHigh = oHigh, pnHigh = nHigh
+            while pLow > old.startIndex, pnLow > new.startIndex, isPunctuation(old[pLow - 1]), old[pLow - 1] == new[pnLow - 1] { pLow -= 1; pnLow -= 1 }
+            while pHigh < old.endIndex, pnHigh < new.endIndex, isPunctuation(old[pHigh]), old[pHigh] == new[pnHigh] { pHigh += 1; pnHigh += 1 }
+            let tokenStarts = pLow == old.startIndex || old[pLow - 1].properties.isWhitespace
+            let tokenEnds = pHigh == old.endIndex || old[pHigh].properties.isWhitespace
+            let widened = (pLow, pHigh) != (oLow, oHigh)
+            let wordsInside = old[pLow..<pHigh].contains(where: isWord) || new[pnLow..<pnHigh].contains(where: isWord)
+            if widened, tokenStarts, tokenEnds, wordsInside, !old[oLow..<oHigh].contains(where: \.properties.isWhitespace) {
+                (oLow, nLow, oHigh, nHigh) = (pLow, pnLow, pHigh, pnHigh)
+            }
         }
         return MyersDiff.Hunk(old: oLow..<oHigh, new: nLow..<nHigh)
     }

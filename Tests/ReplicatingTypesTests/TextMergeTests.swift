@@ -115,6 +115,8 @@ import ReplicatingTypes
     @Test func concurrentReplacementsOfOneTokenKeepBoth() {
         let text = Self.merged(base: "x <A1> y", current: "x <C1> y", incoming: "x <B1> y")
         #expect(text == "x <C1><B1> y", "\(text.debugDescription)")
-        #expect(Self.merged(base: "call f(x) now", current: "call f(y) now", incoming: "call f(z) now") == "call f(y)(z) now")
+        // Inside a call the brackets stay (others' typing is anchored to them): both arguments
+        // are kept, side by side.
+        #expect(Self.merged(base: "call f(x) now", current: "call f(y) now", incoming: "call f(z) now") == "call f(yz) now")
     }
 }
