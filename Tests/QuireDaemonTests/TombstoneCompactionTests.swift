@@ -491,7 +491,7 @@ import ReplicatingTypes
         #expect(texts[0] == texts[1] && texts[1] == texts[2] && texts[0] == "*red blue\ncyan\n", "\(texts)")
     }
 
-    @Test func aReturningHolderBoundToAFileRebasesAndWritesTheMergedTextThere() throws {
+    @Test func aReturningHolderBoundToAFileRebasesWithoutWritingItsFile() throws {
         let clock = Clock()
         let a = Self.makeDaemon(3900, clock: clock), c = Self.makeDaemon(4000, clock: clock)
         let network = PeerTestNetwork()
@@ -525,6 +525,12 @@ import ReplicatingTypes
         network.pump([a, b, c])
         let texts = [a, b, c].map { $0.document("doc")?.text.string ?? "" }
         #expect(texts[0] == texts[1] && texts[1] == texts[2] && texts[0] == "south\neast\nwest\n", "\(texts)")
-        #expect(FileBindingTests.read(path) == texts[0], "the merged text was written to C's file")
+        // Peer traffic never writes files: C's file holds what was last saved there until C's
+        // user saves, which writes the rebased text.
+        #expect(FileBindingTests.read(path) == "north south\neast\nwest\n", "a rebase wrote C's file")
+        let saver = FileBindingTests.boundEditor(path, text: texts[2], on: c)
+        #expect(saver.request("document/save", ["uri": "doc"])["result"] != nil)
+        #expect(FileBindingTests.read(path) == texts[0], "the save wrote the rebased text")
+        #expect(c.document("doc")?.text.string == texts[0], "the save imported nothing twice")
     }
 }

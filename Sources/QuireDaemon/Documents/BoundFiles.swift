@@ -56,6 +56,20 @@ extension Daemon {
         }
         let baseText = binding.base.string
         let text = FileFormat.comparable(fileText, to: baseText)
+        guard document.text.versionVector.dominates(binding.base.versionVector) else {
+            // The base belongs to a history this copy left (it rebased onto a peer's state, and
+            // peer traffic never writes files): what the file changed is merged as text.
+            var scratch = document.text
+            scratch.replica = makeReplica()
+            let edits = TextMerge.edits(base: Array(baseText.unicodeScalars), current: Array(current.unicodeScalars),
+                                        incoming: Array(text.unicodeScalars))
+            var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+            for edit in edits.reversed() where edit.range.upperBound <= scratch.count { operations += scratch.replace(edit.range, with: edit.replacement) }
+            contributeFromOutside(operations, to: document)
+            setFile(binding.path, holding: document.text, hash: hash, format: format, of: document)
+            logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire, as text")
+            return edits.count
+        }
         var merged = binding.base
         merged.replica = makeReplica()
         let edits = TextDiff.edits(from: Array(baseText.unicodeScalars), to: Array(text.unicodeScalars))

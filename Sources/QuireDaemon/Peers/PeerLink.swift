@@ -499,7 +499,7 @@ public final class PeerLink {
             guard let document = daemon.documentForPeer(uri: uri, id: id, from: self, theirsIsEmpty: vector.counts.isEmpty) else { continue }
             listed.insert(document.uri)
             let epochs = Set((entry["epochs"]?.arrayValue ?? []).compactMap(\.stringValue))
-            if entry["rebase"] == .bool(true), document.id == id {
+            if entry["rebase"] == .bool(true), document.id == id, !epochs.isEmpty, !epochs.isSubset(of: document.sharing.epochs) {
                 // Our copy predates a retiring round there: nothing goes out until we rebased onto its state.
                 staleAtPeer[document.uri] = epochs
                 continue

@@ -67,13 +67,9 @@ extension Daemon {
         for view in dormantViews.removeAll(of: document.id) { log(.closed(view: view.id), of: document) }
         markShared(document, holder: link.peerReplica) { $0.epochs.formUnion(epochs) }
         store?.adopt(document.text, forDocument: document.id)
-        // The file's base belonged to the old history: the merged text is written to the file,
-        // which gives it a base in the new one.
-        if document.file != nil {
-            do { _ = try save(document) } catch {
-                logger.warning("document \(document.uri): its file could not be written after the rebase: \(error.message)")
-            }
-        }
+        // Peer traffic never writes files: the file keeps what its user last saved; its base
+        // stays in the old history, so a change made to it outside Quire is merged as text
+        // (`mergeOutsideChanges`), and the next save writes the rebased text.
         logger.info("document \(document.uri): rebased onto peer link \(link.id)'s state; \(carried) operations kept their IDs, \(edits.count) edits carried over as text")
         return true
     }
