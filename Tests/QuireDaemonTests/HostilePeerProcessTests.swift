@@ -113,4 +113,47 @@ import ReplicatingTypes
         #expect(links.allSatisfy { $0["state"] != "established" }, "the link is gone: \(links)")
         PeerProcessTests.shutDown([ann], [first])
     }
+
+    /// The resident memory of process `pid` in bytes (from /proc), or nil.
+    static func residentBytes(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kilobytes * 1024
+    }
+
+    /// Items 3 to 5 against a real daemon, with its memory measured: eight frames of a few dozen
+    /// bytes, each a run of 2^26 removed elements (about 800 MB each before the bounds), and
+    /// one character from each of 5,000 replicas, leave the daemon's resident memory within a
+    /// few megabytes of where it was, and its editor answered within 2 s.
+    @Test func amplifyingFramesLeaveMemoryBounded() throws {
+        let (first, port) = try PeerProcessTests.listeningDaemon(user: "ann")
+        let ann = TestEditor(process: first)
+        ann.initialize(user: "ann")
+        ann.open("doc", text: "acknowledged <A1>\n")
+        let peer = try TCPPeer(port: port)
+        #expect(peer.pump { peer.daemon.documents["doc"]?.text.string == "acknowledged <A1>\n" }, "the peer linked and got the document")
+        let id = try #require(peer.daemon.documents["doc"]?.id)
+        let pid = first.process.processIdentifier
+        let before = try #require(Self.residentBytes(of: pid))
+        for n in 0..<8 {
+            let run = ReplicatingArrayOperation<Unicode.Scalar>.insert(ReplicatingArrayInsertion(
+                id: ElementID(replica: ReplicaID(5000 + UInt64(n)), counter: 0), lamport: 10, anchor: nil, content: .removed(count: 1 << 26)))
+            peer.link.send(.operations(uri: "doc", documentID: id, payload: ReplicatingArrayCoding.encode([run])))
+            if peer.link.state == .closed { break }
+        }
+        let many = (0..<5_000).map { r in
+            ReplicatingArrayOperation<Unicode.Scalar>.insert(ReplicatingArrayInsertion(
+                id: ElementID(replica: ReplicaID(90_000 + UInt64(r)), counter: 0), lamport: 11, anchor: nil, content: .elements(InsertedElements(["x"]))))
+        }
+        if peer.link.state != .closed { peer.link.send(.operations(uri: "doc", documentID: id, payload: ReplicatingArrayCoding.encode(many))) }
+        #expect(peer.pump { peer.link.state == .closed }, "the daemon cut the link")
+        let started = Date()
+        let reply = ann.edit(ann.text.count..<ann.text.count, with: "!")
+        #expect(reply["result"]?["editorRevision"] != nil && Date().timeIntervalSince(started) < 2, "the editor is answered within 2 s")
+        let after = try #require(Self.residentBytes(of: pid))
+        #expect(after - before < 32 << 20, "resident memory grew from \(before >> 20) MB to \(after >> 20) MB")
+        #expect(ann.request("document/text", ["uri": "doc"])["result"]?["text"]?.stringValue == "acknowledged <A1>\n!")
+        PeerProcessTests.shutDown([ann], [first])
+    }
 }
