@@ -105,6 +105,11 @@ final class ChaosRun {
         var unacknowledgedDeletions: [String] = []
         /// Its own tokens still in its text, oldest first.
         var own: [String] = []
+        /// Tokens whose deletion was acknowledged and that this editor no longer showed at some
+        /// point, and tokens seen twice (for the trace: where a token came back or doubled).
+        var seenPresent: Set<String> = []
+        var seenGone: Set<String> = []
+        var reported: Set<String> = []
         var chain: Int?
         var edits = 0
         var online: Bool { node.up && bridgeOK }
@@ -154,9 +159,48 @@ final class ChaosRun {
 
     let detailed = ProcessInfo.processInfo.environment["QUIRE_CHAOS_DETAIL"] != nil
     var mismatchesSeen: [String: Int] = [:]
+    var watchedPlaces: [String: String] = [:]
+
+    /// Notes when a token whose deletion was acknowledged comes back into an editor's text after
+    /// it was gone there, or an acknowledged token shows twice.
+    func watchTokens(_ writer: Writer) {
+        guard detailed else { return }
+        let text = writer.editor.string
+        if let watched = ProcessInfo.processInfo.environment["QUIRE_CHAOS_WATCH"] {
+            let scalars = writer.editor.text
+            let places = Self.occurrences(of: watched, in: scalars).map { at in
+                String(String.UnicodeScalarView(scalars[max(0, at - 25)..<min(scalars.count, at + watched.unicodeScalars.count + 25)])).debugDescription
+            }.joined(separator: " | ")
+            if places != watchedPlaces[writer.letter, default: ""] {
+                watchedPlaces[writer.letter] = places
+                note("WATCH \(watched) in \(writer.letter) (\(writer.node.name), epoch \(writer.editor.epoch) rev \(writer.editor.daemonRevision)): \(places)")
+            }
+        }
+        var counts: [Substring: Int] = [:]
+        for word in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) { counts[word, default: 0] += 1 }
+        for (word, count) in counts where acknowledged.contains(String(word)) {
+            writer.seenPresent.insert(String(word))
+            if count > 1 && !writer.reported.contains(String(word)) {
+                writer.reported.insert(String(word))
+                note("TWICE \(word) in \(writer.letter)'s text: \(text.debugDescription)")
+            }
+        }
+        for token in deletionsAcknowledged where !writer.reported.contains(token) {
+            if text.contains(token) {
+                if writer.seenGone.contains(token) {
+                    writer.reported.insert(token)
+                    note("CAME BACK \(token) in \(writer.letter)'s text: \(text.debugDescription)")
+                }
+                writer.seenPresent.insert(token)
+            } else if writer.seenPresent.contains(token) {
+                writer.seenGone.insert(token)
+            }
+        }
+    }
 
     /// Notes the first step at which an editor's text stopped matching the hash of its daemon's edits.
     func watchHashes() {
+        for writer in writers { watchTokens(writer) }
         for writer in writers where writer.editor.hashMismatches > mismatchesSeen[writer.letter, default: 0] {
             mismatchesSeen[writer.letter] = writer.editor.hashMismatches
             if writer.editor.hashMismatches == 1 {
@@ -232,6 +276,7 @@ final class ChaosRun {
             guard writer.editor.string == initial else { throw ChaosError("seed \(seed): \(writer.letter) opened \(writer.editor.string.debugDescription)") }
         }
         note("up: d0 star (d1, d2), chain d0-d2-d3, pipe d1|d4; ports d0 \(d0.port), d2 \(d2.port)")
+        for node in nodes { note("\(node.name): \(node.parent == nil ? node.arguments.joined(separator: " ") : node.command)") }
     }
 
     /// Starts `node` (a far end: has its parent run its command again) and waits until it serves.
@@ -597,6 +642,7 @@ final class ChaosRun {
         var range = start..<(start + old.unicodeScalars.count)
         writer.own.removeAll { $0 == old }
         deleted.insert(old)
+        note("\(writer.letter) \(delete ? "deletes" : "replaces") \(old)", detail: true)
         let replacement: String
         let forms: [EditIntentTests.Form]
         var typed: [String] = []
@@ -683,6 +729,7 @@ final class ChaosRun {
             for writer in writers {
                 writer.editor.request("quire/status")
                 writer.editor.deliver()
+                watchTokens(writer)
             }
             texts = [:]
             for node in nodes {
