@@ -17,6 +17,12 @@ import Testing
 /// token whose deletion was acknowledged is, and the tokens an editor typed one after another
 /// are in the order typed.
 ///
+/// Seed 226 fails on main as of this test: editor f on d3, which reopened after its daemon was
+/// killed while it had not read the daemon's last edits, later replaces its own `f(f26)` with a
+/// plain range change; the removal lands on `f` of b's `f(b71)` (which f was never sent) and
+/// `f(f26)` stays. It fails in about half the runs (every run with QUIRE_CHAOS_DETAIL=1, which
+/// paces steps differently). Not pinned to a cause yet, so it is left failing.
+///
 /// Fixed seeds in CI; QUIRE_SOAK=N runs N steps per seed instead of 300 (and prints the trace;
 /// QUIRE_CHAOS_DETAIL=1 adds every edit to it).
 @Suite(.serialized) struct ChaosTests {
@@ -24,7 +30,7 @@ import Testing
 
     /// QUIRE_CHAOS_SEEDS=5,6,7 runs those seeds instead (to replay one, or to look further).
     static let seeds: [UInt64] = ProcessInfo.processInfo.environment["QUIRE_CHAOS_SEEDS"].map { $0.split(separator: ",").compactMap { UInt64($0) } }
-        ?? [11, 22, 33]
+        ?? [11, 22, 226]
 
     @Test(arguments: ChaosTests.seeds)
     func everyAcknowledgedTokenSurvivesCrashesCutsStallsAndOfflineTyping(seed: UInt64) throws {
