@@ -79,6 +79,9 @@ final class ChaosRun {
         var stalled = false
         /// A crash or stall is under way.
         var faulted = false
+        /// What its earlier processes logged (a restart starts a new log).
+        var pastLogs = ""
+        var logs: String { pastLogs + (process?.log ?? "") }
 
         init(name: String, dataDirectory: String, socket: String) {
             self.name = name
@@ -364,7 +367,10 @@ final class ChaosRun {
             insert(writer, inFlight: true)
         }
         kill(node.pid, SIGKILL)
-        if let process = node.process { process.process.waitUntilExit() }
+        if let process = node.process {
+            process.process.waitUntilExit()
+            node.pastLogs += process.log
+        }
         _ = waitUntil(timeout: 10) { Self.isGone(node.pid) }
         node.up = false
         node.stalled = false
@@ -766,7 +772,14 @@ final class ChaosRun {
             let places = kept.compactMap { final.range(of: $0)?.lowerBound }
             if places != places.sorted() { failures.append("\(kept), typed in a row, are out of order") }
         }
-        if !failures.isEmpty { failures.append("final text \(final.debugDescription)") }
+        if !failures.isEmpty {
+            failures.append("final text \(final.debugDescription)")
+            // The far end logs into its parent's stderr.
+            for node in nodes where node.parent == nil {
+                let lines = node.logs.split(separator: "\n").filter { $0.contains("view") || $0.contains("error") || $0.contains("merges as text") }
+                if !lines.isEmpty { failures.append("\(node.name) logged:\n" + lines.suffix(12).joined(separator: "\n")) }
+            }
+        }
         return failures
     }
 
