@@ -17,11 +17,12 @@ import Testing
 /// token whose deletion was acknowledged is, and the tokens an editor typed one after another
 /// are in the order typed.
 ///
-/// Seed 226 fails on main as of this test: editor f on d3, which reopened after its daemon was
-/// killed while it had not read the daemon's last edits, later replaces its own `f(f26)` with a
-/// plain range change; the removal lands on `f` of b's `f(b71)` (which f was never sent) and
-/// `f(f26)` stays. It fails in about half the runs (every run with QUIRE_CHAOS_DETAIL=1, which
-/// paces steps differently). Not pinned to a cause yet, so it is left failing.
+/// Seed 226 fails on main as of this test: b's `f(b71)` was an edit in flight (a notification)
+/// as d0 was killed, acknowledged by b's reopen; f on d3 (killed twice before, typing offline)
+/// never shows it, then replaces its own `f(f26)` with a plain range change: the removal lands
+/// on the `f` of `f(b71)`, giving `[f118](b71)`, and `f(f26)` stays. No daemon logs a fallback.
+/// It fails in about half the runs (every run with QUIRE_CHAOS_DETAIL=1, which paces steps
+/// differently; with QUIRE_CHAOS_ALWAYS_READ=1 too). Not pinned to a cause yet: left failing.
 ///
 /// Fixed seeds in CI; QUIRE_SOAK=N runs N steps per seed instead of 300 (and prints the trace;
 /// QUIRE_CHAOS_DETAIL=1 adds every edit to it).
@@ -386,7 +387,8 @@ final class ChaosRun {
         // daemon edit after typing offline would place it in a text the daemon never saw).
         for writer in writers where down.contains(where: { $0 === writer.node }) {
             if let bridge = writer.bridge, bridge.waitForExit(timeout: 5) == nil { note("\(writer.letter)'s attach bridge did not end") }
-            if Int.random(in: 0..<3, using: &random) == 0 {
+            // QUIRE_CHAOS_ALWAYS_READ=1 keeps the schedule but always reads (to narrow a failure).
+            if Int.random(in: 0..<3, using: &random) == 0 && ProcessInfo.processInfo.environment["QUIRE_CHAOS_ALWAYS_READ"] == nil {
                 note("\(writer.letter) never reads what \(writer.node.name) sent last")
             } else {
                 writer.editor.process?.waitForMessages(Int.max, timeout: 5)
