@@ -61,6 +61,16 @@ final class TestEditor {
         self.process = process
     }
 
+    /// Attaches this editor to another real `quire` process (its daemon was restarted), keeping
+    /// its text, epoch, revisions and view, as a client does; what the old process sent and the
+    /// editor had not read yet is gone with it.
+    func connect(to process: DaemonProcess) {
+        self.process = process
+        framer = MessageFramer()
+        inbox = []
+        held = []
+    }
+
     func sendRaw(_ bytes: [UInt8]) {
         if let process { process.send(bytes: bytes) } else { connection.receive(bytes) }
     }
