@@ -8,6 +8,12 @@
 # next line is cut ("yank zone" -> "V<N24> f(n25) \"n26\"zone"); or Neovim logs "dropped a
 # daemon edit based on 22, we are at 23", raises a Lua error in flush() (from send_cursor,
 # quire.lua:110 request) behind a "Press ENTER" prompt, and stays diverged (still shows the yank).
+# The cause, without Quire: Neovim 0.7.2 in insert mode, a timer's nvim_buf_set_text that deletes
+# from after the cursor on the cursor line across a line break ({"aaaa bbbb cccc yank4",
+# "yank5 yank6", "yank zone"}, typing after "aaaa", then set_text(0, 0, 14, 1, 5, {""})) turns
+# the start of the cursor line into bytes nobody typed (use of freed memory); the undo's removal
+# of " yank4\nyank5 yank6\n" is such a deletion. The client's apply_changes would need another
+# way to change the cursor line in insert mode (nvim_buf_set_lines did not corrupt it).
 # Usage: editors/test/commands_races.sh [path/to/quire] [rounds]   (needs tmux, emacs, nvim)
 # QUIRE_KEEP=DIR keeps the logs, data and final buffers there.
 set -euo pipefail
