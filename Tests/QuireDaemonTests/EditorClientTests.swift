@@ -46,6 +46,17 @@ import Testing
         #expect(text.contains("ok   keystrokes: Vim and Emacs on paired daemons"), "\(text)")
     }
 
+    /// Issue 18's commands in Vim, Emacs and Neovim (tmux, keystrokes) on three paired daemons,
+    /// each while another person types code-like tokens: Emacs M-c, M-u, M-q, yank and undo,
+    /// revert-buffer after an outside sed; Neovim :w then another editor opening the file, 3u;
+    /// Vim J, gq, :sort, ddp, :e!, :%s and u over 200 lines, kill -9 of its daemon during a
+    /// :%s over 5,000 lines. Every token once and whole, each command's effect exactly once.
+    @Test func editorCommandsWhileAnotherPersonTypes() throws {
+        let (status, text) = try Self.run("editors/test/commands.sh")
+        #expect(status == 0, "commands (needs tmux, vim, emacs and nvim):\n\(text)")
+        #expect(text.contains("ok   commands: Vim, Emacs and Neovim on paired daemons"), "\(text)")
+    }
+
     /// README's install lines, followed verbatim in a fresh home directory.
     @Test func installLinesWorkInAFreshHome() throws {
         let (status, text) = try Self.run("editors/test/install.sh")
