@@ -74,9 +74,17 @@ end
 
 -- Messages ------------------------------------------------------------------------------------
 
+-- Sends a message; false (logged) when it cannot be encoded, e.g. text that is not UTF-8:
+-- json_encode raises E474 on such bytes.
 local function send(message)
   message.jsonrpc = '2.0'
-  if job then vim.fn.chansend(job, vim.fn.json_encode(message) .. '\n') end
+  local ok, encoded = pcall(vim.fn.json_encode, message)
+  if not ok then
+    log('not sent, not encodable (' .. tostring(encoded) .. '): ' .. tostring(message.method))
+    return false
+  end
+  if job then vim.fn.chansend(job, encoded .. '\n') end
+  return true
 end
 
 local handlers = {}
@@ -107,7 +115,10 @@ local function request(method, params, callback)
   next_id = next_id + 1
   local id = next_id
   if callback then waiting[id] = callback end
-  send({ id = id, method = method, params = params or vim.empty_dict() })
+  if not send({ id = id, method = method, params = params or vim.empty_dict() }) then
+    waiting[id] = nil
+    return false
+  end
   if callback then return end
   vim.wait(10000, function() return replies[id] ~= nil or job == nil end, 5)
   local reply = replies[id]
@@ -123,10 +134,11 @@ end
 local DOCUMENT_DIFFERS = -32017
 local function call(method, params, on_result, quiet)
   local reply
-  request(method, params, function(message)
+  local sent = request(method, params, function(message)
     reply = message
     if message.result ~= nil and on_result then on_result(message.result) end
   end)
+  if sent == false then reply = { error = { message = 'the request could not be encoded' } } end
   vim.wait(10000, function() return reply ~= nil or job == nil end, 5)
   local failure = not reply and 'no answer' or (reply.error and reply.error.message)
   if failure then
@@ -169,7 +181,35 @@ function M.moved_position(line, character, change)
   return line + last_line - e.line, character
 end
 
+-- Others' cursor marks in lines first..last (0-based), to be put back after those lines are
+-- replaced (nvim_buf_set_lines would pile them at the start of the new lines).
+local function marks_in(buf, first, last)
+  local ok, marks = pcall(vim.api.nvim_buf_get_extmarks, buf, ns, { first, 0 }, { last + 1, 0 }, { details = true })
+  return ok and marks or {}
+end
+
+local function restore_marks(buf, marks, change)
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, mark in ipairs(marks) do
+    local id, details = mark[1], mark[4]
+    local line, column = M.moved_position(mark[2], mark[3], change)
+    if line < count then
+      local text = vim.api.nvim_buf_get_lines(buf, line, line + 1, false)[1] or ''
+      column = math.min(column, #text)
+      pcall(vim.api.nvim_buf_set_extmark, buf, ns, line, column, { id = id,
+        end_col = details.end_col and math.min(column + 1, #text) or nil, hl_group = details.hl_group,
+        virt_text = details.virt_text, virt_text_pos = details.virt_text_pos })
+    else
+      pcall(vim.api.nvim_buf_del_extmark, buf, ns, id)
+    end
+  end
+end
+
 -- Applies daemon changes in order; cursors of windows showing the buffer move with the text.
+-- A change within one line is applied with nvim_buf_set_text; one that spans a line break (or
+-- inserts one) replaces the affected whole lines with nvim_buf_set_lines, because in Neovim 0.7.2
+-- an nvim_buf_set_text that deletes from after the insert-mode cursor across a line break fills
+-- the cursor line with bytes nobody typed (use of freed memory).
 local function apply_changes(buf, changes)
   applying = true
   local ok, failure = pcall(function()
@@ -181,20 +221,29 @@ local function apply_changes(buf, changes)
         local pos = vim.api.nvim_win_get_cursor(win)
         cursors[win] = { M.moved_position(pos[1] - 1, pos[2], change) }
       end
-      local e = change.range['end']
-      if e.line < count - 1 then
-        vim.api.nvim_buf_set_text(buf, change.range.start.line, change.range.start.character, e.line, e.character,
-          vim.split(change.text, '\n', true))
+      local s, e = change.range.start, change.range['end']
+      local one_line = s.line == e.line and not change.text:find('\n', 1, true)
+      if e.line < count - 1 and one_line then
+        vim.api.nvim_buf_set_text(buf, s.line, s.character, e.line, e.character, { change.text })
+      elseif e.line < count - 1 then
+        local marks = marks_in(buf, s.line, e.line)
+        local lines = vim.api.nvim_buf_get_lines(buf, s.line, e.line + 1, true)
+        local first, last = lines[1], lines[#lines]
+        local text = first:sub(1, s.character) .. change.text .. last:sub(e.character + 1)
+        vim.api.nvim_buf_set_lines(buf, s.line, e.line + 1, true, vim.split(text, '\n', true))
+        restore_marks(buf, marks, change)
       else
         -- The change reaches the last line: rebuild the tail, so that a text ending in a line
         -- break is shown with 'eol' and never as an extra empty line.
+        local from = math.min(s.line, count)
+        local marks = marks_in(buf, from, count)
         local lines = document_lines(buf)
         apply_range(lines, change)
         local new_eol = #lines > 1 and lines[#lines] == ''
         if new_eol then table.remove(lines) end
-        local from = math.min(change.range.start.line, count)
         vim.api.nvim_buf_set_lines(buf, from, -1, false, vim.list_slice(lines, from + 1))
         if new_eol ~= eol then vim.api.nvim_buf_set_option(buf, 'eol', new_eol) end
+        restore_marks(buf, marks, change)
       end
       for win, pos in pairs(cursors) do
         local line = math.min(pos[1], vim.api.nvim_buf_line_count(buf) - 1)
@@ -255,11 +304,21 @@ local function flush(buf)
     local pos = vim.api.nvim_win_get_cursor(0)
     params.cursor = { line = pos[1] - 1, character = pos[2] }
   end
+  local encodable, encoded = pcall(vim.fn.json_encode, params)
+  if not encodable then
+    -- Bytes that are not UTF-8: nothing is sent; the lines stay unsent (retried with the next
+    -- change) and the caller's message (a cursor update) is skipped rather than raising.
+    state.reports = { { top, old_end, new_end } }
+    edit_count = edit_count - 1
+    log('edit not sent, lines ' .. top .. '-' .. new_end .. ' are not encodable: ' .. tostring(encoded))
+    return false
+  end
   local epoch = state.epoch
   table.insert(state.pending, { editId = params.editId, changes = { change } })
   state.editor = state.editor + 1
   request('document/edit', params, function(reply) M._on_edit_reply(buf, epoch, reply) end)
-  log('sent edit ' .. state.editor .. ': ' .. vim.fn.json_encode(params))
+  log('sent edit ' .. state.editor .. ': ' .. encoded)
+  return true
 end
 
 local function on_lines(buf, first, last, new_last)
@@ -827,7 +886,7 @@ end
 function M.send_cursor(buf)
   local state = shared[buf]
   if not state or not ready or state.away or state.closed then return end
-  flush(buf)
+  if flush(buf) == false then return end   -- unsent lines: a cursor the daemon cannot place
   local pos = vim.api.nvim_win_get_cursor(0)
   local at = { line = pos[1] - 1, character = pos[2] }
   send({ method = 'cursor/update', params = { uri = state.uri, epoch = state.epoch, revision = state.daemon,

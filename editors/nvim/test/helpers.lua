@@ -14,13 +14,16 @@ function H.wait_for(condition, what, timeout)
 end
 
 function H.editor(path, name)
-  local self = { replies = {}, id = 0, partial = '' }
+  local self = { replies = {}, id = 0, partial = '', edits = {} }
   self.job = vim.fn.jobstart({ vim.env.QUIRE_BINARY, 'attach', path }, { on_stdout = function(_, data)
     data[1] = self.partial .. data[1]
     self.partial = table.remove(data)
     for _, line in ipairs(data) do
       local ok, message = pcall(vim.fn.json_decode, line)
       if ok and type(message) == 'table' and message.id and not message.method then self.replies[message.id] = message end
+      if ok and type(message) == 'table' and message.method == 'document/edit' then   -- its revision
+        self.edits[message.params.uri] = (self.edits[message.params.uri] or 0) + 1
+      end
     end
   end })
   function self.request(method, params)
