@@ -19,6 +19,7 @@ root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"
 work="$(mktemp -d)"
+. "$here/editor_setups.sh"
 export QUIRE_SECRET="$("$quire" secret)" XDG_DATA_HOME="$work/xdg" XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
 tmux_socket="quire-commands-$$"
 a_pid="" b_pid="" c_pid=""
@@ -136,33 +137,8 @@ EOF
 }
 vim_setup vim "$work/a.sock" "$work/a/proj/doc.txt" vera >"$work/vim-setup.vim"
 vim_setup vim2 "$work/c.sock" "$work/c/proj/doc.txt" otto >"$work/vim2-setup.vim"
-cat >"$work/emacs-setup.el" <<EOF
-(require 'quire)
-(setq quire-command (list "$quire" "attach" "$work/b.sock") quire-user-name "emma"
-      make-backup-files nil create-lockfiles nil auto-save-default nil)
-(find-file "$work/e/proj/doc.txt")
-(quire-share (quire-document-name buffer-file-name))
-(kill-new "yank1 yank2\nyank3 yank4\nyank5 yank6\n")
-(run-with-timer 0.1 0.1 (lambda ()
-  (when-let ((buffer (get-file-buffer "$work/e/proj/doc.txt")))
-    (with-current-buffer buffer
-      (let ((inhibit-message t) (coding-system-for-write 'utf-8-unix))
-        (write-region nil nil "$work/emacs.tmp" nil 'quiet)
-        (rename-file "$work/emacs.tmp" "$work/emacs.txt" t))))))
-EOF
-cat >"$work/nvim-setup.lua" <<EOF
-local quire = require('quire')
-quire.config.command = { '$quire', 'attach', '$work/c.sock' }
-quire.config.user = 'nora'
-quire.config.log = '$work/nvim.log'
-vim.cmd('edit $work/c/proj/doc.txt')
-vim.cmd('QuireShare')
-local buf = vim.api.nvim_get_current_buf()
-vim.fn.timer_start(100, function()
-  vim.fn.writefile(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '$work/nvim.tmp')
-  vim.fn.rename('$work/nvim.tmp', '$work/nvim.txt')
-end, { ['repeat'] = -1 })
-EOF
+write_emacs_setup
+write_nvim_setup
 # The tmux server outlives this script's commands and inherits its open files: it gets none but
 # stdio, so a runner that waits for this script's descriptors to close (Foundation's Process
 # does) is not kept waiting by it.

@@ -24,6 +24,7 @@ quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"
 rounds="${2:-6}"
 work="$(mktemp -d)"
+. "$here/editor_setups.sh"
 export QUIRE_SECRET="$("$quire" secret)" XDG_DATA_HOME="$work/xdg" XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
 tmux_socket="quire-races-$$"
 b_pid="" c_pid="" tmux_pid=""
@@ -81,33 +82,8 @@ printf 'top line\nyank zone\npartner line\nend\n' >"$work/e/proj/doc.txt"
 for _ in $(seq 1 500); do [ -S "$work/b.sock" ] && grep -q "listening for peers" "$work/b.log" 2>/dev/null && break; sleep 0.01; done
 "$quire" --no-stdio --socket "$work/c.sock" --data-dir "$work/c-data" --connect "127.0.0.1:$port" 2>>"$work/c.log" & c_pid=$!
 for _ in $(seq 1 500); do [ -S "$work/c.sock" ] && break; sleep 0.01; done
-cat >"$work/emacs-setup.el" <<EOF
-(require 'quire)
-(setq quire-command (list "$quire" "attach" "$work/b.sock") quire-user-name "emma"
-      make-backup-files nil create-lockfiles nil auto-save-default nil)
-(find-file "$work/e/proj/doc.txt")
-(quire-share (quire-document-name buffer-file-name))
-(kill-new "yank1 yank2\nyank3 yank4\nyank5 yank6\n")
-(run-with-timer 0.1 0.1 (lambda ()
-  (when-let ((buffer (get-file-buffer "$work/e/proj/doc.txt")))
-    (with-current-buffer buffer
-      (let ((inhibit-message t) (coding-system-for-write 'utf-8-unix))
-        (write-region nil nil "$work/emacs.tmp" nil 'quiet)
-        (rename-file "$work/emacs.tmp" "$work/emacs.txt" t))))))
-EOF
-cat >"$work/nvim-setup.lua" <<EOF
-local quire = require('quire')
-quire.config.command = { '$quire', 'attach', '$work/c.sock' }
-quire.config.user = 'nora'
-quire.config.log = '$work/nvim.log'
-vim.cmd('edit $work/c/proj/doc.txt')
-vim.cmd('QuireShare')
-local buf = vim.api.nvim_get_current_buf()
-vim.fn.timer_start(100, function()
-  vim.fn.writefile(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '$work/nvim.tmp')
-  vim.fn.rename('$work/nvim.tmp', '$work/nvim.txt')
-end, { ['repeat'] = -1 })
-EOF
+write_emacs_setup
+write_nvim_setup
 inherited=()
 for fd in /proc/$$/fd/*; do n="${fd##*/}"; case "$n" in 0|1|2|255) ;; *) inherited+=("$n>&-");; esac; done
 eval "tmux -L \"\$tmux_socket\" new-session -d -s race -x 160 -y 40 \

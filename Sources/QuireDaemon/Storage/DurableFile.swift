@@ -83,7 +83,7 @@ enum FileSystem {
     }
 
     /// Everything left to read from `fd`.
-    private static func readAll(_ fd: Int32, path: String, sizeHint: Int) throws -> [UInt8] {
+    static func readAll(_ fd: Int32, path: String, sizeHint: Int) throws -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(max(0, sizeHint))
         var chunk = [UInt8](repeating: 0, count: 1 << 20)

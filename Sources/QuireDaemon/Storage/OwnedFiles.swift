@@ -60,15 +60,8 @@ enum OwnedFiles {
     static func read(_ path: String, secret: Bool = false) throws -> [UInt8]? {
         guard let fd = try open(path, flags: O_RDONLY, secret: secret) else { return nil }
         defer { close(fd) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw StorageError.system("read", path) }
-            if n == 0 { return result }
-            result.append(contentsOf: chunk[0..<n])
-        }
+        var info = stat()
+        return try FileSystem.readAll(fd, path: path, sizeHint: fstat(fd, &info) == 0 ? Int(info.st_size) : 0)
     }
 
     /// Throws unless the open file `fd` is a regular file of the user's with one link, not
