@@ -50,29 +50,6 @@ fail() {
   for p in "$vim" "$emacs" "$nvim"; do echo "--- screen $p"; screen "$p"; done
   exit 1
 }
-wait_for() {  # $1: seconds, $2...: a command that succeeds when the condition holds
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.1; done
-}
-keys() { tmux -L "$tmux_socket" send-keys -t "$1" "${@:2}"; }
-# Types each of $2... into pane $1, one keystroke burst each, as a quick typist.
-type_tokens() { local pane=$1; shift; for token in "$@"; do keys "$pane" -l "$token"; sleep 0.05; done; }
-# The partner: $1 pane, $2 letter, $3 how many tokens; types them (each after a space) in the
-# background (pid in $typing) and records them for the final check ($last is the last one).
-next=0
-burst() {
-  local pane=$1 upper=$2 lower list=() token
-  lower="$(tr 'A-Z' 'a-z' <<<"$2")"
-  for _ in $(seq 1 "$3"); do
-    next=$((next + 1))
-    case $((next % 3)) in 0) token="<$upper$next>" ;; 1) token="f($lower$next)" ;; *) token="\"$lower$next\"" ;; esac
-    list+=(" $token"); echo "$token" >>"$work/tokens.list"; last="$token"
-  done
-  type_tokens "$pane" "${list[@]}" & typing=$!
-}
-# Emacs: point after the first match of $1 (isearch from the top).
-emacs_search() { keys "$emacs" M-\< C-s; keys "$emacs" -l "$1"; keys "$emacs" Enter; }
-has() { [ -f "$work/$1" ] && grep -qF -- "$2" "$work/$1"; }
 all_have() { has vim.txt "$1" && has emacs.txt "$1" && has nvim.txt "$1"; }
 # The three buffers as their editors dump them every 100 ms are identical and hold $1.
 converged() { all_have "$1" && cmp -s "$work/vim.txt" "$work/emacs.txt" && cmp -s "$work/vim.txt" "$work/nvim.txt"; }

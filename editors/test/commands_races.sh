@@ -48,25 +48,6 @@ fail() {
   for p in "$emacs" "$nvim"; do echo "--- screen $p"; screen "$p"; done
   exit 1
 }
-wait_for() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.1; done
-}
-keys() { tmux -L "$tmux_socket" send-keys -t "$1" "${@:2}"; }
-type_tokens() { local pane=$1; shift; for token in "$@"; do keys "$pane" -l "$token"; sleep 0.05; done; }
-next=0
-burst() {
-  local pane=$1 upper=$2 lower list=() token
-  lower="$(tr 'A-Z' 'a-z' <<<"$2")"
-  for _ in $(seq 1 "$3"); do
-    next=$((next + 1))
-    case $((next % 3)) in 0) token="<$upper$next>" ;; 1) token="f($lower$next)" ;; *) token="\"$lower$next\"" ;; esac
-    list+=(" $token"); echo "$token" >>"$work/tokens.list"; last="$token"
-  done
-  type_tokens "$pane" "${list[@]}" & typing=$!
-}
-emacs_search() { keys "$emacs" M-\< C-s; keys "$emacs" -l "$1"; keys "$emacs" Enter; }
-has() { [ -f "$work/$1" ] && grep -qF -- "$2" "$work/$1"; }
 converged() { has emacs.txt "$1" && has nvim.txt "$1" && cmp -s "$work/emacs.txt" "$work/nvim.txt"; }
 settle() {
   wait_for 20 converged "$2" || {
