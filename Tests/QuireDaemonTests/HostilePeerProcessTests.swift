@@ -62,16 +62,23 @@ import ReplicatingTypes
         }
     }
 
-    /// Item 1 against a real daemon: an insertion at Lamport counter 2^64-2 is refused with a
-    /// logged reason; the daemon does not trap at the next keystroke and keeps its text.
-    @Test func aLamportCounterFarAheadIsRefusedByARealDaemon() throws {
+    /// A real daemon whose editor Ann shares "doc" holding `text`, and a hand-driven peer
+    /// linked to it over TCP that has received the document (its ID is returned too).
+    static func peerLinked(sharing text: String) throws -> (DaemonProcess, TestEditor, TCPPeer, UInt64) {
         let (first, port) = try PeerProcessTests.listeningDaemon(user: "ann")
         let ann = TestEditor(process: first)
         ann.initialize(user: "ann")
-        ann.open("doc", text: "acknowledged text\n")
+        ann.open("doc", text: text)
         let peer = try TCPPeer(port: port)
-        #expect(peer.pump { peer.daemon.documents["doc"]?.text.string == "acknowledged text\n" }, "the peer linked and got the document")
+        #expect(peer.pump { peer.daemon.documents["doc"]?.text.string == text }, "the peer linked and got the document")
         let id = try #require(peer.daemon.documents["doc"]?.id)
+        return (first, ann, peer, id)
+    }
+
+    /// Item 1 against a real daemon: an insertion at Lamport counter 2^64-2 is refused with a
+    /// logged reason; the daemon does not trap at the next keystroke and keeps its text.
+    @Test func aLamportCounterFarAheadIsRefusedByARealDaemon() throws {
+        let (first, ann, peer, id) = try Self.peerLinked(sharing: "acknowledged text\n")
         let attack = ReplicatingArrayOperation<Unicode.Scalar>.insert(ReplicatingArrayInsertion(
             id: ElementID(replica: ReplicaID(999), counter: 0), lamport: UInt64.max - 1, anchor: nil, content: .elements(InsertedElements(["!"]))))
         peer.link.send(.operations(uri: "doc", documentID: id, payload: ReplicatingArrayCoding.encode([attack])))
@@ -127,13 +134,7 @@ import ReplicatingTypes
     /// one character from each of 5,000 replicas, leave the daemon's resident memory within a
     /// few megabytes of where it was, and its editor answered within 2 s.
     @Test func amplifyingFramesLeaveMemoryBounded() throws {
-        let (first, port) = try PeerProcessTests.listeningDaemon(user: "ann")
-        let ann = TestEditor(process: first)
-        ann.initialize(user: "ann")
-        ann.open("doc", text: "acknowledged <A1>\n")
-        let peer = try TCPPeer(port: port)
-        #expect(peer.pump { peer.daemon.documents["doc"]?.text.string == "acknowledged <A1>\n" }, "the peer linked and got the document")
-        let id = try #require(peer.daemon.documents["doc"]?.id)
+        let (first, ann, peer, id) = try Self.peerLinked(sharing: "acknowledged <A1>\n")
         let pid = first.process.processIdentifier
         let before = try #require(Self.residentBytes(of: pid))
         for n in 0..<8 {
