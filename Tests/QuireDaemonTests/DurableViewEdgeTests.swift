@@ -10,6 +10,19 @@ import Testing
 /// (protocol/decisions/durable-views.md, edit-intent.md). Each test pins a case found while
 /// trying to break them, or one that held.
 @Suite struct DurableViewEdgeTests {
+    /// Ann and bob come back to the restarted `daemon`, reopen their views (each must be
+    /// answered) and take in what it sends them.
+    static func bothReopen(_ ann: TestEditor, _ bob: TestEditor, on daemon: Daemon) {
+        ann.connect(to: daemon)
+        bob.connect(to: daemon)
+        ann.initialize(user: "ann")
+        bob.initialize(user: "bob")
+        #expect(ann.reopen()["error"] == nil)
+        #expect(bob.reopen()["error"] == nil)
+        ann.deliver()
+        bob.deliver()
+    }
+
     /// A daemon over the data directory `path`. Replica IDs start at `replicas`, so a restarted
     /// daemon hands out replica IDs no earlier session used (as random IDs do in the daemon).
     static func daemon(at path: String, replicas: UInt64, snapshotLogBytes: Int = 1 << 20) throws -> Daemon {
@@ -193,14 +206,7 @@ import Testing
         ann.text.append(contentsOf: Array("<off-ann>\n".unicodeScalars))
         bob.text.insert(contentsOf: Array("<off-bob> ".unicodeScalars), at: 0)
         let daemon = try Self.daemon(at: path, replicas: 200, snapshotLogBytes: snapshotLogBytes)
-        ann.connect(to: daemon)
-        bob.connect(to: daemon)
-        ann.initialize(user: "ann")
-        bob.initialize(user: "bob")
-        #expect(ann.reopen()["error"] == nil)
-        #expect(bob.reopen()["error"] == nil)
-        ann.deliver()
-        bob.deliver()
+        Self.bothReopen(ann, bob, on: daemon)
         let text = daemon.documents["doc"]?.text.string ?? ""
         for token in ["<A1>", "<A4>", "<B5>", "\"s\"", "f(<M3>)", "<off-ann>", "<off-bob>"] {
             #expect(text.components(separatedBy: token).count == 2, "\(token) in \(text.debugDescription)")
@@ -242,14 +248,7 @@ import Testing
         ann.text.insert(contentsOf: Array("OFF ".unicodeScalars), at: 0)
         bob.text.append(contentsOf: Array("<bob-off>".unicodeScalars))
         let daemon = try Self.daemon(at: path, replicas: 200, snapshotLogBytes: 64)
-        ann.connect(to: daemon)
-        bob.connect(to: daemon)
-        ann.initialize(user: "ann")
-        bob.initialize(user: "bob")
-        #expect(ann.reopen()["error"] == nil)
-        #expect(bob.reopen()["error"] == nil)
-        ann.deliver()
-        bob.deliver()
+        Self.bothReopen(ann, bob, on: daemon)
         let text = daemon.documents["doc"]?.text.string ?? ""
         for n in 0..<40 {
             #expect(text.components(separatedBy: "a\(n) ").count == 2, "a\(n) in \(text.debugDescription)")
