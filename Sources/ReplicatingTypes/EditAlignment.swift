@@ -23,6 +23,11 @@
 ///    cursor sent). Where the editor sent its cursor and the edit is not at it, or where the
 ///    editor itself said it replaced a stretch (`replacing`: a range change with text), the
 ///    word is replaced whole as in rule 2: `th2q` -> `th29q` is a new word, not `9` typed in.
+/// 0. Before the rules below: insertions (or removals) with kept text between them that one
+///    insertion (or removal) of the same length also explains become that one edit. Myers'
+///    algorithm splits a typed `f(b71) ` before `f(f26)` into `b71) ` and `(f` around the kept
+///    `f`; rule 1 would then make that a replacement of `f26`, re-typing the other person's token
+///    and giving its `f(` to the typed one. One insertion keeps every old character's identity.
 /// 5. A replacement that changes the only word of a token (a run between spaces or line
 ///    breaks) takes the token's punctuation too: `<A1>` -> `<B1>` replaces `<A1>` whole, so a
 ///    concurrent replacement of the same token by `<C1>` leaves `<C1><B1>`, both intact,
@@ -42,7 +47,7 @@ enum EditAlignment {
     static func align(_ hunks: [MyersDiff.Hunk], old: ArraySlice<Scalar>, new: ArraySlice<Scalar>, cursor: Int?,
                       replacing: Bool = false) -> [MyersDiff.Hunk] {
         guard !hunks.isEmpty else { return hunks }
-        var result = hunks
+        var result = joinExplainedByOne(hunks, old: old, new: new)
         var changed = true
         while changed {
             changed = false
@@ -63,6 +68,49 @@ enum EditAlignment {
             }
         }
         return typedInsideWords ? mergeTouching(mergeAcrossWords(result, old: old)) : result
+    }
+
+    /// The longest stretch of kept text rule 0 looks across (it compares the whole stretch).
+    static let joinReach = 256
+
+    /// Rule 0: neighbouring pure insertions (or pure removals) that a single insertion (removal)
+    /// of the same characters explains become that one hunk, placed as early as it can stand;
+    /// `slide` then moves it to the best boundary.
+    /// - Complexity: O(hunks × `joinReach`)
+    private static func joinExplainedByOne(_ hunks: [MyersDiff.Hunk], old: ArraySlice<Scalar>, new: ArraySlice<Scalar>) -> [MyersDiff.Hunk] {
+        var result: [MyersDiff.Hunk] = []
+        for hunk in hunks {
+            if let last = result.last, let joined = joined(last, hunk, old: old, new: new) {
+                result[result.count - 1] = joined
+            } else {
+                result.append(hunk)
+            }
+        }
+        return result
+    }
+
+    /// `first` and `second` (in order, both insertions or both removals) as one hunk, or nil.
+    private static func joined(_ first: MyersDiff.Hunk, _ second: MyersDiff.Hunk, old: ArraySlice<Scalar>,
+                               new: ArraySlice<Scalar>) -> MyersDiff.Hunk? {
+        let inserting = first.old.isEmpty && second.old.isEmpty && !first.new.isEmpty && !second.new.isEmpty
+        let removing = first.new.isEmpty && second.new.isEmpty && !first.old.isEmpty && !second.old.isEmpty
+        guard inserting || removing else { return nil }
+        let oldSpan = first.old.lowerBound..<second.old.upperBound
+        let newSpan = first.new.lowerBound..<second.new.upperBound
+        // The longer side holds the shorter (the kept text) as a prefix and a suffix that together cover it.
+        let (long, short) = inserting ? (new[newSpan], old[oldSpan]) : (old[oldSpan], new[newSpan])
+        guard short.count <= joinReach else { return nil }
+        var prefix = 0
+        while prefix < short.count, long[long.startIndex + prefix] == short[short.startIndex + prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < short.count, long[long.endIndex - 1 - suffix] == short[short.endIndex - 1 - suffix] { suffix += 1 }
+        guard prefix + suffix >= short.count else { return nil }
+        let added = long.count - short.count
+        return inserting
+            ? MyersDiff.Hunk(old: (oldSpan.lowerBound + prefix)..<(oldSpan.lowerBound + prefix),
+                             new: (newSpan.lowerBound + prefix)..<(newSpan.lowerBound + prefix + added))
+            : MyersDiff.Hunk(old: (oldSpan.lowerBound + prefix)..<(oldSpan.lowerBound + prefix + added),
+                             new: (newSpan.lowerBound + prefix)..<(newSpan.lowerBound + prefix))
     }
 
     /// Whether a pure insertion or removal has word characters right before and after it.

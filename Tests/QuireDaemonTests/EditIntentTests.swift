@@ -93,6 +93,27 @@ import ReplicatingTypes
         #expect(ann.string == bob.string)
     }
 
+    /// One editor types `f(b71)` before `f(f26)` and replaces `{b4}` in one change without a
+    /// cursor (whole lines, the whole text, a reopen), while the other replaces its own `f(f26)`:
+    /// both new tokens end up whole. (Seed 226 of the chaos test: the typed token took the `f(`
+    /// of `f(f26)`, and its replacement then removed that `f(` from `f(b71)`.)
+    @Test(arguments: [Form.lines, .full])
+    func aTokenTypedBeforeAnotherThatIsReplacedAtOnceStaysWhole(form: Form) {
+        let line = "middle {f24} f(f26) <G30> {f29} f(f21) [s0] f(f31) {b4} {s0}\n"
+        let (daemon, ann, bob) = ConcurrentEditingTests.twoEditors(sharing: line)
+        ann.holdIncoming = true
+        bob.holdIncoming = true
+        let typed = "middle {f24} f(b71) f(f26) <G30> {f29} f(f21) [s0] f(f31) [b73] {s0}\n"
+        ann.text = Array(typed.unicodeScalars)
+        ann.sendEdit(form == .full ? ["text": .string(typed)] : ["lines": ["start": 0, "end": 1], "newLines": [.string(String(typed.dropLast()))]])
+        bob.edit(13..<19, with: "[f118]")
+        ann.deliver()
+        bob.deliver()
+        ann.deliver()
+        #expect(daemon.documents["doc"]?.text.string == "middle {f24} f(b71) [f118] <G30> {f29} f(f21) [s0] f(f31) [b73] {s0}\n")
+        #expect(ann.string == bob.string)
+    }
+
     /// Enter in the middle of a line while the other types at its end: the typed text ends up at
     /// the end of the new second line, where it was typed.
     @Test(arguments: Form.allCases)

@@ -22,6 +22,28 @@ import ReplicatingTypes
         #expect(TextDiff.edits(from: "ab", to: "\nab") == [TextEdit(range: 0..<0, replacement: ["\n"])], "nothing above: stays")
     }
 
+    /// Myers' shortest script splits `f(b71) ` typed before `f(f26)` into `b71) ` and `(f` around
+    /// the `f` of `f(f26)`; joined across that letter (rule 1) it would re-type `f26` and hand
+    /// `f(` to the new token. One insertion explains it, and leaves `f(f26)` untouched.
+    @Test func aTokenTypedBeforeAnotherIsOneInsertionThatLeavesTheOtherAlone() {
+        let old = "middle {f24} f(f26) <G30> {f29} f(f21) [s0] f(f31) {b4} {s0}\n"
+        let new = "middle {f24} f(b71) f(f26) <G30> {f29} f(f21) [s0] f(f31) [b73] {s0}\n"
+        let edits = TextDiff.edits(from: old, to: new)
+        #expect(TextDiff.apply(edits, to: Array(old.unicodeScalars)).string == new)
+        #expect(edits.first == TextEdit(range: 13..<13, replacement: Array("f(b71) ".unicodeScalars)))
+        #expect(edits.dropFirst().map(\.range) == [51..<55], "{b4} -> [b73] is the only other edit")
+    }
+
+    /// The same for removals: deleting a token in front of a like one removes that token alone.
+    @Test func aTokenDeletedBeforeAnotherIsOneRemovalThatLeavesTheOtherAlone() {
+        let old = "middle {f24} f(b71) f(f26) <G30> {f29} f(f21) [s0] f(f31) [b73] {s0}\n"
+        let new = "middle {f24} f(f26) <G30> {f29} f(f21) [s0] f(f31) {b4} {s0}\n"
+        let edits = TextDiff.edits(from: old, to: new)
+        #expect(TextDiff.apply(edits, to: Array(old.unicodeScalars)).string == new)
+        let removed = edits.first.map { String(String.UnicodeScalarView(Array(old.unicodeScalars)[$0.range])) }
+        #expect(edits.first?.replacement == [] && (removed == "f(b71) " || removed == " f(b71)"), "removed \(removed ?? "nothing")")
+    }
+
     @Test func oneTypedCharacterIsOneInsertion() {
         let edits = TextDiff.edits(from: "hello world\nsecond\n", to: "hello, world\nsecond\n")
         #expect(edits == [TextEdit(range: 5..<5, replacement: [","])])
