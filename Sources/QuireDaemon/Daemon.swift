@@ -172,6 +172,7 @@ public final class Daemon {
             documents[uri] = document
             let views = recoveries[loaded.id]?.views ?? []
             for view in views { _ = dormantViews.keep(view, of: loaded.id) }
+            for view in recoveries[loaded.id]?.detached ?? [] { _ = dormantViews.keepDetached(view, of: loaded.id) }
             if let damaged = recoveries[loaded.id]?.damaged, damaged > 0 {
                 logger.warning("document \(uri): \(damaged) editor views in its snapshot are unreadable; those editors' reopens merge as text")
             }
@@ -193,6 +194,18 @@ public final class Daemon {
     /// has to go to make room.
     func keepDormant(_ view: EditorView, of document: SharedDocument) {
         for evicted in dormantViews.keep(view, of: document.id) { log(.closed(view: evicted.id), of: document) }
+    }
+
+    /// Keeps only the texts of the kept views of `document` that `shouldGo` picks (every one by
+    /// default): their elements are going, and their editors' reopens merge as text against
+    /// what they showed (`DetachedView`).
+    func detachDormantViews(of document: SharedDocument, where shouldGo: (EditorView) -> Bool = { _ in true }) {
+        for view in dormantViews.removeAll(of: document.id, where: shouldGo) {
+            log(.detached(view: view.id), of: document)
+            for evicted in dormantViews.keepDetached(DetachedView(detaching: view), of: document.id) {
+                log(.closed(view: evicted.id), of: document)
+            }
+        }
     }
 
     private func randomID() -> UInt64 {
@@ -254,7 +267,7 @@ public final class Daemon {
     /// peers.
     func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: PeerLink) {
         document.adopt(state)
-        for view in dormantViews.removeAll(of: document.id) { log(.closed(view: view.id), of: document) }
+        detachDormantViews(of: document)
         markShared(document, holder: origin.peerReplica)
         store?.adopt(document.text, forDocument: document.id)
         logger.info("document \(document.uri) taken whole from peer link \(origin.id): \(state.count) characters")
@@ -610,7 +623,7 @@ public final class Daemon {
             dropTombstones(of: document)
         }
         let views = sessions.values.sorted { $0.id < $1.id }.compactMap { $0.view(of: document.uri) } + dormantViews.views(of: id)
-        return (document.text, views.map { $0.encodedState() })
+        return (document.text, views.map { $0.encodedState() } + dormantViews.detachedViews(of: id).map { $0.encodedState() })
     }
 
     /// Drops the tombstones of `document` that no copy on this daemon can still refer to: not

@@ -14,6 +14,8 @@ final class DormantViews {
 
     /// By document ID, oldest first.
     private var views: [UInt64: [EditorView]] = [:]
+    /// Views whose elements went, by document ID, oldest first; as many again at most.
+    private var detached: [UInt64: [DetachedView]] = [:]
 
     /// Keeps `view` of document `documentID`; returns the views that had to go to make room.
     func keep(_ view: EditorView, of documentID: UInt64) -> [EditorView] {
@@ -31,6 +33,27 @@ final class DormantViews {
         guard let index = views[documentID]?.firstIndex(where: { $0.id == id }) else { return nil }
         return views[documentID]?.remove(at: index)
     }
+
+    /// Keeps `view`'s texts in place of `view` (its elements went); returns the detached views
+    /// that had to go to make room.
+    func keepDetached(_ view: DetachedView, of documentID: UInt64) -> [DetachedView] {
+        views[documentID]?.removeAll { $0.id == view.id }
+        var list = detached[documentID, default: []]
+        list.removeAll { $0.id == view.id }
+        list.append(view)
+        let evicted = Array(list.prefix(max(0, list.count - Self.maximumPerDocument)))
+        detached[documentID] = Array(list.suffix(Self.maximumPerDocument))
+        return evicted
+    }
+
+    /// Takes detached view `id` of document `documentID` out, if it is kept.
+    func takeDetached(_ id: String, of documentID: UInt64) -> DetachedView? {
+        guard let index = detached[documentID]?.firstIndex(where: { $0.id == id }) else { return nil }
+        return detached[documentID]?.remove(at: index)
+    }
+
+    /// Every detached view of document `documentID`, oldest first.
+    func detachedViews(of documentID: UInt64) -> [DetachedView] { detached[documentID] ?? [] }
 
     /// Every kept view of document `documentID`, oldest first.
     func views(of documentID: UInt64) -> [EditorView] { views[documentID] ?? [] }
@@ -57,6 +80,8 @@ final class ViewRecovery: ViewReplay {
     private let replica: ReplicaID
     /// Views in the order they were opened.
     private(set) var views: [EditorView] = []
+    /// Views whose elements went, in the order they did.
+    private(set) var detached: [DetachedView] = []
     /// Views whose snapshot state could not be read.
     private(set) var damaged = 0
 
@@ -67,7 +92,15 @@ final class ViewRecovery: ViewReplay {
 
     func restore(_ states: [[UInt8]], document: ReplicatingText) {
         for state in states {
-            do { views.append(try EditorView(decodingState: state, uri: uri, replica: replica)) } catch { damaged += 1 }
+            do {
+                if state.first == DetachedView.stateFormat {
+                    detached.append(try DetachedView(decodingState: state))
+                } else {
+                    views.append(try EditorView(decodingState: state, uri: uri, replica: replica))
+                }
+            } catch {
+                damaged += 1
+            }
         }
     }
 
@@ -90,6 +123,12 @@ final class ViewRecovery: ViewReplay {
             if let index { views[index].resync(to: document) }
         case .closed:
             if let index { views.remove(at: index) }
+            detached.removeAll { $0.id == event.view }
+        case .detached:
+            if let index {
+                detached.removeAll { $0.id == event.view }
+                detached.append(DetachedView(detaching: views.remove(at: index)))
+            }
         }
     }
 }

@@ -266,6 +266,8 @@ public final class EditorSession: MessageHandler {
         if !created {
             if let viewID = request.view, let kept = daemon.dormantViews.take(viewID, of: document.id) {
                 view = resume(kept, of: document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
+            } else if let viewID = request.view, let detached = daemon.dormantViews.takeDetached(viewID, of: document.id) {
+                resume(detached, of: document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
             } else if let base = request.base {
                 mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
             } else {
@@ -310,7 +312,10 @@ public final class EditorSession: MessageHandler {
         // A kept view gives the editor's text a base only in the epoch the editor is at: a
         // view that moved on (a reopen or resync whose reply was lost) does not.
         if let viewID = request.view,
-           daemon.dormantViews.views(of: document.id).contains(where: { $0.id == viewID && $0.epoch == request.epoch }) { return }
+           daemon.dormantViews.views(of: document.id).contains(where: { $0.id == viewID && $0.epoch == request.epoch })
+            || daemon.dormantViews.detachedViews(of: document.id).contains(where: { $0.id == viewID && $0.text(epoch: request.epoch, revision: request.revision) != nil }) {
+            return
+        }
         if let file = request.file, let binding = document.file, binding.path == file { return }
         let current = document.text.string
         guard current != editorText else { return }
@@ -394,6 +399,23 @@ public final class EditorSession: MessageHandler {
             logger.error("session \(id): \(document.uri): the reopen does not fit view \(view.id) (\(error.message)); it merges as text")
             mergeReopened(document, base: shown.string, editorText: editorText)
             return nil
+        }
+    }
+
+    /// A reopen that names a view whose elements went (`DetachedView`): what the editor changed
+    /// from the text that view showed at its revision merges as text. Where the editor is at no
+    /// revision the detached view knows, its `base` is the base, else the open rules apply. The
+    /// detached view is gone afterwards either way (the editor gets a new view).
+    private func resume(_ detached: DetachedView, of document: SharedDocument, request: OpenDocumentRequest, editorText: String,
+                        fileContent: [UInt8]?) {
+        daemon.log(.closed(view: detached.id), of: document)
+        if let shown = detached.text(epoch: request.epoch, revision: request.revision) {
+            logger.info("session \(id): \(document.uri): view \(detached.id) kept only its text; the reopen merges as text against it")
+            mergeReopened(document, base: shown, editorText: editorText)
+        } else if let base = request.base {
+            mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
+        } else {
+            mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent)
         }
     }
 

@@ -64,7 +64,7 @@ extension Daemon {
         merged.replica = replica
         document.adopt(merged)
         // Kept views show the old history; their editors' reopens merge as text.
-        for view in dormantViews.removeAll(of: document.id) { log(.closed(view: view.id), of: document) }
+        detachDormantViews(of: document)
         markShared(document, holder: link.peerReplica) { $0.epochs.formUnion(epochs) }
         store?.adopt(document.text, forDocument: document.id)
         // Peer traffic never writes files: the file keeps what its user last saved; its base

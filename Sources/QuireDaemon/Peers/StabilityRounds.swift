@@ -267,10 +267,8 @@ extension Daemon {
         } else {
             // Every copy drops these now: a kept view of an editor that went away and still shows
             // some could only be resumed with edits anchored to them, which no copy could place.
-            // Its editor's reopen merges as text instead.
-            for view in dormantViews.removeAll(of: document.id, where: { round.removed.intersects($0.referencedIDs) }) {
-                log(.closed(view: view.id), of: document)
-            }
+            // Its texts are kept: its editor's reopen merges as text against what it showed.
+            detachDormantViews(of: document) { round.removed.intersects($0.referencedIDs) }
             let dropped = document.dropTombstones(in: round.candidates, keeping: localReferences(of: document))
             logger.info("document \(document.uri): stability round \(key.round) reached \(round.reached.count) daemons; dropped \(dropped) removed characters")
         }

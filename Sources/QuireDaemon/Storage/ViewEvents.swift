@@ -20,10 +20,14 @@ enum ViewEvent: Equatable {
     case resynced(view: String)
     /// The editor closed the document: the view is gone.
     case closed(view: String)
+    /// The view's elements went (a stability round dropped some it shows, or the document's
+    /// history was replaced): only its texts are kept (`DetachedView`).
+    case detached(view: String)
 
     var view: String {
         switch self {
-        case .opened(let view), .edited(let view, _, _), .sent(let view), .resynced(let view), .closed(let view): return view
+        case .opened(let view), .edited(let view, _, _), .sent(let view), .resynced(let view), .closed(let view), .detached(let view):
+            return view
         }
     }
 
@@ -34,6 +38,7 @@ enum ViewEvent: Equatable {
         case .sent: return 3
         case .resynced: return 4
         case .closed: return 5
+        case .detached: return 6
         }
     }
 
@@ -66,6 +71,7 @@ enum ViewEvent: Equatable {
         case 3: return (.sent(view: view), nil, [])
         case 4: return (.resynced(view: view), nil, [])
         case 5: return (.closed(view: view), nil, [])
+        case 6: return (.detached(view: view), nil, [])
         case 2:
             let epoch = try reader.readCount(limit: Int(Int32.max))
             let revision = try reader.readCount(limit: Int(Int32.max))
