@@ -173,8 +173,8 @@ public final class Daemon {
             let views = recoveries[loaded.id]?.views ?? []
             for view in views { _ = dormantViews.keep(view, of: loaded.id) }
             for view in recoveries[loaded.id]?.detached ?? [] { _ = dormantViews.keepDetached(view, of: loaded.id) }
-            if let damaged = recoveries[loaded.id]?.damaged, damaged > 0 {
-                logger.warning("document \(uri): \(damaged) editor views in its snapshot are unreadable; those editors' reopens merge as text")
+            if let recovery = recoveries[loaded.id], recovery.damaged > 0 {
+                logger.warning("document \(uri): \(recovery.damaged) editor views in its snapshot are unreadable (\(recovery.damage ?? "")); those editors' reopens merge as text")
             }
             logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed, \(views.count) editor views kept")
         }

@@ -30,7 +30,7 @@ struct DetachedView: Equatable {
     /// `view` as its texts, from its confirmed revision to its last sent one.
     /// - Complexity: O(n × revisions kept)
     init(detaching view: EditorView) {
-        var revisions = Array(view.confirmedRevision...view.sentRevision)
+        var revisions = Array(view.confirmedRevision...max(view.confirmedRevision, view.sentRevision))
         if revisions.count > Self.maximumRevisions { revisions = [view.confirmedRevision, view.sentRevision] }
         var texts: [Int: String] = [:]
         for revision in revisions { texts[revision] = view.text(atRevision: revision)?.string }

@@ -84,6 +84,8 @@ final class ViewRecovery: ViewReplay {
     private(set) var detached: [DetachedView] = []
     /// Views whose snapshot state could not be read.
     private(set) var damaged = 0
+    /// Why the first of them could not be read.
+    private(set) var damage: String?
 
     init(uri: String, replica: ReplicaID) {
         self.uri = uri
@@ -100,6 +102,7 @@ final class ViewRecovery: ViewReplay {
                 }
             } catch {
                 damaged += 1
+                if damage == nil { damage = error.description }
             }
         }
     }
