@@ -623,7 +623,14 @@ public final class Daemon {
             dropTombstones(of: document)
         }
         let views = sessions.values.sorted { $0.id < $1.id }.compactMap { $0.view(of: document.uri) } + dormantViews.views(of: id)
-        return (document.text, views.map { $0.encodedState() } + dormantViews.detachedViews(of: id).map { $0.encodedState() })
+        let states = views.map { $0.encodedState() } + dormantViews.detachedViews(of: id).map { $0.encodedState() }
+        #if DEBUG
+        // What recovery will read must read back: a view that does not is an editor whose reopen fails.
+        let check = ViewRecovery(uri: document.uri, replica: ReplicaID(0))
+        check.restore(states, document: document.text)
+        if check.damaged > 0 { logger.error("document \(document.uri): a view state written to its snapshot does not read back: \(check.damage ?? "")") }
+        #endif
+        return (document.text, states)
     }
 
     /// Drops the tombstones of `document` that no copy on this daemon can still refer to: not

@@ -174,9 +174,13 @@ extension ReplicatingArray where Element: ReplicatingElementCodable {
     /// nothing half-built, on malformed bytes or a state that refers to elements it lacks.
     /// A state that would hold more than `maximumElements` elements (tombstones and compacted
     /// elements included) or more than `maximumReplicas` replicas is refused before it is built.
+    /// `keepingWaitingOperations`: a state this copy wrote itself may hold operations waiting for
+    /// the element they follow (it arrived out of order and was still on its way); they are kept
+    /// waiting, as they were. A state from elsewhere must hold every element it refers to.
     public init(decodingState bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil,
                 maximumElements: Int = ReplicatingArrayCoding.defaultMaximumElements,
-                maximumReplicas: Int = ReplicatingArrayCoding.maxReplicas - 1) throws(BinaryDecodingError) {
+                maximumReplicas: Int = ReplicatingArrayCoding.maxReplicas - 1,
+                keepingWaitingOperations: Bool = false) throws(BinaryDecodingError) {
         if bytes.first == ReplicatingArrayOrderedState.version {
             self = try ReplicatingArrayOrderedState.decode(bytes, replica: replica, paragraphBreak: paragraphBreak,
                                                            maximumElements: maximumElements, maximumReplicas: maximumReplicas)
@@ -193,7 +197,7 @@ extension ReplicatingArray where Element: ReplicatingElementCodable {
         }
         apply(contentsOf: operations)
         guard rejectedOperationCount == 0 else { throw .invalid("state holds \(rejectedOperationCount) contradictory insertions") }
-        guard pendingOperationCount == 0 else {
+        guard pendingOperationCount == 0 || keepingWaitingOperations else {
             throw .invalid("state refers to \(pendingOperationCount) elements it does not contain")
         }
     }

@@ -206,9 +206,10 @@ public struct ReplicatingText {
 
     /// Decodes `encodedState()` bytes; see `ReplicatingArray.init(decodingState:...)` for the limits.
     public init(decodingState bytes: [UInt8], replica: ReplicaID, maximumElements: Int = ReplicatingArrayCoding.defaultMaximumElements,
-                maximumReplicas: Int = ReplicatingArrayCoding.maxReplicas - 1) throws(BinaryDecodingError) {
+                maximumReplicas: Int = ReplicatingArrayCoding.maxReplicas - 1, keepingWaitingOperations: Bool = false) throws(BinaryDecodingError) {
         scalars = try ReplicatingArray(decodingState: bytes, replica: replica, paragraphBreak: Self.isLineBreak,
-                                       maximumElements: maximumElements, maximumReplicas: maximumReplicas)
+                                       maximumElements: maximumElements, maximumReplicas: maximumReplicas,
+                                       keepingWaitingOperations: keepingWaitingOperations)
     }
 }
 

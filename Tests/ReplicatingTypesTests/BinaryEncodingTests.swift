@@ -92,4 +92,23 @@ import ReplicatingTypes
         #expect(String(decoding: json, as: UTF8.self) == "[7]")
         #expect(try JSONDecoder().decode(InsertedElements<Int>.self, from: json) == [7])
     }
+
+    /// An operation that arrived before the element it follows waits in the copy. A copy's own
+    /// saved state (a snapshot, an editor's view) keeps it waiting; a state from elsewhere that
+    /// refers to elements it lacks is refused.
+    @Test func anOperationWaitingForItsAnchorSurvivesOnlyInACopysOwnState() throws {
+        var origin = ReplicatingText("ab\n", replica: ReplicaID(1))
+        var copy = origin
+        copy.replica = ReplicaID(2)
+        let first = origin.replace(2..<2, with: Array("<Y1>".unicodeScalars))
+        let second = origin.replace(6..<6, with: Array(" f(x)".unicodeScalars))
+        for op in second { copy.integrate(op) }
+        #expect(copy.scalars.pendingOperationCount == 1 && copy.string == "ab\n")
+        let state = copy.encodedState()
+        #expect(throws: BinaryDecodingError.self) { try ReplicatingText(decodingState: state, replica: ReplicaID(2)) }
+        var restored = try ReplicatingText(decodingState: state, replica: ReplicaID(2), keepingWaitingOperations: true)
+        #expect(restored.scalars.pendingOperationCount == 1 && restored.string == "ab\n")
+        for op in first { restored.integrate(op) }
+        #expect(restored.scalars.pendingOperationCount == 0 && restored.string == origin.string && origin.string == "ab<Y1> f(x)\n")
+    }
 }

@@ -262,7 +262,10 @@ extension EditorView {
         var numbers: [Int] = []
         for _ in 0..<4 { numbers.append(try reader.readCount(limit: Int(Int32.max))) }
         let stateLength = try reader.readCount(limit: reader.remaining)
-        let confirmed = try ReplicatingText(decodingState: Array(try reader.readBytes(stateLength)), replica: replica)
+        // A daemon edit the editor confirmed may hold an operation still waiting for the element
+        // it follows (it came from a peer out of order): kept waiting, as in the live view.
+        let confirmed = try ReplicatingText(decodingState: Array(try reader.readBytes(stateLength)), replica: replica,
+                                            keepingWaitingOperations: true)
         self.init(id: id, uri: uri, text: confirmed, replica: replica, encoding: .utf32)
         epoch = numbers[0]
         sentRevision = numbers[1]

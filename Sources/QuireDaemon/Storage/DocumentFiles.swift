@@ -435,7 +435,9 @@ final class DocumentFiles {
         guard let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {
             throw StorageError("it does not start with a state")
         }
-        let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica, maximumElements: .max)
+        // Written by this daemon: operations still waiting for an element on its way are kept waiting.
+        let text = try ReplicatingText(decodingState: Array(payload.dropFirst()), replica: replica, maximumElements: .max,
+                                       keepingWaitingOperations: true)
         var editIDs = RecentEditIDs()
         var views: [[UInt8]] = []
         for (index, record) in scan.payloads.enumerated().dropFirst() {
