@@ -107,8 +107,15 @@ public final class EditorSession: MessageHandler {
         case DocumentRequest.resyncMethod:
             let request = try DocumentRequest(params: params)
             let (view, document) = try openViewAndDocument(request.uri)
-            if let editorText = request.text, let base = request.base {
-                // Keep what the editor shows: its changes since `base` go in before the resync.
+            if let editorText = request.text, let epoch = request.epoch, let revision = request.revision {
+                // Keep what the editor shows: its changes from what it was sent go in first.
+                guard epoch == view.epoch else { throw .staleEpoch(got: epoch, current: view.epoch) }
+                guard let shown = view.text(atRevision: revision) else {
+                    throw .invalidParams("params.revision: \(revision) is not a revision this editor can be at (\(view.confirmedRevision) to \(view.sentRevision))")
+                }
+                resolveResynced(document, shown: shown, editorText: editorText)
+            } else if let editorText = request.text, let base = request.base {
+                // The fallback: its changes since `base` go in before the resync.
                 mergeResynced(document, view: view, base: base, editorText: editorText)
             }
             view.resync(to: document.text)
@@ -444,10 +451,18 @@ public final class EditorSession: MessageHandler {
     private func mergeResynced(_ document: SharedDocument, view: EditorView, base: String, editorText: String) {
         guard base != editorText else { return }
         let copies = [view.sent, view.confirmed]
-        guard var shown = copies.first(where: { $0.string == base }) else {
+        guard let shown = copies.first(where: { $0.string == base }) else {
             mergeReopened(document, base: base, editorText: editorText)
             return
         }
+        resolveResynced(document, shown: shown, editorText: editorText)
+    }
+
+    /// What the editor changed from `shown` (the view's copy of what it was sent, by identity)
+    /// to `editorText` goes into `document` as this session's edit, one undo step.
+    private func resolveResynced(_ document: SharedDocument, shown: ReplicatingText, editorText: String) {
+        guard shown.string != editorText else { return }
+        var shown = shown
         shown.replica = replica
         let operations = ChangeResolver.replaceMinimally(0..<shown.count, with: Array(editorText.unicodeScalars), in: &shown)
         histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)

@@ -73,7 +73,7 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     /// does not have, so the editor must resync (keeping its text) before editing on.
     public static func resyncNeeded(epoch: Int, reason: String) -> ResponseError {
         ResponseError(code: resyncNeededCode,
-                      message: "An earlier edit of epoch \(epoch) was refused (\(reason)); resync the document, sending its text and base, before editing on",
+                      message: "An earlier edit of epoch \(epoch) was refused (\(reason)); resync the document, sending its text with its epoch and revision, before editing on",
                       data: ["epoch": .integer(Int64(epoch))])
     }
 

@@ -3,8 +3,10 @@ import JSON
 /// Requests that name one document and nothing else: `document/close` (stop sharing it in this
 /// session; the reply is `null`), `document/text` (the daemon's current text),
 /// `document/resync` (replace the editor's text with the daemon's and start a new epoch; with
-/// `text` and `base`, the editor's changes from `base`, the text the daemon last acknowledged,
-/// to `text`, what it shows, are merged in first, so a resync never drops what was typed), and
+/// `text`, what the editor shows, and `epoch` and `revision`, the daemon revision it is at, its
+/// changes from what the daemon sent it are merged in first, by identity, so a resync never
+/// drops what was typed; `base`, the text the daemon last acknowledged, instead of `epoch` and
+/// `revision` is the older fallback, merged as text), and
 /// `document/undo` / `document/redo` (revert this session's last step of its own edits, or
 /// reapply the last one undone, leaving others' edits alone; the reply is `{uri, done}` and the
 /// change reaches the editor as a daemon edit).
@@ -16,16 +18,27 @@ public struct DocumentRequest: Sendable, Equatable {
     public static let redoMethod = "document/redo"
 
     public var uri: String
-    /// `document/resync` only: what the editor shows, and the text the daemon last acknowledged.
+    /// `document/resync` only: what the editor shows, and the epoch and daemon revision it is at
+    /// (or, the fallback, the text the daemon last acknowledged).
     public var text: String?
+    public var epoch: Int?
+    public var revision: Int?
     public var base: String?
 
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
         uri = try reader.string("uri")
         text = try reader.optionalString("text")
+        epoch = try reader.optionalInt("epoch")
+        revision = try reader.optionalInt("revision")
         base = try reader.optionalString("base")
-        guard (text == nil) == (base == nil) else { throw .invalidParams("params: text and base go together") }
+        guard (epoch == nil) == (revision == nil) else { throw .invalidParams("params: epoch and revision go together") }
+        if text == nil, base != nil || epoch != nil {
+            throw .invalidParams("params.text: missing (base, epoch and revision say what the text is based on)")
+        }
+        if text != nil, base == nil, epoch == nil {
+            throw .invalidParams("params: text needs epoch and revision (or base) to say what it is based on")
+        }
     }
 
     /// The reply to `document/text` and `document/resync`.
