@@ -20,12 +20,19 @@ final class DormantViews {
     /// Keeps `view` of document `documentID`; returns the views that had to go to make room.
     func keep(_ view: EditorView, of documentID: UInt64) -> [EditorView] {
         view.dropUnsent()
-        var list = views[documentID, default: []]
-        list.removeAll { $0.id == view.id }
-        list.append(view)
-        let evicted = Array(list.prefix(max(0, list.count - Self.maximumPerDocument)))
-        views[documentID] = Array(list.suffix(Self.maximumPerDocument))
+        let (kept, evicted) = Self.appendingNewest(view, to: views[documentID, default: []], id: \.id)
+        views[documentID] = kept
         return evicted
+    }
+
+    /// `list` with `item` last (in place of an older one of the same ID), and the oldest that
+    /// pass `maximumPerDocument`.
+    private static func appendingNewest<View>(_ item: View, to list: [View], id: (View) -> String) -> (kept: [View], evicted: [View]) {
+        var list = list
+        list.removeAll { id($0) == id(item) }
+        list.append(item)
+        let overflow = max(0, list.count - maximumPerDocument)
+        return (Array(list.dropFirst(overflow)), Array(list.prefix(overflow)))
     }
 
     /// Takes view `id` of document `documentID` out, if it is kept.
@@ -38,11 +45,8 @@ final class DormantViews {
     /// that had to go to make room.
     func keepDetached(_ view: DetachedView, of documentID: UInt64) -> [DetachedView] {
         views[documentID]?.removeAll { $0.id == view.id }
-        var list = detached[documentID, default: []]
-        list.removeAll { $0.id == view.id }
-        list.append(view)
-        let evicted = Array(list.prefix(max(0, list.count - Self.maximumPerDocument)))
-        detached[documentID] = Array(list.suffix(Self.maximumPerDocument))
+        let (kept, evicted) = Self.appendingNewest(view, to: detached[documentID, default: []], id: \.id)
+        detached[documentID] = kept
         return evicted
     }
 
