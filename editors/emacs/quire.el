@@ -584,12 +584,39 @@ This is the escape hatch when the buffer and the daemon disagree."
 
 (defun quire--saved ()
   "After `save-buffer': tell the daemon the file holds this buffer's text.
-So the daemon does not take our own edits for a change made outside Quire."
-  (when (and quire--state quire--connection (plist-get quire--state :file))
+So the daemon does not take our own edits for a change made outside Quire.
+Only when the file written is the one the document is bound to: a buffer
+renamed by `write-file' or `set-visited-file-name' is bound to its new file
+before it is written (`quire--visited-file-changed'); any other file is not
+the document's."
+  (when (and quire--state quire--connection (plist-get quire--state :file)
+             (plist-get quire--state :epoch)
+             (equal (and buffer-file-name (expand-file-name buffer-file-name)) (plist-get quire--state :file)))
     (ignore-errors   ; a daemon that just died must not fail the save
      (jsonrpc-notify quire--connection :document/saved
                     (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
                           :revision (plist-get quire--state :daemon))))))
+
+(defun quire--visited-file-changed ()
+  "Bind the document to the file the buffer visits now.
+Run by `set-visited-file-name' (so `write-file', \\[write-file]), which
+changes the name before the buffer is written: the document is closed and
+opened again with the buffer's text as text and base and the new file, so
+nothing is merged, others' text in flight comes with the reply, and the
+next `document/saved' and `quire-save' are about the new file.  The old
+file is left as it is.  A buffer that visits no file any more is bound to
+none.  `set-visited-file-name' also drops `revert-buffer-function': it is
+set again."
+  (when quire--state
+    (quire--install-revert)
+    (let ((file (and buffer-file-name (expand-file-name buffer-file-name))))
+      (unless (equal file (plist-get quire--state :file))
+        (setq quire--state (plist-put quire--state :file file))
+        ;; While the daemon is away, the reconnection opens it with the new file.
+        (when (and quire--connection (jsonrpc-running-p quire--connection))
+          (quire--reopen (quire--text)))
+        (when (equal file (plist-get quire--state :file))
+          (message "Quire: \"%s\" is bound to %s now" (plist-get quire--state :uri) (or file "no file")))))))
 
 (defun quire-save ()
   "Let the daemon write the shared text to this buffer's file, atomically.
@@ -656,6 +683,7 @@ What changed in the file outside Quire is merged first."
     (after-change-functions . quire--after-change)
     (post-command-hook . quire--send-cursor)
     (after-save-hook . quire--saved)
+    (after-set-visited-file-name-hook . quire--visited-file-changed)
     (after-change-major-mode-hook . quire--after-major-mode)
     (kill-buffer-hook . quire--killed))
   "The buffer-local hooks of a shared buffer.")
@@ -765,15 +793,25 @@ only the file's own change comes in, through the binding.  The daemon's
 edits in flight meanwhile are dropped (the epoch is nil): the reply brings
 them.  Should the daemon fail half way, the connection is dropped, and
 reconnecting opens the document again: by the old view when the close did
-not reach the daemon, else by TEXT as the base."
+not reach the daemon, else by TEXT as the base.  A file the daemon refuses
+to bind (-32016) is said so, and the document is then bound to no file."
   (let* ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file))
          (epoch (plist-get quire--state :epoch)) (reopened nil))
     (setq quire--state (plist-put quire--state :epoch nil))
     (unwind-protect
         (progn
           (quire--request :document/close (list :uri uri))
-          (let ((reply (quire--request :document/open
-                                        (append (list :uri uri :text text :base text) (and file (list :file file))))))
+          (let ((reply (condition-case failure
+                           (quire--request :document/open
+                                           (append (list :uri uri :text text :base text) (and file (list :file file))))
+                         (jsonrpc-error
+                          ;; A file the daemon cannot bind (-32016: a symbolic link, not UTF-8
+                          ;; text, unreadable): said so, and the document is bound to no file.
+                          (unless (and file (eql (alist-get 'jsonrpc-error-code (cddr failure)) -32016))
+                            (signal (car failure) (cdr failure)))
+                          (message "Quire: %s; \"%s\" is bound to no file" (alist-get 'jsonrpc-error-message (cddr failure)) uri)
+                          (setq file nil)
+                          (quire--request :document/open (list :uri uri :text text :base text))))))
             (setq quire--state (quire--opened-state uri reply file))
             (if (equal (quire--text) text)
                 (quire--apply-changes (plist-get reply :changes))

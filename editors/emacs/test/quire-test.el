@@ -531,6 +531,82 @@ link, whether it is encrypted and whose key it reached."
       (kill-buffer))
     (delete-file path)))
 
+;; `write-file' (C-x C-w) and `set-visited-file-name' bind the document to the new file.
+
+(defun quire-test--file-text (path)
+  "The text of the file at PATH."
+  (with-temp-buffer (insert-file-contents path) (buffer-string)))
+
+(ert-deftest quire-test-write-file-binds-the-document-to-the-new-file ()
+  "A line typed, then `write-file' to another name, then `quire-save': the line
+stays in the shared document and is in the new file; the old file, which was
+not written, is left alone and no `document/saved' names it; the document is
+bound to the new file from then on (a change to the old file is not merged,
+one to the new file is), and `revert-buffer' still shows the shared text."
+  (quire-test--with-own-daemon ".write-file"
+    (let* ((uri "written.el.txt")
+           (old (make-temp-file "quire-old-" nil ".txt" "first <A1>\n"))
+           (new (concat (file-name-sans-extension old) "-new.txt"))
+           (saved nil))
+      (unwind-protect
+          (with-current-buffer (find-file-noselect old)
+            (quire-share uri)
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (cl-letf* ((notify (symbol-function 'jsonrpc-notify))
+                             ((symbol-function 'jsonrpc-notify)
+                              (lambda (connection method params)
+                                ;; Each `document/saved' with the file the document was then bound to.
+                                (when (eq method :document/saved)
+                                  (push (plist-get quire--state :file) saved))
+                                (funcall notify connection method params))))
+                    (should (quire-test--agree other uri))
+                    (goto-char (point-max))
+                    (insert "typed <T1> f(x)\n")
+                    (should (quire-test--agree other uri))
+                    (write-file new)
+                    (should quire-mode)
+                    (should (equal (plist-get quire--state :file) (expand-file-name new)))
+                    (should (equal (quire-test--file-text new) "first <A1>\ntyped <T1> f(x)\n"))
+                    (should (equal (quire-test--file-text old) "first <A1>\n"))
+                    (should (equal saved (list (expand-file-name new))))
+                    (should (eq revert-buffer-function #'quire--revert-buffer))
+                    ;; The other person types; the daemon writes the bound file: nothing is lost.
+                    (quire-test--remote-insert other uri "first" "<O2> ")
+                    (should (quire-test--wait (lambda () (string-prefix-p "<O2> " (quire--text)))))
+                    (quire-save)
+                    (should (quire-test--agree other uri))
+                    (should (equal (quire-test--text-of other uri) "<O2> first <A1>\ntyped <T1> f(x)\n"))
+                    (should (equal (quire-test--file-text new) "<O2> first <A1>\ntyped <T1> f(x)\n"))
+                    (should (equal (quire-test--file-text old) "first <A1>\n"))
+                    ;; The old file is no longer the document's; the new one is.
+                    (with-temp-file old (insert "first <A1>\nold file changed outside\n"))
+                    (with-temp-file new (insert "<O2> first <A1>\ntyped <T1> f(x)\nnew file changed outside\n"))
+                    (quire-save)
+                    (should (quire-test--wait (lambda () (equal (quire--text) "<O2> first <A1>\ntyped <T1> f(x)\nnew file changed outside\n"))))
+                    (should (quire-test--agree other uri))
+                    (revert-buffer t t)
+                    (should quire-mode)
+                    (should (quire-test--agree other uri))
+                    ;; `set-visited-file-name' alone (no write) binds too, and sends no `document/saved'.
+                    (setq saved nil)
+                    (set-visited-file-name old t)
+                    (should (equal (plist-get quire--state :file) (expand-file-name old)))
+                    (should-not saved)
+                    (should (equal (quire-test--file-text old) "first <A1>\nold file changed outside\n"))
+                    (goto-char (point-max))
+                    (insert "after <Z9>\n")
+                    (should (quire-test--agree other uri))
+                    (quire-save)
+                    (should (equal (quire-test--file-text old) (quire--text)))
+                    (should (equal (quire-test--text-of other uri)
+                                   "<O2> first <A1>\ntyped <T1> f(x)\nnew file changed outside\nafter <Z9>\n")))
+                (jsonrpc-shutdown other)))
+            (quire-stop)
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (dolist (file (list old new)) (ignore-errors (delete-file file)))))))
+
 ;;; Every command reaches the daemon as what it did
 
 (defun quire-test--editor (socket uri)
