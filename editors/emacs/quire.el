@@ -735,7 +735,8 @@ The file is not read into the buffer: the daemon, which the document is
 bound to the file in, merges what changed in the file outside Quire into
 the shared text, and the buffer shows the result.  So what others typed
 is kept and a change made outside arrives once.  File-local variables are
-not applied, since others may have typed them.  A buffer whose document is
+not applied, since others may have typed them (see also
+`quire--without-local-variables').  A buffer whose document is
 not bound to its file, or a revert from the auto-save file, reads the file
 as usual, and that is sent as this editor's change."
   (let* ((enable-local-variables nil)
@@ -748,6 +749,40 @@ as usual, and that is sent as this editor's change."
                 (funcall insert file auto-save-p)
               (quire--merge-file-changes file (quire--text))))))
     (apply (or quire--revert-function #'revert-buffer--default) arguments)))
+
+;;; Shared text sets no local variables: anyone may have typed a -*- line or a
+;;; Local Variables block (`eval:' included), and the text is read again often.
+
+(defun quire--shared-text-p ()
+  "Whether the current buffer shows shared text.
+A shared buffer, or one visiting the file a shared buffer is bound to: the
+buffer `find-alternate-file' makes reads the file before it takes the
+document over (`quire--take-over-visit')."
+  (or quire--state
+      (and buffer-file-name
+           (let ((file (expand-file-name buffer-file-name)))
+             (seq-some (lambda (buffer) (equal (plist-get (buffer-local-value 'quire--state buffer) :file) file))
+                       (quire--shared-buffers))))))
+
+(defun quire--without-local-variables (function &rest arguments)
+  "Call FUNCTION with ARGUMENTS, with `enable-local-variables' nil in shared text.
+Around `hack-local-variables' and `set-auto-mode', which read a buffer's
+local variables and its mode from its text wherever it is read again or
+initialised: `normal-mode' (which binds `enable-local-variables' to t when
+called as a command), a major mode's `run-mode-hooks', `revert-buffer',
+`set-visited-file-name', `find-file' and `find-alternate-file'."
+  (if (quire--shared-text-p)
+      (let ((enable-local-variables nil)) (apply function arguments))
+    (apply function arguments)))
+
+(advice-add 'hack-local-variables :around #'quire--without-local-variables)
+(advice-add 'set-auto-mode :around #'quire--without-local-variables)
+
+(defun quire-unload-function ()
+  "Remove the advice when `unload-feature' unloads quire."
+  (advice-remove 'hack-local-variables #'quire--without-local-variables)
+  (advice-remove 'set-auto-mode #'quire--without-local-variables)
+  nil)
 
 (defun quire--take-over-visit ()
   "Share a buffer that replaces a shared one visiting the same file.

@@ -607,6 +607,76 @@ one to the new file is), and `revert-buffer' still shows the shared text."
             (kill-buffer))
         (dolist (file (list old new)) (ignore-errors (delete-file file)))))))
 
+;; Shared text never sets local variables, whatever reads it again.
+
+(defvar quire-test--evaluated nil "Set by an `eval:' local variable that should never run.")
+
+(ert-deftest quire-test-shared-text-sets-no-local-variables ()
+  "A `Local Variables:' block (and a -*- line) typed by another person into
+shared text takes no effect on any path that reads or re-initialises the
+buffer: `normal-mode' (as a command and as `find-file' runs it), a major
+mode set again, `set-visited-file-name', `revert-buffer' and
+`find-alternate-file' (whose new buffer reads the file before it takes
+the document over).  Even with `enable-local-variables' at :all, which
+applies everything without asking; a file that is not shared still gets
+its local variables."
+  (quire-test--with-own-daemon ".locals"
+    (let* ((uri "locals.el.txt")
+           (path (make-temp-file "quire-locals-" nil ".txt" "plain text <A1>\n<END>\n"))
+           (elsewhere (make-temp-file "quire-locals-" nil ".txt"))
+           (block "Local Variables:\nfill-column: 7\neval: (setq quire-test--evaluated t)\nEnd:\n")
+           (enable-local-variables :all)
+           (untouched (lambda ()
+                        (should quire-mode)
+                        (should-not (eql fill-column 7))
+                        (should-not quire-test--evaluated)
+                        (should-not (derived-mode-p 'emacs-lisp-mode)))))
+      (setq quire-test--evaluated nil)
+      (unwind-protect
+          (with-current-buffer (find-file-noselect path)
+            (quire-share uri)
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (progn
+                    (should (quire-test--agree other uri))
+                    (quire-test--remote-insert other uri "plain" "-*- mode: emacs-lisp -*- ")
+                    (quire-test--remote-insert other uri "<END>" block)
+                    (should (quire-test--wait (lambda () (string-match-p "End:\n<END>" (quire--text)))))
+                    (normal-mode)
+                    (funcall untouched)
+                    (normal-mode t)
+                    (funcall untouched)
+                    (text-mode)
+                    (funcall untouched)
+                    ;; Saved with the block in it, as anyone may do.
+                    (save-buffer)
+                    (should (string-match-p "fill-column: 7" (quire-test--file-text path)))
+                    (revert-buffer t t)
+                    (funcall untouched)
+                    (set-visited-file-name path t)
+                    (funcall untouched)
+                    (save-buffer)
+                    (find-alternate-file path)
+                    (should (equal (plist-get quire--state :uri) uri))
+                    (funcall untouched)
+                    (should (quire-test--agree other uri))
+                    (insert "<W1>")
+                    (should (quire-test--agree other uri))
+                    ;; Not shared: the same text applies as usual.
+                    (let ((text (quire--text))) (with-temp-file elsewhere (insert text)))
+                    (with-current-buffer (find-file-noselect elsewhere)
+                      (should (eql fill-column 7))
+                      (should (derived-mode-p 'emacs-lisp-mode))
+                      (should quire-test--evaluated)
+                      (setq quire-test--evaluated nil)
+                      (kill-buffer)))
+                (jsonrpc-shutdown other)))
+            (quire-stop)
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (setq quire-test--evaluated nil)
+        (dolist (file (list path elsewhere)) (ignore-errors (delete-file file)))))))
+
 ;;; Every command reaches the daemon as what it did
 
 (defun quire-test--editor (socket uri)
