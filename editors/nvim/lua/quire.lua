@@ -361,6 +361,7 @@ local function opened(buf, result)
   end
   state.epoch, state.editor, state.daemon, state.pending, state.reports = result.epoch, 0, 0, {}, {}
   state.away, state.closed = false, false
+  state.opens = (state.opens or 0) + 1   -- revisions start again: a hash check from before is moot
   if result.view then state.view = result.view end   -- a resync's reply keeps the view
   acknowledge(buf)
 end
@@ -373,6 +374,29 @@ function M.resync_keeping_text(buf)
   call('document/resync', { uri = state.uri, text = document_text(buf), base = acknowledged_text(state) },
     function(result) opened(buf, result) end)
   state.resyncing = false
+end
+
+-- The escape hatch: the daemon's text replaces the buffer, and a new epoch starts.
+local function resync(buf)
+  local state = shared[buf]
+  if not state or not ready or state.away or state.closed then return end
+  state.reports = {}
+  call('document/resync', { uri = state.uri }, function(result) opened(buf, result) end)
+end
+
+-- Self-healing: once daemon edits pause, and only if nothing was sent or applied since the last
+-- one (`check` holds its hash and the revisions after it), the buffer must have its hash; if it
+-- does not, document/resync brings it to the daemon's text. Not while the daemon is away or the
+-- buffer is being read again, unloaded or asked about, nor after a reopen or resync since.
+local function check_hash(buf, check)
+  local state = shared[buf]
+  if not state or state.hash_check ~= check or not ready or state.away or state.closed or state.asking then return end
+  flush(buf)
+  if state.editor == check.editor and state.daemon == check.daemon and state.opens == check.opens
+      and vim.fn.sha256(document_text(buf)) ~= check.hash then
+    log('hash mismatch in ' .. state.uri .. ': resyncing')
+    resync(buf)
+  end
 end
 
 local function buffer_of(uri)
@@ -404,6 +428,12 @@ handlers['document/edit'] = function(params)
   if state.savedHash and params.hash == state.savedHash then
     state.savedHash = nil   -- the buffer now shows what :QuireSave wrote
     M._mark_file_read(buf)
+  end
+  if params.hash then
+    -- Hashing a long buffer costs milliseconds: checked once edits pause, not per keystroke.
+    local check = { hash = params.hash, editor = state.editor, daemon = state.daemon, opens = state.opens }
+    state.hash_check = check
+    vim.defer_fn(function() check_hash(buf, check) end, 100)
   end
 end
 
@@ -997,11 +1027,7 @@ function M.status()
 end
 
 function M.resync()
-  local buf = vim.api.nvim_get_current_buf()
-  local state = shared[buf]
-  if not state or not ready or state.away or state.closed then return end
-  state.reports = {}
-  call('document/resync', { uri = state.uri }, function(result) opened(buf, result) end)
+  resync(vim.api.nvim_get_current_buf())
 end
 
 function M.document_names()
