@@ -298,9 +298,13 @@ local function flush(buf)
   if not ready or state.away or state.closed then return end
   local change = { lines = { start = top, ['end'] = old_end }, newLines = vim.api.nvim_buf_get_lines(buf, top, new_end, false) }
   edit_count = edit_count + 1
+  local current = vim.api.nvim_get_current_buf() == buf
+  -- The undo block of the buffer the change belongs to, which need not be the current one (a
+  -- command run in another buffer, a change made through the API).
+  local group = current and vim.fn.changenr() or vim.api.nvim_buf_call(buf, vim.fn.changenr)
   local params = { uri = state.uri, epoch = state.epoch, revision = state.daemon, changes = { change },
-    editId = instance .. '-' .. edit_count, undoGroup = vim.fn.changenr() }
-  if vim.api.nvim_get_current_buf() == buf then
+    editId = instance .. '-' .. edit_count, undoGroup = group }
+  if current then
     local pos = vim.api.nvim_win_get_cursor(0)
     params.cursor = { line = pos[1] - 1, character = pos[2] }
   end
