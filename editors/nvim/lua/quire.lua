@@ -582,6 +582,21 @@ local function file_text(path)
   return table.concat(vim.fn.readfile(path, 'b'), '\n')
 end
 
+-- What a file's bytes show as text, compared with `text` (nil: no such file), as the daemon
+-- decodes them (protocol/README.md, Files): a leading BOM is not text, a file whose every "\n"
+-- follows a "\r" has CRLF line endings, and a final line break that the file has and `text`
+-- lacks is the file's format.
+local function file_shows(path, text)
+  local content = file_text(path)
+  if not content then return nil end
+  if content:sub(1, 3) == '\239\187\191' then content = content:sub(4) end
+  local _, feeds = content:gsub('\n', '')
+  local _, crlfs = content:gsub('\r\n', '')
+  if feeds > 0 and crlfs == feeds then content = content:gsub('\r\n', '\n') end
+  if content:sub(-1) == '\n' and text:sub(-1) ~= '\n' then content = content:sub(1, -2) end
+  return content
+end
+
 local function file_hash(path)
   local text = file_text(path)
   return text and vim.fn.sha256(text)
@@ -592,7 +607,9 @@ end
 -- does not ask whether to overwrite a file changed since it was read.
 function M._mark_file_read(buf)
   local state = shared[buf]
-  if not state or not state.file or document_text(buf) ~= file_text(state.file) then return end
+  if not state or not state.file then return end
+  local text = document_text(buf)
+  if text ~= file_shows(state.file, text) then return end
   vim.api.nvim_buf_set_option(buf, 'modified', false)
   state.fileHash = file_hash(state.file)
   vim.cmd('silent! checktime ' .. buf)
@@ -954,7 +971,9 @@ function M.save()
   flush(buf)
   local result = call('document/save', { uri = state.uri })
   if not result then return end
-  state.fileHash = result.hash
+  -- What Quire knows the file to hold: the bytes the daemon just wrote (the reply's hash is the
+  -- text's, which differs from the bytes' in a CRLF file or one with a BOM).
+  if result.path == state.file then state.fileHash = file_hash(state.file) end
   if result.hash == vim.fn.sha256(document_text(buf)) then
     M._mark_file_read(buf)
   else
