@@ -734,18 +734,20 @@ Run again after each major mode, which resets `revert-buffer-function'."
 The file is not read into the buffer: the daemon, which the document is
 bound to the file in, merges what changed in the file outside Quire into
 the shared text, and the buffer shows the result.  So what others typed
-is kept and a change made outside arrives once.  File-local variables are
-not applied, since others may have typed them (see also
-`quire--without-local-variables').  A buffer whose document is
-not bound to its file, or a revert from the auto-save file, reads the file
-as usual, and that is sent as this editor's change."
+is kept and a change made outside arrives once.  A buffer whose document
+is bound to no file (its text kept apart) shows the shared text the same
+way, without the file's change.  File-local variables are not applied,
+since others may have typed them (see also `quire--without-local-variables').
+A revert from the auto-save file reads it as usual, and that is sent as
+this editor's change."
   (let* ((enable-local-variables nil)
          (insert (or revert-buffer-insert-file-contents-function
                      #'revert-buffer-insert-file-contents--default-function))
          (revert-buffer-insert-file-contents-function
           (lambda (file auto-save-p)
             (if (or auto-save-p (not quire--state)
-                    (not (equal (plist-get quire--state :file) (expand-file-name file))))
+                    (let ((bound (plist-get quire--state :file)))
+                      (and bound (not (equal bound (expand-file-name file))))))
                 (funcall insert file auto-save-p)
               (quire--merge-file-changes file (quire--text))))))
     (apply (or quire--revert-function #'revert-buffer--default) arguments)))
@@ -806,7 +808,9 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
 
 (defun quire--merge-file-changes (file text)
   "Show the shared text, with what changed in FILE outside Quire merged in.
-The buffer showed TEXT, as the daemon knows.  The daemon merges the file's
+The file's change comes in when the document is bound to FILE (not when
+its text is kept apart, bound to no file).  The buffer showed TEXT, as the
+daemon knows.  The daemon merges the file's
 changes when the document is opened, so it is opened again with TEXT as
 both text and base (nothing of this editor's own to merge).  While the
 daemon is away the buffer shows TEXT: the reopen then merges the file."
@@ -896,7 +900,7 @@ before it makes the buffer that takes over, and again when it kills this one."
   (quire--connect)
   (pcase-let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
                ;; With :file the daemon merges changes made to the file outside Quire.
-               (`(,uri ,reply ,apart-from) (quire--open-asking name (quire--text) file)))
+               (`(,uri ,reply ,apart-from ,file) (quire--open-asking name (quire--text) file)))
     (setq quire--state (quire--opened-state uri reply file))
     (quire--apply-changes (plist-get reply :changes))
     (quire--acknowledge-all)
@@ -909,13 +913,17 @@ before it makes the buffer that takes over, and again when it kills this one."
              (if quire--peer-links (format " with %d peer link(s)" (length quire--peer-links)) ""))))
 
 (defun quire--open-asking (name text file)
-  "Open document NAME showing TEXT (bound to FILE); return (URI REPLY APART-FROM).
-When NAME exists with other text and nothing says what the two have in
-common, the daemon changes nothing and refuses (-32017): the person is
-asked whether to take the shared text, merge both (this text goes after
-the shared text) or keep this text apart, shared as NAME~USER (then
-APART-FROM is NAME).  Until answered nothing is shared; quitting the
-question leaves the buffer unshared."
+  "Open document NAME showing TEXT, bound to FILE.
+Return (URI REPLY APART-FROM FILE).  When NAME exists with other text
+and nothing says what the two have in common, the daemon changes nothing
+and refuses (-32017): the person is asked whether to take the shared
+text, merge both (this text goes after the shared text) or keep this text
+apart, shared as NAME~USER (then APART-FROM is NAME) and bound to no file
+\(FILE is then nil), as in Vim and Neovim: the file
+stays the document of its name's, which any open with the file binds, and
+two documents bound to one file would each write it and import the
+other's saves as changes made outside.  Until answered nothing is shared;
+quitting the question leaves the buffer unshared."
   (let ((uri name) (conflict nil) (apart-from nil) (reply nil))
     (while (not reply)
       (condition-case failure
@@ -932,8 +940,9 @@ question leaves the buffer unshared."
              (?m (setq conflict "merge"))
              (_ (setq apart-from (or apart-from name)
                       uri (format "%s~%s" uri quire-user-name)
-                      conflict nil)))))))
-    (list uri reply apart-from)))
+                      conflict nil
+                      file nil)))))))
+    (list uri reply apart-from file)))
 
 (defun quire--ask-document-differs (uri data)
   "Ask what to do as document URI is shared with other text; DATA is -32017's.

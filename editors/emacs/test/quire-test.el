@@ -424,6 +424,65 @@ question leaves the buffer unshared."
             (with-current-buffer (concat "mine " uri) (quire-mode -1))
             (kill-buffer (concat "mine " uri))))))))
 
+(ert-deftest quire-test-kept-apart-from-a-file-is-bound-to-no-file ()
+  "Keeping a file's text apart (-32017, then \"keep mine apart\") shares it as
+NAME~USER bound to no file, as Vim and Neovim do: the file stays the
+document of its name's, so the daemon cannot save the copy, `save-buffer'
+writes the file and sends no `document/saved', and `revert-buffer' shows
+the shared text (what another person typed into the copy stays)."
+  (quire-test--with-own-daemon ".apart-file"
+    (let* ((quire-user-name "emma")
+           (path (make-temp-file "quire-apart-" nil ".txt" "my filed plan <F1>\n"))
+           (uri (quire-document-name path))
+           (apart (concat uri "~emma"))
+           (theirs "their filed plan <T2> f(x)\n")
+           (probe (quire-test--editor socket uri))
+           (saved nil))
+      (unwind-protect
+          (progn
+            (quire-test--remote-insert probe uri "" theirs)
+            (should (equal (quire-test--text-of probe uri) theirs))
+            (with-current-buffer (find-file-noselect path)
+              (cl-letf (((symbol-function 'read-multiple-choice) (lambda (_prompt choices &rest _) (assq ?k choices))))
+                (quire-share uri))
+              (should quire-mode)
+              (should (equal (plist-get quire--state :uri) apart))
+              (should-not (plist-get quire--state :file))
+              (let ((other (quire-test--editor socket apart))
+                    (unbound (lambda ()
+                               (condition-case failure
+                                   (progn (jsonrpc-request probe :document/save (list :uri apart)) nil)
+                                 (jsonrpc-error (eql (alist-get 'jsonrpc-error-code (cddr failure)) -32602))))))
+                (unwind-protect
+                    (cl-letf* ((notify (symbol-function 'jsonrpc-notify))
+                               ((symbol-function 'jsonrpc-notify)
+                                (lambda (connection method params)
+                                  (when (eq method :document/saved) (push params saved))
+                                  (funcall notify connection method params))))
+                      (jsonrpc-request probe :document/open (list :uri apart :text ""))
+                      (should (funcall unbound))
+                      (goto-char (point-max))
+                      (insert "apart filed <K4>\n")
+                      (should (quire-test--agree other apart))
+                      (save-buffer)
+                      (should (equal (quire-test--file-text path) "my filed plan <F1>\napart filed <K4>\n"))
+                      (should-not saved)
+                      (should (funcall unbound))
+                      ;; Another person types into the copy; a revert shows the shared text.
+                      (quire-test--remote-insert other apart "apart" "<O5> ")
+                      (should (quire-test--wait (lambda () (string-match-p "<O5> apart" (quire--text)))))
+                      (revert-buffer t t)
+                      (should quire-mode)
+                      (should (quire-test--agree other apart))
+                      (should (equal (quire--text) "my filed plan <F1>\n<O5> apart filed <K4>\n"))
+                      (should (equal (quire-test--text-of probe uri) theirs)))
+                  (jsonrpc-shutdown other)))
+              (quire-stop)
+              (set-buffer-modified-p nil)
+              (kill-buffer)))
+        (ignore-errors (jsonrpc-shutdown probe))
+        (delete-file path)))))
+
 (ert-deftest quire-test-reconnect-unwound-half-way-starts-over ()
   "A reconnection that is unwound half way leaves no half-made connection and starts over.
 That happens when its timer runs while another package waits for a

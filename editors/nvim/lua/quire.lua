@@ -18,7 +18,8 @@ M.config = {
 local job, ready, stopping = nil, false, false
 local next_id, waiting, replies = 0, {}, {}
 local partial = ''
--- Per shared buffer: uri, file (the bound file), fileHash (what Quire last knew it to hold),
+-- Per shared buffer: uri, file (the bound file, nil for none), named (the buffer's file when the
+-- binding was chosen), fileHash (what Quire last knew the bound file to hold),
 -- view (the daemon's durable record of what this buffer was sent and did, from the open's reply),
 -- epoch, editor and daemon revisions, acknowledged (lines), pending (edits without a reply),
 -- reports (changes not sent yet), attachment (the live nvim_buf_attach), away (the buffer does
@@ -725,7 +726,7 @@ local function file_changed(buf)
   local state = shared[buf]
   if vim.v.fcs_reason == 'deleted' then
     vim.v.fcs_choice = ''
-    return warn(state.file .. ' was deleted; the shared text is kept')
+    return warn(vim.api.nvim_buf_get_name(buf) .. ' was deleted; the shared text is kept')
   end
   flush(buf)
   vim.v.fcs_choice = 'reload'
@@ -733,7 +734,8 @@ end
 
 -- After :w: the daemon learns that the file holds this editor's text at its present revision
 -- (document/saved), so it never merges that text in again as a change made outside Quire.
--- :saveas (or :w after :file) binds the document to the new file; :w to another file is a copy.
+-- :saveas (or :w after :file) binds the document to the new file; :w to another file is a copy,
+-- and so is :w of a buffer whose text is kept apart (bound to no file), to the file it shows.
 local function written(buf, path)
   local state = shared[buf]
   flush(buf)
@@ -742,8 +744,8 @@ local function written(buf, path)
       send({ method = 'document/saved', params = { uri = state.uri, epoch = state.epoch, revision = state.daemon } })
     end
     state.fileHash = file_hash(path)
-  elseif path == vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':p') then
-    state.file = path
+  elseif path == vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':p') and path ~= state.named then
+    state.file, state.named = path, path
     if ready and not state.away then reopen(buf) else state.closed = true end
   end
 end
@@ -841,7 +843,14 @@ answer = function(buf, state, params, choice)
     return warn(string.format('not shared: "%s" could not be opened', params.uri))
   end
   local again = { uri = params.uri, text = document_text(buf), file = params.file }
-  if choice == 'apart' then again.uri = params.uri .. '~' .. M.config.user else again.conflict = choice end
+  if choice == 'apart' then
+    -- A copy bound to no file: the file stays the document of its name's, which binds it on any
+    -- open with it; two documents bound to one file would each write it and import the other's
+    -- saves as changes made outside.
+    again.uri, again.file, state.file = params.uri .. '~' .. M.config.user, nil, nil
+  else
+    again.conflict = choice
+  end
   state.uri, state.reports = again.uri, {}
   local result = open_document(buf, again)
   if not result then
@@ -914,7 +923,9 @@ function M.share(name)
   local uri = (name and name ~= '') and name or (file ~= '' and M.document_name(file) or ('buffer' .. buf))
   local params = { uri = uri, text = document_text(buf) }
   if file ~= '' then params.file = vim.fn.fnamemodify(file, ':p') end
-  shared[buf] = { uri = uri, file = params.file, fileHash = file_hash(params.file), closed = true, pending = {},
+  -- named: the buffer's file when its binding was chosen; a :w there after the name changed
+  -- (:saveas, :file) binds the document to the new name.
+  shared[buf] = { uri = uri, file = params.file, named = params.file, fileHash = file_hash(params.file), closed = true, pending = {},
     modeline = vim.api.nvim_buf_get_option(buf, 'modeline') }
   local result = open_document(buf, params)
   if not result then
