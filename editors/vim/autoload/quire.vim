@@ -129,7 +129,7 @@ export def Start(quiet = false)
     command += ['--secret-file', expand(g:quire_secret_file)]
   endif
   var options = {in_mode: 'lsp', out_mode: 'lsp', callback: (_, msg) => OnMessage(msg),
-                 exit_cb: (_, status) => OnExit(status), noblock: 1}
+                 exit_cb: (ended, status) => OnExit(ended, status), noblock: 1}
   if get(g:, 'quire_log', '') != ''
     options.err_io = 'file'
     options.err_name = g:quire_log .. '.daemon'
@@ -186,8 +186,13 @@ var reconnectDelay = 250
 
 # The daemon went away: unless we stopped it, start it again (backing off up to 5 s) and
 # reopen every shared buffer (Reconnect), so what was typed meanwhile merges into the daemon's
-# document (protocol/README.md, "Reopen after the daemon went away").
-def OnExit(status: number)
+# document (protocol/README.md, "Reopen after the daemon went away"). Only the current job's end
+# counts: one stopped by :QuireStop may end after :QuireShare started the next.
+def OnExit(ended: job, status: number)
+  if ended != job
+    Log('an earlier daemon job exited with ' .. status)
+    return
+  endif
   ready = false
   peerLinks = {}
   Log('daemon exited with ' .. status)
@@ -265,6 +270,7 @@ enddef
 
 # :QuireShare [name]: share the current buffer under name (default: its file name).
 export def Share(name: string)
+  stopping = false   # sharing again after :QuireStop: reconnect when the daemon goes away
   var buf = bufnr()
   var uri = name != '' ? name : (expand('%:p') != '' ? DocumentName(expand('%:p')) : 'buffer' .. buf)
   # A file: the daemon merges changes made to it outside Quire.
