@@ -515,7 +515,10 @@ end
 
 local reconnect
 
-local function on_exit(_, status)
+-- Only the current job's end counts: one stopped by :QuireStop may end after :QuireShare started
+-- the next, and taking that for the daemon going away failed the new initialize.
+local function on_exit(ended, status)
+  if ended ~= job then return log('an earlier daemon job exited with ' .. status) end
   ready, job, peer_links = false, nil, {}
   for id, callback in pairs(waiting) do
     waiting[id] = nil
