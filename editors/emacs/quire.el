@@ -584,12 +584,39 @@ This is the escape hatch when the buffer and the daemon disagree."
 
 (defun quire--saved ()
   "After `save-buffer': tell the daemon the file holds this buffer's text.
-So the daemon does not take our own edits for a change made outside Quire."
-  (when (and quire--state quire--connection (plist-get quire--state :file))
+So the daemon does not take our own edits for a change made outside Quire.
+Only when the file written is the one the document is bound to: a buffer
+renamed by `write-file' or `set-visited-file-name' is bound to its new file
+before it is written (`quire--visited-file-changed'); any other file is not
+the document's."
+  (when (and quire--state quire--connection (plist-get quire--state :file)
+             (plist-get quire--state :epoch)
+             (equal (and buffer-file-name (expand-file-name buffer-file-name)) (plist-get quire--state :file)))
     (ignore-errors   ; a daemon that just died must not fail the save
      (jsonrpc-notify quire--connection :document/saved
                     (list :uri (plist-get quire--state :uri) :epoch (plist-get quire--state :epoch)
                           :revision (plist-get quire--state :daemon))))))
+
+(defun quire--visited-file-changed ()
+  "Bind the document to the file the buffer visits now.
+Run by `set-visited-file-name' (so `write-file', \\[write-file]), which
+changes the name before the buffer is written: the document is closed and
+opened again with the buffer's text as text and base and the new file, so
+nothing is merged, others' text in flight comes with the reply, and the
+next `document/saved' and `quire-save' are about the new file.  The old
+file is left as it is.  A buffer that visits no file any more is bound to
+none.  `set-visited-file-name' also drops `revert-buffer-function': it is
+set again."
+  (when quire--state
+    (quire--install-revert)
+    (let ((file (and buffer-file-name (expand-file-name buffer-file-name))))
+      (unless (equal file (plist-get quire--state :file))
+        (setq quire--state (plist-put quire--state :file file))
+        ;; While the daemon is away, the reconnection opens it with the new file.
+        (when (and quire--connection (jsonrpc-running-p quire--connection))
+          (quire--reopen (quire--text)))
+        (when (equal file (plist-get quire--state :file))
+          (message "Quire: \"%s\" is bound to %s now" (plist-get quire--state :uri) (or file "no file")))))))
 
 (defun quire-save ()
   "Let the daemon write the shared text to this buffer's file, atomically.
@@ -656,6 +683,7 @@ What changed in the file outside Quire is merged first."
     (after-change-functions . quire--after-change)
     (post-command-hook . quire--send-cursor)
     (after-save-hook . quire--saved)
+    (after-set-visited-file-name-hook . quire--visited-file-changed)
     (after-change-major-mode-hook . quire--after-major-mode)
     (kill-buffer-hook . quire--killed))
   "The buffer-local hooks of a shared buffer.")
@@ -706,20 +734,57 @@ Run again after each major mode, which resets `revert-buffer-function'."
 The file is not read into the buffer: the daemon, which the document is
 bound to the file in, merges what changed in the file outside Quire into
 the shared text, and the buffer shows the result.  So what others typed
-is kept and a change made outside arrives once.  File-local variables are
-not applied, since others may have typed them.  A buffer whose document is
-not bound to its file, or a revert from the auto-save file, reads the file
-as usual, and that is sent as this editor's change."
+is kept and a change made outside arrives once.  A buffer whose document
+is bound to no file (its text kept apart) shows the shared text the same
+way, without the file's change.  File-local variables are not applied,
+since others may have typed them (see also `quire--without-local-variables').
+A revert from the auto-save file reads it as usual, and that is sent as
+this editor's change."
   (let* ((enable-local-variables nil)
          (insert (or revert-buffer-insert-file-contents-function
                      #'revert-buffer-insert-file-contents--default-function))
          (revert-buffer-insert-file-contents-function
           (lambda (file auto-save-p)
             (if (or auto-save-p (not quire--state)
-                    (not (equal (plist-get quire--state :file) (expand-file-name file))))
+                    (let ((bound (plist-get quire--state :file)))
+                      (and bound (not (equal bound (expand-file-name file))))))
                 (funcall insert file auto-save-p)
               (quire--merge-file-changes file (quire--text))))))
     (apply (or quire--revert-function #'revert-buffer--default) arguments)))
+
+;;; Shared text sets no local variables: anyone may have typed a -*- line or a
+;;; Local Variables block (`eval:' included), and the text is read again often.
+
+(defun quire--shared-text-p ()
+  "Whether the current buffer shows shared text.
+A shared buffer, or one visiting the file a shared buffer is bound to: the
+buffer `find-alternate-file' makes reads the file before it takes the
+document over (`quire--take-over-visit')."
+  (or quire--state
+      (and buffer-file-name
+           (let ((file (expand-file-name buffer-file-name)))
+             (seq-some (lambda (buffer) (equal (plist-get (buffer-local-value 'quire--state buffer) :file) file))
+                       (quire--shared-buffers))))))
+
+(defun quire--without-local-variables (function &rest arguments)
+  "Call FUNCTION with ARGUMENTS, with `enable-local-variables' nil in shared text.
+Around `hack-local-variables' and `set-auto-mode', which read a buffer's
+local variables and its mode from its text wherever it is read again or
+initialised: `normal-mode' (which binds `enable-local-variables' to t when
+called as a command), a major mode's `run-mode-hooks', `revert-buffer',
+`set-visited-file-name', `find-file' and `find-alternate-file'."
+  (if (quire--shared-text-p)
+      (let ((enable-local-variables nil)) (apply function arguments))
+    (apply function arguments)))
+
+(advice-add 'hack-local-variables :around #'quire--without-local-variables)
+(advice-add 'set-auto-mode :around #'quire--without-local-variables)
+
+(defun quire-unload-function ()
+  "Remove the advice when `unload-feature' unloads quire."
+  (advice-remove 'hack-local-variables #'quire--without-local-variables)
+  (advice-remove 'set-auto-mode #'quire--without-local-variables)
+  nil)
 
 (defun quire--take-over-visit ()
   "Share a buffer that replaces a shared one visiting the same file.
@@ -743,7 +808,9 @@ as usual, and that is sent as this editor's change."
 
 (defun quire--merge-file-changes (file text)
   "Show the shared text, with what changed in FILE outside Quire merged in.
-The buffer showed TEXT, as the daemon knows.  The daemon merges the file's
+The file's change comes in when the document is bound to FILE (not when
+its text is kept apart, bound to no file).  The buffer showed TEXT, as the
+daemon knows.  The daemon merges the file's
 changes when the document is opened, so it is opened again with TEXT as
 both text and base (nothing of this editor's own to merge).  While the
 daemon is away the buffer shows TEXT: the reopen then merges the file."
@@ -765,15 +832,25 @@ only the file's own change comes in, through the binding.  The daemon's
 edits in flight meanwhile are dropped (the epoch is nil): the reply brings
 them.  Should the daemon fail half way, the connection is dropped, and
 reconnecting opens the document again: by the old view when the close did
-not reach the daemon, else by TEXT as the base."
+not reach the daemon, else by TEXT as the base.  A file the daemon refuses
+to bind (-32016) is said so, and the document is then bound to no file."
   (let* ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file))
          (epoch (plist-get quire--state :epoch)) (reopened nil))
     (setq quire--state (plist-put quire--state :epoch nil))
     (unwind-protect
         (progn
           (quire--request :document/close (list :uri uri))
-          (let ((reply (quire--request :document/open
-                                        (append (list :uri uri :text text :base text) (and file (list :file file))))))
+          (let ((reply (condition-case failure
+                           (quire--request :document/open
+                                           (append (list :uri uri :text text :base text) (and file (list :file file))))
+                         (jsonrpc-error
+                          ;; A file the daemon cannot bind (-32016: a symbolic link, not UTF-8
+                          ;; text, unreadable): said so, and the document is bound to no file.
+                          (unless (and file (eql (alist-get 'jsonrpc-error-code (cddr failure)) -32016))
+                            (signal (car failure) (cdr failure)))
+                          (message "Quire: %s; \"%s\" is bound to no file" (alist-get 'jsonrpc-error-message (cddr failure)) uri)
+                          (setq file nil)
+                          (quire--request :document/open (list :uri uri :text text :base text))))))
             (setq quire--state (quire--opened-state uri reply file))
             (if (equal (quire--text) text)
                 (quire--apply-changes (plist-get reply :changes))
@@ -823,7 +900,7 @@ before it makes the buffer that takes over, and again when it kills this one."
   (quire--connect)
   (pcase-let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
                ;; With :file the daemon merges changes made to the file outside Quire.
-               (`(,uri ,reply ,apart-from) (quire--open-asking name (quire--text) file)))
+               (`(,uri ,reply ,apart-from ,file) (quire--open-asking name (quire--text) file)))
     (setq quire--state (quire--opened-state uri reply file))
     (quire--apply-changes (plist-get reply :changes))
     (quire--acknowledge-all)
@@ -836,13 +913,17 @@ before it makes the buffer that takes over, and again when it kills this one."
              (if quire--peer-links (format " with %d peer link(s)" (length quire--peer-links)) ""))))
 
 (defun quire--open-asking (name text file)
-  "Open document NAME showing TEXT (bound to FILE); return (URI REPLY APART-FROM).
-When NAME exists with other text and nothing says what the two have in
-common, the daemon changes nothing and refuses (-32017): the person is
-asked whether to take the shared text, merge both (this text goes after
-the shared text) or keep this text apart, shared as NAME~USER (then
-APART-FROM is NAME).  Until answered nothing is shared; quitting the
-question leaves the buffer unshared."
+  "Open document NAME showing TEXT, bound to FILE.
+Return (URI REPLY APART-FROM FILE).  When NAME exists with other text
+and nothing says what the two have in common, the daemon changes nothing
+and refuses (-32017): the person is asked whether to take the shared
+text, merge both (this text goes after the shared text) or keep this text
+apart, shared as NAME~USER (then APART-FROM is NAME) and bound to no file
+\(FILE is then nil), as in Vim and Neovim: the file
+stays the document of its name's, which any open with the file binds, and
+two documents bound to one file would each write it and import the
+other's saves as changes made outside.  Until answered nothing is shared;
+quitting the question leaves the buffer unshared."
   (let ((uri name) (conflict nil) (apart-from nil) (reply nil))
     (while (not reply)
       (condition-case failure
@@ -859,8 +940,9 @@ question leaves the buffer unshared."
              (?m (setq conflict "merge"))
              (_ (setq apart-from (or apart-from name)
                       uri (format "%s~%s" uri quire-user-name)
-                      conflict nil)))))))
-    (list uri reply apart-from)))
+                      conflict nil
+                      file nil)))))))
+    (list uri reply apart-from file)))
 
 (defun quire--ask-document-differs (uri data)
   "Ask what to do as document URI is shared with other text; DATA is -32017's.

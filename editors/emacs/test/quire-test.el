@@ -424,6 +424,65 @@ question leaves the buffer unshared."
             (with-current-buffer (concat "mine " uri) (quire-mode -1))
             (kill-buffer (concat "mine " uri))))))))
 
+(ert-deftest quire-test-kept-apart-from-a-file-is-bound-to-no-file ()
+  "Keeping a file's text apart (-32017, then \"keep mine apart\") shares it as
+NAME~USER bound to no file, as Vim and Neovim do: the file stays the
+document of its name's, so the daemon cannot save the copy, `save-buffer'
+writes the file and sends no `document/saved', and `revert-buffer' shows
+the shared text (what another person typed into the copy stays)."
+  (quire-test--with-own-daemon ".apart-file"
+    (let* ((quire-user-name "emma")
+           (path (make-temp-file "quire-apart-" nil ".txt" "my filed plan <F1>\n"))
+           (uri (quire-document-name path))
+           (apart (concat uri "~emma"))
+           (theirs "their filed plan <T2> f(x)\n")
+           (probe (quire-test--editor socket uri))
+           (saved nil))
+      (unwind-protect
+          (progn
+            (quire-test--remote-insert probe uri "" theirs)
+            (should (equal (quire-test--text-of probe uri) theirs))
+            (with-current-buffer (find-file-noselect path)
+              (cl-letf (((symbol-function 'read-multiple-choice) (lambda (_prompt choices &rest _) (assq ?k choices))))
+                (quire-share uri))
+              (should quire-mode)
+              (should (equal (plist-get quire--state :uri) apart))
+              (should-not (plist-get quire--state :file))
+              (let ((other (quire-test--editor socket apart))
+                    (unbound (lambda ()
+                               (condition-case failure
+                                   (progn (jsonrpc-request probe :document/save (list :uri apart)) nil)
+                                 (jsonrpc-error (eql (alist-get 'jsonrpc-error-code (cddr failure)) -32602))))))
+                (unwind-protect
+                    (cl-letf* ((notify (symbol-function 'jsonrpc-notify))
+                               ((symbol-function 'jsonrpc-notify)
+                                (lambda (connection method params)
+                                  (when (eq method :document/saved) (push params saved))
+                                  (funcall notify connection method params))))
+                      (jsonrpc-request probe :document/open (list :uri apart :text ""))
+                      (should (funcall unbound))
+                      (goto-char (point-max))
+                      (insert "apart filed <K4>\n")
+                      (should (quire-test--agree other apart))
+                      (save-buffer)
+                      (should (equal (quire-test--file-text path) "my filed plan <F1>\napart filed <K4>\n"))
+                      (should-not saved)
+                      (should (funcall unbound))
+                      ;; Another person types into the copy; a revert shows the shared text.
+                      (quire-test--remote-insert other apart "apart" "<O5> ")
+                      (should (quire-test--wait (lambda () (string-match-p "<O5> apart" (quire--text)))))
+                      (revert-buffer t t)
+                      (should quire-mode)
+                      (should (quire-test--agree other apart))
+                      (should (equal (quire--text) "my filed plan <F1>\n<O5> apart filed <K4>\n"))
+                      (should (equal (quire-test--text-of probe uri) theirs)))
+                  (jsonrpc-shutdown other)))
+              (quire-stop)
+              (set-buffer-modified-p nil)
+              (kill-buffer)))
+        (ignore-errors (jsonrpc-shutdown probe))
+        (delete-file path)))))
+
 (ert-deftest quire-test-reconnect-unwound-half-way-starts-over ()
   "A reconnection that is unwound half way leaves no half-made connection and starts over.
 That happens when its timer runs while another package waits for a
@@ -530,6 +589,152 @@ link, whether it is encrypted and whose key it reached."
       (set-buffer-modified-p nil)
       (kill-buffer))
     (delete-file path)))
+
+;; `write-file' (C-x C-w) and `set-visited-file-name' bind the document to the new file.
+
+(defun quire-test--file-text (path)
+  "The text of the file at PATH."
+  (with-temp-buffer (insert-file-contents path) (buffer-string)))
+
+(ert-deftest quire-test-write-file-binds-the-document-to-the-new-file ()
+  "A line typed, then `write-file' to another name, then `quire-save': the line
+stays in the shared document and is in the new file; the old file, which was
+not written, is left alone and no `document/saved' names it; the document is
+bound to the new file from then on (a change to the old file is not merged,
+one to the new file is), and `revert-buffer' still shows the shared text."
+  (quire-test--with-own-daemon ".write-file"
+    (let* ((uri "written.el.txt")
+           (old (make-temp-file "quire-old-" nil ".txt" "first <A1>\n"))
+           (new (concat (file-name-sans-extension old) "-new.txt"))
+           (saved nil))
+      (unwind-protect
+          (with-current-buffer (find-file-noselect old)
+            (quire-share uri)
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (cl-letf* ((notify (symbol-function 'jsonrpc-notify))
+                             ((symbol-function 'jsonrpc-notify)
+                              (lambda (connection method params)
+                                ;; Each `document/saved' with the file the document was then bound to.
+                                (when (eq method :document/saved)
+                                  (push (plist-get quire--state :file) saved))
+                                (funcall notify connection method params))))
+                    (should (quire-test--agree other uri))
+                    (goto-char (point-max))
+                    (insert "typed <T1> f(x)\n")
+                    (should (quire-test--agree other uri))
+                    (write-file new)
+                    (should quire-mode)
+                    (should (equal (plist-get quire--state :file) (expand-file-name new)))
+                    (should (equal (quire-test--file-text new) "first <A1>\ntyped <T1> f(x)\n"))
+                    (should (equal (quire-test--file-text old) "first <A1>\n"))
+                    (should (equal saved (list (expand-file-name new))))
+                    (should (eq revert-buffer-function #'quire--revert-buffer))
+                    ;; The other person types; the daemon writes the bound file: nothing is lost.
+                    (quire-test--remote-insert other uri "first" "<O2> ")
+                    (should (quire-test--wait (lambda () (string-prefix-p "<O2> " (quire--text)))))
+                    (quire-save)
+                    (should (quire-test--agree other uri))
+                    (should (equal (quire-test--text-of other uri) "<O2> first <A1>\ntyped <T1> f(x)\n"))
+                    (should (equal (quire-test--file-text new) "<O2> first <A1>\ntyped <T1> f(x)\n"))
+                    (should (equal (quire-test--file-text old) "first <A1>\n"))
+                    ;; The old file is no longer the document's; the new one is.
+                    (with-temp-file old (insert "first <A1>\nold file changed outside\n"))
+                    (with-temp-file new (insert "<O2> first <A1>\ntyped <T1> f(x)\nnew file changed outside\n"))
+                    (quire-save)
+                    (should (quire-test--wait (lambda () (equal (quire--text) "<O2> first <A1>\ntyped <T1> f(x)\nnew file changed outside\n"))))
+                    (should (quire-test--agree other uri))
+                    (revert-buffer t t)
+                    (should quire-mode)
+                    (should (quire-test--agree other uri))
+                    ;; `set-visited-file-name' alone (no write) binds too, and sends no `document/saved'.
+                    (setq saved nil)
+                    (set-visited-file-name old t)
+                    (should (equal (plist-get quire--state :file) (expand-file-name old)))
+                    (should-not saved)
+                    (should (equal (quire-test--file-text old) "first <A1>\nold file changed outside\n"))
+                    (goto-char (point-max))
+                    (insert "after <Z9>\n")
+                    (should (quire-test--agree other uri))
+                    (quire-save)
+                    (should (equal (quire-test--file-text old) (quire--text)))
+                    (should (equal (quire-test--text-of other uri)
+                                   "<O2> first <A1>\ntyped <T1> f(x)\nnew file changed outside\nafter <Z9>\n")))
+                (jsonrpc-shutdown other)))
+            (quire-stop)
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (dolist (file (list old new)) (ignore-errors (delete-file file)))))))
+
+;; Shared text never sets local variables, whatever reads it again.
+
+(defvar quire-test--evaluated nil "Set by an `eval:' local variable that should never run.")
+
+(ert-deftest quire-test-shared-text-sets-no-local-variables ()
+  "A `Local Variables:' block (and a -*- line) typed by another person into
+shared text takes no effect on any path that reads or re-initialises the
+buffer: `normal-mode' (as a command and as `find-file' runs it), a major
+mode set again, `set-visited-file-name', `revert-buffer' and
+`find-alternate-file' (whose new buffer reads the file before it takes
+the document over).  Even with `enable-local-variables' at :all, which
+applies everything without asking; a file that is not shared still gets
+its local variables."
+  (quire-test--with-own-daemon ".locals"
+    (let* ((uri "locals.el.txt")
+           (path (make-temp-file "quire-locals-" nil ".txt" "plain text <A1>\n<END>\n"))
+           (elsewhere (make-temp-file "quire-locals-" nil ".txt"))
+           (block "Local Variables:\nfill-column: 7\neval: (setq quire-test--evaluated t)\nEnd:\n")
+           (enable-local-variables :all)
+           (untouched (lambda ()
+                        (should quire-mode)
+                        (should-not (eql fill-column 7))
+                        (should-not quire-test--evaluated)
+                        (should-not (derived-mode-p 'emacs-lisp-mode)))))
+      (setq quire-test--evaluated nil)
+      (unwind-protect
+          (with-current-buffer (find-file-noselect path)
+            (quire-share uri)
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (progn
+                    (should (quire-test--agree other uri))
+                    (quire-test--remote-insert other uri "plain" "-*- mode: emacs-lisp -*- ")
+                    (quire-test--remote-insert other uri "<END>" block)
+                    (should (quire-test--wait (lambda () (string-match-p "End:\n<END>" (quire--text)))))
+                    (normal-mode)
+                    (funcall untouched)
+                    (normal-mode t)
+                    (funcall untouched)
+                    (text-mode)
+                    (funcall untouched)
+                    ;; Saved with the block in it, as anyone may do.
+                    (save-buffer)
+                    (should (string-match-p "fill-column: 7" (quire-test--file-text path)))
+                    (revert-buffer t t)
+                    (funcall untouched)
+                    (set-visited-file-name path t)
+                    (funcall untouched)
+                    (save-buffer)
+                    (find-alternate-file path)
+                    (should (equal (plist-get quire--state :uri) uri))
+                    (funcall untouched)
+                    (should (quire-test--agree other uri))
+                    (insert "<W1>")
+                    (should (quire-test--agree other uri))
+                    ;; Not shared: the same text applies as usual.
+                    (let ((text (quire--text))) (with-temp-file elsewhere (insert text)))
+                    (with-current-buffer (find-file-noselect elsewhere)
+                      (should (eql fill-column 7))
+                      (should (derived-mode-p 'emacs-lisp-mode))
+                      (should quire-test--evaluated)
+                      (setq quire-test--evaluated nil)
+                      (kill-buffer)))
+                (jsonrpc-shutdown other)))
+            (quire-stop)
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (setq quire-test--evaluated nil)
+        (dolist (file (list path elsewhere)) (ignore-errors (delete-file file)))))))
 
 ;;; Every command reaches the daemon as what it did
 

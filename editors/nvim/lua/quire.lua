@@ -18,7 +18,8 @@ M.config = {
 local job, ready, stopping = nil, false, false
 local next_id, waiting, replies = 0, {}, {}
 local partial = ''
--- Per shared buffer: uri, file (the bound file), fileHash (what Quire last knew it to hold),
+-- Per shared buffer: uri, file (the bound file, nil for none), named (the buffer's file when the
+-- binding was chosen), fileHash (what Quire last knew the bound file to hold),
 -- view (the daemon's durable record of what this buffer was sent and did, from the open's reply),
 -- epoch, editor and daemon revisions, acknowledged (lines), pending (edits without a reply),
 -- reports (changes not sent yet), attachment (the live nvim_buf_attach), away (the buffer does
@@ -298,9 +299,13 @@ local function flush(buf)
   if not ready or state.away or state.closed then return end
   local change = { lines = { start = top, ['end'] = old_end }, newLines = vim.api.nvim_buf_get_lines(buf, top, new_end, false) }
   edit_count = edit_count + 1
+  local current = vim.api.nvim_get_current_buf() == buf
+  -- The undo block of the buffer the change belongs to, which need not be the current one (a
+  -- command run in another buffer, a change made through the API).
+  local group = current and vim.fn.changenr() or vim.api.nvim_buf_call(buf, vim.fn.changenr)
   local params = { uri = state.uri, epoch = state.epoch, revision = state.daemon, changes = { change },
-    editId = instance .. '-' .. edit_count, undoGroup = vim.fn.changenr() }
-  if vim.api.nvim_get_current_buf() == buf then
+    editId = instance .. '-' .. edit_count, undoGroup = group }
+  if current then
     local pos = vim.api.nvim_win_get_cursor(0)
     params.cursor = { line = pos[1] - 1, character = pos[2] }
   end
@@ -361,6 +366,7 @@ local function opened(buf, result)
   end
   state.epoch, state.editor, state.daemon, state.pending, state.reports = result.epoch, 0, 0, {}, {}
   state.away, state.closed = false, false
+  state.opens = (state.opens or 0) + 1   -- revisions start again: a hash check from before is moot
   if result.view then state.view = result.view end   -- a resync's reply keeps the view
   acknowledge(buf)
 end
@@ -373,6 +379,29 @@ function M.resync_keeping_text(buf)
   call('document/resync', { uri = state.uri, text = document_text(buf), base = acknowledged_text(state) },
     function(result) opened(buf, result) end)
   state.resyncing = false
+end
+
+-- The escape hatch: the daemon's text replaces the buffer, and a new epoch starts.
+local function resync(buf)
+  local state = shared[buf]
+  if not state or not ready or state.away or state.closed then return end
+  state.reports = {}
+  call('document/resync', { uri = state.uri }, function(result) opened(buf, result) end)
+end
+
+-- Self-healing: once daemon edits pause, and only if nothing was sent or applied since the last
+-- one (`check` holds its hash and the revisions after it), the buffer must have its hash; if it
+-- does not, document/resync brings it to the daemon's text. Not while the daemon is away or the
+-- buffer is being read again, unloaded or asked about, nor after a reopen or resync since.
+local function check_hash(buf, check)
+  local state = shared[buf]
+  if not state or state.hash_check ~= check or not ready or state.away or state.closed or state.asking then return end
+  flush(buf)
+  if state.editor == check.editor and state.daemon == check.daemon and state.opens == check.opens
+      and vim.fn.sha256(document_text(buf)) ~= check.hash then
+    log('hash mismatch in ' .. state.uri .. ': resyncing')
+    resync(buf)
+  end
 end
 
 local function buffer_of(uri)
@@ -404,6 +433,12 @@ handlers['document/edit'] = function(params)
   if state.savedHash and params.hash == state.savedHash then
     state.savedHash = nil   -- the buffer now shows what :QuireSave wrote
     M._mark_file_read(buf)
+  end
+  if params.hash then
+    -- Hashing a long buffer costs milliseconds: checked once edits pause, not per keystroke.
+    local check = { hash = params.hash, editor = state.editor, daemon = state.daemon, opens = state.opens }
+    state.hash_check = check
+    vim.defer_fn(function() check_hash(buf, check) end, 100)
   end
 end
 
@@ -480,7 +515,10 @@ end
 
 local reconnect
 
-local function on_exit(_, status)
+-- Only the current job's end counts: one stopped by :QuireStop may end after :QuireShare started
+-- the next, and taking that for the daemon going away failed the new initialize.
+local function on_exit(ended, status)
+  if ended ~= job then return log('an earlier daemon job exited with ' .. status) end
   ready, job, peer_links = false, nil, {}
   for id, callback in pairs(waiting) do
     waiting[id] = nil
@@ -548,6 +586,21 @@ local function file_text(path)
   return table.concat(vim.fn.readfile(path, 'b'), '\n')
 end
 
+-- What a file's bytes show as text, compared with `text` (nil: no such file), as the daemon
+-- decodes them (protocol/README.md, Files): a leading BOM is not text, a file whose every "\n"
+-- follows a "\r" has CRLF line endings, and a final line break that the file has and `text`
+-- lacks is the file's format.
+local function file_shows(path, text)
+  local content = file_text(path)
+  if not content then return nil end
+  if content:sub(1, 3) == '\239\187\191' then content = content:sub(4) end
+  local _, feeds = content:gsub('\n', '')
+  local _, crlfs = content:gsub('\r\n', '')
+  if feeds > 0 and crlfs == feeds then content = content:gsub('\r\n', '\n') end
+  if content:sub(-1) == '\n' and text:sub(-1) ~= '\n' then content = content:sub(1, -2) end
+  return content
+end
+
 local function file_hash(path)
   local text = file_text(path)
   return text and vim.fn.sha256(text)
@@ -558,7 +611,9 @@ end
 -- does not ask whether to overwrite a file changed since it was read.
 function M._mark_file_read(buf)
   local state = shared[buf]
-  if not state or not state.file or document_text(buf) ~= file_text(state.file) then return end
+  if not state or not state.file then return end
+  local text = document_text(buf)
+  if text ~= file_shows(state.file, text) then return end
   vim.api.nvim_buf_set_option(buf, 'modified', false)
   state.fileHash = file_hash(state.file)
   vim.cmd('silent! checktime ' .. buf)
@@ -674,7 +729,7 @@ local function file_changed(buf)
   local state = shared[buf]
   if vim.v.fcs_reason == 'deleted' then
     vim.v.fcs_choice = ''
-    return warn(state.file .. ' was deleted; the shared text is kept')
+    return warn(vim.api.nvim_buf_get_name(buf) .. ' was deleted; the shared text is kept')
   end
   flush(buf)
   vim.v.fcs_choice = 'reload'
@@ -682,7 +737,8 @@ end
 
 -- After :w: the daemon learns that the file holds this editor's text at its present revision
 -- (document/saved), so it never merges that text in again as a change made outside Quire.
--- :saveas (or :w after :file) binds the document to the new file; :w to another file is a copy.
+-- :saveas (or :w after :file) binds the document to the new file; :w to another file is a copy,
+-- and so is :w of a buffer whose text is kept apart (bound to no file), to the file it shows.
 local function written(buf, path)
   local state = shared[buf]
   flush(buf)
@@ -691,8 +747,8 @@ local function written(buf, path)
       send({ method = 'document/saved', params = { uri = state.uri, epoch = state.epoch, revision = state.daemon } })
     end
     state.fileHash = file_hash(path)
-  elseif path == vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':p') then
-    state.file = path
+  elseif path == vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':p') and path ~= state.named then
+    state.file, state.named = path, path
     if ready and not state.away then reopen(buf) else state.closed = true end
   end
 end
@@ -790,7 +846,14 @@ answer = function(buf, state, params, choice)
     return warn(string.format('not shared: "%s" could not be opened', params.uri))
   end
   local again = { uri = params.uri, text = document_text(buf), file = params.file }
-  if choice == 'apart' then again.uri = params.uri .. '~' .. M.config.user else again.conflict = choice end
+  if choice == 'apart' then
+    -- A copy bound to no file: the file stays the document of its name's, which binds it on any
+    -- open with it; two documents bound to one file would each write it and import the other's
+    -- saves as changes made outside.
+    again.uri, again.file, state.file = params.uri .. '~' .. M.config.user, nil, nil
+  else
+    again.conflict = choice
+  end
   state.uri, state.reports = again.uri, {}
   local result = open_document(buf, again)
   if not result then
@@ -863,7 +926,9 @@ function M.share(name)
   local uri = (name and name ~= '') and name or (file ~= '' and M.document_name(file) or ('buffer' .. buf))
   local params = { uri = uri, text = document_text(buf) }
   if file ~= '' then params.file = vim.fn.fnamemodify(file, ':p') end
-  shared[buf] = { uri = uri, file = params.file, fileHash = file_hash(params.file), closed = true, pending = {},
+  -- named: the buffer's file when its binding was chosen; a :w there after the name changed
+  -- (:saveas, :file) binds the document to the new name.
+  shared[buf] = { uri = uri, file = params.file, named = params.file, fileHash = file_hash(params.file), closed = true, pending = {},
     modeline = vim.api.nvim_buf_get_option(buf, 'modeline') }
   local result = open_document(buf, params)
   if not result then
@@ -920,7 +985,9 @@ function M.save()
   flush(buf)
   local result = call('document/save', { uri = state.uri })
   if not result then return end
-  state.fileHash = result.hash
+  -- What Quire knows the file to hold: the bytes the daemon just wrote (the reply's hash is the
+  -- text's, which differs from the bytes' in a CRLF file or one with a BOM).
+  if result.path == state.file then state.fileHash = file_hash(state.file) end
   if result.hash == vim.fn.sha256(document_text(buf)) then
     M._mark_file_read(buf)
   else
@@ -997,11 +1064,7 @@ function M.status()
 end
 
 function M.resync()
-  local buf = vim.api.nvim_get_current_buf()
-  local state = shared[buf]
-  if not state or not ready or state.away or state.closed then return end
-  state.reports = {}
-  call('document/resync', { uri = state.uri }, function(result) opened(buf, result) end)
+  resync(vim.api.nvim_get_current_buf())
 end
 
 function M.document_names()

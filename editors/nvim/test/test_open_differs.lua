@@ -2,7 +2,8 @@
 -- editors/nvim/test/run.sh): the daemon changes nothing (-32017) and the client asks with
 -- vim.ui.select (stubbed here); until the answer the buffer is not shared and says so. Each
 -- answer ends as promised: take the shared text, merge both, keep mine apart (shared as
--- "plan.txt~nora"), and no answer (not shared).
+-- "plan.txt~nora", and from a file bound to no file, as in Vim and Emacs), and no answer (not
+-- shared).
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/helpers.lua')
 local quire = require('quire')
 local check, wait_for, count, told = H.check, H.wait_for, H.count, H.told
@@ -94,12 +95,43 @@ local function run()
   check(daemon_text() == theirs, 'typing apart reached plan.txt: ' .. vim.inspect(daemon_text()))
   vim.cmd('bwipeout! ' .. buf)
 
+  -- Keep mine apart, from a file: the copy is bound to no file (the file stays the document of
+  -- its name's), so the daemon cannot save it, and :w writes the file and binds nothing.
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local path = dir .. '/filed.txt'
+  vim.fn.writefile({ 'my filed plan <F1>' }, path)
+  otto.ask('document/open', { uri = 'filed.txt', text = 'their filed plan <T2>\n' })
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  buf = vim.api.nvim_get_current_buf()
+  local questions = #asked
+  vim.cmd('QuireShare')
+  wait_for(function() return #asked == questions + 1 end, 'apart from a file: the question')
+  pick(asked[#asked], 'apart')
+  local state = quire._state(buf) or {}
+  check(state.uri == 'filed.txt~nora' and state.file == nil, 'apart from a file: shared as ' .. vim.inspect(state.uri) ..
+    ' bound to ' .. vim.inspect(state.file))
+  otto.ask('document/open', { uri = 'filed.txt~nora', text = '' })
+  local function unbound(what)
+    local reply = otto.request('document/save', { uri = 'filed.txt~nora' })
+    check(reply.error and reply.error.code == -32602, what .. ': the copy is bound to a file: ' .. vim.inspect(reply))
+  end
+  unbound('apart from a file')
+  keys('Goapart filed <K4><Esc>')
+  wait_for(function() return daemon_text('filed.txt~nora') == H.buffer_text(buf) end, 'apart from a file: typing to be shared')
+  vim.cmd('write')
+  check(table.concat(vim.fn.readfile(path), '\n') == 'my filed plan <F1>\napart filed <K4>', ':w of the copy wrote ' ..
+    vim.inspect(vim.fn.readfile(path)))
+  unbound(':w of the copy')
+  check(daemon_text('filed.txt') == 'their filed plan <T2>\n', 'apart from a file changed filed.txt: ' .. vim.inspect(daemon_text('filed.txt')))
+  vim.cmd('bwipeout! ' .. buf)
+
   -- No answer: not shared, and said so; the buffer keeps its text.
   buf, question = share_mine({ 'never shared <M4>' }, 'no answer')
   question.on_choice(nil)
   check(quire._state(buf) == nil, 'no answer: the buffer is still shared')
   wait_for(function() return told('not shared: nothing chosen') end, 'no answer: to be told')
-  check(H.buffer_text(buf) == 'never shared <M4>\nmeanwhile <W3>\n', 'no answer: the buffer shows ' .. vim.inspect(H.buffer_text(buf)))
+  check(H.buffer_text(buf) == 'never shared <M4>\nmeanwhile <W4>\n', 'no answer: the buffer shows ' .. vim.inspect(H.buffer_text(buf)))
   check(daemon_text() == theirs, 'no answer changed plan.txt: ' .. vim.inspect(daemon_text()))
 
   vim.fn.jobstop(otto.job)

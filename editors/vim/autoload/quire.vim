@@ -129,7 +129,7 @@ export def Start(quiet = false)
     command += ['--secret-file', expand(g:quire_secret_file)]
   endif
   var options = {in_mode: 'lsp', out_mode: 'lsp', callback: (_, msg) => OnMessage(msg),
-                 exit_cb: (_, status) => OnExit(status), noblock: 1}
+                 exit_cb: (ended, status) => OnExit(ended, status), noblock: 1}
   if get(g:, 'quire_log', '') != ''
     options.err_io = 'file'
     options.err_name = g:quire_log .. '.daemon'
@@ -186,8 +186,13 @@ var reconnectDelay = 250
 
 # The daemon went away: unless we stopped it, start it again (backing off up to 5 s) and
 # reopen every shared buffer (Reconnect), so what was typed meanwhile merges into the daemon's
-# document (protocol/README.md, "Reopen after the daemon went away").
-def OnExit(status: number)
+# document (protocol/README.md, "Reopen after the daemon went away"). Only the current job's end
+# counts: one stopped by :QuireStop may end after :QuireShare started the next.
+def OnExit(ended: job, status: number)
+  if ended != job
+    Log('an earlier daemon job exited with ' .. status)
+    return
+  endif
   ready = false
   peerLinks = {}
   Log('daemon exited with ' .. status)
@@ -265,6 +270,7 @@ enddef
 
 # :QuireShare [name]: share the current buffer under name (default: its file name).
 export def Share(name: string)
+  stopping = false   # sharing again after :QuireStop: reconnect when the daemon goes away
   var buf = bufnr()
   var uri = name != '' ? name : (expand('%:p') != '' ? DocumentName(expand('%:p')) : 'buffer' .. buf)
   # A file: the daemon merges changes made to it outside Quire.
@@ -316,6 +322,7 @@ def ShareAs(buf: number, uri: string, file: string, conflict: string)
     exe 'autocmd! BufReadPost <buffer=' .. buf .. '> quire#Reattach(' .. buf .. ', true)'
     exe 'autocmd! BufWinEnter <buffer=' .. buf .. '> quire#Reattach(' .. buf .. ', false)'
     exe 'autocmd! BufDelete,BufWipeout <buffer=' .. buf .. '> quire#Forget(' .. buf .. ')'
+    exe 'autocmd! BufEnter <buffer=' .. buf .. '> quire#UndoKeys(' .. buf .. ')'
   augroup END
   MapUndo(buf)
   Log('shared ' .. uri .. (conflict != '' ? ' (' .. conflict .. ')' : ''))
@@ -392,12 +399,34 @@ def Chosen(buf: number, choice: number)
   endif
 enddef
 
-# Vim's own undo would also revert what others typed: undo and redo your own edits only.
+# Vim's own undo would also revert what others typed: in a shared buffer u and CTRL-R undo and
+# redo your own edits only (through the daemon); in a buffer no longer shared (:QuireStop, a
+# reread refused with -32017, the buffer forgotten) they are Vim's own again. A buffer-local
+# mapping can be changed only in its buffer: here when it is current or shown in a window, else
+# when it is entered next (the BufEnter autocommand ShareAs sets).
 def MapUndo(buf: number)
   if bufnr() == buf
+    UndoKeys(buf)
+  elseif bufwinid(buf) != -1
+    win_execute(bufwinid(buf), 'quire#UndoKeys(' .. buf .. ')')
+  endif
+enddef
+
+export def UndoKeys(buf: number)
+  if bufnr() != buf
+    return
+  endif
+  if has_key(shared, buf)
     nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
     nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
+    return
   endif
+  for key in ['u', '<C-R>']
+    var mapping = maparg(key, 'n', false, true)
+    if get(mapping, 'buffer', 0) && get(mapping, 'rhs', '') =~ '^<Cmd>call quire#\(Undo\|Redo\)('
+      execute 'nunmap <buffer> ' .. key
+    endif
+  endfor
 enddef
 
 # The buffer is being unloaded (:e other without 'hidden', :e!, :bunload, quitting): what was
@@ -537,6 +566,7 @@ export def Forget(buf: number)
   listener_remove(state.listener)
   if bufexists(buf)
     setbufvar(buf, '&modeline', state.modeline)
+    MapUndo(buf)
   endif
   Log('stopped sharing ' .. state.uri)
 enddef
@@ -1589,6 +1619,7 @@ export def Stop()
     Request('shutdown', {}, 2000)
     ch_sendexpr(channel, {method: 'exit'})
   endif
+  var buffers = keys(shared)
   for [buf, state] in items(shared)
     listener_remove(state.listener)
     timer_stop(state.sendTimer)
@@ -1597,6 +1628,11 @@ export def Stop()
     endif
   endfor
   shared = {}
+  for buf in buffers
+    if bufexists(str2nr(buf))
+      MapUndo(str2nr(buf))   # u and CTRL-R are Vim's own again
+    endif
+  endfor
   for conflict in values(conflicts)
     popup_close(conflict.popup, -2)
   endfor

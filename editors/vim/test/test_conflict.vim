@@ -3,7 +3,7 @@ vim9script
 # differs): the daemon changes nothing, the buffer is not shared and says so, and a menu asks
 # the person. Each answer ends as promised: take (the buffer shows the shared text), merge (the
 # shared text, then the buffer's), apart (a new document "<uri>~<user>" with the buffer's text,
-# the shared one untouched). The answer is given through g:quire_test_conflict_answer, which
+# the shared one untouched; from a file, bound to no file). The answer is given through g:quire_test_conflict_answer, which
 # closes the menu with that choice once it is up. Run by editors/vim/test/run.sh.
 runtime plugin/quire.vim
 
@@ -110,6 +110,32 @@ setline(1, 'mine <B2>!')
 listener_flush()
 WaitFor(() => DaemonText('apart.txt~vera') == "mine <B2>!\ng(y)\n", 'apart: an edit of the apart copy')
 Check(DaemonText('apart.txt') == shared, 'apart: apart.txt changed after an edit: ' .. string(DaemonText('apart.txt')))
+
+# 3b. Apart, from a file: the copy is bound to no file, as in Neovim and Emacs (the file stays
+# the document of its name's): the daemon cannot save it, and :w writes the file and binds nothing.
+var dir = fnamemodify($QUIRE_TEST_RESULT, ':h') .. '/conflict'
+mkdir(dir, 'p')
+var path = dir .. '/filed.txt'
+writefile(['my filed plan <F1>'], path)
+ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: 'filed.txt', text: shared}})
+execute 'edit ' .. fnameescape(path)
+g:quire_test_conflict_answer = 'apart'
+QuireShare filed.txt
+WaitFor(() => quire#StatusLine() == '[quire]', 'apart from a file: the buffer to be shared')
+unlet g:quire_test_conflict_answer
+def Unbound(what: string)
+  DaemonText('filed.txt~vera')   # opens it in the other editor
+  var reply = ch_evalexpr(otherChannel, {method: 'document/save', params: {uri: 'filed.txt~vera'}})
+  Check(get(get(reply, 'error', {}), 'code', 0) == -32602, what .. ': the copy is bound to a file: ' .. string(reply))
+enddef
+Unbound('apart from a file')
+append('$', 'apart filed <K4>')
+listener_flush()
+WaitFor(() => DaemonText('filed.txt~vera') == "my filed plan <F1>\napart filed <K4>\n", 'apart from a file: an edit of the copy')
+write
+Check(readfile(path) == ['my filed plan <F1>', 'apart filed <K4>'], ':w of the copy wrote ' .. string(readfile(path)))
+Unbound(':w of the copy')
+Check(DaemonText('filed.txt') == shared, 'apart from a file: filed.txt changed: ' .. string(DaemonText('filed.txt')))
 
 # 4. Dismissed (Esc): the buffer stays unshared and says how to be asked again.
 ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: 'dismissed.txt', text: shared}})
