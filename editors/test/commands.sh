@@ -277,9 +277,16 @@ daemons_agree() {
 }
 wait_for 20 daemons_agree || true
 python3 - "$work" <<'PY' || fail "see above"
-import re, sys
+import re, sys, time
 work = sys.argv[1]
 def read(name):
+    # The editors write their buffer to a temporary file and rename it over NAME every 100 ms;
+    # Vim's rename() removes the old NAME first, so it can be missing for a moment.
+    for _ in range(100):
+        try:
+            return open(f"{work}/{name}", encoding="utf-8").read()
+        except FileNotFoundError:
+            time.sleep(0.02)
     return open(f"{work}/{name}", encoding="utf-8").read()
 texts = {name: read(f"{name}.txt") for name in ("vim", "emacs", "nvim", "a", "b", "c")}
 problems = []
