@@ -93,7 +93,7 @@ public final class EditorSession: MessageHandler {
         case LifecycleMethod.shutdown:
             state = .shutDown
             return .null
-        case OpenDocumentRequest.method: return try open(OpenDocumentRequest(params: params))
+        case OpenDocumentRequest.method: return try open(named(OpenDocumentRequest(params: params)))
         case DocumentRequest.closeMethod:
             let request = try DocumentRequest(params: params)
             _ = try openView(request.uri)
@@ -258,6 +258,15 @@ public final class EditorSession: MessageHandler {
             protocolVersion: MessageRegistry.protocolVersion, serverVersion: daemon.configuration.serverVersion,
             positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description
         ).json
+    }
+
+    /// `request` with its document named, when the editor left that to the daemon.
+    private func named(_ request: OpenDocumentRequest) throws(ResponseError) -> OpenDocumentRequest {
+        guard request.leavesNamingToDaemon, let file = request.file else { return request }
+        var named = request
+        named.uri = ProjectNaming.documentName(ofFile: file)
+        if let problem = DocumentName.problem(named.uri) { throw .invalidParams("params.file: names no document: \(problem)") }
+        return named
     }
 
     private func open(_ request: OpenDocumentRequest) throws(ResponseError) -> JSONValue {

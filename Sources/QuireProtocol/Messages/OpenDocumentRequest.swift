@@ -22,9 +22,12 @@ import JSON
 /// `changes`; the daemon adds to `base` those it had applied, so each counts once.
 ///
 /// `file` binds the document to a file on the daemon's machine (see `SaveDocumentRequest`).
+/// With `file` and no `uri`, the daemon names the document by the naming rule (its path from its
+/// project root) and says the name in the reply's `uri`.
 public struct OpenDocumentRequest: Sendable, Equatable {
     public static let method = "document/open"
 
+    /// Empty until named when the editor left the naming to the daemon (`leavesNamingToDaemon`).
     public var uri: String
     public var text: String?
     public var base: String?
@@ -39,6 +42,9 @@ public struct OpenDocumentRequest: Sendable, Equatable {
     public var revision: Int?
     /// What the person chose when the document exists with other text (-32017).
     public var conflict: Conflict?
+
+    /// The editor sent `file` and no `uri`: the daemon names the document.
+    public var leavesNamingToDaemon: Bool { uri.isEmpty }
 
     /// The person's choice for an open whose text differs from the shared document's.
     public enum Conflict: String, Sendable, Equatable {
@@ -61,12 +67,18 @@ public struct OpenDocumentRequest: Sendable, Equatable {
 
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
-        uri = try reader.string("uri")
-        if let problem = DocumentName.problem(uri) { throw .invalidParams("params.uri: \(problem)") }
         text = try reader.optionalString("text")
         base = try reader.optionalString("base")
         file = try reader.optionalString("file")
         if let file, !file.hasPrefix("/") { throw .invalidParams("params.file: must be an absolute path, got \(file.debugDescription)") }
+        if let uri = try reader.optionalString("uri") {
+            if let problem = DocumentName.problem(uri) { throw .invalidParams("params.uri: \(problem)") }
+            self.uri = uri
+        } else if file != nil {
+            uri = ""
+        } else {
+            throw .invalidParams("params.uri: missing (send uri, or file to have the daemon name the document)")
+        }
         view = try reader.optionalString("view")
         if let view, view.isEmpty || view.utf8.count > 64 { throw .invalidParams("params.view: must be 1 to 64 bytes") }
         epoch = try reader.optionalInt("epoch")
