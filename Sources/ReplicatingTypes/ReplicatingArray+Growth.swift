@@ -32,6 +32,19 @@ extension ReplicatingArray {
         count >= 0 && storage.maxLamport < UInt64.max - UInt64(count)
     }
 
+    /// Elements this copy holds or is committed to holding: visible, removed or compacted, of
+    /// every replica, and those its waiting insertions claim. The `totalElements` of
+    /// `growth(from: [])`, without building anything: what a local edit is checked against
+    /// (each element a local insertion adds is a new one, so the copy then holds this many
+    /// plus the elements inserted, as any peer applying those insertions counts them).
+    /// - Complexity: O(replicas), plus O(replicas + waiting insertions) when insertions wait
+    public var claimedElementCount: UInt64 {
+        guard storage.pendingInsertions.isEmpty else { return growth(from: EmptyCollection()).totalElements }
+        var total: UInt64 = 0
+        for replica in storage.idIndex.indices { total = Self.saturatingAdd(total, UInt64(storage.idIndex[replica].count)) }
+        return total
+    }
+
     /// What applying `operations` could make this array hold (see `ReplicatingArrayGrowth`).
     /// Counter arithmetic saturates, so lying counts give huge numbers, never a trap.
     /// - Complexity: O(operations + insertions waiting here + replicas)
