@@ -62,9 +62,13 @@ public final class Daemon {
         public var maximumReplicasPerDocument = 1_024
         /// Entries of one document list (a link's first list names every shared document).
         public var maximumDocumentsPerList = 10_000
-        /// Bytes written to a peer that it has not read yet; past this the link is cut (a peer
-        /// that does not read costs at most this much, plus one frame).
+        /// Live output (edits as they are made, presence, rounds) waiting for a peer that has not
+        /// read it yet; past this the link is cut, so a peer that does not read costs at most this
+        /// much. Catch-up (what a peer lacks after a handshake or a repair, a document sent whole)
+        /// is not counted: it is written only while fewer than `catchUpLowWaterBytes` wait, so
+        /// it goes at the pace the peer reads, costing at most that plus one frame.
         public var maximumUnsentPeerBytes = 8 << 20
+        public var catchUpLowWaterBytes = 1 << 20
         /// A holder of a document not linked with for longer than this (seconds) stops holding
         /// its tombstones back; it rebases onto a state when it returns.
         public var holderHorizon: Double = 30 * 24 * 3600
