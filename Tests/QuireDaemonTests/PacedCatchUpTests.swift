@@ -109,6 +109,39 @@ import Testing
         #expect(typed > Self.bound / 1100, "it took more than the bound of live edits")
         #expect(log.all.contains { $0.contains("cut off: the peer does not read") })
     }
+
+    /// A peer that lists the documents again and again (lacking everything) and reads nothing
+    /// queues one catch-up per document, not one per list: the queue stays as long as the
+    /// documents are many, and once it reads again, it gets every document.
+    @Test func askingAgainWithoutReadingQueuesOneCatchUpPerDocument() throws {
+        let network = PeerTestNetwork()
+        let (a, b) = Self.daemons(network)
+        _ = Self.annWithThreeMegabytes(on: a)
+        let wire = try network.link(a, b, paced: true)
+        let sender = try #require(wire.a), asker = try #require(wire.b)
+        var steps = 0
+        while steps < 1_000, !(sender.state == .established && sender.unsentOutputBytes > 0 && asker.state == .established) {
+            network.carry(wire, atMost: 4096, daemons: [a, b])
+            steps += 1
+        }
+        let entries = a.documents.values.map { document -> JSONValue in
+            ["uri": .string(document.uri), "id": .string(String(document.id)), "version": [:]]
+        }
+        for _ in 0..<1_000 {
+            asker.send(.documents(["initial": false, "documents": .array(entries)]))
+            network.carry(wire, atMost: 0, daemons: [a, b])
+        }
+        #expect(sender.state == .established)
+        try #require(sender.outbox.count <= a.documents.count + 1, "\(sender.outbox.count) items queued for \(a.documents.count) documents")
+        #expect(sender.unsentOutputBytes <= Self.lowWater + wire.largestWrite)
+        steps = 0
+        while steps < 10_000, !(sender.outbox.isEmpty && wire.aToB.isEmpty && Self.converged(a, b)) {
+            network.carry(wire, atMost: 64 << 10, daemons: [a, b])
+            steps += 1
+        }
+        #expect(Self.converged(a, b))
+        #expect(sender.state == .established)
+    }
 }
 
 /// The same over real TCP: a daemon served by the real transport (SwiftNIO, `PeerNetwork`) with

@@ -17,7 +17,7 @@ struct CatchUp {
     }
 
     let document: SharedDocument
-    let kind: Kind
+    private(set) var kind: Kind
     /// Once its turn came: the operations to send, and how many were sent.
     var operations: [ReplicatingArrayOperation<Unicode.Scalar>]?
     var sent = 0
@@ -25,6 +25,20 @@ struct CatchUp {
     init(_ document: SharedDocument, _ kind: Kind) {
         self.document = document
         self.kind = kind
+    }
+
+    /// Takes in `other`, another catch-up of the same document not started either: what the
+    /// two owe, sent once (what either vector lacks; the state when either is the state).
+    mutating func absorb(_ other: CatchUp) {
+        switch (kind, other.kind) {
+        case (.state, _): return
+        case (_, .state): kind = .state
+        case (.lacking(let mine, let nothing, let announce), .lacking(let theirs, let otherNothing, let otherAnnounce)):
+            var least: [ReplicaID: UInt64] = [:]
+            for (replica, count) in mine.counts { least[replica] = Swift.min(count, theirs[replica]) }
+            kind = .lacking(since: VersionVector(least), theyHaveNothing: nothing || otherNothing,
+                            announceIfNothing: announce || otherAnnounce)
+        }
     }
 }
 
@@ -56,6 +70,11 @@ struct PeerOutbox {
     var paced = false
     private var queue: [Item] = []
     private var head = 0
+    /// The sequence number of `queue[0]` (items are numbered as they are appended).
+    private var base = 0
+    /// Catch-up queued and not started, by document: its sequence number. A document has at
+    /// most one (a second is absorbed into it), so catch-up queued is bounded by the documents.
+    private var unstarted: [ObjectIdentifier: Int] = [:]
     private var inFlight: [(bytes: Int, catchUp: Bool)] = []
     private var inFlightHead = 0
     /// Wire bytes of the live frames in the queue.
@@ -68,6 +87,8 @@ struct PeerOutbox {
     /// Live output waiting for the peer: queued behind catch-up, or in flight.
     var liveWaiting: Int { queuedLiveBytes + unsentLive }
     var isEmpty: Bool { head == queue.count }
+    /// Items queued: live frames and catch-up.
+    var count: Int { queue.count - head }
     var front: Item? { isEmpty ? nil : queue[head] }
     /// Whether catch-up is at the front of the queue: between pumps, whether any waits
     /// (invariant 1). - Complexity: O(1)
@@ -76,7 +97,18 @@ struct PeerOutbox {
     }
 
     mutating func append(_ item: Item) {
-        if case .frame(_, _, let bytes) = item { queuedLiveBytes += bytes }
+        switch item {
+        case .frame(_, _, let bytes): queuedLiveBytes += bytes
+        case .catchUp(let catchUp):
+            let key = ObjectIdentifier(catchUp.document)
+            if let number = unstarted[key], number - base >= head, number - base < queue.count,
+               case .catchUp(var queued) = queue[number - base], queued.document === catchUp.document, queued.operations == nil {
+                queued.absorb(catchUp)
+                queue[number - base] = .catchUp(queued)
+                return
+            }
+            unstarted[key] = base + queue.count
+        }
         queue.append(item)
     }
 
@@ -84,23 +116,35 @@ struct PeerOutbox {
     @discardableResult
     mutating func popFront() -> Item? {
         guard let item = front else { return nil }
-        if case .frame(_, _, let bytes) = item { queuedLiveBytes -= bytes }
+        switch item {
+        case .frame(_, _, let bytes): queuedLiveBytes -= bytes
+        case .catchUp(let catchUp): forgetUnstarted(catchUp, number: base + head)
+        }
         head += 1
         if head == queue.count {
+            base += queue.count
             queue.removeAll(keepingCapacity: true)
             head = 0
         } else if head >= 64, head * 2 >= queue.count {
+            base += head
             queue.removeFirst(head)
             head = 0
         }
         return item
     }
 
-    /// Changes the catch-up at the front (its progress).
+    /// Changes the catch-up at the front (its progress); once started, a later catch-up of its
+    /// document is queued after it, not absorbed.
     mutating func updateFrontCatchUp(_ body: (inout CatchUp) -> Void) {
         guard !isEmpty, case .catchUp(var catchUp) = queue[head] else { return }
         body(&catchUp)
+        if catchUp.operations != nil { forgetUnstarted(catchUp, number: base + head) }
         queue[head] = .catchUp(catchUp)
+    }
+
+    private mutating func forgetUnstarted(_ catchUp: CatchUp, number: Int) {
+        let key = ObjectIdentifier(catchUp.document)
+        if unstarted[key] == number { unstarted[key] = nil }
     }
 
     /// `bytes` were written to the transport.
@@ -132,8 +176,10 @@ struct PeerOutbox {
 
     /// Forgets everything queued (the link is going): nothing of it will be written.
     mutating func dropQueued() {
+        base += queue.count
         queue.removeAll()
         head = 0
         queuedLiveBytes = 0
+        unstarted.removeAll()
     }
 }
