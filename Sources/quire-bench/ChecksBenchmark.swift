@@ -29,6 +29,19 @@ struct ChecksBenchmark {
 
     static let frameOperations = 10_000
 
+    /// Median times of `without` and `with`, run alternately (so drift on a shared machine
+    /// falls on both alike), `repetitions` times each.
+    static func alternately(_ repetitions: Int, prepare: () -> Void = {}, without: () -> Void, with: () -> Void) -> (Double, Double) {
+        var times: ([Double], [Double]) = ([], [])
+        for _ in 0..<repetitions {
+            prepare()
+            times.0.append(Measure.median(1, without))
+            prepare()
+            times.1.append(Measure.median(1, with))
+        }
+        return (times.0.sorted()[repetitions / 2], times.1.sorted()[repetitions / 2])
+    }
+
     func run() -> Result {
         var result = Result()
         let limits = Daemon.Configuration()
@@ -37,47 +50,38 @@ struct ChecksBenchmark {
         var final = TraceBenchmark.makeArray(1)
         TraceBenchmark.replay(trace.patches[...], into: &final, operations: &operations)
         result.operations = operations.count
+        // Every replay's array is kept until its measurement is done, so none pays for freeing another.
         var kept: [ReplicatingArray<Unicode.Scalar>] = []
         kept.reserveCapacity(4 * repetitions)
+        func applied(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], framing: Int, checked: Bool,
+                     onto start: ReplicatingArray<Unicode.Scalar> = TraceBenchmark.makeArray(2)) -> () -> Void {
+            {
+                var remote = start
+                result.refused += Self.integrate(operations, framing: framing, checked: checked, into: &remote, limits: limits)
+                kept.append(remote)
+            }
+        }
 
         // Live typing: every operation its own frame.
-        result.liveWithout = Measure.median(repetitions) {
-            var remote = TraceBenchmark.makeArray(2)
-            TraceBenchmark.integrate(operations, into: &remote)
-            kept.append(remote)
-        }
-        result.liveWith = Measure.median(repetitions) {
-            var remote = TraceBenchmark.makeArray(2)
-            result.refused += Self.integrateChecked(operations, framing: 1, into: &remote, limits: limits)
-            kept.append(remote)
-        }
+        (result.liveWithout, result.liveWith) = Self.alternately(repetitions, without: applied(operations, framing: 1, checked: false),
+                                                                 with: applied(operations, framing: 1, checked: true))
         precondition(kept.allSatisfy { $0 == final }, "a replay differs from the local one")
         kept.removeAll(keepingCapacity: true)
 
         // Full frames.
         result.frames = (operations.count + Self.frameOperations - 1) / Self.frameOperations
-        result.framedWithout = result.liveWithout
-        result.framedWith = Measure.median(repetitions) {
-            var remote = TraceBenchmark.makeArray(2)
-            result.refused += Self.integrateChecked(operations, framing: Self.frameOperations, into: &remote, limits: limits)
-            kept.append(remote)
-        }
+        (result.framedWithout, result.framedWith) = Self.alternately(
+            repetitions, without: applied(operations, framing: Self.frameOperations, checked: false),
+            with: applied(operations, framing: Self.frameOperations, checked: true))
         kept.removeAll(keepingCapacity: true)
 
         // Catch-up of a peer that has nothing: the final document's runs and removal set.
         let catchUp = final.operations()
         result.catchUpOperations = catchUp.count
         result.catchUpFrames = (catchUp.count + Self.frameOperations - 1) / Self.frameOperations
-        result.catchUpWithout = Measure.median(repetitions) {
-            var remote = TraceBenchmark.makeArray(2)
-            TraceBenchmark.integrate(catchUp, into: &remote)
-            kept.append(remote)
-        }
-        result.catchUpWith = Measure.median(repetitions) {
-            var remote = TraceBenchmark.makeArray(2)
-            result.refused += Self.integrateChecked(catchUp, framing: Self.frameOperations, into: &remote, limits: limits)
-            kept.append(remote)
-        }
+        (result.catchUpWithout, result.catchUpWith) = Self.alternately(
+            repetitions, without: applied(catchUp, framing: Self.frameOperations, checked: false),
+            with: applied(catchUp, framing: Self.frameOperations, checked: true))
         precondition(kept.allSatisfy { $0 == final }, "a catch-up differs from the local replay")
         kept.removeAll(keepingCapacity: true)
 
@@ -90,47 +94,40 @@ struct ChecksBenchmark {
         }
         let prefix = Array(operations.prefix(20_000))
         result.replicaOperations = prefix.count
-        result.replicasWithout = Measure.median(repetitions) {
-            var remote = crowded
-            TraceBenchmark.integrate(prefix, into: &remote)
-            kept.append(remote)
-        }
-        result.replicasWith = Measure.median(repetitions) {
-            var remote = crowded
-            result.refused += Self.integrateChecked(prefix, framing: 1, into: &remote, limits: limits)
-            kept.append(remote)
-        }
+        (result.replicasWithout, result.replicasWith) = Self.alternately(
+            repetitions, without: applied(prefix, framing: 1, checked: false, onto: crowded),
+            with: applied(prefix, framing: 1, checked: true, onto: crowded))
         kept.removeAll(keepingCapacity: true)
 
         // Local typing, with the element bound checked before each edit (as for an editor's).
         var localOperations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         localOperations.reserveCapacity(TraceBenchmark.maxOperations(trace.patches.count))
-        result.localWithout = Measure.median(repetitions, prepare: { localOperations.removeAll(keepingCapacity: true) }) {
-            var array = TraceBenchmark.makeArray(1)
-            TraceBenchmark.replay(trace.patches[...], into: &array, operations: &localOperations)
-            kept.append(array)
+        func typed(checked: Bool) -> () -> Void {
+            {
+                var array = TraceBenchmark.makeArray(1)
+                result.refused += Self.replay(trace.patches[...], into: &array, operations: &localOperations,
+                                              limit: checked ? limits.maximumElementsPerDocument : nil)
+                kept.append(array)
+            }
         }
-        result.localWith = Measure.median(repetitions, prepare: { localOperations.removeAll(keepingCapacity: true) }) {
-            var array = TraceBenchmark.makeArray(1)
-            result.refused += Self.replayChecked(trace.patches[...], into: &array, operations: &localOperations,
-                                                 limit: limits.maximumElementsPerDocument)
-            kept.append(array)
-        }
+        (result.localWithout, result.localWith) = Self.alternately(repetitions, prepare: { localOperations.removeAll(keepingCapacity: true) },
+                                                                   without: typed(checked: false), with: typed(checked: true))
         precondition(kept.allSatisfy { $0 == final }, "a checked replay differs")
-        result.refused /= repetitions
         return result
     }
 
-    /// Applies `operations` as a peer's frames of `framing` operations, each checked as
-    /// `PeerLink` checks a frame before it applies any of it; returns how many frames a check
-    /// refused (and were applied anyway, so the replays stay comparable).
+    /// Applies `operations` as a peer's frames of `framing` operations; `checked`, each frame
+    /// checked first as `PeerLink` checks one before it applies any of it. Returns how many
+    /// frames a check refused (they are applied anyway, so the replays stay comparable).
     @inline(never)
-    static func integrateChecked(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], framing: Int,
-                                 into array: inout ReplicatingArray<Unicode.Scalar>, limits: Daemon.Configuration) -> Int {
+    static func integrate(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], framing: Int, checked: Bool,
+                          into array: inout ReplicatingArray<Unicode.Scalar>, limits: Daemon.Configuration) -> Int {
         var refused = 0
         if framing == 1 {
             for op in operations {
-                if PeerBounds.violation(of: array.growth(from: CollectionOfOne(op)), clock: array.lamportClock, limits: limits) != nil { refused += 1 }
+                if checked, PeerBounds.violation(of: array.growth(from: CollectionOfOne(op)), clock: array.lamportClock, limits: limits) != nil {
+                    refused += 1
+                }
                 array.integrate(op)
             }
             return refused
@@ -138,25 +135,26 @@ struct ChecksBenchmark {
         var start = 0
         while start < operations.count {
             let frame = operations[start..<Swift.min(start + framing, operations.count)]
-            if PeerBounds.violation(of: array.growth(from: frame), clock: array.lamportClock, limits: limits) != nil { refused += 1 }
+            if checked, PeerBounds.violation(of: array.growth(from: frame), clock: array.lamportClock, limits: limits) != nil { refused += 1 }
             for op in frame { array.integrate(op) }
             start += framing
         }
         return refused
     }
 
-    /// `TraceBenchmark.replay` with the element bound checked before each edit, as the daemon
-    /// checks an editor's edit (`ElementRoom`: the elements held, against what the edit adds);
-    /// returns how many edits it would have refused.
-    @inline(never)
-    static func replayChecked(_ patches: ArraySlice<EditingTrace.Patch>, into array: inout ReplicatingArray<Unicode.Scalar>,
-                              operations: inout [ReplicatingArrayOperation<Unicode.Scalar>], limit: Int) -> Int {
+    /// `TraceBenchmark.replay`, with (`limit` given) the element bound checked before each edit
+    /// as the daemon checks an editor's edit (`ElementRoom`: the elements held, against what the
+    /// edit adds); returns how many edits it would have refused.
+    static func replay(_ patches: ArraySlice<EditingTrace.Patch>, into array: inout ReplicatingArray<Unicode.Scalar>,
+                       operations: inout [ReplicatingArrayOperation<Unicode.Scalar>], limit: Int?) -> Int {
         var refused = 0
         patches.withUnsafeBufferPointer { buffer in
             guard let patch = buffer.baseAddress else { return }
             for i in 0..<buffer.count {
-                let held = array.claimedElementCount
-                if UInt64(patch[i].insert.count) > UInt64(limit) &- Swift.min(held, UInt64(limit)) { refused += 1 }
+                if let limit {
+                    let held = array.claimedElementCount
+                    if UInt64(patch[i].insert.count) > UInt64(limit) &- Swift.min(held, UInt64(limit)) { refused += 1 }
+                }
                 let position = patch[i].position, removeCount = patch[i].removeCount
                 if removeCount > 0, let op = array.removeSubrange(position..<(position + removeCount)) {
                     operations.append(op)
