@@ -131,6 +131,7 @@ import Testing
     /// save that would merge it is refused, the file is not written and the document unchanged.
     @Test func aBoundFilesOutsideChangeIsHeldToTheBound() throws {
         let directory = DaemonProcess.temporaryDirectory("local-bounds")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/notes.txt"
         try Data("notes\n".utf8).write(to: URL(fileURLWithPath: path))
         let daemon = Self.daemon()
@@ -149,6 +150,7 @@ import Testing
     /// out, brings its typing in.
     @Test func aReopenPastTheBoundIsRefusedAndTheViewKept() throws {
         let path = DaemonProcess.temporaryDirectory("local-bounds-reopen")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let ann: TestEditor
