@@ -62,9 +62,13 @@ public final class Daemon {
         public var maximumReplicasPerDocument = 1_024
         /// Entries of one document list (a link's first list names every shared document).
         public var maximumDocumentsPerList = 10_000
-        /// Bytes written to a peer that it has not read yet; past this the link is cut (a peer
-        /// that does not read costs at most this much, plus one frame).
+        /// Live output (edits as they are made, presence, rounds) waiting for a peer that has not
+        /// read it yet; past this the link is cut, so a peer that does not read costs at most this
+        /// much. Catch-up (what a peer lacks after a handshake or a repair, a document sent whole)
+        /// is not counted: it is written only while fewer than `catchUpLowWaterBytes` wait, so
+        /// it goes at the pace the peer reads, costing at most that plus one frame.
         public var maximumUnsentPeerBytes = 8 << 20
+        public var catchUpLowWaterBytes = 1 << 20
         /// A holder of a document not linked with for longer than this (seconds) stops holding
         /// its tombstones back; it rebases onto a state when it returns.
         public var holderHorizon: Double = 30 * 24 * 3600
@@ -275,10 +279,14 @@ public final class Daemon {
     }
 
     /// The document `uri`, created with `makeText()` when this daemon does not have it yet; a new
-    /// document is announced to every peer at once.
-    func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) -> (SharedDocument, created: Bool) {
+    /// document is announced to every peer at once. Throws `documentTooLarge`, creating nothing,
+    /// when the new text holds more elements than a document may (`ElementRoom`).
+    func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) throws(ResponseError) -> (SharedDocument, created: Bool) {
         if let existing = documents[uri] { return (existing, false) }
-        let document = SharedDocument(uri: uri, id: randomID(), text: makeText())
+        let text = makeText()
+        try ElementRoom(uri: uri, held: 0, limit: configuration.maximumElementsPerDocument)
+            .check(adding: Int(clamping: text.scalars.claimedElementCount))
+        let document = SharedDocument(uri: uri, id: randomID(), text: text)
         documents[uri] = document
         store?.create(uri: uri, id: document.id, initial: document.text.operations())
         logger.info("document \(uri) created with \(document.text.count) characters")
@@ -309,8 +317,13 @@ public final class Daemon {
     /// `editID` names the editor edit they make up: it is kept with them (`SharedDocument.appliedEditIDs`).
     /// `edit`: the view the editor made them in, and the epoch and daemon revision its edit was
     /// based on; logged with them, so recovery rebuilds the view (even for an edit with no operations).
+    /// Throws `documentTooLarge`, changing nothing, when they would take the document past the
+    /// elements a document may hold: this and `contributeFromOutside` are the one path by which
+    /// local operations reach a document, so every local edit is held to the bound peers hold
+    /// it to. Callers change nothing of their own (views, undo histories) before this returned.
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession,
-                    editID: String? = nil, edit: (view: EditorView, epoch: Int, revision: Int)? = nil) {
+                    editID: String? = nil, edit: (view: EditorView, epoch: Int, revision: Int)? = nil) throws(ResponseError) {
+        try checkLocalGrowth(operations, of: document)
         if let editID, !operations.isEmpty { document.appliedEditIDs.insert(editID) }
         if let edit {
             store?.append(.edited(view: edit.view.id, epoch: edit.epoch, revision: edit.revision), toDocument: document.id,
@@ -321,8 +334,10 @@ public final class Daemon {
     }
 
     /// Operations that came from outside every editor and peer (a file changed on disk, an
-    /// undo): into the document, to every session that has it open, and to every peer.
-    func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) {
+    /// undo): into the document, to every session that has it open, and to every peer. Throws
+    /// `documentTooLarge`, changing nothing, as `contribute` does.
+    func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) throws(ResponseError) {
+        try checkLocalGrowth(operations, of: document)
         distribute(operations, to: document)
     }
 

@@ -17,7 +17,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, document, daemon, stdio, peers, storage (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, document, daemon, stdio, peers, storage, checks (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
@@ -72,12 +72,13 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,document,daemon,stdio,peers,storage").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,document,daemon,stdio,peers,storage,checks").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
         if traces.isEmpty && parts.contains("peers") { try runPeerBenchmark() }
         if traces.isEmpty && parts.contains("storage") { try runStorageBenchmark(paths) }
+        if traces.isEmpty && parts.contains("checks") { try runChecksBenchmark(paths) }
         for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)
             let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
@@ -216,6 +217,40 @@ struct QuireBench: ParsableCommand {
             for c in r.coldStarts {
                 print("  cold start, \(c.policy.padding(toLength: 20, withPad: " ", startingAt: 0)) \(ms(c.seconds)) for \(c.operations) operations (\(c.characters) characters), \(c.diskBytes / 1024) KiB on disk, \(String(format: "%.1f", Double(c.diskBytes) / Double(c.operations))) bytes per operation")
             }
+        }
+    }
+
+    private func runChecksBenchmark(_ paths: [String]) throws {
+        guard let path = paths.first(where: { $0.contains("automerge-paper") }) else {
+            throw ValidationError("the checks benchmark replays automerge-paper, which is not under ../shared/traces")
+        }
+        let trace = try EditingTrace(contentsOf: path)
+        // Each run is short and the two alternate: more of them steady the difference.
+        let r = ChecksBenchmark(trace: trace, repetitions: max(repetitions, 11)).run()
+        func cost(_ without: Double, _ with: Double, per count: Int) -> String {
+            let share = without > 0 ? (with / without - 1) * 100 : 0
+            return "\(ms(without)) without, \(ms(with)) with (\(String(format: "%+.1f", share))%, \(String(format: "%.0f", (with - without) / Double(max(count, 1)) * 1e9)) ns per frame)"
+        }
+        if json {
+            print(JSONSerializer(sortedKeys: true).string([
+                "checks": .string(trace.name), "operations": .integer(Int64(r.operations)), "refused": .integer(Int64(r.refused)),
+                "liveSecondsWithout": .double(r.liveWithout), "liveSecondsWith": .double(r.liveWith),
+                "framedSecondsWith": .double(r.framedWith), "frames": .integer(Int64(r.frames)),
+                "catchUpOperations": .integer(Int64(r.catchUpOperations)), "catchUpFrames": .integer(Int64(r.catchUpFrames)),
+                "catchUpSecondsWithout": .double(r.catchUpWithout), "catchUpSecondsWith": .double(r.catchUpWith),
+                "replicas": .integer(Int64(r.replicas)), "replicaOperations": .integer(Int64(r.replicaOperations)),
+                "replicasSecondsWithout": .double(r.replicasWithout), "replicasSecondsWith": .double(r.replicasWith),
+                "localSecondsWithout": .double(r.localWithout), "localSecondsWith": .double(r.localWith),
+            ]))
+        } else {
+            print("""
+            bound checks (\(trace.name), \(r.operations) operations applied as a peer's; growth(from:) and PeerBounds per frame; median of \(max(repetitions, 11)), alternating)\(r.refused > 0 ? " REFUSED \(r.refused)" : ""):
+              remote replay, 1 operation per frame    \(cost(r.liveWithout, r.liveWith, per: r.operations))
+              remote replay, 10,000 per frame         \(cost(r.framedWithout, r.framedWith, per: r.frames)) (\(r.frames) frames)
+              catch-up from nothing                   \(cost(r.catchUpWithout, r.catchUpWith, per: r.catchUpFrames)) (\(r.catchUpOperations) operations, \(r.catchUpFrames) frames)
+              1 per frame, \(r.replicas) replicas named     \(cost(r.replicasWithout, r.replicasWith, per: r.replicaOperations)) (first \(r.replicaOperations) operations)
+              local replay, element bound per edit    \(ms(r.localWithout)) without, \(ms(r.localWith)) with (\(String(format: "%+.1f", (r.localWith / max(r.localWithout, 1e-9) - 1) * 100))%)
+            """)
         }
     }
 

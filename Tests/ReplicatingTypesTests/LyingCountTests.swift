@@ -104,6 +104,26 @@ import ReplicatingTypes
         #expect(text.scalars.growth(from: []).totalElements == 3 + 6)
     }
 
+    /// What local edits are checked against: the elements `growth(from: [])` counts, removed and
+    /// waiting ones included, and each local insertion adds exactly its elements to it.
+    @Test func claimedElementsAreWhatGrowthCounts() {
+        var text = ReplicatingText("abc", replica: ReplicaID(1))
+        #expect(text.scalars.claimedElementCount == 3)
+        _ = text.replace(1..<3, with: [])
+        #expect(text.scalars.claimedElementCount == 3, "removed elements still count")
+        text.apply(Self.insertion(replica: 2, lamport: 7, removed: 10))
+        #expect(text.scalars.claimedElementCount == 13)
+        text.apply(Self.insertion(replica: 3, counter: 5, lamport: 9))   // waits for counters 0..<5
+        #expect(text.scalars.claimedElementCount == 13 + 6)
+        #expect(text.scalars.claimedElementCount == text.scalars.growth(from: []).totalElements)
+        let before = text.scalars.claimedElementCount
+        let operations = text.replace(0..<0, with: Array("hello".unicodeScalars))
+        #expect(text.scalars.claimedElementCount == before + 5)
+        var peer = ReplicatingText("", replica: ReplicaID(9))
+        for op in ReplicatingText("abc", replica: ReplicaID(1)).operations() { peer.apply(op) }
+        #expect(peer.scalars.growth(from: operations).newElements == 5, "a peer counts the same new elements")
+    }
+
     @Test func aRemoteCounterAtTheEndLeavesLocalEditsRefusedNotTrapping() {
         var text = ReplicatingText("abc", replica: ReplicaID(1))
         text.apply(Self.insertion(replica: 2, lamport: UInt64.max - 1))

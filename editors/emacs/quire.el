@@ -422,15 +422,25 @@ Every later edit of the epoch is refused too, until the resync."
 (defun quire--resync-keeping-text ()
   "Resync after a refusal: the daemon merges what the buffer shows.
 It takes the buffer's changes since the text it acknowledged, and the
-buffer then shows the result: its own text, unless others typed meanwhile."
+buffer then shows the result: its own text, unless others typed meanwhile.
+A resync the daemon refuses too (the document has no room for the text,
+-32018) changes nothing: the buffer keeps its text, unshared, the person is
+told why, and the next refused edit tries again."
   (when (and quire--state quire--connection)
     (let* ((text (quire--text))
            (base (if (buffer-live-p quire--acknowledged) (with-current-buffer quire--acknowledged (quire--text)) text))
-           (reply (quire--request :document/resync (list :uri (plist-get quire--state :uri) :text text :base base))))
-      (unless (equal (plist-get reply :text) text)
-        (quire--replace-text (plist-get reply :text)))
-      (setq quire--state (quire--resynced-state (plist-get reply :epoch)))
-      (quire--acknowledge-all))))
+           (reply (condition-case failure
+                      (quire--request :document/resync (list :uri (plist-get quire--state :uri) :text text :base base))
+                    (jsonrpc-error
+                     (setq quire--state (plist-put quire--state :resyncing nil))
+                     (message "Quire: your text stays in this buffer but is not shared: %s"
+                              (alist-get 'jsonrpc-error-message (cddr failure)))
+                     nil))))
+      (when reply
+        (unless (equal (plist-get reply :text) text)
+          (quire--replace-text (plist-get reply :text)))
+        (setq quire--state (quire--resynced-state (plist-get reply :epoch)))
+        (quire--acknowledge-all)))))
 
 ;;; The daemon's edits
 

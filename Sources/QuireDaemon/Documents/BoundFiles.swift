@@ -30,7 +30,9 @@ extension Daemon {
 
     /// Merges what changed in the bound file since Quire last read or wrote it, as edits of a
     /// replica of its own based on the state the file then held, so that edits made meanwhile
-    /// in Quire are kept too. Returns how many edits the file brought.
+    /// in Quire are kept too. Returns how many edits the file brought. Throws (the file stays
+    /// unmerged, nothing changes) when it cannot be read, or holds more than the document has
+    /// room for (`documentTooLarge`).
     @discardableResult
     func mergeOutsideChanges(of document: SharedDocument) throws(ResponseError) -> Int {
         guard let path = document.file?.path else { return 0 }
@@ -65,7 +67,7 @@ extension Daemon {
                                         incoming: Array(text.unicodeScalars))
             var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
             for edit in edits.reversed() where edit.range.upperBound <= scratch.count { operations += scratch.replace(edit.range, with: edit.replacement) }
-            contributeFromOutside(operations, to: document)
+            try contributeFromOutside(operations, to: document)
             setFile(binding.path, holding: document.text, hash: hash, format: format, of: document)
             logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire, as text")
             return edits.count
@@ -75,7 +77,7 @@ extension Daemon {
         let edits = TextDiff.edits(from: Array(baseText.unicodeScalars), to: Array(text.unicodeScalars))
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += merged.replace(edit.range, with: edit.replacement) }
-        contributeFromOutside(operations, to: document)
+        try contributeFromOutside(operations, to: document)
         setFile(binding.path, holding: merged, hash: hash, format: format, of: document)
         logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire")
         return edits.count

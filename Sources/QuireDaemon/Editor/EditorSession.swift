@@ -113,10 +113,10 @@ public final class EditorSession: MessageHandler {
                 guard let shown = view.text(atRevision: revision) else {
                     throw .invalidParams("params.revision: \(revision) is not a revision this editor can be at (\(view.confirmedRevision) to \(view.sentRevision))")
                 }
-                resolveResynced(document, shown: shown, editorText: editorText)
+                try resolveResynced(document, shown: shown, editorText: editorText)
             } else if let editorText = request.text, let base = request.base {
                 // The fallback: its changes since `base` go in before the resync.
-                mergeResynced(document, view: view, base: base, editorText: editorText)
+                try mergeResynced(document, view: view, base: base, editorText: editorText)
             }
             view.resync(to: document.text)
             daemon.log(.resynced(view: view.id), of: document)
@@ -128,10 +128,11 @@ public final class EditorSession: MessageHandler {
             let (_, document) = try openViewAndDocument(request.uri)
             var text = document.text
             text.replica = undoReplica
-            let operations = method == DocumentRequest.undoMethod
-                ? histories[request.uri, default: UndoHistory()].undo(in: &text)
-                : histories[request.uri, default: UndoHistory()].redo(in: &text)
-            daemon.contributeFromOutside(operations, to: document)
+            // On a copy of the history: a step the document has no room for stays where it is.
+            var history = histories[request.uri, default: UndoHistory()]
+            let operations = method == DocumentRequest.undoMethod ? history.undo(in: &text) : history.redo(in: &text)
+            try daemon.contributeFromOutside(operations, to: document)
+            histories[request.uri] = history
             return ["uri": .string(request.uri), "done": .bool(!operations.isEmpty)]
         case MergeDocumentRequest.method:
             let request = try MergeDocumentRequest(params: params)
@@ -144,8 +145,9 @@ public final class EditorSession: MessageHandler {
             let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
             let separator = !endsInBreak && !copied.isEmpty ? "\n" : ""
             let operations = scratch.replace(end..<end, with: Array((separator + copied).unicodeScalars))
+            try daemon.checkLocalGrowth(operations, of: document)
             histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-            daemon.contributeFromOutside(operations, to: document)
+            try daemon.contributeFromOutside(operations, to: document)
             logger.info("session \(id): merged \(request.from) into \(request.uri) (\(copied.unicodeScalars.count) characters)")
             return ["uri": .string(request.uri), "merged": .integer(Int64(copied.unicodeScalars.count))]
         case SaveDocumentRequest.method:
@@ -277,17 +279,17 @@ public final class EditorSession: MessageHandler {
         if let existing = daemon.document(request.uri) {
             try checkOpenKeepsText(of: existing, request: request, editorText: editorText)
         }
-        let (document, created) = daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
+        let (document, created) = try daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
         var view: EditorView?
         if !created {
             if let viewID = request.view, let kept = daemon.dormantViews.take(viewID, of: document.id) {
-                view = resume(kept, of: document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
+                view = try resume(kept, of: document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
             } else if let viewID = request.view, let detached = daemon.dormantViews.takeDetached(viewID, of: document.id) {
-                resume(detached, of: document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
+                try resume(detached, of: document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
             } else if let base = request.base {
-                mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
+                try mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
             } else {
-                mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
+                try mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent ?? nil)
             }
         }
         if let file = request.file, let content = fileContent {
@@ -343,19 +345,21 @@ public final class EditorSession: MessageHandler {
     /// what the editor changed from the file's last synced text; otherwise the person chose
     /// (`conflict`): `take` the shared text, or `merge` (the editor's text is added after it).
     /// `fileContent`: the bound file as it is now, which the binding merges in itself, so only
-    /// what the editor shows beyond it is the editor's.
-    private func mergeOpened(_ document: SharedDocument, request: OpenDocumentRequest, editorText: String, fileContent: [UInt8]?) {
+    /// what the editor shows beyond it is the editor's. Throws `documentTooLarge`, changing
+    /// nothing, when the document has no room for the editor's text.
+    private func mergeOpened(_ document: SharedDocument, request: OpenDocumentRequest, editorText: String,
+                             fileContent: [UInt8]?) throws(ResponseError) {
         let current = document.text.string
         guard Self.holdsText(editorText), editorText != current else { return }
         if document.isPristine && !document.everShared {
-            contributeAppended(editorText, to: document, separated: false)
+            try contributeAppended(editorText, to: document, separated: false)
         } else if let file = request.file, let binding = document.file, binding.path == file {
             // What the editor changed beyond the file (which the binding brings in once), or
             // beyond the file's last synced text when the file cannot be read.
             let base = fileContent.flatMap(FileFormat.decode).map { FileFormat.comparable($0.text, to: editorText) } ?? binding.base.string
-            mergeReopened(document, base: base, editorText: editorText)
+            try mergeReopened(document, base: base, editorText: editorText)
         } else if request.conflict == .merge {
-            contributeAppended(editorText, to: document, separated: true)
+            try contributeAppended(editorText, to: document, separated: true)
         }
     }
 
@@ -366,16 +370,18 @@ public final class EditorSession: MessageHandler {
     }
 
     /// Adds `addition` at the end of `document` as this session's edit (one undo step), after a
-    /// line break when `separated` and the document does not end in one.
-    private func contributeAppended(_ addition: String, to document: SharedDocument, separated: Bool) {
+    /// line break when `separated` and the document does not end in one. Throws
+    /// `documentTooLarge`, changing nothing, when the document has no room for it.
+    private func contributeAppended(_ addition: String, to document: SharedDocument, separated: Bool) throws(ResponseError) {
         var scratch = document.text
         scratch.replica = replica
         let end = scratch.count
         let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
         let separator = separated && !endsInBreak ? "\n" : ""
         let operations = scratch.replace(end..<end, with: Array((separator + addition).unicodeScalars))
+        try daemon.checkLocalGrowth(operations, of: document)
         histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-        daemon.contribute(operations, to: document, from: self)
+        try daemon.contribute(operations, to: document, from: self)
         logger.info("session \(id): the editor's text went into \(document.uri) (\(addition.unicodeScalars.count) characters)")
     }
 
@@ -385,18 +391,30 @@ public final class EditorSession: MessageHandler {
     /// identity. When the editor's revision is not one the view can be at, what it changed from
     /// the view's text merges as text; when its epoch is not the view's (the reply that started
     /// the view's new epoch was lost), the view's text is no base for it: the editor's `base`
-    /// is, else the open rules apply. The view is kept (nil is returned).
+    /// is, else the open rules apply. The view is kept (nil is returned). Throws
+    /// `documentTooLarge` when the document has no room for what the editor typed: nothing
+    /// changes, and the view is kept for the editor's next reopen.
     private func resume(_ view: EditorView, of document: SharedDocument, request: OpenDocumentRequest, editorText: String,
-                        fileContent: [UInt8]?) -> EditorView? {
+                        fileContent: [UInt8]?) throws(ResponseError) -> EditorView? {
+        do {
+            return try resolveReopen(view, of: document, request: request, editorText: editorText, fileContent: fileContent)
+        } catch {
+            daemon.keepDormant(view, of: document)
+            throw error
+        }
+    }
+
+    private func resolveReopen(_ view: EditorView, of document: SharedDocument, request: OpenDocumentRequest, editorText: String,
+                               fileContent: [UInt8]?) throws(ResponseError) -> EditorView? {
         guard let epoch = request.epoch, let revision = request.revision, epoch == view.epoch,
               let shown = view.text(atRevision: revision) else {
             logger.warning("session \(id): \(document.uri): epoch \(request.epoch ?? -1) revision \(request.revision ?? -1) is not where view \(view.id) can be; the reopen merges as text")
             if request.epoch == view.epoch {
-                mergeReopened(document, base: view.sent.string, editorText: editorText)
+                try mergeReopened(document, base: view.sent.string, editorText: editorText)
             } else if let base = request.base {
-                mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
+                try mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
             } else {
-                mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent)
+                try mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent)
             }
             daemon.keepDormant(view, of: document)
             return nil
@@ -404,18 +422,22 @@ public final class EditorSession: MessageHandler {
         view.takeReplica(replica)
         view.encoding = encoding
         guard shown.string != editorText else { return view }
+        let operations: [ReplicatingArrayOperation<Unicode.Scalar>]
         do {
-            let operations = try view.applyEditorEdit(epoch: epoch, revision: revision, changes: [.full(editorText)])
-            // What was typed while the daemon was away is one undo step of this session's own.
-            histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-            daemon.contribute(operations, to: document, from: self, edit: (view, epoch, revision))
-            logger.info("session \(id): \(document.uri): the reopen resumed view \(view.id) with \(operations.count) operations")
-            return view
+            operations = try view.applyEditorEdit(epoch: epoch, revision: revision, changes: [.full(editorText)],
+                                                  room: daemon.elementRoom(of: document))
+        } catch where error.code == ResponseError.documentTooLargeCode {
+            throw error
         } catch {
             logger.error("session \(id): \(document.uri): the reopen does not fit view \(view.id) (\(error.message)); it merges as text")
-            mergeReopened(document, base: shown.string, editorText: editorText)
+            try mergeReopened(document, base: shown.string, editorText: editorText)
             return nil
         }
+        // What was typed while the daemon was away is one undo step of this session's own.
+        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
+        try daemon.contribute(operations, to: document, from: self, edit: (view, epoch, revision))
+        logger.info("session \(id): \(document.uri): the reopen resumed view \(view.id) with \(operations.count) operations")
+        return view
     }
 
     /// A reopen that names a view whose elements went (`DetachedView`): what the editor changed
@@ -423,16 +445,16 @@ public final class EditorSession: MessageHandler {
     /// revision the detached view knows, its `base` is the base, else the open rules apply. The
     /// detached view is gone afterwards either way (the editor gets a new view).
     private func resume(_ detached: DetachedView, of document: SharedDocument, request: OpenDocumentRequest, editorText: String,
-                        fileContent: [UInt8]?) {
-        daemon.log(.closed(view: detached.id), of: document)
+                        fileContent: [UInt8]?) throws(ResponseError) {
         if let shown = detached.text(epoch: request.epoch, revision: request.revision) {
             logger.info("session \(id): \(document.uri): view \(detached.id) kept only its text; the reopen merges as text against it")
-            mergeReopened(document, base: shown, editorText: editorText)
+            try mergeReopened(document, base: shown, editorText: editorText)
         } else if let base = request.base {
-            mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
+            try mergeReopened(document, base: applyingAcknowledged(request.pending, of: document, to: base), editorText: editorText)
         } else {
-            mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent)
+            try mergeOpened(document, request: request, editorText: editorText, fileContent: fileContent)
         }
+        daemon.log(.closed(view: detached.id), of: document)
     }
 
     /// `base` with the edits of `pending` that `document` had applied (by edit ID) added: the
@@ -456,32 +478,36 @@ public final class EditorSession: MessageHandler {
 
     /// A resync that keeps the editor's text: its changes from `base` to `editorText` are resolved
     /// against the view's copy that shows `base` when there is one (the exact characters the
-    /// editor saw, as an edit would be), and merged as text otherwise.
-    private func mergeResynced(_ document: SharedDocument, view: EditorView, base: String, editorText: String) {
+    /// editor saw, as an edit would be), and merged as text otherwise. Throws `documentTooLarge`,
+    /// changing nothing, when the document has no room for them (the editor keeps its text).
+    private func mergeResynced(_ document: SharedDocument, view: EditorView, base: String, editorText: String) throws(ResponseError) {
         guard base != editorText else { return }
         let copies = [view.sent, view.confirmed]
         guard let shown = copies.first(where: { $0.string == base }) else {
-            mergeReopened(document, base: base, editorText: editorText)
+            try mergeReopened(document, base: base, editorText: editorText)
             return
         }
-        resolveResynced(document, shown: shown, editorText: editorText)
+        try resolveResynced(document, shown: shown, editorText: editorText)
     }
 
     /// What the editor changed from `shown` (the view's copy of what it was sent, by identity)
-    /// to `editorText` goes into `document` as this session's edit, one undo step.
-    private func resolveResynced(_ document: SharedDocument, shown: ReplicatingText, editorText: String) {
+    /// to `editorText` goes into `document` as this session's edit, one undo step. Throws
+    /// `documentTooLarge`, changing nothing, when the document has no room for them.
+    private func resolveResynced(_ document: SharedDocument, shown: ReplicatingText, editorText: String) throws(ResponseError) {
         guard shown.string != editorText else { return }
         var shown = shown
         shown.replica = replica
         let operations = ChangeResolver.replaceMinimally(0..<shown.count, with: Array(editorText.unicodeScalars), in: &shown)
+        try daemon.checkLocalGrowth(operations, of: document)
         histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-        daemon.contribute(operations, to: document, from: self)
+        try daemon.contribute(operations, to: document, from: self)
         logger.info("session \(id): resync of \(document.uri) kept the editor's text (\(operations.count) operations)")
     }
 
     /// A reopen after the daemon went away: what the editor changed from `base` to `editorText`
     /// becomes this session's edits of `document`, merged with what the document gained meanwhile.
-    private func mergeReopened(_ document: SharedDocument, base: String, editorText: String) {
+    /// Throws `documentTooLarge`, changing nothing, when the document has no room for them.
+    private func mergeReopened(_ document: SharedDocument, base: String, editorText: String) throws(ResponseError) {
         let current = document.text
         let edits = TextMerge.edits(base: Array(base.unicodeScalars), current: Array(current.string.unicodeScalars),
                                     incoming: Array(editorText.unicodeScalars))
@@ -494,9 +520,10 @@ public final class EditorSession: MessageHandler {
         scratch.replica = replica
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += scratch.replace(edit.range, with: edit.replacement) }
+        try daemon.checkLocalGrowth(operations, of: document)
         // What was typed while the daemon was away is one undo step of this session's own.
         histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-        daemon.contribute(operations, to: document, from: self)
+        try daemon.contribute(operations, to: document, from: self)
         logger.info("session \(id): merged \(edits.count) edits made while the daemon was away into \(document.uri)")
     }
 
@@ -526,10 +553,11 @@ public final class EditorSession: MessageHandler {
     private func edit(_ message: EditDocumentMessage) throws(ResponseError) -> Int {
         let (view, document) = try openViewAndDocument(message.uri)
         try Self.checkClock(of: document)
+        // Held to the room the document has before the view changes (`ElementRoom`).
         let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes,
-                                                  cursor: message.cursor)
+                                                  cursor: message.cursor, room: daemon.elementRoom(of: document))
         histories[message.uri, default: UndoHistory()].record(operations, before: document.text, group: message.undoGroup)
-        daemon.contribute(operations, to: document, from: self, editID: message.editID,
+        try daemon.contribute(operations, to: document, from: self, editID: message.editID,
                           edit: (view, message.epoch, message.revision))
         return view.editorRevision
     }

@@ -77,38 +77,45 @@ final class EditorView {
     /// Applies an editor edit based on daemon revision `revision` of `epoch`; returns the
     /// operations for the document. Throws, changing nothing, when the revision or a change does
     /// not fit, and from then on refuses the epoch's later edits (`ResponseError.resyncNeeded`).
-    /// `cursor` is where the editor's cursor is after the last change.
-    /// - Complexity: O(changed lines + k log n); O(n) when daemon edits were dropped or
-    /// the edit holds several changes (each validated on a copy first).
-    func applyEditorEdit(epoch: Int, revision: Int, changes: [WireChange], cursor: WirePosition? = nil) throws(ResponseError) -> [Operation] {
+    /// `cursor` is where the editor's cursor is after the last change. `room`: what the document
+    /// may still take; an edit that would insert more is refused (`documentTooLarge`) like a
+    /// change that does not fit.
+    /// - Complexity: O(changed lines + k log n); O(n) when daemon edits were dropped, the edit
+    /// holds several changes, or its new text could pass `room` (each resolved on a copy first).
+    func applyEditorEdit(epoch: Int, revision: Int, changes: [WireChange], cursor: WirePosition? = nil,
+                         room: ElementRoom? = nil) throws(ResponseError) -> [Operation] {
         guard epoch == self.epoch else { throw .staleEpoch(got: epoch, current: self.epoch) }
         if let refusal { throw .resyncNeeded(epoch: epoch, reason: refusal) }
         do {
             return try resolveEditorEdit(revision: revision, changes: changes,
-                                         cursor: cursor.map { TextPosition(line: $0.line, character: $0.character) })
+                                         cursor: cursor.map { TextPosition(line: $0.line, character: $0.character) }, room: room)
         } catch {
             refusal = error.message
             throw error
         }
     }
 
-    private func resolveEditorEdit(revision: Int, changes: [WireChange], cursor: TextPosition?) throws(ResponseError) -> [Operation] {
+    private func resolveEditorEdit(revision: Int, changes: [WireChange], cursor: TextPosition?, room: ElementRoom?) throws(ResponseError) -> [Operation] {
         guard revision <= sentRevision else { throw .revisionFromFuture(got: revision, latest: sentRevision) }
         guard revision >= confirmedRevision else {
             throw .invalidParams("params.revision: \(revision) is older than revision \(confirmedRevision), which this editor already confirmed")
         }
         confirm(upTo: revision)
         // Resolve the changes against exactly that text. A single change is validated before it
-        // modifies anything; several are tried on a copy so a bad one leaves no trace.
+        // modifies anything; several are tried on a copy so a bad one leaves no trace, as is one
+        // whose new text could pass the room the document has (what it inserts is known once
+        // it is resolved; its new text bounds that, so the copy is rarely needed).
         var operations: [Operation] = []
-        if changes.count == 1 {
+        let mayPassRoom = room.map { ElementRoom.mostInserted(by: changes) > $0.remaining } ?? false
+        if changes.count == 1 && !mayPassRoom {
             operations = try ChangeResolver.apply(changes[0], to: &confirmed, encoding: encoding, cursor: cursor)
-        } else if changes.count > 1 {
+        } else if !changes.isEmpty {
             var scratch = confirmed
             for (index, change) in changes.enumerated() {
                 let last = index == changes.count - 1
                 operations.append(contentsOf: try ChangeResolver.apply(change, to: &scratch, encoding: encoding, cursor: last ? cursor : nil))
             }
+            try room?.check(adding: ElementRoom.newElements(of: operations))
             confirmed = scratch
         }
         for op in operations { sentCopy?.integrate(op) }

@@ -72,30 +72,10 @@ extension PeerLink {
         return boundsViolation(of: array.growth(from: operations), clock: array.lamportClock, isState: isState)
     }
 
-    /// Why a copy that would grow by `growth` from Lamport clock `clock` breaks a bound, or nil.
-    /// A whole state is one frame but may carry a whole document: it is held to the document's
-    /// bounds only.
+    /// Why a copy that would grow by `growth` from Lamport clock `clock` breaks a bound, or nil
+    /// (`PeerBounds.violation`).
     func boundsViolation(of growth: ReplicatingArrayGrowth, clock: UInt64, isState: Bool = false) -> String? {
-        let limits = daemon.configuration
-        if !isState, growth.newElements > UInt64(limits.maximumNewElementsPerFrame) {
-            return "\(growth.newElements) new elements in one frame exceed the limit of \(limits.maximumNewElementsPerFrame)"
-        }
-        if growth.totalElements > UInt64(limits.maximumElementsPerDocument) {
-            return "\(growth.totalElements) elements in one document exceed the limit of \(limits.maximumElementsPerDocument)"
-        }
-        if !isState, growth.newReplicas > limits.maximumNewReplicasPerFrame {
-            return "\(growth.newReplicas) new replicas in one frame exceed the limit of \(limits.maximumNewReplicasPerFrame)"
-        }
-        if growth.totalReplicas > limits.maximumReplicasPerDocument {
-            return "\(growth.totalReplicas) replicas in one document exceed the limit of \(limits.maximumReplicasPerDocument)"
-        }
-        let (lead, overflow) = clock.addingReportingOverflow(limits.maximumLamportLead)
-        let ceiling = Swift.min(overflow ? .max : lead, limits.maximumLamportClock)
-        if growth.lamportEnd > ceiling {
-            return "Lamport counter \(growth.lamportEnd) is beyond what this daemon accepts (its clock is \(clock); "
-                + "at most \(limits.maximumLamportLead) ahead, never past \(limits.maximumLamportClock))"
-        }
-        return nil
+        PeerBounds.violation(of: growth, clock: clock, isState: isState, limits: daemon.configuration)
     }
 
     /// Limits for decoding a peer's whole state (before anything is built for it).
@@ -126,5 +106,38 @@ extension PeerLink {
             violation = boundsViolation(of: Self.growth(of: state), clock: 0, isState: true)
         }
         return violation.map { "state of \(uri): \($0)" }
+    }
+}
+
+/// The bounds a frame's growth is held to (protocol/peer.md, *Bounds*), as a pure check: what
+/// `ReplicatingArray.growth(from:)` says a frame would make a document hold, against the numbers
+/// of `Daemon.Configuration`. `PeerLink` checks every operations and state frame with it before
+/// anything of the frame is applied; the benchmark measures what that costs.
+public enum PeerBounds {
+    /// Why a copy that would grow by `growth` from Lamport clock `clock` breaks a bound of
+    /// `limits`, or nil. A whole state is one frame but may carry a whole document: it is held to
+    /// the document's bounds only.
+    /// - Complexity: O(1)
+    public static func violation(of growth: ReplicatingArrayGrowth, clock: UInt64, isState: Bool = false,
+                                 limits: Daemon.Configuration) -> String? {
+        if !isState, growth.newElements > UInt64(limits.maximumNewElementsPerFrame) {
+            return "\(growth.newElements) new elements in one frame exceed the limit of \(limits.maximumNewElementsPerFrame)"
+        }
+        if growth.totalElements > UInt64(limits.maximumElementsPerDocument) {
+            return "\(growth.totalElements) elements in one document exceed the limit of \(limits.maximumElementsPerDocument)"
+        }
+        if !isState, growth.newReplicas > limits.maximumNewReplicasPerFrame {
+            return "\(growth.newReplicas) new replicas in one frame exceed the limit of \(limits.maximumNewReplicasPerFrame)"
+        }
+        if growth.totalReplicas > limits.maximumReplicasPerDocument {
+            return "\(growth.totalReplicas) replicas in one document exceed the limit of \(limits.maximumReplicasPerDocument)"
+        }
+        let (lead, overflow) = clock.addingReportingOverflow(limits.maximumLamportLead)
+        let ceiling = Swift.min(overflow ? .max : lead, limits.maximumLamportClock)
+        if growth.lamportEnd > ceiling {
+            return "Lamport counter \(growth.lamportEnd) is beyond what this daemon accepts (its clock is \(clock); "
+                + "at most \(limits.maximumLamportLead) ahead, never past \(limits.maximumLamportClock))"
+        }
+        return nil
     }
 }

@@ -75,7 +75,8 @@ extension PeerLink {
     private func answer(_ ask: DigestMessage, about document: SharedDocument) {
         guard digests.mayAnswer(uri: document.uri) else { return }
         let ours = document.digest
-        let nothingOnTheWay = ask.received == digests.framesSent
+        // Catch-up still owed on this link is on the way too, though not built yet.
+        let nothingOnTheWay = ask.received == digests.framesSent && outbox.isEmpty
         let repair = nothingOnTheWay && ask.digest != ours
         if repair {
             digests.expectWant(uri: document.uri)
@@ -103,11 +104,10 @@ extension PeerLink {
 
     /// Sends the operations a copy with `version` lacks: the insertions it has not seen and this
     /// copy's whole removal set (so a removal it missed reaches it too), or the whole state when
-    /// it has nothing and this copy dropped tombstones. A version claiming edits this daemon's
-    /// editors never made cuts the link.
+    /// it has nothing and this copy dropped tombstones; at the pace the peer reads. A version
+    /// claiming edits this daemon's editors never made cuts the link.
     private func sendWhatIsLacking(_ version: VersionVector, of document: SharedDocument) {
         if let claim = daemon.impossibleClaim(in: version, for: document) { return cut("version vector from the future: \(claim)") }
-        if document.text.scalars.compactedCount > 0, version.counts.isEmpty { return sendState(of: document) }
-        sendOperations(document.text.operations(since: version), of: document)
+        queueCatchUp(CatchUp(document, .lacking(since: version, theyHaveNothing: version.counts.isEmpty, announceIfNothing: false)))
     }
 }

@@ -13,6 +13,8 @@ import ReplicatingTypes
 /// encrypted and authenticated, so a tampered, replayed, reordered or dropped frame cuts the
 /// link before anything of it is used. Before authentication a frame may hold at most
 /// `maximumHandshakeFrameBytes` and the handshake must end within `peerHandshakeTimeout`.
+/// What a peer lacks is sent at the pace it reads, and a peer that stops reading is cut once
+/// its live output waiting passes a bound (`PeerLink+Output`).
 /// A peer that speaks garbage, sends an oversized frame, an operation that can never apply or a
 /// version vector claiming edits this daemon never made is cut off with a logged reason, and
 /// the operations of a rejected frame are not applied (each frame is validated whole first).
@@ -29,7 +31,8 @@ public final class PeerLink {
 
     public let id: Int
     unowned let daemon: Daemon
-    private let write: ([UInt8]) -> Void
+    /// Hands bytes to the transport (held back while the store has edits not yet durable).
+    let write: ([UInt8]) -> Void
     private let closeTransport: () -> Void
     private var framer: PeerFramer
     private let handshake: PeerHandshake
@@ -40,10 +43,11 @@ public final class PeerLink {
     private var transcript: [UInt8] = []
     private var agreement: PeerHandshake.Agreement?
     /// Handshake progress: the peer proved the secret on this link; we sent our proof, our auth.
-    private var theirProofVerified = false
-    private var sentProof = false
+    private(set) var theirProofVerified = false
+    private(set) var sentProof = false
     private var sentAuth = false
-    private var sealer: FrameSealer?
+    /// Seals every frame after the hellos, in the order they are written (`PeerLink+Output`).
+    var sealer: FrameSealer?
     private var opener: FrameOpener?
     public private(set) var state = State.handshaking
     /// True once the handshake completed (it stays true after the link closes).
@@ -71,13 +75,13 @@ public final class PeerLink {
     public var isEncrypted: Bool { sealer != nil }
     public private(set) var closeReason: String?
     public private(set) var bytesIn = 0
-    public private(set) var bytesOut = 0
+    public internal(set) var bytesOut = 0
     public private(set) var operationsIn = 0
-    public private(set) var operationsOut = 0
+    public internal(set) var operationsOut = 0
     /// What the peer is known to have, per document: from its document list, plus every
     /// operation sent to it or received from it. Drives `behind`.
     /// (See also `staleAtPeer`.)
-    private(set) var peerVersions: [String: [ReplicaID: UInt64]] = [:]
+    var peerVersions: [String: [ReplicaID: UInt64]] = [:]
     /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
     private(set) var staleAtPeer: [String: Set<String>] = [:]
@@ -133,6 +137,17 @@ public final class PeerLink {
 
     /// Digest rounds on this link: what to ask about, what to answer (`PeerLink+Digests`).
     var digests = DigestExchange()
+    /// What this link has to write, paced to what the peer reads (`PeerLink+Output`).
+    var outbox = PeerOutbox()
+    /// Set once live output passed `maximumUnsentPeerBytes`: nothing more is written, the link
+    /// is being cut.
+    var outputOverflowed = false
+    /// The outbox is being written (a report of bytes taken meanwhile only counts them), and a
+    /// turn that writes it is scheduled.
+    var pumpingOutput = false
+    var outputPumpScheduled = false
+    /// Runs a closure on a later turn of the link's event loop (set by a paced transport).
+    var later: ((@escaping () -> Void) -> Void)?
 
     /// Elements (characters and tombstones) this daemon has and the peer is not known to have.
     public var behind: Int {
@@ -144,7 +159,7 @@ public final class PeerLink {
         return Int(truncatingIfNeeded: total)
     }
 
-    private func notePeerHas(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of uri: String) {
+    func notePeerHas(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of uri: String) {
         for case .insert(let insertion) in operations {
             let end = insertion.id.counter + UInt64(insertion.count)
             if (peerVersions[uri]?[insertion.id.replica] ?? 0) < end { peerVersions[uri, default: [:]][insertion.id.replica] = end }
@@ -451,8 +466,13 @@ public final class PeerLink {
     /// opening that name on the other side joins it instead of starting an unrelated one.
     func announce(_ document: SharedDocument) {
         guard state == .established else { return }
+        send(announcement(of: document))
+    }
+
+    /// The frame that announces `document` (noting, once it has edits, that the peer holds it).
+    func announcement(of document: SharedDocument) -> PeerFrame {
         if !document.isPristine { daemon.markShared(document, holder: peerReplica) }
-        send(.documents(["initial": false, "documents": [entry(for: document)]]))
+        return .documents(["initial": false, "documents": [entry(for: document)]])
     }
 
     private func entry(for document: SharedDocument) -> JSONValue {
@@ -513,12 +533,9 @@ public final class PeerLink {
                 daemon.markShared(document, holder: replica) { $0.retired[replica] = nil }
             }
             if document.id == id { peerVersions[document.uri] = counts }
-            if document.text.scalars.compactedCount > 0, vector.counts.isEmpty {
-                sendState(of: document)
-            } else {
-                let operations = document.text.operations(since: document.id == id ? vector : VersionVector())
-                if !operations.isEmpty { sendOperations(operations, of: document) }
-            }
+            // Sent at the pace the peer reads (what it lacks may be the whole document).
+            queueCatchUp(CatchUp(document, .lacking(since: document.id == id ? vector : VersionVector(),
+                                                    theyHaveNothing: vector.counts.isEmpty, announceIfNothing: false)))
             // Who is where in it, after the text those places are anchored to.
             for message in daemon.presenceMessages(of: document, for: self) { sendPresence(message) }
             // A later announcement of something we lack: say what we have, so the peer sends the rest.
@@ -537,20 +554,16 @@ public final class PeerLink {
         announce(document)
     }
 
-    /// Sends all of `document` to a peer that lacks it: its operations, or its state once it has
-    /// dropped tombstones (operations anchored to them could not be placed), or an announcement
-    /// when it is empty.
+    /// Sends all of `document` to a peer that lacks it, at the pace the peer reads: its
+    /// operations, or its state once it has dropped tombstones (operations anchored to them could
+    /// not be placed), or an announcement when it is empty.
     func sendWhole(_ document: SharedDocument) {
-        if document.text.scalars.compactedCount > 0 { return sendState(of: document) }
-        let operations = document.text.operations()
-        if operations.isEmpty { announce(document) } else { sendOperations(operations, of: document) }
+        queueCatchUp(CatchUp(document, .lacking(since: VersionVector(), theyHaveNothing: true, announceIfNothing: true)))
     }
 
+    /// Sends the whole state of `document`, at the pace the peer reads.
     func sendState(of document: SharedDocument) {
-        guard state == .established else { return }
-        daemon.markShared(document, holder: peerReplica)
-        send(.state(uri: document.uri, documentID: document.id, payload: document.text.encodedState()))
-        peerVersions[document.uri] = document.text.versionVector.counts
+        queueCatchUp(CatchUp(document, .state))
     }
 
     /// A document's whole state: taken as the document when this daemon lacks it (or has only an
@@ -673,18 +686,6 @@ public final class PeerLink {
         send(.stability(message))
     }
 
-    /// Sends one frame: sealed once the hellos were exchanged and, on the accepting side, once
-    /// the connector proved the secret. Before that an accepting side sends nothing sealed (only
-    /// its hello and perhaps a goodbye in the clear), so a stranger gets nothing to test guesses
-    /// of the secret against.
-    func send(_ frame: PeerFrame) {
-        let seals = sentProof || theirProofVerified
-        let bytes = (seals ? sealer?.seal(frame.body()) : nil) ?? frame.encoded()
-        digests.noteSent(frame)
-        bytesOut += bytes.count
-        write(bytes)
-    }
-
     /// Disconnects a misbehaving peer, saying why (to it and to the log).
     func cut(_ reason: String) {
         guard state != .closed else { return }
@@ -704,6 +705,7 @@ public final class PeerLink {
     private func finish(_ reason: String) {
         let reason = Self.displayName(reason, limit: Self.maximumReasonLength)
         state = .closed
+        outbox.dropQueued()
         closeReason = reason
         logger.info("peer link \(id): closed: \(reason)")
         daemon.commit()   // what was held for durability, the goodbye included, goes out first

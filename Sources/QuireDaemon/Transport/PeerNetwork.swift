@@ -37,13 +37,12 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
                          onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
-                let limit = daemon.configuration.maximumUnsentPeerBytes
-                let output = PeerOutput(channel: channel, limit: limit)
+                let output = PeerOutput(channel: channel)
                 let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) },
                                                     incoming: incoming, remoteHost: remoteHost)
-                output.onOverflow = { [weak link] waiting in
-                    link?.cut("the peer does not read: \(waiting) bytes wait for it, and more would pass the limit of \(limit)")
-                }
+                // Paced: catch-up goes out as the peer reads, and a peer that stops reading is cut.
+                link.paceOutput(later: { output.later($0) })
+                output.onTaken = { [weak link] count in link?.outputTaken(count) }
                 link.address = address
                 link.expectedFingerprint = fingerprint
                 link.onClose = { [weak link] reason in onClose?(reason, link?.wasEstablished ?? false) }

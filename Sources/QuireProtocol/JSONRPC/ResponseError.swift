@@ -39,6 +39,7 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let resyncNeededCode = -32015
     public static let unavailableCode = -32016
     public static let documentDiffersCode = -32017
+    public static let documentTooLargeCode = -32018
 
     public static func parseError(_ detail: String) -> ResponseError {
         ResponseError(code: parseErrorCode, message: "Parse error: \(detail)")
@@ -85,6 +86,18 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
         ResponseError(code: documentDiffersCode,
                       message: "\(uri.debugDescription) is already shared with other text (\(characters) characters): take the shared text, merge yours into it, or open yours under another name",
                       data: ["uri": .string(uri), "characters": .integer(Int64(characters)), "choices": ["take", "merge"]])
+    }
+
+    /// A local edit (or open, resync, merge, undo, a bound file's outside change) that would
+    /// take a document past the elements a document may hold, which every peer refuses: the
+    /// daemon changed nothing. `elements`: what the document holds, removed characters included;
+    /// `adding`: what the edit would add; `limit`: the most it may hold.
+    public static func documentTooLarge(uri: String, elements: UInt64, adding: Int, limit: Int) -> ResponseError {
+        ResponseError(code: documentTooLargeCode,
+                      message: "\(uri.debugDescription) cannot take \(adding) more characters: it holds \(elements), counting removed ones "
+                          + "until they are dropped, and a document may hold at most \(limit) (peers refuse more); nothing changed",
+                      data: ["uri": .string(uri), "elements": .integer(Int64(clamping: elements)), "adding": .integer(Int64(adding)),
+                             "limit": .integer(Int64(limit))])
     }
 
     public static func staleEpoch(got: Int, current: Int) -> ResponseError {

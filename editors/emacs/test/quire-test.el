@@ -540,6 +540,41 @@ Edits in flight are named, so a reopen can tell which the daemon applied."
                                                   "one\ntwo\nkept\nand this\nafter\n"))))
       (quire-stop))))
 
+(ert-deftest quire-test-refused-resync-keeps-the-text-and-tries-again ()
+  "A resync the daemon refuses too (-32018: the document has no room for the text)
+changes nothing here: the buffer keeps its text, the person is told why, and the
+next refused edit resyncs again."
+  (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
+         (quire-command (list binary "attach" socket))
+         (why "\"too-large.el.txt\" cannot take 5 more characters: it holds 4, counting removed ones until they are dropped, and a document may hold at most 8 (peers refuse more); nothing changed"))
+    (with-temp-buffer
+      (insert "one\n")
+      (quire-share "too-large.el.txt")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "too-large.el.txt") "one\n"))))
+      (let ((epoch (plist-get quire--state :epoch))
+            (real (symbol-function 'quire--request)))
+        ;; The daemon refuses the resync as it does a document with no room left.
+        (cl-letf (((symbol-function 'quire--request)
+                   (lambda (method params)
+                     (if (eq method :document/resync)
+                         (signal 'jsonrpc-error (list why (cons 'jsonrpc-error-code -32018) (cons 'jsonrpc-error-message why)))
+                       (funcall real method params)))))
+          ;; A client bug makes the next edit refused, which starts a resync.
+          (setq quire--state (plist-put quire--state :daemon 100))
+          (goto-char (point-max))
+          (insert "kept\n")
+          (should (quire-test--wait (lambda () (string-match-p (regexp-quote (concat "is not shared: " why))
+                                                               (with-current-buffer "*Messages*" (buffer-string)))))))
+        (should (equal (buffer-string) "one\nkept\n"))
+        (should (equal (plist-get quire--state :epoch) epoch))
+        (should (null (plist-get quire--state :resyncing)))
+        (should (equal (quire-test--daemon-text-at binary socket "too-large.el.txt") "one\n")))
+      ;; The next edit is refused (its epoch waits for a resync), and this resync keeps the text.
+      (insert "more\n")
+      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "too-large.el.txt") "one\nkept\nmore\n"))))
+      (should (equal (buffer-string) "one\nkept\nmore\n"))
+      (quire-stop))))
+
 (ert-deftest quire-test-status-counts-removed-characters-kept-for-peers ()
   "The status line counts kept removed characters, shows the daemon's key and, per
 link, whether it is encrypted and whose key it reached."
