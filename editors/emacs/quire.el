@@ -69,11 +69,6 @@ reply to `document/open'; a reopen after the daemon went away sends it.")
   (list :uri (plist-get quire--state :uri) :epoch epoch :editor 0 :daemon 0
         :file (plist-get quire--state :file) :view (plist-get quire--state :view)))
 
-(defvar-local quire--acknowledged nil
-  "A hidden buffer with the text the daemon has acknowledged of this one.
-Moved on by the replies to our edits and by the daemon's edits; after the
-daemon went away it is the base a reopen merges from.")
-
 (defvar-local quire--before nil
   "The region about to change and its text, as (START END TEXT).
 Set by `before-change-functions', moved on by each change reported in it.")
@@ -90,8 +85,7 @@ Set by `before-change-functions', moved on by each change reported in it.")
 (defvar quire--reconnect-timer nil "The pending reconnection, if any.")
 
 (defvar quire--instance (format "emacs-%x-%x-%x" (emacs-pid) (truncate (float-time)) (random most-positive-fixnum))
-  "Names this Emacs's edits (`editId').
-A reopen then tells which edits in flight the daemon applied.")
+  "Names this Emacs's edits (`editId'), unique for this editor.")
 
 (defvar quire--edit-count 0 "Edits sent by this Emacs, for their `editId'.")
 
@@ -121,28 +115,6 @@ at or before POSITION's line instead of at the start of the buffer."
 (defun quire--text ()
   "The buffer's whole text, as the daemon holds it."
   (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))
-
-(defun quire--acknowledge-all ()
-  "Take the buffer's text as acknowledged by the daemon.
-Done after an open, a reopen or a resync."
-  (let ((text (quire--text)))
-    (unless (buffer-live-p quire--acknowledged)
-      (setq quire--acknowledged (generate-new-buffer " *quire-acknowledged*" t))
-      (with-current-buffer quire--acknowledged (setq buffer-undo-list t)))
-    (with-current-buffer quire--acknowledged
-      (erase-buffer)
-      (insert text))))
-
-(defun quire--acknowledge (buffer changes)
-  "Apply CHANGES to the acknowledged text of BUFFER."
-  (let ((shadow (buffer-local-value 'quire--acknowledged buffer)))
-    (when (buffer-live-p shadow)
-      (with-current-buffer shadow
-        (seq-doseq (change changes)
-          (if (plist-get change :range)
-              (quire--apply-changes (vector change))
-            (erase-buffer)
-            (insert (plist-get change :text))))))))
 
 (defun quire--hash ()
   "SHA-256 of the buffer's text in UTF-8."
@@ -218,14 +190,6 @@ daemon edit sent right after a reply is not held back."
 (defun quire--schedule-reconnect ()
   "After the daemon went away, start it again later, backing off up to 5 seconds."
   (setq quire--connection nil quire--peer-links nil)
-  ;; What the daemon last had of each buffer: the reopen merges what is typed from here on.
-  (dolist (buffer (quire--shared-buffers))
-    (with-current-buffer buffer
-      (unless (plist-get quire--state :base)
-        (setq quire--state (plist-put quire--state :base
-                                      (if (buffer-live-p quire--acknowledged)
-                                          (with-current-buffer quire--acknowledged (quire--text))
-                                        (quire--text)))))))
   (when (and (not quire--stopping) (not quire--reconnect-timer) (quire--shared-buffers))
     (setq quire--reconnect-timer (run-at-time quire--reconnect-delay nil #'quire--reconnect))
     (setq quire--reconnect-delay (min 5 (* 2 quire--reconnect-delay)))))
@@ -234,8 +198,10 @@ daemon edit sent right after a reply is not held back."
   "Start the daemon again and reopen every shared buffer.
 Each reopen sends the buffer's text with the view the daemon keeps of it,
 and the epoch and revision the buffer was at in it, so what was typed
-meanwhile is resolved against exactly what the buffer had been sent; and
-the text the daemon last acknowledged, for when the view did not survive.
+meanwhile is resolved against exactly what the buffer had been sent (an
+edit in flight that reached the daemon is in that view already).  No base:
+the daemon keeps what each editor saw; where it has no view (its data
+directory lost) the open rules apply, and -32017 asks the person.
 Whatever stops it half way starts it over later: an error, and also a non-local
 exit, which happens when this timer runs while another package waits for
 a synchronous jsonrpc reply and that reply arrives first (its `throw'
@@ -258,18 +224,15 @@ unwinds through this function)."
   (setq quire--reconnect-delay 0.25)
   (dolist (buffer (quire--shared-buffers))
     (with-current-buffer buffer
-      (let* ((uri (plist-get quire--state :uri))
-             (text (quire--text))
-             (file (plist-get quire--state :file))
-             (reply (quire--request :document/open
-                                     (append (list :uri uri :text text
-                                                   :base (or (plist-get quire--state :base) text))
-                                             (quire--view-position)
-                                             (quire--pending-edits)
-                                             (and file (list :file file))))))
+      ;; Without a view the daemon still has, other text is refused (-32017) and the person
+      ;; is asked, as when sharing.
+      (pcase-let ((`(,uri ,reply ,apart-from ,file)
+                   (quire--open-asking (plist-get quire--state :uri) (quire--text) (plist-get quire--state :file)
+                                       (quire--view-position))))
         (setq quire--state (quire--opened-state uri reply file))
         (quire--apply-changes (plist-get reply :changes))
-        (quire--acknowledge-all)))))
+        (when apart-from
+          (message "Quire: \"%s\" holds other text: your text is shared apart as \"%s\"" apart-from uri))))))
 
 (defun quire--view-position ()
   "The view, epoch and revision this buffer was at, for a reopen.
@@ -279,13 +242,6 @@ would have been based on.  Nil without a view or an epoch."
   (let ((view (plist-get quire--state :view)) (epoch (plist-get quire--state :epoch)))
     (and (stringp view) (integerp epoch)
          (list :view view :epoch epoch :revision (plist-get quire--state :daemon)))))
-
-(defun quire--pending-edits ()
-  "The edits sent but not acknowledged, for `document/open' after a restart.
-The daemon keeps edit IDs with the edits, so one applied before it died
-counts once even though its reply never came."
-  (and (plist-get quire--state :base) (plist-get quire--state :pending)
-       (list :pending (vconcat (plist-get quire--state :pending)))))
 
 (defun quire--buffer-of (uri)
   "The shared buffer of URI, or nil."
@@ -380,10 +336,11 @@ While the daemon is away nothing is sent: the reopen sends the whole text."
 
 (defun quire--send-edit (change)
   "Send CHANGE as a request, named and with the cursor.
-Its reply adds it to the acknowledged text; a refusal is shown and the
-buffer resynced with its text kept.  A daemon that just died makes sending
-fail.  The error is caught, since an error in `after-change-functions'
-would reset that hook, and the reopen merges the edit."
+An accepted edit needs nothing more (the daemon keeps what this editor
+saw); a refusal is shown and the buffer resynced with its text kept.  A
+daemon that just died makes sending fail.  The error is caught, since an
+error in `after-change-functions' would reset that hook, and the reopen
+merges the edit."
   (let* ((buffer (current-buffer)) (epoch (plist-get quire--state :epoch))
          (id (format "%s-%d" quire--instance (setq quire--edit-count (1+ quire--edit-count))))
          (mine (lambda () (and (buffer-live-p buffer)
@@ -394,19 +351,12 @@ would reset that hook, and the reopen merges the edit."
            quire--connection :document/edit
            (list :uri (plist-get quire--state :uri) :epoch epoch :editId id :cursor (quire--position (point))
                  :revision (plist-get quire--state :daemon) :changes (vector change))
-           :success-fn (lambda (_result)
-                         (when (funcall mine)
-                           (with-current-buffer buffer
-                             (setq quire--state (plist-put quire--state :pending (cdr (plist-get quire--state :pending)))))
-                           (quire--acknowledge buffer (vector change))))
+           :success-fn #'ignore
            :error-fn (lambda (error)
                        ;; -1: the daemon died (jsonrpc's code); the reopen merges the edit.
                        (when (and (funcall mine) (not (eql (plist-get error :code) -1)))
                          (with-current-buffer buffer (quire--refused error))))
-           :timeout-fn #'ignore)
-          (setq quire--state (plist-put quire--state :pending
-                                        (append (plist-get quire--state :pending)
-                                                (list (list :editId id :changes (vector change)))))))
+           :timeout-fn #'ignore))
       (error nil))))
 
 (defun quire--refused (error)
@@ -421,16 +371,19 @@ Every later edit of the epoch is refused too, until the resync."
 
 (defun quire--resync-keeping-text ()
   "Resync after a refusal: the daemon merges what the buffer shows.
-It takes the buffer's changes since the text it acknowledged, and the
-buffer then shows the result: its own text, unless others typed meanwhile.
-A resync the daemon refuses too (the document has no room for the text,
--32018) changes nothing: the buffer keeps its text, unshared, the person is
-told why, and the next refused edit tries again."
+It resolves the buffer's text against what it had sent this buffer at its
+epoch and daemon revision, by identity, as an edit; the buffer then shows
+the result: its own text, and what others typed meanwhile.  No base: the
+daemon knows what this editor saw.  A resync the daemon refuses too (the
+document has no room for the text, -32018) changes nothing: the buffer
+keeps its text, unshared, the person is told why, and the next refused edit
+tries again."
   (when (and quire--state quire--connection)
     (let* ((text (quire--text))
-           (base (if (buffer-live-p quire--acknowledged) (with-current-buffer quire--acknowledged (quire--text)) text))
            (reply (condition-case failure
-                      (quire--request :document/resync (list :uri (plist-get quire--state :uri) :text text :base base))
+                      (quire--request :document/resync (list :uri (plist-get quire--state :uri) :text text
+                                                             :epoch (plist-get quire--state :epoch)
+                                                             :revision (plist-get quire--state :daemon)))
                     (jsonrpc-error
                      (setq quire--state (plist-put quire--state :resyncing nil))
                      (message "Quire: your text stays in this buffer but is not shared: %s"
@@ -439,8 +392,7 @@ told why, and the next refused edit tries again."
       (when reply
         (unless (equal (plist-get reply :text) text)
           (quire--replace-text (plist-get reply :text)))
-        (setq quire--state (quire--resynced-state (plist-get reply :epoch)))
-        (quire--acknowledge-all)))))
+        (setq quire--state (quire--resynced-state (plist-get reply :epoch)))))))
 
 ;;; The daemon's edits
 
@@ -538,8 +490,6 @@ Otherwise drop it: the daemon sends it again."
     (condition-case nil
         (progn
           (quire--apply-changes (plist-get params :changes))
-          ;; Made after all of ours (their replies came first): acknowledged too.
-          (quire--acknowledge (current-buffer) (plist-get params :changes))
           (setq quire--state (plist-put quire--state :daemon (1+ (plist-get quire--state :daemon))))
           (when (and (plist-get quire--state :saved-hash)
                      (equal (plist-get params :hash) (plist-get quire--state :saved-hash)))
@@ -576,8 +526,7 @@ This is the escape hatch when the buffer and the daemon disagree."
   (when quire--state
     (let ((reply (quire--request :document/resync (list :uri (plist-get quire--state :uri)))))
       (quire--replace-text (plist-get reply :text))
-      (setq quire--state (quire--resynced-state (plist-get reply :epoch)))
-      (quire--acknowledge-all))))
+      (setq quire--state (quire--resynced-state (plist-get reply :epoch))))))
 
 (defun quire--replace-text (text)
   "Replace the whole buffer with TEXT, unreported and out of undo."
@@ -711,14 +660,13 @@ What changed in the file outside Quire is merged first."
       (setq-local revert-buffer-function quire--revert-function))
     (when (and quire--connection quire--state)
       (ignore-errors (quire--request :document/close (list :uri (plist-get quire--state :uri)))))
-    (when (buffer-live-p quire--acknowledged) (kill-buffer quire--acknowledged))
-    (setq quire--state nil quire--acknowledged nil)))
+    (setq quire--state nil)))
 
 ;;; Buffer lifecycle: a major mode set again (`normal-mode'), `revert-buffer',
 ;;; `find-alternate-file', `kill-buffer'.
 
 ;; A shared buffer stays shared whatever resets its local variables.
-(dolist (variable '(quire-mode quire--state quire--acknowledged quire--before quire--cursors quire--hash-timer))
+(dolist (variable '(quire-mode quire--state quire--before quire--cursors quire--hash-timer))
   (put variable 'permanent-local t))
 (pcase-dolist (`(,_ . ,function) quire--tracking-hooks)
   (put function 'permanent-local-hook t))
@@ -806,13 +754,12 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
                                     (equal (plist-get (buffer-local-value 'quire--state buffer) :file) file)))
                              (quire--shared-buffers))))
     (let ((state (buffer-local-value 'quire--state old))
-          (shadow (buffer-local-value 'quire--acknowledged old))
           (text (with-current-buffer old (quire--text))))
       (with-current-buffer old
         ;; The document stays open: this buffer takes it.
-        (setq quire--state nil quire--acknowledged nil)
+        (setq quire--state nil)
         (quire-mode -1))
-      (setq quire--state state quire--acknowledged shadow)
+      (setq quire--state state)
       (quire-mode 1)
       (quire--merge-file-changes file text))))
 
@@ -868,10 +815,9 @@ to bind (-32016) is said so, and the document is then bound to no file."
                                   (insert text)
                                   (quire--apply-changes (plist-get reply :changes))
                                   (buffer-string))))
-            (quire--acknowledge-all)
             (setq reopened t)))
       (unless reopened
-        (setq quire--state (plist-put (plist-put quire--state :base text) :epoch epoch))
+        (setq quire--state (plist-put quire--state :epoch epoch))
         (when quire--connection (ignore-errors (delete-process (jsonrpc--process quire--connection))))))))
 
 (defun quire--show-text (text)
@@ -896,10 +842,9 @@ Unreported and out of undo."
 Decided once the command is over: `find-alternate-file' runs this hook
 before it makes the buffer that takes over, and again when it kills this one."
   (when quire--state
-    (let ((uri (plist-get quire--state :uri)) (shadow quire--acknowledged))
+    (let ((uri (plist-get quire--state :uri)))
       (run-at-time 0 nil (lambda ()
                            (unless (quire--buffer-of uri)
-                             (when (buffer-live-p shadow) (kill-buffer shadow))
                              (when quire--connection
                                (ignore-errors (quire--request :document/close (list :uri uri))))))))))
 
@@ -913,7 +858,6 @@ before it makes the buffer that takes over, and again when it kills this one."
                (`(,uri ,reply ,apart-from ,file) (quire--open-asking name (quire--text) file)))
     (setq quire--state (quire--opened-state uri reply file))
     (quire--apply-changes (plist-get reply :changes))
-    (quire--acknowledge-all)
     (quire-mode 1)
     (message "Quire: %s%s"
              (cond (apart-from (format "\"%s\" is shared with other text: your text is shared apart as \"%s\""
@@ -922,8 +866,10 @@ before it makes the buffer that takes over, and again when it kills this one."
                    (t (format "joined \"%s\"" uri)))
              (if quire--peer-links (format " with %d peer link(s)" (length quire--peer-links)) ""))))
 
-(defun quire--open-asking (name text file)
+(defun quire--open-asking (name text file &optional reopen)
   "Open document NAME showing TEXT, bound to FILE.
+REOPEN, after the daemon went away: the view, epoch and revision the
+buffer was at (`quire--view-position'), sent with the first open only.
 Return (URI REPLY APART-FROM FILE).  When NAME exists with other text
 and nothing says what the two have in common, the daemon changes nothing
 and refuses (-32017): the person is asked whether to take the shared
@@ -939,12 +885,14 @@ quitting the question leaves the buffer unshared."
       (condition-case failure
           (setq reply (quire--request :document/open
                                        (append (list :uri uri :text text)
+                                               reopen
                                                (and conflict (list :conflict conflict))
                                                (and file (list :file file)))))
         (jsonrpc-error
          (let ((details (cddr failure)))
            (unless (eql (alist-get 'jsonrpc-error-code details) -32017)
              (signal (car failure) (cdr failure)))
+           (setq reopen nil)   ; no view says what the two have in common
            (pcase (car (quire--ask-document-differs uri (alist-get 'jsonrpc-error-data details)))
              (?t (setq conflict "take"))
              (?m (setq conflict "merge"))

@@ -123,7 +123,11 @@
           (when (seq-find (lambda (d) (equal (plist-get d :uri) uri))
                           (jsonrpc-request connection :document/list (make-hash-table)))
             (jsonrpc-request connection :document/open (list :uri uri :text ""))
-            (plist-get (jsonrpc-request connection :document/text (list :uri uri)) :text)))
+            (prog1 (plist-get (jsonrpc-request connection :document/text (list :uri uri)) :text)
+              ;; Closed, so that the probe leaves no view behind: the daemon keeps at most 8
+              ;; views of a document whose editors went away, and probing while the client
+              ;; reconnects must not push out the client's.
+              (jsonrpc-request connection :document/close (list :uri uri)))))
       (ignore-errors (jsonrpc-shutdown connection)))))
 
 (defun quire-test--start-daemon (socket &optional log)
@@ -227,30 +231,95 @@ created separately on another daemon."
         (ignore-errors (kill-process far-daemon))))))
 
 (ert-deftest quire-test-reconnect-after-daemon-restart ()
+  "`kill -9' of the daemon: what was typed at once and while it was away is
+kept, and the reopen sends the view, epoch, revision and text, no base."
   (quire-test--with-own-daemon ".reconnect"
     (insert "kept\nacross restarts\n")
     (quire-share "kept.el.txt")
-    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                "kept\nacross restarts\n"))))
-    ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
-    ;; acknowledged, so the reopen merges it.
-    (signal-process daemon 'SIGKILL)
-    (goto-char (point-max))
-    (insert "typed at once\n")
-    (quire-test--await-daemon-gone daemon socket)
-    (goto-char (point-max))
-    (insert "typed while away\n")
-    ;; The daemon's end is handled quietly (with `quire attach' the client sees status 0).
-    (should-not (quire-test--said "Server exited with status [01]"))
-    (should-not (quire-test--said "refused an edit (Server died)"))
-    (setq daemon (quire-test--start-daemon socket))
-    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
-                                                "kept\nacross restarts\ntyped at once\ntyped while away\n"))
-                              10))
+    (let ((opens nil) (request (symbol-function 'quire--request)))
+      (cl-letf (((symbol-function 'quire--request)
+                 (lambda (method params)
+                   (when (eq method :document/open) (push params opens))
+                   (funcall request method params))))
+        (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                    "kept\nacross restarts\n"))))
+        ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
+        ;; acknowledged, so the reopen merges it.
+        (signal-process daemon 'SIGKILL)
+        (goto-char (point-max))
+        (insert "typed at once\n")
+        (quire-test--await-daemon-gone daemon socket)
+        (goto-char (point-max))
+        (insert "typed while away\n")
+        ;; The daemon's end is handled quietly (with `quire attach' the client sees status 0).
+        (should-not (quire-test--said "Server exited with status [01]"))
+        (should-not (quire-test--said "refused an edit (Server died)"))
+        (setq daemon (quire-test--start-daemon socket))
+        (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
+                                                    "kept\nacross restarts\ntyped at once\ntyped while away\n"))
+                                  10))
+        ;; The reopen: what the buffer shows, its view, epoch and revision; no base.
+        (should (= (length opens) 1))
+        (should (equal (sort (cl-loop for (key _value) on (car opens) by #'cddr collect (symbol-name key)) #'string<)
+                       '(":epoch" ":revision" ":text" ":uri" ":view")))
+        (should (equal (plist-get (car opens) :text) "kept\nacross restarts\ntyped at once\ntyped while away\n"))))
     (goto-char (point-min))
     (insert ">")
     (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
                                                 ">kept\nacross restarts\ntyped at once\ntyped while away\n"))))))
+
+(ert-deftest quire-test-refused-edit-resyncs-keeping-both-texts ()
+  "An edit the daemon refuses (a client bug: a revision it never sent) is
+said, and the buffer resynced with `text', `epoch' and `revision', no
+base: what was typed (the refused edit, and the next one, refused too) and
+what the other editor typed meanwhile all stay.  Edits are named."
+  (quire-test--with-own-daemon ".refused"
+    (let ((uri "refused.el.txt") (resyncs nil) (broken nil) (ids nil)
+          (async (symbol-function 'jsonrpc-async-request))
+          (request (symbol-function 'quire--request)))
+      (insert "x <A1> y\nf(x) \"s\"\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (cl-letf (((symbol-function 'jsonrpc-async-request)
+                       (lambda (connection method params &rest options)
+                         (when (eq method :document/edit)
+                           (push (plist-get params :editId) ids)
+                           (unless broken
+                             (setq broken t
+                                   params (plist-put (copy-sequence params) :revision (+ 100 (plist-get params :revision))))))
+                         (apply async connection method params options)))
+                      ((symbol-function 'quire--request)
+                       (lambda (method params)
+                         (when (eq method :document/resync) (push params resyncs))
+                         (funcall request method params))))
+              (goto-char (point-max))
+              (insert "<K1> kept\n")
+              (should broken)
+              (should (string-prefix-p quire--instance (car ids)))
+              (insert "and this\n")
+              ;; The other editor types at the start before this one has read the refusal (a
+              ;; notification: a synchronous request here would nest the resync's inside its wait).
+              (jsonrpc-notify other :document/edit
+                              (list :uri uri :revision (process-get (jsonrpc--process other) 'revision)
+                                    :changes (vector (list :range '(:start (:line 0 :character 0) :end (:line 0 :character 0))
+                                                           :text "partner "))))
+              (should (quire-test--wait (lambda () (equal (plist-get quire--state :epoch) 1))))
+              (should (quire-test--said "refused an edit"))
+              (should (quire-test--agree other uri))
+              (should (= (quire-test--count "<K1> kept\nand this\n" (quire--text)) 1))
+              (should (= (quire-test--count "partner x <A1>" (quire--text)) 1))
+              (should (= (length resyncs) 1))
+              (let ((resync (car resyncs)))
+                (should (equal (plist-get resync :epoch) 0))
+                (should (integerp (plist-get resync :revision)))
+                (should (stringp (plist-get resync :text)))
+                (should-not (plist-member resync :base)))
+              ;; Sharing goes on in the new epoch.
+              (goto-char (point-max))
+              (insert "<Z9>\n")
+              (should (quire-test--agree other uri)))
+          (jsonrpc-shutdown other))))))
 
 ;; Tokens as programmers type them: each must end once and whole.
 (defun quire-test--count (token text)
@@ -296,7 +365,6 @@ an edit the daemon applied before the crash but whose reply was lost too."
             (search-forward "y ")
             (insert "<F1> "))
           (should (quire-test--agree other uri))
-          (should (plist-get quire--state :pending))
           (let ((epoch (plist-get quire--state :epoch)) (revision (plist-get quire--state :daemon)))
             (should (equal revision 1))
             ;; No reconnection of its own: the test reopens once the other editor typed.
@@ -337,13 +405,14 @@ an edit the daemon applied before the crash but whose reply was lost too."
                       (quire--reconnect))
                     (should (and quire--connection (jsonrpc-running-p quire--connection)))
                     ;; The reopen named the view, the epoch and the revision the buffer was at,
-                    ;; with the fallback's base and the edit in flight.
+                    ;; and no base and no edits in flight: the daemon knows what it read.
                     (should (= (length opens) 1))
                     (let ((open (car opens)))
                       (should (equal (plist-get open :view) view))
                       (should (equal (plist-get open :epoch) epoch))
                       (should (equal (plist-get open :revision) revision))
-                      (should (stringp (plist-get open :base)))
+                      (should-not (plist-member open :base))
+                      (should-not (plist-member open :pending))
                       (should (string-match-p "<T1> x <B1> y" (plist-get open :text))))
                     (should (equal (plist-get quire--state :view) view))
                     (should (quire-test--wait (lambda () (with-current-buffer log
@@ -512,34 +581,6 @@ through the reconnection."
                                                 "before\nwhile away\n"))
                               10))))
 
-(ert-deftest quire-test-refused-edit-resyncs-keeping-the-text ()
-  "A refused edit is shown, and the resync keeps what the buffer shows.
-Edits in flight are named, so a reopen can tell which the daemon applied."
-  (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
-         (quire-command (list binary "attach" socket)))
-    (with-temp-buffer
-      (insert "one\n")
-      (quire-share "refused.el.txt")
-      (goto-char (point-max))
-      (insert "two\n")
-      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "refused.el.txt") "one\ntwo\n"))))
-      (should (null (plist-get quire--state :pending)))
-      ;; A client bug: a daemon revision never sent makes the next edits refused.
-      (setq quire--state (plist-put quire--state :daemon 100))
-      (insert "kept\n")
-      (let ((sent (plist-get (car (plist-get quire--state :pending)) :editId)))
-        (should (string-prefix-p quire--instance sent)))
-      (insert "and this\n")
-      (should (quire-test--wait (lambda () (equal (plist-get quire--state :epoch) 1))))
-      (should (string-match-p "refused an edit" (with-current-buffer "*Messages*" (buffer-string))))
-      (should (equal (buffer-string) "one\ntwo\nkept\nand this\n"))
-      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "refused.el.txt")
-                                                  "one\ntwo\nkept\nand this\n"))))
-      (insert "after\n")
-      (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "refused.el.txt")
-                                                  "one\ntwo\nkept\nand this\nafter\n"))))
-      (quire-stop))))
-
 (ert-deftest quire-test-refused-resync-keeps-the-text-and-tries-again ()
   "A resync the daemon refuses too (-32018: the document has no room for the text)
 changes nothing here: the buffer keeps its text, the person is told why, and the
@@ -552,15 +593,22 @@ next refused edit resyncs again."
       (quire-share "too-large.el.txt")
       (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "too-large.el.txt") "one\n"))))
       (let ((epoch (plist-get quire--state :epoch))
-            (real (symbol-function 'quire--request)))
+            (real (symbol-function 'quire--request))
+            (async (symbol-function 'jsonrpc-async-request))
+            (broken nil))
         ;; The daemon refuses the resync as it does a document with no room left.
         (cl-letf (((symbol-function 'quire--request)
                    (lambda (method params)
                      (if (eq method :document/resync)
                          (signal 'jsonrpc-error (list why (cons 'jsonrpc-error-code -32018) (cons 'jsonrpc-error-message why)))
-                       (funcall real method params)))))
-          ;; A client bug makes the next edit refused, which starts a resync.
-          (setq quire--state (plist-put quire--state :daemon 100))
+                       (funcall real method params))))
+                  ;; A client bug makes the next edit refused (a revision never sent), which starts a resync.
+                  ((symbol-function 'jsonrpc-async-request)
+                   (lambda (connection method params &rest options)
+                     (when (and (eq method :document/edit) (not broken))
+                       (setq broken t
+                             params (plist-put (copy-sequence params) :revision (+ 100 (plist-get params :revision)))))
+                     (apply async connection method params options))))
           (goto-char (point-max))
           (insert "kept\n")
           (should (quire-test--wait (lambda () (string-match-p (regexp-quote (concat "is not shared: " why))

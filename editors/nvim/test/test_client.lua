@@ -57,12 +57,25 @@ vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('GA<C-R>p tail<Esc>', true,
 wait_for(function() return daemon_text() == buffer_text() end, 'the paste to reach the daemon')
 check(quire._epoch(0) == 0, 'the paste made a resync')
 
--- A refused edit is shown and resynced, keeping what was typed.
+-- A refused edit is shown and resynced, keeping what was typed and what otto typed around the
+-- refusal. The resync sends the text with the epoch and daemon revision, no base: the daemon
+-- resolves the buffer against what it had sent this editor.
 quire._break_revision(0)
 vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('Gokept words<Esc>', true, false, true), 'x', false)
+otto.ask('document/edit', { uri = 'intent.txt', revision = 0, changes = {
+  { range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } }, text = 'partner ' } } })
 wait_for(function() return quire._epoch(0) == 1 end, 'the resync after a refusal')
-wait_for(function() return daemon_text() == buffer_text() end, 'the kept text to reach the daemon')
-check(vim.api.nvim_buf_get_lines(0, -2, -1, false)[1] == 'kept words', 'the typed line was lost')
+wait_for(function() return daemon_text() == buffer_text() and H.count(buffer_text(), 'partner') == 1 end,
+  'the kept text and the partner\'s word to reach both')
+check(vim.api.nvim_buf_get_lines(0, -2, -1, false)[1] == 'kept words', 'the typed line was lost: ' .. buffer_text())
+check(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]:find('^partner ') ~= nil, 'the partner\'s word was lost: ' .. buffer_text())
+check(H.count(daemon_text() or '', 'kept words') == 1, 'the typed line is not there once: ' .. tostring(daemon_text()))
+check(told('refused an edit'), 'no message about the refusal')
+do
+  local log = table.concat(vim.fn.readfile(vim.env.QUIRE_TEST_LOG), '\n') .. '\n'
+  check(H.count(log, 'resyncing intent.txt keeping the buffer text, sending epoch,revision,text,uri\n') == 1,
+    'the resync did not send text, epoch and revision alone')
+end
 
 vim.fn.jobstop(otto.job)
 quire.stop()
@@ -99,6 +112,12 @@ probe.ask('document/open', { uri = 'kept.txt', text = '' })
 wait_for(function() return (probe.ask('document/text', { uri = 'kept.txt' }) or {}).text == 'kept\nacross restarts\ntyped while it was away\n' end,
   'the text typed while the daemon was away')
 vim.fn.jobstop(probe.job)
+-- The reopen named the view and where the buffer was in it, and sent no base.
+do
+  local log = table.concat(vim.fn.readfile(vim.env.QUIRE_TEST_LOG), '\n') .. '\n'
+  check(H.count(log, 'reopening kept.txt with') == 1 and H.count(log, ', sending epoch,revision,text,uri,view\n') == 1,
+    'the reopen did not send its view, epoch, revision and text alone: ' .. log:sub(-600))
+end
 
 -- Peers: listen, a peer joins (told, counted), disconnect (told), and after a restart the
 -- daemon listens on the same port again.

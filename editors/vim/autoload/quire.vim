@@ -225,34 +225,41 @@ def Reconnect()
     # edits sent that it may never have read (in flight at the crash), are all in it. With `view`,
     # `epoch` and `revision` (the daemon edits this buffer had applied: what its next edit would
     # have been based on), the daemon resolves it against exactly what it had sent us, by
-    # identity. `base` (the text the daemon acknowledged) and `pending` (the edits whose replies
-    # never came) are its fallback when it has no such view.
-    var params: dict<any> = {uri: state.uri, text: DocumentText(buf), base: AcknowledgedText(state)}
+    # identity; the edits in flight that it did read are in that view already. No base: the
+    # daemon keeps what each editor saw (a view whose elements went keeps its texts). Where it
+    # has no view at all (a lost data directory), the open rules apply: -32017 asks the person.
+    var params: dict<any> = {uri: state.uri, text: DocumentText(buf)}
     if get(state, 'view', '') != ''
       params.view = state.view
       params.epoch = state.epoch
       params.revision = state.daemon
     endif
-    if !empty(state.pending)
-      params.pending = state.pending   # edits whose replies never came: the daemon knows which it applied
-    endif
     if get(state, 'file', '') != ''
       params.file = state.file
     endif
     Log('reopening ' .. state.uri .. ' with view ' .. get(params, 'view', '(none)') .. ', epoch ' .. state.epoch
-      .. ', revision ' .. state.daemon .. ', ' .. len(state.pending) .. ' edit(s) in flight')
-    var reply = Request('document/open', params)
-    if type(reply) == v:t_dict
-      state.view = get(reply, 'view', '')
-      state.epoch = reply.epoch
-      state.opened = NextOpen()
-      state.editor = 0
-      state.daemon = 0
-      state.pending = []
-      ApplyChanges(buf, reply.changes)
-      Acknowledged(buf)
-      Log('reopened ' .. state.uri .. ' after a daemon restart (' .. len(reply.changes) .. ' changes to the shared text)')
+      .. ', revision ' .. state.daemon .. ', sending ' .. string(sort(keys(params))))
+    var answer = Ask('document/open', params)
+    if get(get(answer, 'error', {}), 'code', 0) == -32017
+      # No view survived and the document holds other text: nothing changed, the buffer is not
+      # shared, and the person chooses, as when sharing (take, merge, keep apart).
+      state.detached = true   # closes nothing: the document is not open in this session
+      Forget(buf)
+      AskConflict(buf, state.uri, get(state, 'file', ''), get(answer.error, 'data', {}))
+      continue
+    elseif !has_key(answer, 'result')
+      Warn('document/open failed: ' .. get(get(answer, 'error', {}), 'message', 'no answer'))
+      continue
     endif
+    var reply = answer.result
+    state.view = get(reply, 'view', '')
+    state.epoch = reply.epoch
+    state.opened = NextOpen()
+    state.editor = 0
+    state.daemon = 0
+    ApplyChanges(buf, reply.changes)
+    TakeSent(buf)
+    Log('reopened ' .. state.uri .. ' after a daemon restart (' .. len(reply.changes) .. ' changes to the shared text)')
   endfor
 enddef
 
@@ -300,12 +307,12 @@ def ShareAs(buf: number, uri: string, file: string, conflict: string)
     return
   endif
   var reply = answer.result
-  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: file, pending: [], view: get(reply, 'view', ''),
+  shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: file, view: get(reply, 'view', ''),
                  records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline'), opened: NextOpen()}
   # Shared text is read again on every reload: a modeline someone typed into it must not run.
   setbufvar(buf, '&modeline', 0)
   ApplyChanges(buf, reply.changes)
-  Acknowledged(buf)
+  TakeSent(buf)
   shared[buf].listener = listener_add(OnListener, buf)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
@@ -528,9 +535,8 @@ export def Reattach(buf: number, reread: bool)
   state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
-  state.pending = []
   ApplyChanges(buf, reply.changes)
-  Acknowledged(buf)
+  TakeSent(buf)
   Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
 enddef
 
@@ -724,19 +730,22 @@ def SendChanges(buf: number)
   editCount += 1
   var params: dict<any> = {uri: state.uri, epoch: state.epoch, revision: state.daemon, changes: changes,
     editId: instance .. '-' .. editCount}
+  if get(state, 'breakRevision', false)
+    state.breakRevision = false
+    params.revision += 100   # for the client's own tests (BreakRevisionForTest)
+  endif
   if bufnr() == buf
     params.undoGroup = changenr()   # one Vim undo block is one step of the daemon's undo
     params.cursor = {line: line('.') - 1, character: col('.') - 1}
   endif
   var opened = state.opened
   try
-    # A request: its reply says the daemon has the edit (on disk), so it joins the acknowledged text.
+    # A request: an error reply means the edit is not in the document (resync keeping the text).
     ch_sendexpr(channel, {method: 'document/edit', params: params}, {callback: (_, reply) => OnEditReply(buf, opened, reply)})
   catch
     Log('could not send an edit: ' .. v:exception)   # the daemon is gone: the reopen merges it
     return
   endtry
-  add(state.pending, {editId: params.editId, changes: changes})
   state.editor += 1
   for change in changes
     MoveCursors(buf, change)
@@ -989,20 +998,15 @@ def AtCursor(old: list<number>, prefix: number, suffix: number, inserted: list<n
   return [prefix, suffix, inserted]
 enddef
 
-# The reply to one of our edits: it joins the acknowledged text, or, refused, the user is told and
-# the buffer is resynced keeping its text (every later edit of the epoch is refused too).
+# The reply to one of our edits: accepted, nothing to do (the daemon keeps what this editor saw);
+# refused, the user is told and the buffer is resynced keeping its text (every later edit of the
+# epoch is refused too).
 def OnEditReply(buf: number, opened: number, reply: dict<any>)
   if !has_key(shared, buf) || shared[buf].opened != opened
     return   # an edit of an earlier open or epoch (a reopen also starts at epoch 0)
   endif
   var state = shared[buf]
-  if has_key(reply, 'result')
-    if !empty(state.pending)
-      for change in remove(state.pending, 0).changes
-        ApplyLocalChange(state.acknowledged, change)
-      endfor
-    endif
-  elseif !get(state, 'resyncing', false)
+  if has_key(reply, 'error') && !get(state, 'resyncing', false)
     state.resyncing = true
     Warn('the daemon refused an edit (' .. get(get(reply, 'error', {}), 'message', 'no reason') .. '); resyncing, your text is kept')
     timer_start(0, (_) => ResyncKeepingText(buf))
@@ -1085,9 +1089,8 @@ def OnDaemonEdit(params: dict<any>)
     return
   endif
   ApplyChanges(buf, params.changes)
-  # The daemon made this edit after all of ours (their replies came first): it is acknowledged too.
+  # The daemon made this edit after all of ours: the listener check's old lines take it too.
   for change in params.changes
-    ApplyChangeToLines(state.acknowledged, change)
     ApplyChangeToLines(state.sent, change)
   endfor
   state.daemon += 1
@@ -1244,16 +1247,13 @@ def Splice(change: dict<any>, lineCount: number, eol: bool, Line: func(number): 
   return {first: first, end: min([last + 1, lineCount]), lines: replacement, eol: newEol}
 enddef
 
-# What the daemon has acknowledged of a buffer (lines and final newline), the base a reopen
-# merges from: set from the buffer when both agree, then moved on by replies and daemon edits.
-def Acknowledged(buf: number)
-  shared[buf].acknowledged = {lines: getbufline(buf, 1, '$'), eol: getbufvar(buf, '&eol')}
-  # The text as the daemon will have it once it has our edits: the check on listener regions.
+# The lines (and final newline) the daemon will have once it has our edits, taken from the buffer
+# when both agree (an open, a reopen, a resync), then moved on by each edit sent and each daemon
+# edit applied. Never sent: Vim's listener names the lines a command changed but not their old
+# text, so this is where RangeChanges reads the old lines to send the exact range (and checks
+# that the lines no record touched are unchanged); a mismatch sends the whole text instead.
+def TakeSent(buf: number)
   shared[buf].sent = {lines: getbufline(buf, 1, '$'), eol: getbufvar(buf, '&eol')}
-enddef
-
-def AcknowledgedText(state: dict<any>): string
-  return join(state.acknowledged.lines, "\n") .. (state.acknowledged.eol ? "\n" : '')
 enddef
 
 # Lines start..end-1 (0-based) of `text` become `newLines`.
@@ -1277,9 +1277,10 @@ export def ApplyChangesForTest(buf: number, changes: list<any>)
   ApplyChanges(buf, changes)
 enddef
 
-# After a refused edit: the daemon merges what the buffer shows (its changes since the text the
-# daemon acknowledged) and the buffer takes the result, which is its own text unless others
-# typed meanwhile. A new epoch starts; nothing typed is lost.
+# After a refused edit: the daemon resolves what the buffer shows against what it had sent this
+# buffer at its epoch and daemon revision (by identity, as an edit), and the buffer takes the
+# result, which is its own text unless others typed meanwhile. A new epoch starts; nothing typed
+# is lost, and no base is needed: the daemon knows what this editor saw.
 export def ResyncKeepingText(buf: number)
   if !has_key(shared, buf) || !ready
     return
@@ -1287,7 +1288,9 @@ export def ResyncKeepingText(buf: number)
   listener_flush(buf)
   var state = shared[buf]
   state.records = []   # the resync sends the whole text
-  var reply = Request('document/resync', {uri: state.uri, text: DocumentText(buf), base: AcknowledgedText(state)})
+  var params = {uri: state.uri, text: DocumentText(buf), epoch: state.epoch, revision: state.daemon}
+  Log('resyncing ' .. state.uri .. ' keeping the buffer text, sending ' .. string(sort(keys(params))))
+  var reply = Request('document/resync', params)
   state.resyncing = false
   if type(reply) != v:t_dict
     return
@@ -1299,8 +1302,7 @@ export def ResyncKeepingText(buf: number)
   state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
-  state.pending = []
-  Acknowledged(buf)
+  TakeSent(buf)
   Log('resynced ' .. state.uri .. ' keeping the buffer text, epoch ' .. reply.epoch)
 enddef
 
@@ -1336,12 +1338,11 @@ export def Resync(buf: number)
   endif
   ReplaceText(buf, reply.text)
   state.records = []
-  state.pending = []
   state.epoch = reply.epoch
   state.opened = NextOpen()
   state.editor = 0
   state.daemon = 0
-  Acknowledged(buf)
+  TakeSent(buf)
 enddef
 
 export def SendCursor(buf: number)
@@ -1640,10 +1641,10 @@ export def Stop()
   ready = false
 enddef
 
-# For the client's own tests: a client bug, as a daemon revision the daemon never sent, so that
-# the next edit is refused.
+# For the client's own tests: a client bug, as a daemon revision the daemon never sent in the
+# next edit only, so that it is refused (-32012) and the resync that follows is a correct one.
 export def BreakRevisionForTest(buf: number)
-  shared[buf].daemon += 100
+  shared[buf].breakRevision = true
 enddef
 
 # For the client's own tests: the epoch of a shared buffer (it changes only on a resync).
@@ -1651,7 +1652,7 @@ export def EpochForTest(buf: number): number
   return shared[buf].epoch
 enddef
 
-# For the client's own tests: a change applied to a copy of the text, as the shadows take it.
+# For the client's own tests: a change applied to a copy of the text, as `sent` takes it.
 export def ApplyChangeForTest(text: dict<any>, change: dict<any>)
   ApplyLocalChange(text, change)
 enddef

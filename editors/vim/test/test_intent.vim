@@ -97,14 +97,21 @@ feedkeys("uuu", 'tx')
 InSync('three undos')
 
 # A refused edit (a client bug: a revision the daemon never sent) is shown and resynced, and
-# what was typed is kept.
+# what was typed is kept, and so is what the other editor typed before the resync. The resync
+# sends the text with the epoch and daemon revision, no base: the daemon resolves the buffer
+# against what it had sent this editor.
 quire#BreakRevisionForTest(bufnr())
 feedkeys("Gokept words\<Esc>", 'tx')
-listener_flush()
+quire#Flush(bufnr())   # the refused edit is sent now
+OtherInserts(0, 0, 'partner ')   # before this Vim reads the refusal
 WaitFor(() => quire#EpochForTest(bufnr()) == 1, 'the resync after a refusal')
 WaitFor(() => DaemonText() == BufferText(), 'the kept text to reach the daemon')
 add(errors, getline('$') == 'kept words' ? '' : 'the typed line was lost: ' .. string(getline(1, '$')))
+add(errors, getline(1) =~ '^partner ' ? '' : 'the other editor''s word was lost: ' .. string(getline(1, '$')))
+add(errors, count(DaemonText(), 'kept words') == 1 && count(DaemonText(), 'partner') == 1 ? '' : 'not once each: ' .. string(DaemonText()))
 add(errors, execute('messages') =~ 'refused an edit' ? '' : 'no message about the refusal')
+var resyncs = filter(readfile($QUIRE_TEST_LOG), (_, l) => l =~ 'resyncing intent.txt keeping the buffer text')
+add(errors, len(resyncs) == 1 && resyncs[0] =~ "sending \\['epoch', 'revision', 'text', 'uri'\\]$" ? '' : 'the resync sent: ' .. string(resyncs))
 feedkeys("A and more\<Esc>", 'tx')
 listener_flush()
 WaitFor(() => DaemonText() == BufferText(), 'editing after the resync')

@@ -1,6 +1,7 @@
 vim9script
 # The daemon under Vim is killed (-9) and restarts from its data directory: the client reopens
-# the shared buffer, and what was typed while the daemon was away merges into the kept text.
+# the shared buffer with its view, epoch and revision and no base, and what was typed while the
+# daemon was away merges into the kept text.
 runtime plugin/quire.vim
 
 var errors: list<string> = []
@@ -18,9 +19,12 @@ def WaitFor(Condition: func(): bool, what: string, timeout = 10000)
   endif
 enddef
 
+var daemonLogs = 0
 def StartDaemon(): job
   # The same data directory each time: the restarted daemon has the document back from disk.
-  var daemon = job_start([quire, '--no-stdio', '--socket', socket, '--data-dir', socket .. '.data'], {err_io: 'null', out_io: 'null', in_io: 'null'})
+  daemonLogs += 1
+  var daemon = job_start([quire, '--no-stdio', '--log-level', 'info', '--socket', socket, '--data-dir', socket .. '.data'],
+    {err_io: 'file', err_name: socket .. '.daemon' .. daemonLogs .. '.log', out_io: 'null', in_io: 'null'})
   WaitFor(() => getftype(socket) == 'socket', 'the daemon socket')
   return daemon
 enddef
@@ -34,6 +38,9 @@ def DaemonText(): string
   if type(documents) == v:t_dict && !empty(get(documents, 'result', []))
     ch_evalexpr(channel, {method: 'document/open', params: {uri: 'kept.txt', text: ''}})
     text = ch_evalexpr(channel, {method: 'document/text', params: {uri: 'kept.txt'}}).result.text
+    # Closed, so that the probe leaves no view behind: the daemon keeps at most 8 views of a
+    # document whose editors went away, and probing while Vim reconnects must not push out Vim's.
+    ch_evalexpr(channel, {method: 'document/close', params: {uri: 'kept.txt'}})
   endif
   job_stop(probe)
   return text
@@ -41,6 +48,7 @@ enddef
 
 var daemon = StartDaemon()
 g:quire_command = [quire, 'attach', socket]
+g:quire_log = $QUIRE_TEST_LOG
 enew
 setline(1, ['kept', 'across restarts'])
 QuireShare kept.txt
@@ -57,6 +65,12 @@ delete(socket)
 append('$', 'and more once it noticed')
 daemon = StartDaemon()
 WaitFor(() => DaemonText() == "kept\nacross restarts\ntyped while the daemon was away\nand more once it noticed\n", 'the reopened document')
+
+# The reopen named the view and where the buffer was in it, and sent no base: the daemon keeps
+# what this editor saw.
+var reopens = filter(readfile($QUIRE_TEST_LOG), (_, l) => l =~ 'reopening kept.txt')
+add(errors, len(reopens) == 1 && reopens[0] =~ "with view [^( ]\\+, epoch 0, revision 0, sending \\['epoch', 'revision', 'text', 'uri', 'view'\\]$"
+  ? '' : 'the reopen sent: ' .. string(reopens))
 
 # Editing goes on as before.
 setline(1, 'kept!')
