@@ -73,27 +73,31 @@ struct ProjectBenchmark {
 
     func run() throws -> Result {
         var result = Result()
+        // Data directories are removed at the end: ext4 passes over inodes freed in the last
+        // seconds when it makes new ones, which would slow each measurement after a removal.
+        var directories: [String] = []
+        defer { for path in directories { try? FileManager.default.removeItem(atPath: path) } }
         let (source, files) = Self.projectFiles()
         result.source = "\(files.count) files, \(source)"
-        result.fresh.append(try fresh("prose (3 MB document)", [DocumentBenchmark.makeText()]))
+        result.fresh.append(try fresh("prose (3 MB document)", [DocumentBenchmark.makeText()], &directories))
         let code = files.prefix(2_000).map(\.text)
-        result.fresh.append(try fresh("code (\(code.count) files, one document each)", code))
+        result.fresh.append(try fresh("code (\(code.count) files, one document each)", code, &directories))
         if let largest = files.max(by: { $0.text.utf8.count < $1.text.utf8.count }) {
-            result.fresh.append(try fresh("code (the largest file, \(largest.text.utf8.count / 1024) KB)", [largest.text]))
+            result.fresh.append(try fresh("code (the largest file, \(largest.text.utf8.count / 1024) KB)", [largest.text], &directories))
         }
         for n in sizes {
-            result.projects.append(try open(files, count: n, durable: true, readBytes: 65_536))
+            result.projects.append(try open(files, count: n, durable: true, readBytes: 65_536, &directories))
         }
         if sizes.contains(2_000) {
-            result.projects.append(try open(files, count: 2_000, durable: true, readBytes: Int.max))
-            result.projects.append(try open(files, count: 2_000, durable: false, readBytes: 65_536))
+            result.projects.append(try open(files, count: 2_000, durable: true, readBytes: Int.max, &directories))
+            result.projects.append(try open(files, count: 2_000, durable: false, readBytes: 65_536, &directories))
         }
         return result
     }
 
     /// Documents made from `texts` (one each), kept: heap per character; then their files on disk
     /// as the store writes them at creation (the log's first record), and as a snapshot.
-    private func fresh(_ name: String, _ texts: [String]) throws -> Fresh {
+    private func fresh(_ name: String, _ texts: [String], _ directories: inout [String]) throws -> Fresh {
         var f = Fresh(name: name)
         for text in texts {
             f.characters += text.unicodeScalars.count
@@ -115,7 +119,7 @@ struct ProjectBenchmark {
         let c = Double(max(f.characters, 1))
         f.statistics = "\(leaves) leaves, \(runs) runs; per char: runs \(String(format: "%.2f", Double(runBytes) / c)), content \(String(format: "%.2f", Double(contentBytes) / c)), ID index \(String(format: "%.2f", Double(idIndexBytes) / c)), leaf records and array headers \(String(format: "%.2f", Double(leafBytes) / c))" 
         let path = StorageBenchmark.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        directories.append(path)
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         do {
@@ -132,7 +136,8 @@ struct ProjectBenchmark {
     /// editor through `document/open`, fed to the daemon in reads of `readBytes` (as a pipe
     /// delivers them; NIO reads at most 64 KiB); then the daemon dropped and a new one started
     /// on the same data directory.
-    private func open(_ files: [(path: String, text: String)], count: Int, durable: Bool, readBytes: Int) throws -> Project {
+    private func open(_ files: [(path: String, text: String)], count: Int, durable: Bool, readBytes: Int,
+                      _ directories: inout [String]) throws -> Project {
         var p = Project(mode: durable ? (readBytes == Int.max ? "durable, one read" : "durable, 64 KiB reads") : "memory only")
         p.files = count
         var frames: [UInt8] = []
@@ -145,7 +150,7 @@ struct ProjectBenchmark {
                                                                      "params": ["uri": .string(uri), "text": .string(file.text)]]))
         }
         let path = StorageBenchmark.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        directories.append(path)
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         var next: UInt64 = 0

@@ -23,6 +23,9 @@ struct QuireBench: ParsableCommand {
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
     var quire: String?
 
+    @Option(help: "Project sizes (files) for --only project, comma-separated.")
+    var projectSizes = "500,2000,8000"
+
     @Flag(help: "Print one JSON object per trace.")
     var json = false
 
@@ -163,7 +166,7 @@ struct QuireBench: ParsableCommand {
     }
 
     private func runProjectBenchmark() throws {
-        let r = try ProjectBenchmark(sizes: [500, 2_000, 8_000]).run()
+        let r = try ProjectBenchmark(sizes: projectSizes.split(separator: ",").compactMap { Int($0) }).run()
         if json {
             for f in r.fresh {
                 print(JSONSerializer(sortedKeys: true).string([
