@@ -244,6 +244,25 @@ struct StoredHistory {
         #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
     }
 
+    /// A document directory a crash stopped being made (still under its `.tmp` name) held no
+    /// acknowledged document: loading removes it, with no error, and loads the others.
+    @Test func anUnfinishedCreationIsRemovedAtLoad() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        do {
+            let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+            store.create(uri: "kept", id: 1, initial: ReplicatingText("kept\n", replica: ReplicaID(1)).operations())
+            store.commit()
+        }
+        let unfinished = path + "/documents/" + DocumentFiles.directoryName(for: 2) + DocumentFiles.unfinishedSuffix
+        try FileManager.default.createDirectory(atPath: unfinished, withIntermediateDirectories: false)
+        let log = LogCapture()
+        let store = try DocumentStore(path: path, logger: log.logger)
+        let documents = store.loadDocuments()
+        #expect(documents.map(\.uri) == ["kept"])
+        #expect(!FileManager.default.fileExists(atPath: unfinished))
+        #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
+    }
+
     /// A `.batch` store writes a new document's files at once (a `kill -9` cannot take them):
     /// read back by another store before any commit, the document is there.
     @Test func aBatchStoreWritesNewDocumentsAtOnce() throws {

@@ -1,3 +1,4 @@
+import Glibc
 import JSON
 import ReplicatingTypes
 
@@ -66,18 +67,23 @@ final class DocumentFiles {
     /// a `kill -9` loses none of them.
     static func create(under root: String, uri: String, id: UInt64) throws -> DocumentFiles {
         let directory = root + "/" + directoryName(for: id)
-        try FileSystem.makeDirectory(directory)
-        // A new directory: no one reads document.json before it is synced, so it is written in
-        // place (later changes replace it atomically).
-        try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: directory + "/" + metadataName)
-        let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: true)
-        if segment.size > 0 { try segment.truncate(to: 0) }
-        try segment.append(LogRecords.Kind.log.magic)
+        // Made whole under a name that loading skips (and removes), then renamed: a crash part-way
+        // never leaves a document directory without its document.json or log header.
+        let unfinished = directory + unfinishedSuffix
+        try FileSystem.makeDirectory(unfinished)
+        try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: unfinished + "/" + metadataName)
+        try FileSystem.writeNew(LogRecords.Kind.log.magic, to: unfinished + "/" + segmentName(1))
+        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
+        let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: false)
         let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
         files.isCreationUnsynced = true
         files.hasUnsyncedData = true
         return files
     }
+
+    /// The suffix of a document directory being made (`create`); one left by a crash held no
+    /// acknowledged document.
+    static let unfinishedSuffix = ".tmp"
 
     /// Whether `document.json`, the first segment and the directory's entries still wait for
     /// their first sync.

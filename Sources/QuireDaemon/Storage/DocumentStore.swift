@@ -150,6 +150,17 @@ public final class DocumentStore {
             return []
         }
         var loaded: [LoadedDocument] = []
+        for name in names where name.hasSuffix(DocumentFiles.unfinishedSuffix) {
+            // A document a crash stopped being made: nothing told of it yet.
+            var info = stat()
+            guard lstat(documentsPath + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            do {
+                try FileManager.default.removeItem(atPath: documentsPath + "/" + name)
+                logger.info("removed \(documentsPath)/\(name), a document whose creation a crash interrupted (never acknowledged)")
+            } catch {
+                logger.warning("cannot remove \(documentsPath)/\(name), a document whose creation a crash interrupted: \(error)")
+            }
+        }
         for name in names where !name.hasSuffix(".tmp") {
             let directory = documentsPath + "/" + name
             do {
