@@ -12,6 +12,12 @@ public struct EditingTrace: Sendable {
         public var position: Int
         public var removeCount: Int
         public var insert: [Unicode.Scalar]
+
+        public init(position: Int, removeCount: Int, insert: [Unicode.Scalar]) {
+            self.position = position
+            self.removeCount = removeCount
+            self.insert = insert
+        }
     }
 
     public var name: String
@@ -29,6 +35,14 @@ public struct EditingTrace: Sendable {
             case .malformed(let path, let why): return "trace \(path) is malformed: \(why)"
             }
         }
+    }
+
+    /// A trace made in memory (the benchmark's generated code-shaped histories).
+    public init(name: String, startContent: String = "", endContent: String, patches: [Patch]) {
+        self.name = name
+        self.startContent = startContent
+        self.endContent = endContent
+        self.patches = patches
     }
 
     /// Loads a `.json` or `.json.gz` trace (gzip is undone with the system's `gzip -dc`).

@@ -93,6 +93,8 @@ public final class Daemon {
     private var nextReplica: () -> ReplicaID
     private var randomBytes: (Int) -> [UInt8]
     private(set) var documents: [String: SharedDocument] = [:]
+    /// How many documents the daemon holds (for the benchmark).
+    public var documentCount: Int { documents.count }
     /// Editor views no session shows now, which their editors may reopen (after a restart, every
     /// view the log holds).
     let dormantViews = DormantViews()

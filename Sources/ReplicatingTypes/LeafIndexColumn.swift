@@ -10,6 +10,10 @@ struct LeafIndexColumn {
 
     private var chunks: ContiguousArray<UnsafeMutablePointer<UInt32>> = []
     private(set) var count = 0
+    /// Elements the last chunk has room for: a power of two from 64 up to `chunkSize`, so a
+    /// small document's index is about its size, not a whole 16 KiB chunk (every other chunk
+    /// is full, and so `chunkSize` long).
+    private var lastCapacity = 0
 
     @inline(__always)
     subscript(counter: Int) -> UInt32 {
@@ -28,15 +32,38 @@ struct LeafIndexColumn {
         var remaining = n
         while remaining > 0 {
             let used = count & (Self.chunkSize - 1)
-            if used == 0 {
-                let chunk = UnsafeMutablePointer<UInt32>.allocate(capacity: Self.chunkSize)
-                chunks.append(chunk)
-            }
             let take = Swift.min(Self.chunkSize - used, remaining)
+            if used == 0 {
+                lastCapacity = Self.capacity(for: take)
+                chunks.append(UnsafeMutablePointer<UInt32>.allocate(capacity: lastCapacity))
+            } else if used + take > lastCapacity {
+                growLastChunk(toHold: used + take)
+            }
             (chunks[chunks.count - 1] + used).initialize(repeating: leaf, count: take)
             count += take
             remaining -= take
         }
+    }
+
+    /// Room for `n` elements in a chunk: a power of two from 64 up to `chunkSize`.
+    static func capacity(for n: Int) -> Int {
+        var capacity = 64
+        while capacity < n && capacity < chunkSize { capacity <<= 1 }
+        return capacity
+    }
+
+    /// Moves the last chunk's elements to a chunk with room for `needed` (at least twice the room
+    /// it had, at most `chunkSize`).
+    @inline(never)
+    private mutating func growLastChunk(toHold needed: Int) {
+        let used = count & (Self.chunkSize - 1)
+        let capacity = Self.capacity(for: Swift.max(needed, 2 * lastCapacity))
+        let old = chunks[chunks.count - 1]
+        let grown = UnsafeMutablePointer<UInt32>.allocate(capacity: capacity)
+        grown.moveInitialize(from: old, count: used)
+        old.deallocate()
+        chunks[chunks.count - 1] = grown
+        lastCapacity = capacity
     }
 
     /// Sets counters `range` to `leaf`.
@@ -49,5 +76,5 @@ struct LeafIndexColumn {
         for chunk in chunks { chunk.deallocate() }
     }
 
-    var reservedBytes: Int { chunks.count * Self.chunkSize * 4 }
+    var reservedBytes: Int { chunks.isEmpty ? 0 : ((chunks.count - 1) * Self.chunkSize + lastCapacity) * 4 }
 }

@@ -17,11 +17,14 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, document, daemon, stdio, peers, storage, checks (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, storage, checks, project (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
     var quire: String?
+
+    @Option(help: "Project sizes (files) for --only project, comma-separated.")
+    var projectSizes = "500,2000,8000"
 
     @Flag(help: "Print one JSON object per trace.")
     var json = false
@@ -72,13 +75,15 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,document,daemon,stdio,peers,storage,checks").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,storage,checks,project").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
         if traces.isEmpty && parts.contains("peers") { try runPeerBenchmark() }
         if traces.isEmpty && parts.contains("storage") { try runStorageBenchmark(paths) }
         if traces.isEmpty && parts.contains("checks") { try runChecksBenchmark(paths) }
+        if traces.isEmpty && parts.contains("project") { try runProjectBenchmark() }
+        if traces.isEmpty && parts.contains("code") { runCodeBenchmark() }
         for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)
             let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
@@ -127,6 +132,107 @@ struct QuireBench: ParsableCommand {
                     print("  \(mode.padding(toLength: 18, withPad: " ", startingAt: 0)) \(ms(seconds))  (Quire local replay is \(fmt(seconds / r.localSeconds))x faster)")
                 }
             }
+        }
+    }
+
+    /// The generated code-shaped histories at 1x, 4x and 16x their base length.
+    private func runCodeBenchmark() {
+        if !json { print("code-shaped histories (generated, deterministic; \(CodeTraces.baseEdits) edits at 1x):") }
+        for kind in CodeTraces.Kind.allCases {
+            for scale in [1, 4, 16] {
+                let (trace, shape) = CodeTraces.make(kind, scale: scale)
+                let r = TraceBenchmark(trace: trace, repetitions: repetitions).run()
+                let live = Swift.max(r.liveCharacters, 1)
+                let perChar = Double(r.heapBytes) / Double(live)
+                if json {
+                    print(JSONSerializer(sortedKeys: true).string([
+                        "trace": .string(trace.name), "edits": .integer(Int64(shape.edits)), "paragraphs": .integer(Int64(shape.paragraphs)),
+                        "meanLineLength": .double(shape.meanLineLength), "largestDeletion": .integer(Int64(shape.largestDeletion)),
+                        "removedCharacters": .integer(Int64(shape.removedCharacters)), "liveChars": .integer(Int64(r.liveCharacters)),
+                        "seconds": .double(r.localSeconds), "floorGapBufferSeconds": .double(r.floorSeconds),
+                        "ratioToFloor": .double(r.localSeconds / r.floorSeconds), "remoteToLocalRatio": .double(r.remoteSeconds / r.localSeconds),
+                        "bytesPerLiveChar": .double(perChar), "compactedBytesPerLiveChar": .double(Double(r.compactedHeapBytes) / Double(live)),
+                        "finalTextMatches": .bool(r.finalTextMatches), "remoteMatches": .bool(r.remoteMatches), "storage": .string(r.statistics),
+                    ]))
+                } else {
+                    print("""
+                      \(trace.name): \(shape.edits) edits, \(shape.paragraphs) paragraphs, mean line \(fmt(shape.meanLineLength)) chars, largest deletion \(shape.largestDeletion) (\(shape.removedCharacters) removed in all); final text \(r.finalTextMatches ? "matches" : "DIFFERS")
+                        local replay   \(ms(r.localSeconds)), \(String(format: "%.0f", r.localSeconds / Double(shape.edits) * 1e9)) ns/edit (\(fmt(r.localSeconds / r.floorSeconds))x the gap-buffer floor of \(ms(r.floorSeconds)))
+                        remote replay  \(ms(r.remoteSeconds)) (\(fmt(r.remoteSeconds / r.localSeconds))x local; \(r.remoteMatches ? "same state" : "STATE DIFFERS")); reporting changes \(fmt(r.remoteReportingSeconds / r.localSeconds))x
+                        memory         \(fmt(perChar)) bytes per live char (\(r.liveCharacters) chars; \(r.statistics)); tombstones dropped: \(fmt(Double(r.compactedHeapBytes) / Double(live)))
+                    """)
+                }
+            }
+        }
+    }
+
+    private func runChecksBenchmark(_ paths: [String]) throws {
+        guard let path = paths.first(where: { $0.contains("automerge-paper") }) else {
+            throw ValidationError("the checks benchmark replays automerge-paper, which is not under ../shared/traces")
+        }
+        let trace = try EditingTrace(contentsOf: path)
+        // Each run is short and the two alternate: more of them steady the difference.
+        let r = ChecksBenchmark(trace: trace, repetitions: max(repetitions, 11)).run()
+        func cost(_ without: Double, _ with: Double, per count: Int) -> String {
+            let share = without > 0 ? (with / without - 1) * 100 : 0
+            return "\(ms(without)) without, \(ms(with)) with (\(String(format: "%+.1f", share))%, \(String(format: "%.0f", (with - without) / Double(max(count, 1)) * 1e9)) ns per frame)"
+        }
+        if json {
+            print(JSONSerializer(sortedKeys: true).string([
+                "checks": .string(trace.name), "operations": .integer(Int64(r.operations)), "refused": .integer(Int64(r.refused)),
+                "liveSecondsWithout": .double(r.liveWithout), "liveSecondsWith": .double(r.liveWith),
+                "framedSecondsWith": .double(r.framedWith), "frames": .integer(Int64(r.frames)),
+                "catchUpOperations": .integer(Int64(r.catchUpOperations)), "catchUpFrames": .integer(Int64(r.catchUpFrames)),
+                "catchUpSecondsWithout": .double(r.catchUpWithout), "catchUpSecondsWith": .double(r.catchUpWith),
+                "replicas": .integer(Int64(r.replicas)), "replicaOperations": .integer(Int64(r.replicaOperations)),
+                "replicasSecondsWithout": .double(r.replicasWithout), "replicasSecondsWith": .double(r.replicasWith),
+                "localSecondsWithout": .double(r.localWithout), "localSecondsWith": .double(r.localWith),
+            ]))
+        } else {
+            print("""
+            bound checks (\(trace.name), \(r.operations) operations applied as a peer's; growth(from:) and PeerBounds per frame; median of \(max(repetitions, 11)), alternating)\(r.refused > 0 ? " REFUSED \(r.refused)" : ""):
+              remote replay, 1 operation per frame    \(cost(r.liveWithout, r.liveWith, per: r.operations))
+              remote replay, 10,000 per frame         \(cost(r.framedWithout, r.framedWith, per: r.frames)) (\(r.frames) frames)
+              catch-up from nothing                   \(cost(r.catchUpWithout, r.catchUpWith, per: r.catchUpFrames)) (\(r.catchUpOperations) operations, \(r.catchUpFrames) frames)
+              1 per frame, \(r.replicas) replicas named     \(cost(r.replicasWithout, r.replicasWith, per: r.replicaOperations)) (first \(r.replicaOperations) operations)
+              local replay, element bound per edit    \(ms(r.localWithout)) without, \(ms(r.localWith)) with (\(String(format: "%+.1f", (r.localWith / max(r.localWithout, 1e-9) - 1) * 100))%)
+            """)
+        }
+    }
+
+    private func runProjectBenchmark() throws {
+        let r = try ProjectBenchmark(sizes: projectSizes.split(separator: ",").compactMap { Int($0) }).run()
+        if json {
+            for f in r.fresh {
+                print(JSONSerializer(sortedKeys: true).string([
+                    "fresh": .string(f.name), "characters": .integer(Int64(f.characters)), "utf8Bytes": .integer(Int64(f.utf8Bytes)),
+                    "heapBytes": .integer(Int64(f.heapBytes)), "logBytes": .integer(Int64(f.logBytes)), "snapshotBytes": .integer(Int64(f.snapshotBytes)),
+                ]))
+            }
+            for p in r.projects {
+                print(JSONSerializer(sortedKeys: true).string([
+                    "project": .string(p.mode), "files": .integer(Int64(p.files)), "characters": .integer(Int64(p.characters)),
+                    "seconds": .double(p.seconds), "reads": .integer(Int64(p.reads)), "heapBytes": .integer(Int64(p.heapBytes)),
+                    "residentBytes": .integer(Int64(p.residentBytes)), "diskBytes": .integer(Int64(p.diskBytes)),
+                    "restartSeconds": .double(p.restartSeconds), "restartHeapBytes": .integer(Int64(p.restartHeapBytes)),
+                ]))
+            }
+            return
+        }
+        print("fresh text (documents made from text, not edited; project: \(r.source)):")
+        for f in r.fresh {
+            let chars = Double(Swift.max(f.characters, 1)), utf8 = Double(Swift.max(f.utf8Bytes, 1))
+            print("""
+              \(f.name): \(f.characters) chars, \(f.utf8Bytes) UTF-8 bytes
+                memory  \(fmt(Double(f.heapBytes) / chars)) bytes per char (\(f.statistics))
+                disk    \(fmt(Double(f.logBytes) / utf8))x the text as created (log records and document.json); a snapshot would be \(fmt(Double(f.snapshotBytes) / utf8))x
+            """)
+        }
+        print("project opened through document/open by one editor (in process):")
+        for p in r.projects {
+            let restart = p.restartedDocuments > 0
+                ? "; restart loads \(p.restartedDocuments) documents in \(ms(p.restartSeconds)), \(p.restartHeapBytes / 1_048_576) MiB heap" : ""
+            print("  \(String(p.files).padding(toLength: 5, withPad: " ", startingAt: 0)) files, \(p.mode.padding(toLength: 22, withPad: " ", startingAt: 0)) \(ms(p.seconds)) (\(p.reads) reads, \(String(format: "%.1f", Double(p.utf8Bytes) / 1e6)) MB); heap +\(p.heapBytes / 1_048_576) MiB (\(fmt(Double(p.heapBytes) / Double(Swift.max(p.characters, 1)))) B/char), process resident \(p.residentBytes / 1_048_576) MiB, disk \(p.diskBytes / 1_048_576) MiB (\(fmt(Double(p.diskBytes) / Double(Swift.max(p.utf8Bytes, 1))))x)\(restart)")
         }
     }
 
@@ -217,40 +323,6 @@ struct QuireBench: ParsableCommand {
             for c in r.coldStarts {
                 print("  cold start, \(c.policy.padding(toLength: 20, withPad: " ", startingAt: 0)) \(ms(c.seconds)) for \(c.operations) operations (\(c.characters) characters), \(c.diskBytes / 1024) KiB on disk, \(String(format: "%.1f", Double(c.diskBytes) / Double(c.operations))) bytes per operation")
             }
-        }
-    }
-
-    private func runChecksBenchmark(_ paths: [String]) throws {
-        guard let path = paths.first(where: { $0.contains("automerge-paper") }) else {
-            throw ValidationError("the checks benchmark replays automerge-paper, which is not under ../shared/traces")
-        }
-        let trace = try EditingTrace(contentsOf: path)
-        // Each run is short and the two alternate: more of them steady the difference.
-        let r = ChecksBenchmark(trace: trace, repetitions: max(repetitions, 11)).run()
-        func cost(_ without: Double, _ with: Double, per count: Int) -> String {
-            let share = without > 0 ? (with / without - 1) * 100 : 0
-            return "\(ms(without)) without, \(ms(with)) with (\(String(format: "%+.1f", share))%, \(String(format: "%.0f", (with - without) / Double(max(count, 1)) * 1e9)) ns per frame)"
-        }
-        if json {
-            print(JSONSerializer(sortedKeys: true).string([
-                "checks": .string(trace.name), "operations": .integer(Int64(r.operations)), "refused": .integer(Int64(r.refused)),
-                "liveSecondsWithout": .double(r.liveWithout), "liveSecondsWith": .double(r.liveWith),
-                "framedSecondsWith": .double(r.framedWith), "frames": .integer(Int64(r.frames)),
-                "catchUpOperations": .integer(Int64(r.catchUpOperations)), "catchUpFrames": .integer(Int64(r.catchUpFrames)),
-                "catchUpSecondsWithout": .double(r.catchUpWithout), "catchUpSecondsWith": .double(r.catchUpWith),
-                "replicas": .integer(Int64(r.replicas)), "replicaOperations": .integer(Int64(r.replicaOperations)),
-                "replicasSecondsWithout": .double(r.replicasWithout), "replicasSecondsWith": .double(r.replicasWith),
-                "localSecondsWithout": .double(r.localWithout), "localSecondsWith": .double(r.localWith),
-            ]))
-        } else {
-            print("""
-            bound checks (\(trace.name), \(r.operations) operations applied as a peer's; growth(from:) and PeerBounds per frame; median of \(max(repetitions, 11)), alternating)\(r.refused > 0 ? " REFUSED \(r.refused)" : ""):
-              remote replay, 1 operation per frame    \(cost(r.liveWithout, r.liveWith, per: r.operations))
-              remote replay, 10,000 per frame         \(cost(r.framedWithout, r.framedWith, per: r.frames)) (\(r.frames) frames)
-              catch-up from nothing                   \(cost(r.catchUpWithout, r.catchUpWith, per: r.catchUpFrames)) (\(r.catchUpOperations) operations, \(r.catchUpFrames) frames)
-              1 per frame, \(r.replicas) replicas named     \(cost(r.replicasWithout, r.replicasWith, per: r.replicaOperations)) (first \(r.replicaOperations) operations)
-              local replay, element bound per edit    \(ms(r.localWithout)) without, \(ms(r.localWith)) with (\(String(format: "%+.1f", (r.localWith / max(r.localWithout, 1e-9) - 1) * 100))%)
-            """)
         }
     }
 

@@ -79,6 +79,52 @@ import Testing
             #expect(acknowledged >= killAfter)
         }
     }
+
+    /// A project opened in one write (many `document/open`s with text in one read, so their
+    /// creation shares one commit), the daemon killed at a random acknowledgement: after the
+    /// restart every document whose open was acknowledged is there with its text.
+    @Test(arguments: [(303, "sync"), (404, "batch")] as [(UInt64, String)])
+    func documentsCreatedTogetherSurviveKillNine(seed: UInt64, durability: String) throws {
+        let dataDirectory = DaemonProcess.temporaryDirectory("crash")
+        var random = SeededGenerator(seed: seed)
+        var acknowledged: [String: String] = [:]   // uri: text
+        for round in 0...3 {
+            let daemon = try DaemonProcess(arguments: ["--data-dir", dataDirectory, "--durability", durability, "--log-level", "info"])
+            daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [:]])
+            // What the last round acknowledged is there, whole.
+            var id: Int64 = 10
+            for (uri, text) in acknowledged.sorted(by: { $0.key < $1.key }) {
+                daemon.send(["jsonrpc": "2.0", "id": .integer(id + 1), "method": "document/open", "params": ["uri": .string(uri)]])
+                id += 2
+                daemon.send(["jsonrpc": "2.0", "id": .integer(id), "method": "document/text", "params": ["uri": .string(uri)]])
+                let kept = daemon.reply(to: id)?["result"]?["text"]?.stringValue
+                #expect(kept == text, "round \(round): \(uri) came back as \(kept.debugDescription)")
+            }
+            #expect(!daemon.log.contains("error"), "round \(round): \(daemon.log)")
+            guard round < 3 else { break }
+            // Open a batch of new documents in one write; kill after a random one's reply.
+            let count = Int.random(in: 20...120, using: &random)
+            var frames: [UInt8] = []
+            var opened: [(id: Int64, uri: String, text: String)] = []
+            for i in 0..<count {
+                let uri = "round\(round)/file\(i).swift"
+                let text = "func f\(i)() -> Int {\n    return \(Int.random(in: 0...1_000_000, using: &random))\n}\n"
+                let body = JSONSerializer().string(["jsonrpc": "2.0", "id": .integer(Int64(1_000 + i)), "method": "document/open",
+                                                    "params": ["uri": .string(uri), "text": .string(text)]])
+                frames += Array("Content-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+                opened.append((Int64(1_000 + i), uri, text))
+            }
+            daemon.send(bytes: frames)
+            let killAfter = Int.random(in: 0..<count, using: &random)
+            _ = daemon.reply(to: Int64(1_000 + killAfter))
+            kill(daemon.process.processIdentifier, SIGKILL)
+            daemon.process.waitUntilExit()
+            _ = daemon.waitForMessages(Int.max, timeout: 2)
+            let replied = Set(daemon.messages.compactMap { $0["id"]?.integerValue })
+            #expect(replied.contains(Int64(1_000 + killAfter)))
+            for document in opened where replied.contains(document.id) { acknowledged[document.uri] = document.text }
+        }
+    }
 }
 
 /// One daemon per data directory. A second `quire` for the default directory becomes an editor

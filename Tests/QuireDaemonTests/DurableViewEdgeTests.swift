@@ -25,12 +25,23 @@ import Testing
 
     /// A daemon over the data directory `path`. Replica IDs start at `replicas`, so a restarted
     /// daemon hands out replica IDs no earlier session used (as random IDs do in the daemon).
+    /// The daemon before it (a "restart" in this process) may let go of the data directory a
+    /// moment after its scope ends on a loaded machine (a fresh clone's CI run once found it
+    /// still locked): its lock is waited for, at most 10 s.
     static func daemon(at path: String, replicas: UInt64, snapshotLogBytes: Int = 1 << 20) throws -> Daemon {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         var next = replicas
-        return Daemon(configuration: Daemon.Configuration(), logger: logger, replicaSource: { next += 1; return ReplicaID(next) },
-                      store: try DocumentStore(path: path, snapshotLogBytes: snapshotLogBytes, logger: logger))
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            do {
+                let store = try DocumentStore(path: path, snapshotLogBytes: snapshotLogBytes, logger: logger)
+                return Daemon(configuration: Daemon.Configuration(), logger: logger, replicaSource: { next += 1; return ReplicaID(next) },
+                              store: store)
+            } catch where "\(error)".contains("is in use by another quire") && Date() < deadline {
+                usleep(20_000)
+            }
+        }
     }
 
     // MARK: Tombstones an editor at an in-between revision still shows

@@ -211,6 +211,72 @@ struct StoredHistory {
         #expect(secondLog.contains { $0.contains("log-\(last): the file does not start with QUIRLOG1") }, "\(secondLog)")
     }
 
+    /// Documents created in one burst (a project opened in one read) are synced together at the
+    /// commit: until then `holdsOutput` keeps every reply back under `.sync`, also for documents
+    /// whose segment was closed unsynced to keep few descriptors open; after it they all load.
+    @Test func documentsCreatedInABurstShareTheCommit() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let count = DocumentStore.maximumOpenSegments * 3
+        do {
+            let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+            #expect(!store.holdsOutput)
+            for id in 1...UInt64(count) {
+                store.create(uri: "file \(id).swift", id: id, initial: ReplicatingText("let x = \(id)\n", replica: ReplicaID(id)).operations())
+                #expect(store.holdsOutput)
+            }
+            #expect(store.openSegmentCount <= DocumentStore.maximumOpenSegments)
+            store.commit()
+            #expect(!store.holdsOutput)
+            #expect(store.failure == nil)
+            // An empty document too: its creation alone holds output until the commit.
+            store.create(uri: "empty", id: UInt64(count + 1), initial: [])
+            #expect(store.holdsOutput)
+            store.commit()
+            #expect(!store.holdsOutput)
+        }
+        let log = LogCapture()
+        let store = try DocumentStore(path: path, logger: log.logger)
+        let documents = store.loadDocuments()
+        #expect(documents.count == count + 1)
+        #expect(documents.first { $0.id == 5 }?.text.string == "let x = 5\n")
+        #expect(documents.first { $0.id == UInt64(count) }?.uri == "file \(count).swift")
+        #expect(documents.first { $0.uri == "empty" }?.text.count == 0)
+        #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
+    }
+
+    /// A document directory a crash stopped being made (still under its `.tmp` name) held no
+    /// acknowledged document: loading removes it, with no error, and loads the others.
+    @Test func anUnfinishedCreationIsRemovedAtLoad() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        do {
+            let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+            store.create(uri: "kept", id: 1, initial: ReplicatingText("kept\n", replica: ReplicaID(1)).operations())
+            store.commit()
+        }
+        let unfinished = path + "/documents/" + DocumentFiles.directoryName(for: 2) + DocumentFiles.unfinishedSuffix
+        try FileManager.default.createDirectory(atPath: unfinished, withIntermediateDirectories: false)
+        let log = LogCapture()
+        let store = try DocumentStore(path: path, logger: log.logger)
+        let documents = store.loadDocuments()
+        #expect(documents.map(\.uri) == ["kept"])
+        #expect(!FileManager.default.fileExists(atPath: unfinished))
+        #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
+    }
+
+    /// A `.batch` store writes a new document's files at once (a `kill -9` cannot take them):
+    /// read back by another store before any commit, the document is there.
+    @Test func aBatchStoreWritesNewDocumentsAtOnce() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        let store = try DocumentStore(path: path, durability: .batch, logger: Logger(label: "test"))
+        store.create(uri: "notes", id: 42, initial: ReplicatingText("kept\n", replica: ReplicaID(1)).operations())
+        #expect(!store.holdsOutput)
+        let recovered = try DocumentFiles.recover(path + "/documents/" + DocumentFiles.directoryName(for: 42), replica: ReplicaID(2))
+        #expect(recovered.files.uri == "notes")
+        #expect(recovered.text.string == "kept\n")
+        #expect(recovered.warnings.isEmpty, "\(recovered.warnings)")
+        withExtendedLifetime(store) {}
+    }
+
     /// Thousands of documents must not need thousands of descriptors (the usual limit is 1024):
     /// only the recently written ones keep their segment open, and loading opens none.
     @Test func manyDocumentsKeepFewDescriptorsOpen() throws {

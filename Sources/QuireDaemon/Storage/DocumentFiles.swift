@@ -1,3 +1,4 @@
+import Glibc
 import JSON
 import ReplicatingTypes
 
@@ -59,25 +60,48 @@ final class DocumentFiles {
 
     // MARK: Creating
 
-    /// A new document's directory under `root`, holding `uri` and `id`, with an empty first segment.
+    /// A new document's directory under `root`, holding `uri` and `id`, with an empty first
+    /// segment. Nothing is synced yet: the store's next `commit()` syncs every document created
+    /// since the last one together (`sync()` here, then `root` once), before any reply that
+    /// tells of them goes out under `.sync` durability. The files reach the kernel at once, so
+    /// a `kill -9` loses none of them.
     static func create(under root: String, uri: String, id: UInt64) throws -> DocumentFiles {
         let directory = root + "/" + directoryName(for: id)
-        try FileSystem.makeDirectory(directory)
-        try writeMetadata(in: directory, uri: uri, id: id, sharing: nil)
-        let segment = try startSegment(1, in: directory)
-        try FileSystem.syncDirectory(root)
-        return DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+        // Made whole under a name that loading skips (and removes), then renamed: a crash part-way
+        // never leaves a document directory without its document.json or log header.
+        let unfinished = directory + unfinishedSuffix
+        try FileSystem.makeDirectory(unfinished)
+        try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: unfinished + "/" + metadataName)
+        try FileSystem.writeNew(LogRecords.Kind.log.magic, to: unfinished + "/" + segmentName(1))
+        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
+        let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: false)
+        let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+        files.isCreationUnsynced = true
+        files.hasUnsyncedData = true
+        return files
     }
+
+    /// The suffix of a document directory being made (`create`); one left by a crash held no
+    /// acknowledged document.
+    static let unfinishedSuffix = ".tmp"
+
+    /// Whether `document.json`, the first segment and the directory's entries still wait for
+    /// their first sync.
+    private(set) var isCreationUnsynced = false
 
     /// Writes `document.json` atomically: the document's name, ID, and, once a peer held it, who
     /// holds it (`sharing`, nil: no peer ever did).
     private static func writeMetadata(in directory: String, uri: String, id: UInt64, sharing: DocumentSharing?) throws {
+        try FileSystem.writeAtomically(metadata(uri: uri, id: id, sharing: sharing), to: directory + "/" + metadataName)
+    }
+
+    private static func metadata(uri: String, id: UInt64, sharing: DocumentSharing?) -> [UInt8] {
         var metadata: [String: JSONValue] = ["format": 1, "uri": .string(uri), "id": .string(String(id, radix: 16))]
         if let sharing {
             metadata["shared"] = true
             metadata["sharing"] = sharing.json
         }
-        try FileSystem.writeAtomically(JSONSerializer(sortedKeys: true).serialize(.object(metadata)), to: directory + "/" + metadataName)
+        return JSONSerializer(sortedKeys: true).serialize(.object(metadata))
     }
 
     /// Records that peers hold this document, which, and where its copies stand (its tombstones
@@ -141,10 +165,31 @@ final class DocumentFiles {
         hasUnsyncedData = true
     }
 
+    /// Starts writing back what `sync()` will wait for, without waiting: the store starts it for
+    /// every document of a commit before it syncs the first one.
+    func startSync() {
+        if hasUnsyncedData {
+            if let segment { segment.startWriteback() } else { FileSystem.startWriteback(directory + "/" + Self.segmentName(segmentNumber)) }
+        }
+        if isCreationUnsynced { FileSystem.startWriteback(directory + "/" + Self.metadataName) }
+    }
+
+    /// Puts what was appended on stable storage: the open segment is synced, a segment closed
+    /// with unsynced data is reopened to be synced. A new document's `document.json` and
+    /// directory entries are synced too (its entry in the documents directory is the store's
+    /// to sync, once for every document created).
     func sync() throws {
-        guard hasUnsyncedData else { return }
-        try segment?.sync()
+        guard hasUnsyncedData || isCreationUnsynced else { return }
+        if hasUnsyncedData {
+            // A closed segment is opened just for the sync, and closed again.
+            try (segment ?? AppendableFile(path: directory + "/" + Self.segmentName(segmentNumber), create: false)).sync()
+        }
         hasUnsyncedData = false
+        if isCreationUnsynced {
+            try FileSystem.syncFile(directory + "/" + Self.metadataName)
+            try FileSystem.syncDirectory(directory)
+            isCreationUnsynced = false
+        }
     }
 
     /// The current segment, opened for appending when it is not open.
@@ -157,9 +202,9 @@ final class DocumentFiles {
 
     var isOpen: Bool { segment != nil }
 
-    /// Syncs what was appended and closes the segment's descriptor (reopened on the next append).
-    func close() throws {
-        try sync()
+    /// Closes the segment's descriptor without syncing: `sync()` reopens it for that, so a burst
+    /// that writes to more documents than stay open still syncs them all in one `commit()`.
+    func closeUnsynced() {
         segment = nil
     }
 

@@ -34,6 +34,9 @@ public final class DocumentStore {
     private let lockDescriptor: Int32
     private var files: [UInt64: DocumentFiles] = [:]
     private var unsynced: Set<UInt64> = []
+    /// Documents were created since the last commit: the documents directory's entries wait
+    /// for their sync (one for all of them).
+    private var documentsDirectoryUnsynced = false
     /// Documents appended to since snapshots were last considered.
     private var grown: Set<UInt64> = []
     /// Documents whose segment is open, least recently written first.
@@ -147,6 +150,17 @@ public final class DocumentStore {
             return []
         }
         var loaded: [LoadedDocument] = []
+        for name in names where name.hasSuffix(DocumentFiles.unfinishedSuffix) {
+            // A document a crash stopped being made: nothing told of it yet.
+            var info = stat()
+            guard lstat(documentsPath + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            do {
+                try FileManager.default.removeItem(atPath: documentsPath + "/" + name)
+                logger.info("removed \(documentsPath)/\(name), a document whose creation a crash interrupted (never acknowledged)")
+            } catch {
+                logger.warning("cannot remove \(documentsPath)/\(name), a document whose creation a crash interrupted: \(error)")
+            }
+        }
         for name in names where !name.hasSuffix(".tmp") {
             let directory = documentsPath + "/" + name
             do {
@@ -167,9 +181,13 @@ public final class DocumentStore {
     }
 
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
+    /// Its files are written at once and synced at the next `commit()` with every other
+    /// document created or edited since the last one: a burst of new documents (a project
+    /// opened) shares one commit, and under `.sync` nothing tells of them before it.
     public func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
+            documentsDirectoryUnsynced = true
             let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id)
             created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
             files[id] = created
@@ -186,7 +204,7 @@ public final class DocumentStore {
         grown.remove(id)
         openOrder.removeAll { $0 == id }
         do {
-            try documentFiles.close()
+            documentFiles.closeUnsynced()   // going: nothing of it needs to be durable
             try FileManager.default.removeItem(atPath: documentFiles.directory)
         } catch {
             logger.warning("cannot remove the files of the empty \(documentFiles.uri) (\(error)); after a restart it shows as \(documentFiles.uri)#id")
@@ -224,10 +242,10 @@ public final class DocumentStore {
         if let index = openOrder.lastIndex(of: documentFiles.id) { openOrder.remove(at: index) }
         openOrder.append(documentFiles.id)
         while openOrder.count > Self.maximumOpenSegments {
+            // Closed unsynced (it stays in `unsynced`): the commit reopens it to sync it, so a
+            // read that writes to many documents pays no sync until its commit.
             let oldest = openOrder.removeFirst()
-            guard let closing = files[oldest] else { continue }
-            try closing.close()
-            unsynced.remove(oldest)
+            files[oldest]?.closeUnsynced()
         }
     }
 
@@ -235,16 +253,23 @@ public final class DocumentStore {
     var openSegmentCount: Int { files.values.filter(\.isOpen).count }
 
     /// Whether output must wait for `commit()`: edits not yet on stable storage under `.sync`.
-    var holdsOutput: Bool { durability == .sync && !unsynced.isEmpty }
+    var holdsOutput: Bool { durability == .sync && (!unsynced.isEmpty || documentsDirectoryUnsynced) }
 
-    /// Puts every logged operation on stable storage.
+    /// Puts every logged operation, and every document created since the last commit, on stable
+    /// storage: each document's files and directory, then the documents directory once.
     public func commit() {
-        guard !unsynced.isEmpty else { return }
-        let ids = unsynced
+        guard !unsynced.isEmpty || documentsDirectoryUnsynced else { return }
+        let ids = unsynced.sorted()
         unsynced = []
-        for id in ids.sorted() {
+        // Every file's writeback started before the first sync waits, so they share journal commits.
+        if ids.count > 1 { for id in ids { files[id]?.startSync() } }
+        for id in ids {
             guard let documentFiles = files[id] else { continue }
             attempt("sync \(documentFiles.uri)") { try documentFiles.sync() }
+        }
+        if documentsDirectoryUnsynced {
+            documentsDirectoryUnsynced = false
+            attempt("sync \(documentsPath)") { try FileSystem.syncDirectory(documentsPath) }
         }
     }
 

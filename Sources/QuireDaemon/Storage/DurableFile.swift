@@ -50,6 +50,11 @@ final class AppendableFile {
         guard fdatasync(fd) == 0 else { throw StorageError.system("fdatasync", path) }
     }
 
+    /// Starts writing the file's dirty pages back without waiting (see `FileSystem.startWriteback`).
+    func startWriteback() {
+        FileSystem.startWriteback(fd)
+    }
+
     /// Cuts the file to `length` bytes (dropping a damaged tail) and syncs.
     func truncate(to length: Int) throws {
         guard ftruncate(fd, off_t(length)) == 0 else { throw StorageError.system("truncate", path) }
@@ -133,6 +138,48 @@ enum FileSystem {
             throw StorageError.system("rename", temporary, errno: code)
         }
         try syncDirectory(containing: path)
+    }
+
+    /// Writes `bytes` to a new file at `path` (mode 0600; never through a symbolic link), without
+    /// syncing: for a file in a directory just made, which `syncFile` makes durable later.
+    static func writeNew(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StorageError.system("open", path) }
+        defer { close(fd) }
+        try writeAll(bytes, to: fd, path: path)
+    }
+
+    /// Starts writing back the dirty pages of `fd` without waiting for them: a hint, whose
+    /// failure the later `fsync`/`fdatasync` reports. Started for many files before the first of
+    /// them is synced, their writeback (and, on ext4, the allocation of their blocks) goes into
+    /// one journal commit instead of one each: on this project's machine 0.3 ms per new
+    /// document instead of several.
+    static func startWriteback(_ fd: Int32) {
+        _ = syncFileRange?(fd, 0, 0, 2 /* SYNC_FILE_RANGE_WRITE */)
+    }
+
+    /// glibc's `sync_file_range` (Linux only, and not in Swift's Glibc module), looked up once;
+    /// nil where there is none, and then writeback starts at each sync as before.
+    private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+    }()
+
+    /// `startWriteback` for the file at `path` (opened for it and closed; the writeback goes on).
+    static func startWriteback(_ path: String) {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        startWriteback(fd)
+        close(fd)
+    }
+
+    /// Puts the content of the file at `path` on stable storage (fsync on a new descriptor: the
+    /// kernel syncs the file, whichever descriptor wrote it).
+    static func syncFile(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError.system("open", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw StorageError.system("fsync", path) }
     }
 
     /// A fresh temporary name beside `path`: `.NAME.<32 random hex digits>.tmp` (hidden, and
