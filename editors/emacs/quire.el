@@ -848,9 +848,14 @@ before it makes the buffer that takes over, and again when it kills this one."
                              (when quire--connection
                                (ignore-errors (quire--request :document/close (list :uri uri))))))))))
 
-(defun quire-share (name)
-  "Share the current buffer as document NAME."
-  (interactive (list (read-string "Share as: " (if buffer-file-name (quire-document-name buffer-file-name) (buffer-name)))))
+(defun quire-share (&optional name)
+  "Share the current buffer as document NAME.
+NAME nil (interactively, in a buffer visiting a file, unless with a prefix
+argument): the daemon names the file by its path from its project root
+\(protocol/README.md, \"Naming rule for files\"), and the reply says the name."
+  (interactive (list (and (or current-prefix-arg (not buffer-file-name))
+                          (read-string "Share as: " (unless buffer-file-name (buffer-name))))))
+  (unless (or name buffer-file-name) (setq name (buffer-name)))
   (setq quire--stopping nil)
   (quire--connect)
   (pcase-let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
@@ -868,6 +873,7 @@ before it makes the buffer that takes over, and again when it kills this one."
 
 (defun quire--open-asking (name text file &optional reopen)
   "Open document NAME showing TEXT, bound to FILE.
+NAME nil (FILE given): the daemon names the document.
 REOPEN, after the daemon went away: the view, epoch and revision the
 buffer was at (`quire--view-position'), sent with the first open only.
 Return (URI REPLY APART-FROM FILE).  When NAME exists with other text
@@ -884,7 +890,7 @@ quitting the question leaves the buffer unshared."
     (while (not reply)
       (condition-case failure
           (setq reply (quire--request :document/open
-                                       (append (list :uri uri :text text)
+                                       (append (and uri (list :uri uri)) (list :text text)
                                                reopen
                                                (and conflict (list :conflict conflict))
                                                (and file (list :file file)))))
@@ -893,6 +899,9 @@ quitting the question leaves the buffer unshared."
            (unless (eql (alist-get 'jsonrpc-error-code details) -32017)
              (signal (car failure) (cdr failure)))
            (setq reopen nil)   ; no view says what the two have in common
+           ;; Left to the daemon, the name is in the refusal's data.
+           (unless uri (setq uri (plist-get (alist-get 'jsonrpc-error-data details) :uri)
+                             name uri))
            (pcase (car (quire--ask-document-differs uri (alist-get 'jsonrpc-error-data details)))
              (?t (setq conflict "take"))
              (?m (setq conflict "merge"))
@@ -900,7 +909,8 @@ quitting the question leaves the buffer unshared."
                       uri (format "%s~%s" uri quire-user-name)
                       conflict nil
                       file nil)))))))
-    (list uri reply apart-from file)))
+    ;; NAME nil: the daemon named the file, and every later open sends that name.
+    (list (or uri (plist-get reply :uri)) reply apart-from file)))
 
 (defun quire--ask-document-differs (uri data)
   "Ask what to do as document URI is shared with other text; DATA is -32017's.
@@ -912,17 +922,6 @@ Returns the choice of `read-multiple-choice'."
      `((?t "take the shared text" "Replace this buffer's text with the shared text")
        (?m "merge both" "Add this buffer's text after the shared text, as your edit")
        (?k "keep mine apart" ,(format "Share this buffer's text as \"%s~%s\" instead" uri quire-user-name))))))
-
-(defun quire-document-name (file)
-  "The document name of FILE: its path relative to the project root.
-The root is the nearest directory above FILE holding .git or .quire-root, else
-FILE's own directory, so everyone opening the same file of a project names the
-same document."
-  (let* ((full (expand-file-name file))
-         (root (or (locate-dominating-file full (lambda (dir) (or (file-exists-p (expand-file-name ".git" dir))
-                                                                  (file-exists-p (expand-file-name ".quire-root" dir)))))
-                   (file-name-directory full))))
-    (file-relative-name full root)))
 
 (defun quire-open (name)
   "Open document NAME in a new buffer."

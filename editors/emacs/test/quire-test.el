@@ -180,12 +180,9 @@ client stops and the daemon is killed, even when BODY fails."
   (with-current-buffer (messages-buffer) (save-excursion (goto-char (point-min)) (re-search-forward pattern nil t))))
 
 (ert-deftest quire-test-peers-are-told-listen-survives-and-forks-merge ()
-  "Document names in a project, peers joining and leaving shown, disconnecting,
-listening again after the daemon restarts, and merging a copy of the same name
-created separately on another daemon."
-  (let ((project (make-temp-file "quire-project" t)))
-    (make-directory (expand-file-name ".git" project))
-    (should (equal (quire-document-name (expand-file-name "src/main.c" project)) "src/main.c")))
+  "Peers joining and leaving shown, disconnecting, listening again after the
+daemon restarts, and merging a copy of the same name created separately on
+another daemon."
   (quire-test--with-own-daemon ".peers"
     (insert "shared by emacs\n")
     (quire-share "plan.el.txt")
@@ -502,7 +499,7 @@ the shared text (what another person typed into the copy stays)."
   (quire-test--with-own-daemon ".apart-file"
     (let* ((quire-user-name "emma")
            (path (make-temp-file "quire-apart-" nil ".txt" "my filed plan <F1>\n"))
-           (uri (quire-document-name path))
+           (uri (file-name-nondirectory path))   ; the daemon's name: no project root above
            (apart (concat uri "~emma"))
            (theirs "their filed plan <T2> f(x)\n")
            (probe (quire-test--editor socket uri))
@@ -674,6 +671,66 @@ link, whether it is encrypted and whose key it reached."
     (delete-file path)))
 
 ;; `write-file' (C-x C-w) and `set-visited-file-name' bind the document to the new file.
+
+(ert-deftest quire-test-the-daemon-names-a-shared-file ()
+  "A file shared with no name given is opened with `file' and no `uri': the
+document is named by the file's path from its project root (.git or
+.quire-root above it), and another editor opening the same file the same way
+joins that document, each seeing what the other types.  A buffer with no file
+is named after the buffer; a name given is used as it is."
+  (quire-test--with-own-daemon ".naming"
+    (let* ((project (make-temp-file "quire-project" t))
+           (rooted (make-temp-file "quire-rooted" t))
+           (path (expand-file-name "src/a.py" project))
+           (other nil) (requests nil))
+      (make-directory (expand-file-name ".git" project))
+      (make-directory (expand-file-name "src" project))
+      (with-temp-file path (insert "def a():\n    return 1\n"))
+      (make-directory (expand-file-name "docs" rooted))
+      (with-temp-file (expand-file-name ".quire-root" rooted))
+      (with-temp-file (expand-file-name "docs/plan.txt" rooted) (insert "plan\n"))
+      (unwind-protect
+          (with-current-buffer (find-file-noselect path)
+            (cl-letf* ((request (symbol-function 'quire--request))
+                       ((symbol-function 'quire--request)
+                        (lambda (method params) (push (cons method params) requests) (funcall request method params))))
+              (call-interactively #'quire-share))
+            (let ((open (cdr (assq :document/open requests))))
+              (should open)
+              (should-not (plist-member open :uri))
+              (should (equal (plist-get open :file) path)))
+            (should quire-mode)
+            (should (equal (plist-get quire--state :uri) "src/a.py"))
+            (should (quire-test--said "Quire: sharing \"src/a.py\""))
+            ;; The other editor opens the file by its path: the same document.
+            (setq other (quire-test--probe socket))
+            (let ((opened (jsonrpc-request other :document/open (list :file path :text "def a():\n    return 1\n"))))
+              (should (equal (plist-get opened :uri) "src/a.py"))
+              (should (eq (plist-get opened :created) :json-false))
+              (jsonrpc-request other :document/edit
+                               (list :uri "src/a.py" :epoch (plist-get opened :epoch) :revision 0
+                                     :changes (vector (list :range (list :start '(:line 0 :character 0) :end '(:line 0 :character 0))
+                                                            :text "# otto\n")))))
+            (should (quire-test--wait (lambda () (equal (quire--text) "# otto\ndef a():\n    return 1\n"))))
+            (goto-char (point-max))
+            (insert "# emacs\n")
+            (should (quire-test--wait (lambda () (equal (quire-test--text-of other "src/a.py")
+                                                        "# otto\ndef a():\n    return 1\n# emacs\n"))))
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (when other (jsonrpc-shutdown other)))
+      (with-current-buffer (find-file-noselect (expand-file-name "docs/plan.txt" rooted))
+        (quire-share)
+        (should (equal (plist-get quire--state :uri) "docs/plan.txt"))
+        (kill-buffer))
+      (with-current-buffer (get-buffer-create "quire-no-file")
+        (insert "no file\n")
+        (quire-share)
+        (should (equal (plist-get quire--state :uri) "quire-no-file"))
+        (kill-buffer))
+      (insert "named\n")
+      (quire-share "chosen.el.txt")
+      (should (equal (plist-get quire--state :uri) "chosen.el.txt")))))
 
 (defun quire-test--file-text (path)
   "The text of the file at PATH."
