@@ -633,22 +633,6 @@ link, whether it is encrypted and whose key it reached."
   (should (equal (quire--status-summary '(:sessions 2 :documents [] :storage :null :peers (:fingerprint "aaaa" :links [] :documents [])))
                  "Quire: 2 editor(s), 0 document(s), 0 peer link(s); documents in memory only; your key aaaa")))
 
-(ert-deftest quire-test-undo-reverts-only-own-edits ()
-  (with-temp-buffer
-    (buffer-enable-undo)
-    (insert "one two three")
-    (undo-boundary)
-    (goto-char (point-max))
-    (insert " four")
-    (undo-boundary)
-    ;; Someone else inserts at the start and deletes "two".
-    (quire--apply-changes [(:range (:start (:line 0 :character 0) :end (:line 0 :character 0)) :text ">> ")
-                           (:range (:start (:line 0 :character 7) :end (:line 0 :character 11)) :text "")])
-    (should (equal (buffer-string) ">> one three four"))
-    ;; Undo removes our " four", at its shifted position, and nothing of theirs.
-    (primitive-undo 1 (cdr buffer-undo-list))
-    (should (equal (buffer-string) ">> one three"))))
-
 (ert-deftest quire-test-file-save-and-outside-change ()
   "`save-buffer' is not taken for an outside change; an outside change is merged; `quire-save' writes."
   (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
@@ -1043,6 +1027,77 @@ announces the whole word before its change and changes one character."
                (should (string-match-p "{E55> F(\"Q\")" (quire--text))))))
           (jsonrpc-shutdown other))))))
 
+(defun quire-test--keys (keys)
+  "Run KEYS (a key vector or string) as typed in the current buffer, shown in a window.
+Through the command loop, so `pre-command-hook' and `post-command-hook' run."
+  (let ((buffer (current-buffer)))
+    (save-window-excursion
+      (switch-to-buffer buffer)
+      (execute-kbd-macro keys))
+    (set-buffer buffer)))
+
+(ert-deftest quire-test-undo-and-redo-go-through-the-daemon ()
+  "In a shared buffer `undo' (C-/, C-_, C-x u) and `undo-redo' ask the daemon
+\(`document/undo', `document/redo'), which reverts only this editor's own
+steps, one per command: two things typed as two commands, another editor
+typing in between and inside the second, undone twice: only this editor's
+two insertions are gone, the other's text stays; redo brings back one.
+Emacs's own undo list records nothing meanwhile, and is back after unsharing."
+  (quire-test--with-own-daemon ".daemon-undo"
+    (let ((uri "daemon-undo.el.txt") (groups nil))
+      (buffer-enable-undo)
+      (insert "start f(x)\n<END>\n")
+      (quire-share uri)
+      (should (eq buffer-undo-list t))
+      (dolist (key (list (kbd "C-/") (kbd "C-_") (kbd "C-x u")))
+        (should (eq (key-binding key) 'quire-undo)))
+      (should (eq (key-binding (where-is-internal 'undo-redo global-map t)) 'quire-redo))
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (should (quire-test--agree other uri))
+              (goto-char (point-min))
+              (end-of-line)
+              (cl-letf* ((send (symbol-function 'jsonrpc-async-request))
+                         ((symbol-function 'jsonrpc-async-request)
+                          (lambda (connection method params &rest rest)
+                            (when (eq method :document/edit) (push (plist-get params :undoGroup) groups))
+                            (apply send connection method params rest))))
+                (quire-test--keys " <E1>")                     ; one command after another: one step
+                (should (quire-test--agree other uri))
+                (quire-test--remote-insert other uri "\n<END>" " <P1>")
+                (should (quire-test--wait (lambda () (string-match-p "<E1> <P1>\n" (quire--text)))))
+                (quire-test--keys (kbd "C-e"))                 ; a command between: a new step
+                (quire-test--keys " <E2>"))
+              ;; Five keys each time, one group each time, the two groups different.
+              (should (= (length groups) 10))
+              (should (= (length (delete-dups (copy-sequence (seq-take groups 5)))) 1))
+              (should (= (length (delete-dups (copy-sequence (seq-drop groups 5)))) 1))
+              (should-not (equal (car groups) (car (last groups))))
+              (should (integerp (car groups)))
+              (should (quire-test--agree other uri))
+              ;; The other types inside the second insertion.
+              (quire-test--remote-insert other uri "2>" "<P2>")
+              (should (quire-test--wait (lambda () (string-match-p "<E<P2>2>" (quire--text)))))
+              (quire-test--keys (kbd "C-/"))
+              (should (quire-test--wait (lambda () (equal (quire--text) "start f(x) <E1> <P1><P2>\n<END>\n"))))
+              (quire-test--keys (kbd "C-x u"))
+              (should (quire-test--wait (lambda () (equal (quire--text) "start f(x) <P1><P2>\n<END>\n"))))
+              (should (quire-test--agree other uri))
+              (should (eq buffer-undo-list t))
+              (quire-test--keys (where-is-internal 'undo-redo global-map t))
+              (should (quire-test--wait (lambda () (equal (quire--text) "start f(x) <E1> <P1><P2>\n<END>\n"))))
+              (should (quire-test--agree other uri))
+              ;; Nothing more of this editor's to redo: said, and nothing changes.
+              (should (= (quire-redo 1) 1))
+              (should (quire-test--wait (lambda () (string-match-p "<E<P2>2>" (quire--text)))))
+              (should (= (quire-redo 1) 0))
+              (should (quire-test--agree other uri)))
+          (jsonrpc-shutdown other)))
+      (quire-mode -1)
+      (should (listp buffer-undo-list))
+      (should (eq (key-binding (kbd "C-/")) 'undo)))))
+
 (defun quire-test--yank-then-undo (lines at)
   "Yank LINES lines, another editor types inside them at line AT, undo the yank.
 The other's text stays, for everyone."
@@ -1067,8 +1122,8 @@ The other's text stays, for everyone."
               ;; Also right at the start of the yank, which moves with it.
               (quire-test--remote-insert other uri "line 001" "<S8>")
               (should (quire-test--wait (lambda () (string-match-p "<S8>line 001" (quire--text)))))
-              (let ((last-command nil)) (undo))
-              (should (equal (quire--text) "top f(x)\n<S8><R9> <END>\n"))
+              (quire-test--keys (kbd "C-/"))   ; `quire-undo': the daemon's undo
+              (should (quire-test--wait (lambda () (equal (quire--text) "top f(x)\n<S8><R9> <END>\n"))))
               (should (quire-test--agree other uri)))
           (jsonrpc-shutdown other))))))
 
@@ -1076,19 +1131,6 @@ The other's text stays, for everyone."
   "Undo of a 3-line and a 300-line yank with another's insertions inside it."
   (quire-test--yank-then-undo 3 2)
   (quire-test--yank-then-undo 300 150))
-
-(ert-deftest quire-test-undo-list-split-around-a-remote-insertion ()
-  "A remote insertion inside one of your insertions splits its undo record."
-  (with-temp-buffer
-    (buffer-enable-undo)
-    (insert "ab")
-    (undo-boundary)
-    (insert "<Y1> f(x)")
-    (undo-boundary)
-    (quire--apply-changes [(:range (:start (:line 0 :character 6) :end (:line 0 :character 6)) :text "<R>")])
-    (should (equal (buffer-string) "ab<Y1><R> f(x)"))
-    (let ((last-command nil)) (undo))
-    (should (equal (buffer-string) "ab<R>"))))
 
 (ert-deftest quire-test-revert-keeps-sharing-and-merges-the-file-once ()
   "`revert-buffer' after an outside change while others type: sharing goes on,
