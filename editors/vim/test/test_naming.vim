@@ -63,6 +63,41 @@ WaitFor(() => getline(1) ==# '# otto', 'the other editor''s line in Vim')
 append('$', '# vim')
 WaitFor(() => OtherText('src/a.py') ==# "# otto\ndef a():\n    return 1\n# vim\n", 'Vim''s line in the daemon')
 
+# A real Neovim (the Neovim client, headless) opens another file of the project while Vim has it
+# shared: both name it src/b.py and edit one document. Skipped where nvim is not installed.
+if executable('nvim')
+  var bpath = work .. '/gitproject/src/b.py'
+  writefile(['b = 2'], bpath)
+  execute 'edit ' .. fnameescape(bpath)
+  QuireShare
+  add(errors, quire#SharedName() ==# 'src/b.py' ? '' : 'src/b.py shared as ' .. string(quire#SharedName()))
+  var nvimName = work .. '/nvim-name.txt'
+  var nvimText = work .. '/nvim-text.txt'
+  var script = work .. '/nvim-join.lua'
+  writefile([
+    'local quire = require("quire")',
+    'quire.config.command = { ' .. string(quire) .. ', "attach", ' .. string(socket) .. ' }',
+    'quire.config.user = "nora"',
+    'vim.cmd("edit " .. vim.fn.fnameescape(' .. string(bpath) .. '))',
+    'vim.cmd("QuireShare")',
+    'vim.fn.writefile({ quire.shared_name() or "(not shared)" }, ' .. string(nvimName) .. ')',
+    'vim.api.nvim_buf_set_lines(0, 0, 0, false, { "# nvim" })',
+    'vim.wait(15000, function() return vim.fn.getline("$") == "# vim" end, 10)',
+    'vim.fn.writefile(vim.api.nvim_buf_get_lines(0, 0, -1, false), ' .. string(nvimText) .. ')',
+    'vim.cmd("qall!")'], script)
+  var nvimJob = job_start(['nvim', '--headless', '-u', 'NONE', '-i', 'NONE', '-n',
+    '--cmd', 'set rtp^=' .. fnamemodify(globpath(&rtp, 'autoload/quire.vim', 0, 1)[0], ':p:h:h:h') .. '/nvim',
+    '--cmd', 'runtime plugin/quire.lua', '-c', 'luafile ' .. script], {in_io: 'null', out_io: 'null', err_io: 'null'})
+  WaitFor(() => filereadable(nvimName), 'Neovim to share src/b.py', 15000)
+  add(errors, filereadable(nvimName) && readfile(nvimName) ==# ['src/b.py'] ? '' : 'Neovim shared the file as ' .. string(filereadable(nvimName) ? readfile(nvimName) : []))
+  WaitFor(() => getline(1) ==# '# nvim', 'Neovim''s line in Vim')
+  append('$', '# vim')
+  WaitFor(() => filereadable(nvimText), 'Neovim to see Vim''s line', 15000)
+  add(errors, filereadable(nvimText) && readfile(nvimText) ==# ['# nvim', 'b = 2', '# vim'] ? '' : 'Neovim ends with ' .. string(filereadable(nvimText) ? readfile(nvimText) : []))
+  add(errors, getline(1, '$') ==# ['# nvim', 'b = 2', '# vim'] ? '' : 'Vim ends with ' .. string(getline(1, '$')))
+  job_stop(nvimJob)
+endif
+
 # A .quire-root marks a root too.
 execute 'edit ' .. fnameescape(work .. '/rootproject/docs/plan.txt')
 QuireShare
