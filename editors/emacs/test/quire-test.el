@@ -14,6 +14,9 @@
 
 (defvar quire-test--other nil "The second editor's connection.")
 
+(defconst quire-test--directory (file-name-directory (or load-file-name buffer-file-name))
+  "editors/emacs/test, for the other clients' sources.")
+
 (defun quire-test--wait (predicate &optional timeout)
   "Process input until PREDICATE holds or TIMEOUT seconds pass; return its value."
   (let ((deadline (+ (float-time) (or timeout 5))))
@@ -703,10 +706,55 @@ is named after the buffer; a name given is used as it is."
             (set-buffer-modified-p nil)
             (kill-buffer))
         (when other (jsonrpc-shutdown other)))
+      ;; A real Vim (the Vim client, headless) opens another file of the project while Emacs
+      ;; shares it: both name it src/c.py and see each other's lines.  Skipped without vim.
+      (when (executable-find "vim")
+        (let* ((c (expand-file-name "src/c.py" project))
+               (name-file (expand-file-name "vim-name.txt" project))
+               (text-file (expand-file-name "vim-text.txt" project))
+               (script (expand-file-name "vim-join.vim" project))
+               (vim nil))
+          (with-temp-file c (insert "c = 3\n"))
+          (with-temp-file script
+            (insert "vim9script\nset hidden\n"
+                    (format "g:quire_command = [%S, 'attach', %S]\n" binary socket)
+                    "runtime plugin/quire.vim\n"
+                    (format "execute 'edit ' .. fnameescape(%S)\n" c)
+                    "QuireShare\n"
+                    (format "writefile([quire#SharedName()], %S)\n" name-file)
+                    "append(0, '# vim')\nlistener_flush()\n"
+                    "var waited = 0\n"
+                    "while getline('$') !=# '# emacs' && waited < 15000\n  sleep 10m\n  waited += 10\nendwhile\n"
+                    (format "writefile(getline(1, '$'), %S)\n" text-file)
+                    "qall!\n"))
+          (with-current-buffer (find-file-noselect c)
+            (quire-share)
+            (should (equal (plist-get quire--state :uri) "src/c.py"))
+            (unwind-protect
+                (progn
+                  (setq vim (make-process :name "vim" :noquery t :connection-type 'pipe
+                                          :command (list "vim" "-u" "NONE" "-i" "NONE" "-N" "--not-a-term" "-n"
+                                                         "--cmd" (concat "set rtp^=" (expand-file-name "../../vim" quire-test--directory))
+                                                         "-S" script)))
+                  (process-send-eof vim)   ; as from /dev/null: no key ever waits for an answer
+                  (should (quire-test--wait (lambda () (file-exists-p name-file)) 15))
+                  (should (equal (string-trim (quire-test--file-text name-file)) "src/c.py"))
+                  (should (or (quire-test--wait (lambda () (equal (quire--text) "# vim\nc = 3\n")) 10)
+                              (progn (message "Emacs shows %S" (quire--text)) nil)))
+                  (goto-char (point-max))
+                  (insert "# emacs\n")
+                  (should (quire-test--wait (lambda () (file-exists-p text-file)) 15))
+                  (should (equal (quire-test--file-text text-file) "# vim\nc = 3\n# emacs\n"))
+                  (should (equal (quire--text) "# vim\nc = 3\n# emacs\n")))
+              (when (process-live-p vim) (kill-process vim))
+              (set-buffer-modified-p nil)
+              (kill-buffer)))))
       (with-current-buffer (find-file-noselect (expand-file-name "docs/plan.txt" rooted))
         (quire-share)
         (should (equal (plist-get quire--state :uri) "docs/plan.txt"))
         (kill-buffer))
+      (delete-directory project t)
+      (delete-directory rooted t)
       (with-current-buffer (get-buffer-create "quire-no-file")
         (insert "no file\n")
         (quire-share)
