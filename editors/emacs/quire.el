@@ -89,6 +89,9 @@ Set by `before-change-functions', moved on by each change reported in it.")
 
 (defvar quire--edit-count 0 "Edits sent by this Emacs, for their `editId'.")
 
+(defvar quire--undo-group nil
+  "The `undoGroup' of the edits of the command running, or nil outside commands.")
+
 ;;; Positions: zero-based lines, characters in code points (utf-32).
 
 (defun quire--position (pos)
@@ -349,8 +352,10 @@ merges the edit."
         (progn
           (jsonrpc-async-request
            quire--connection :document/edit
-           (list :uri (plist-get quire--state :uri) :epoch epoch :editId id :cursor (quire--position (point))
-                 :revision (plist-get quire--state :daemon) :changes (vector change))
+           (append (list :uri (plist-get quire--state :uri) :epoch epoch :editId id :cursor (quire--position (point))
+                         :revision (plist-get quire--state :daemon) :changes (vector change))
+                   ;; The edits of one command are one undo step of the daemon's.
+                   (and quire--undo-group (list :undoGroup quire--undo-group)))
            :success-fn #'ignore
            :error-fn (lambda (error)
                        ;; -1: the daemon died (jsonrpc's code); the reopen merges the edit.
@@ -394,67 +399,67 @@ tries again."
           (quire--replace-text (plist-get reply :text)))
         (setq quire--state (quire--resynced-state (plist-get reply :epoch)))))))
 
+;;; Undo: the daemon's
+
+;; Emacs's own undo list would hold positions that others' edits move, so a shared buffer
+;; records none (`buffer-undo-list' is t while shared).  `undo' (C-/, C-_, C-x u),
+;; `undo-only' and `undo-redo' are remapped in `quire-mode-map' to `quire-undo' and
+;; `quire-redo', which ask the daemon: it reverts this editor's own last step by identity
+;; (never others' text, even typed inside it) and sends the change back as a daemon edit.
+;; The edits of one command carry the same `undoGroup', so they are one step; consecutive
+;; `self-insert-command's share one, up to 20, as Emacs's own undo amalgamates them.
+
+(defvar quire--command-count 0 "Commands seen, for their `undoGroup'.")
+
+(defvar quire--amalgamated 0 "Consecutive self-insertions in the last command's `undoGroup'.")
+
+(defun quire--command-starts ()
+  "Give the command starting its `undoGroup'.
+A self-insertion right after one keeps its group, up to 20 of them."
+  (if (and (eq this-command 'self-insert-command) (eq last-command 'self-insert-command)
+           (< quire--amalgamated 20))
+      (setq quire--amalgamated (1+ quire--amalgamated))
+    (setq quire--command-count (1+ quire--command-count)
+          quire--amalgamated 1))
+  (setq quire--undo-group quire--command-count))
+
+(defun quire--command-ends ()
+  "Edits between commands (timers, process output) are one undo step each."
+  (setq quire--undo-group nil))
+
+(defun quire--undo-or-redo (method count)
+  "Send METHOD (`document/undo' or `document/redo') up to COUNT times.
+Stops at the first reply with `done' false: nothing of this editor's left."
+  (unless quire--state (user-error "Quire: this buffer is not shared"))
+  (quire--connect)
+  (let ((done 0))
+    (while (and (< done count)
+                (eq (plist-get (quire--request method (list :uri (plist-get quire--state :uri))) :done) t))
+      (setq done (1+ done)))
+    (when (< done count)
+      (message "Quire: nothing of yours left to %s" (if (eq method :document/undo) "undo" "redo")))
+    done))
+
+(defun quire-undo (&optional count)
+  "Undo your own last COUNT changes to the shared document (others' stay).
+The daemon reverts them and sends the change back as its edit."
+  (interactive "p")
+  (quire--undo-or-redo :document/undo (max 1 (or count 1))))
+
+(defun quire-redo (&optional count)
+  "Redo your own last COUNT undone changes to the shared document."
+  (interactive "p")
+  (quire--undo-or-redo :document/redo (max 1 (or count 1))))
+
+(defvar quire-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map [remap undo] #'quire-undo)
+    (define-key map [remap undo-only] #'quire-undo)
+    (define-key map [remap undo-redo] #'quire-redo)
+    map)
+  "Keys of a shared buffer: undo and redo go through the daemon.")
+
 ;;; The daemon's edits
-
-;; Others' edits stay out of the undo list, so undo reverts only your own edits.  The
-;; positions recorded in it are moved with others' edits, in place: `pending-undo-list' (a
-;; tail of it while undoing) and `undo-equiv-table' (keyed by its conses) stay right too.
-
-(defun quire--undo-map (list function)
-  "Call FUNCTION on each cons of undo LIST, and of the lists nested in it.
-The entries of an (apply DELTA BEG END FUN BEG END LIST) entry, which
-`combine-change-calls' makes, are walked too."
-  (while (consp list)
-    (let ((entry (car list)))
-      (funcall function list)
-      (when (and (eq (car-safe entry) 'apply) (integerp (nth 1 entry))
-                 (eq (nth 4 entry) #'undo--wrap-and-run-primitive-undo))
-        (quire--undo-map (nth 7 entry) function)))
-    (setq list (cdr list))))
-
-(defun quire--undo-removed (start end)
-  "Move the undo list's positions over the removal of START..END by others."
-  (let ((map (lambda (pos) (cond ((<= pos start) pos) ((>= pos end) (- pos (- end start))) (t start)))))
-    (quire--undo-shift map map)))
-
-(defun quire--undo-inserted (position length)
-  "Move the undo list's positions over LENGTH characters inserted at POSITION.
-Others inserted them.  An insertion of yours that holds POSITION is split
-in two, so that undoing it leaves their text in place."
-  (when (listp buffer-undo-list)
-    (quire--undo-map
-     buffer-undo-list
-     (lambda (cell)
-       (pcase (car cell)
-         (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
-          (when (and (< beg position) (< position end))
-            ;; Both parts are one step; moved below with the rest.
-            (setcar cell (cons position end))
-            (setcdr cell (cons (cons beg position) (cdr cell)))))))))
-  (quire--undo-shift (lambda (pos) (if (> pos position) (+ pos length) pos))
-                     (lambda (pos) (if (>= pos position) (+ pos length) pos))))
-
-(defun quire--undo-shift (map map-start)
-  "Apply MAP to every position in the undo list; MAP-START to insertion starts.
-The start of a recorded insertion moves with text inserted right at it."
-  (when (listp buffer-undo-list)
-    (quire--undo-map
-     buffer-undo-list
-     (lambda (cell)
-       (let ((entry (car cell)))
-         (pcase entry
-           (`(,(and beg (pred integerp)) . ,(and end (pred integerp)))
-            (setcar cell (cons (funcall map-start beg) (funcall map end))))
-           (`(,(and text (pred stringp)) . ,(and pos (pred integerp)))
-            (setcar cell (cons text (if (< pos 0) (- (funcall map (- pos))) (funcall map pos)))))
-           (`(nil ,prop ,val ,(and beg (pred integerp)) . ,(and end (pred integerp)))
-            (setcar cell `(nil ,prop ,val ,(funcall map-start beg) . ,(funcall map end))))
-           (`(apply ,(and delta (pred integerp)) ,(and beg (pred integerp)) ,(and end (pred integerp)) . ,rest)
-            (setcar cell `(apply ,delta ,(funcall map-start beg) ,(funcall map end)
-                                 ,@(if (eq (car rest) #'undo--wrap-and-run-primitive-undo)
-                                       (list (car rest) (funcall map-start (nth 1 rest)) (funcall map (nth 2 rest)) (nth 3 rest))
-                                     rest))))
-           ((pred integerp) (setcar cell (funcall map entry)))))))))
 
 (defun quire--apply-changes (changes)
   "Apply the daemon's CHANGES in order, unreported and kept out of undo.
@@ -478,9 +483,7 @@ disk: the daemon merges such changes itself."
               (let ((buffer-undo-list t))
                 (goto-char start)
                 (delete-region start end)
-                (insert text))
-              (when (< start end) (quire--undo-removed start end))
-              (unless (string-empty-p text) (quire--undo-inserted start (length text))))))))))
+                (insert text)))))))))
 
 (defun quire--on-daemon-edit (params)
   "Apply the daemon's edit PARAMS if based on every edit we sent.
@@ -650,12 +653,18 @@ What changed in the file outside Quire is merged first."
 (define-minor-mode quire-mode
   "Share this buffer through the Quire daemon."
   :lighter (:eval (quire--lighter))
+  :keymap quire-mode-map
   (if quire-mode
       (progn
         (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (add-hook hook function nil t))
+        (add-hook 'pre-command-hook #'quire--command-starts)
+        (add-hook 'post-command-hook #'quire--command-ends)
+        ;; Undo goes through the daemon (`quire-undo'); Emacs's own list records nothing.
+        (setq buffer-undo-list t)
         (add-hook 'find-file-hook #'quire--take-over-visit)
         (quire--install-revert))
     (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (remove-hook hook function t))
+    (when (eq buffer-undo-list t) (setq buffer-undo-list nil))   ; Emacs's own undo again, from here
     (when (eq revert-buffer-function #'quire--revert-buffer)
       (setq-local revert-buffer-function quire--revert-function))
     (when (and quire--connection quire--state)
@@ -848,9 +857,14 @@ before it makes the buffer that takes over, and again when it kills this one."
                              (when quire--connection
                                (ignore-errors (quire--request :document/close (list :uri uri))))))))))
 
-(defun quire-share (name)
-  "Share the current buffer as document NAME."
-  (interactive (list (read-string "Share as: " (if buffer-file-name (quire-document-name buffer-file-name) (buffer-name)))))
+(defun quire-share (&optional name)
+  "Share the current buffer as document NAME.
+NAME nil (interactively, in a buffer visiting a file, unless with a prefix
+argument): the daemon names the file by its path from its project root
+\(protocol/README.md, \"Naming rule for files\"), and the reply says the name."
+  (interactive (list (and (or current-prefix-arg (not buffer-file-name))
+                          (read-string "Share as: " (unless buffer-file-name (buffer-name))))))
+  (unless (or name buffer-file-name) (setq name (buffer-name)))
   (setq quire--stopping nil)
   (quire--connect)
   (pcase-let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
@@ -868,6 +882,7 @@ before it makes the buffer that takes over, and again when it kills this one."
 
 (defun quire--open-asking (name text file &optional reopen)
   "Open document NAME showing TEXT, bound to FILE.
+NAME nil (FILE given): the daemon names the document.
 REOPEN, after the daemon went away: the view, epoch and revision the
 buffer was at (`quire--view-position'), sent with the first open only.
 Return (URI REPLY APART-FROM FILE).  When NAME exists with other text
@@ -884,7 +899,7 @@ quitting the question leaves the buffer unshared."
     (while (not reply)
       (condition-case failure
           (setq reply (quire--request :document/open
-                                       (append (list :uri uri :text text)
+                                       (append (and uri (list :uri uri)) (list :text text)
                                                reopen
                                                (and conflict (list :conflict conflict))
                                                (and file (list :file file)))))
@@ -893,6 +908,9 @@ quitting the question leaves the buffer unshared."
            (unless (eql (alist-get 'jsonrpc-error-code details) -32017)
              (signal (car failure) (cdr failure)))
            (setq reopen nil)   ; no view says what the two have in common
+           ;; Left to the daemon, the name is in the refusal's data.
+           (unless uri (setq uri (plist-get (alist-get 'jsonrpc-error-data details) :uri)
+                             name uri))
            (pcase (car (quire--ask-document-differs uri (alist-get 'jsonrpc-error-data details)))
              (?t (setq conflict "take"))
              (?m (setq conflict "merge"))
@@ -900,7 +918,8 @@ quitting the question leaves the buffer unshared."
                       uri (format "%s~%s" uri quire-user-name)
                       conflict nil
                       file nil)))))))
-    (list uri reply apart-from file)))
+    ;; NAME nil: the daemon named the file, and every later open sends that name.
+    (list (or uri (plist-get reply :uri)) reply apart-from file)))
 
 (defun quire--ask-document-differs (uri data)
   "Ask what to do as document URI is shared with other text; DATA is -32017's.
@@ -912,17 +931,6 @@ Returns the choice of `read-multiple-choice'."
      `((?t "take the shared text" "Replace this buffer's text with the shared text")
        (?m "merge both" "Add this buffer's text after the shared text, as your edit")
        (?k "keep mine apart" ,(format "Share this buffer's text as \"%s~%s\" instead" uri quire-user-name))))))
-
-(defun quire-document-name (file)
-  "The document name of FILE: its path relative to the project root.
-The root is the nearest directory above FILE holding .git or .quire-root, else
-FILE's own directory, so everyone opening the same file of a project names the
-same document."
-  (let* ((full (expand-file-name file))
-         (root (or (locate-dominating-file full (lambda (dir) (or (file-exists-p (expand-file-name ".git" dir))
-                                                                  (file-exists-p (expand-file-name ".quire-root" dir)))))
-                   (file-name-directory full))))
-    (file-relative-name full root)))
 
 (defun quire-open (name)
   "Open document NAME in a new buffer."

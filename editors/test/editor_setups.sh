@@ -34,7 +34,7 @@ write_emacs_setup() {
 (setq quire-command (list "$quire" "attach" "$work/b.sock") quire-user-name "emma"
       make-backup-files nil create-lockfiles nil auto-save-default nil)
 (find-file "$work/e/proj/doc.txt")
-(quire-share (quire-document-name buffer-file-name))
+(quire-share)   ; the daemon names the file from its project root
 (kill-new "yank1 yank2\nyank3 yank4\nyank5 yank6\n")
 (run-with-timer 0.1 0.1 (lambda ()
   (when-let ((buffer (get-file-buffer "$work/e/proj/doc.txt")))

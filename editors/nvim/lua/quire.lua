@@ -359,6 +359,8 @@ local function opened(buf, result)
   else
     apply_changes(buf, result.changes)
   end
+  -- A file opened with no uri: the daemon named it; every later open sends that name.
+  if result.uri and result.uri ~= '' then state.uri = result.uri end
   state.epoch, state.editor, state.daemon, state.reports = result.epoch, 0, 0, {}
   state.away, state.closed = false, false
   state.opens = (state.opens or 0) + 1   -- revisions start again: a hash check from before is moot
@@ -556,22 +558,11 @@ function M.start(quiet)
   return true
 end
 
--- The document name of a file: its path from the project root (nearest .git or .quire-root).
-function M.document_name(path)
-  local full = vim.fn.fnamemodify(path, ':p')
-  local dir = vim.fn.fnamemodify(full, ':h')
-  local root = dir
-  while true do
-    if vim.fn.isdirectory(dir .. '/.git') == 1 or vim.fn.filereadable(dir .. '/.git') == 1
-        or vim.fn.filereadable(dir .. '/.quire-root') == 1 then
-      root = dir
-      break
-    end
-    local parent = vim.fn.fnamemodify(dir, ':h')
-    if parent == dir then break end
-    dir = parent
-  end
-  return full:sub(#root + 2)
+-- The name of the document `buf` (default: the current buffer) is shared as, nil when it is not
+-- shared: for a file, the name the daemon gave it.
+function M.shared_name(buf)
+  local state = shared[(buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf]
+  return state and state.uri or nil
 end
 
 -- Buffer lifecycle ------------------------------------------------------------------------------
@@ -872,7 +863,14 @@ end
 -- view); returns the result, or nil: failed (shown unless `quiet`), or the person is asked.
 open_document = function(buf, params, quiet)
   local result, failure = call('document/open', params, function(result) opened(buf, result) end, quiet)
-  if not result and failure and failure.code == DOCUMENT_DIFFERS then ask(buf, params, failure.data or {}) end
+  if not result and failure and failure.code == DOCUMENT_DIFFERS then
+    -- Left to the daemon, the name is in the refusal's data: the question and the answer use it.
+    if not params.uri and failure.data and failure.data.uri then
+      params.uri = failure.data.uri
+      if shared[buf] then shared[buf].uri = params.uri end
+    end
+    ask(buf, params, failure.data or {})
+  end
   return result
 end
 
@@ -917,7 +915,9 @@ function M.share(name)
   if shared[buf] and shared[buf].asking then return say('choose first what to do with "' .. shared[buf].uri .. '"') end
   if shared[buf] then return say('this buffer is already shared as "' .. shared[buf].uri .. '"') end
   local file = vim.api.nvim_buf_get_name(buf)
-  local uri = (name and name ~= '') and name or (file ~= '' and M.document_name(file) or ('buffer' .. buf))
+  -- A file with no name given: the daemon names it (its path from the project root,
+  -- protocol/README.md, "Naming rule for files") and says the name in the reply's uri.
+  local uri = (name and name ~= '') and name or (file == '' and ('buffer' .. buf) or nil)
   local params = { uri = uri, text = document_text(buf) }
   if file ~= '' then params.file = vim.fn.fnamemodify(file, ':p') end
   -- named: the buffer's file when its binding was chosen; a :w there after the name changed
@@ -930,7 +930,7 @@ function M.share(name)
     return
   end
   begin_sharing(buf)
-  say(string.format('%s "%s"', result.created and 'sharing' or 'joined', uri))
+  say(string.format('%s "%s"', result.created and 'sharing' or 'joined', shared[buf].uri))
 end
 
 -- A new buffer showing document `name`: it starts as no text at all (not one empty line with a

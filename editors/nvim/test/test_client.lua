@@ -1,8 +1,8 @@
 -- Headless test of the Neovim client against a real daemon (run by editors/nvim/test/run.sh):
 -- sharing, others' text moving the cursor, typing, others' cursors and names, undo of one's own
--- edits only, a multi-line paste, a refused edit resynced keeping the text, a document name in a
--- project, a daemon killed (-9) and restarted while typing goes on, and peers: listen, join and
--- leave messages, disconnect, and listening again after a restart.
+-- edits only, a multi-line paste, a refused edit resynced keeping the text, a daemon killed (-9)
+-- and restarted while typing goes on, and peers: listen, join and leave messages, disconnect, and
+-- listening again after a restart.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/helpers.lua')
 local quire = require('quire')
 local binary, socket = vim.env.QUIRE_BINARY, vim.env.QUIRE_TEST_SOCKET
@@ -11,11 +11,6 @@ local check, wait_for, editor, buffer_text, told = H.check, H.wait_for, H.editor
 quire.config.command = { binary, 'attach', socket }
 quire.config.user = 'nora'
 quire.config.log = vim.env.QUIRE_TEST_LOG
-
--- Naming in a project.
-local project = vim.fn.tempname()
-vim.fn.mkdir(project .. '/.git', 'p')
-check(quire.document_name(project .. '/docs/a.md') == 'docs/a.md', 'document name: ' .. quire.document_name(project .. '/docs/a.md'))
 
 -- Peers are named by their person; a daemon no editor named yet ("quire") by its address.
 check(quire.peer_name({ user = 'fay', address = '127.0.0.1:9' }) == 'fay', 'peer name: ' .. quire.peer_name({ user = 'fay' }))

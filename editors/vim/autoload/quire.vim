@@ -275,23 +275,30 @@ export def CompleteDocuments(lead: string, line: string, position: number): list
   return filter(DocumentNames(), (_, name) => stridx(name, lead) == 0)
 enddef
 
-# :QuireShare [name]: share the current buffer under name (default: its file name).
+# :QuireShare [name]: share the current buffer under name. Without one, a buffer with a file
+# leaves the name to the daemon (the file's path from its project root, protocol/README.md,
+# "Naming rule for files"), and a buffer without one is "buffer<number>".
 export def Share(name: string)
   stopping = false   # sharing again after :QuireStop: reconnect when the daemon goes away
   var buf = bufnr()
-  var uri = name != '' ? name : (expand('%:p') != '' ? DocumentName(expand('%:p')) : 'buffer' .. buf)
+  var uri = name != '' ? name : (expand('%:p') != '' ? '' : 'buffer' .. buf)
   # A file: the daemon merges changes made to it outside Quire.
   ShareAs(buf, uri, expand('%:p'), '')
 enddef
 
-# Shares `buf` as document `uri`, bound to `file` unless it is ''; `conflict`: what the person
-# chose after the daemon said the document holds other text ('take' or 'merge'; '' to ask).
-def ShareAs(buf: number, uri: string, file: string, conflict: string)
+# Shares `buf` as document `uri`, bound to `file` unless it is ''; `uri` '' (with a file) leaves
+# the name to the daemon, which says it in the reply's `uri` (and in a -32017's data); `conflict`:
+# what the person chose after the daemon said the document holds other text ('take' or 'merge';
+# '' to ask).
+def ShareAs(buf: number, name: string, file: string, conflict: string)
   Start()
   if !ready || !bufloaded(buf)
     return
   endif
-  var params: dict<any> = {uri: uri, text: DocumentText(buf)}
+  var params: dict<any> = {text: DocumentText(buf)}
+  if name != ''
+    params.uri = name
+  endif
   if file != ''
     params.file = file
   endif
@@ -300,13 +307,15 @@ def ShareAs(buf: number, uri: string, file: string, conflict: string)
   endif
   var answer = Ask('document/open', params)
   if get(get(answer, 'error', {}), 'code', 0) == -32017
-    AskConflict(buf, uri, file, get(answer.error, 'data', {}))   # nothing changed: the person decides
+    var data = get(answer.error, 'data', {})
+    AskConflict(buf, get(data, 'uri', name), file, data)   # nothing changed: the person decides
     return
   elseif !has_key(answer, 'result')
     Warn('document/open failed: ' .. get(get(answer, 'error', {}), 'message', 'no answer'))
     return
   endif
   var reply = answer.result
+  var uri: string = get(reply, 'uri', name)
   shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: file, view: get(reply, 'view', ''),
                  records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline'), opened: NextOpen()}
   # Shared text is read again on every reload: a modeline someone typed into it must not run.
@@ -1490,6 +1499,12 @@ export def CursorsShown(buf: number): dict<list<number>>
   return shown
 enddef
 
+# The name of the document `buf` is shared as ('' when it is not shared): for a file, the name
+# the daemon gave it.
+export def SharedName(buf: number = bufnr()): string
+  return has_key(shared, buf) ? shared[buf].uri : ''
+enddef
+
 # For 'statusline': "[quire]" in a shared buffer, with the number of peer links when any.
 export def StatusLine(): string
   if has_key(conflicts, bufnr())
@@ -1568,27 +1583,6 @@ export def ConnectCommand(command: string)
   if Succeeds('peer/connect', {command: command})
     Say('peering over: ' .. command .. '; you are told when it is up')
   endif
-enddef
-
-# The document name of a file: its path relative to the project root (the nearest directory
-# above it holding .git or .quire-root, else its own directory), so that everyone opening the
-# same file of a project names the same document (protocol/README.md, Documents).
-export def DocumentName(path: string): string
-  var full = fnamemodify(path, ':p')
-  var dir = fnamemodify(full, ':h')
-  var root = dir
-  while true
-    if isdirectory(dir .. '/.git') || filereadable(dir .. '/.git') || filereadable(dir .. '/.quire-root')
-      root = dir
-      break
-    endif
-    var parent = fnamemodify(dir, ':h')
-    if parent == dir
-      break
-    endif
-    dir = parent
-  endwhile
-  return full[len(root) + 1 :]
 enddef
 
 export def Status()

@@ -39,7 +39,7 @@ var path = dir .. '/notes.txt'
 var elsewhere = dir .. '/elsewhere.txt'
 writefile(['one <A17>', 'two f(x)'], path)
 writefile(['another file'], elsewhere)
-var uri = quire#DocumentName(path)
+var uri = 'notes.txt'   # set from the shared buffer below: the daemon names the file
 
 def DaemonText(): string
   return ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: uri}}).result.text
@@ -73,6 +73,7 @@ enddef
 execute 'edit ' .. fnameescape(path)
 var buf = bufnr()
 QuireShare
+uri = quire#SharedName()
 ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: uri, text: ''}})
 write
 

@@ -48,13 +48,6 @@ enddef
 runtime plugin/quire.vim
 g:quire_log = $QUIRE_TEST_LOG
 
-# Naming: a file of a project is named by its path from the project root.
-mkdir(work .. '/project/.git', 'p')
-mkdir(work .. '/project/src', 'p')
-add(errors, quire#DocumentName(work .. '/project/src/main.c') == 'src/main.c' ? '' : 'name in a project: ' .. quire#DocumentName(work .. '/project/src/main.c'))
-mkdir(work .. '/loose', 'p')
-add(errors, quire#DocumentName(work .. '/loose/notes.txt') == 'notes.txt' ? '' : 'name outside a project: ' .. quire#DocumentName(work .. '/loose/notes.txt'))
-
 var a = StartA()
 g:quire_command = [quire, 'attach', socket]
 enew
