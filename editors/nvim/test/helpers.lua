@@ -7,6 +7,13 @@ function H.check(ok, what)
   return ok
 end
 
+-- Points the client at the test daemon through `quire attach`, as nora, logging to the test log.
+function H.attach(quire, socket)
+  quire.config.command = { vim.env.QUIRE_BINARY, 'attach', socket }
+  quire.config.user = 'nora'
+  quire.config.log = vim.env.QUIRE_TEST_LOG
+end
+
 function H.wait_for(condition, what, timeout)
   local ok = vim.wait(timeout or 10000, condition, 10)
   H.check(ok, 'timed out waiting for ' .. what .. '; buffer: ' .. vim.inspect(vim.api.nvim_buf_get_lines(0, 0, -1, false)))

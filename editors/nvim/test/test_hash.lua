@@ -7,9 +7,7 @@ local quire = require('quire')
 local check, wait_for, buffer_text = H.check, H.wait_for, H.buffer_text
 local socket = vim.env.QUIRE_TEST_SOCKET
 
-quire.config.command = { vim.env.QUIRE_BINARY, 'attach', socket }
-quire.config.user = 'nora'
-quire.config.log = vim.env.QUIRE_TEST_LOG
+H.attach(quire, socket)
 
 local function run()
   vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'alpha <A1>', 'beta f(x)' })

@@ -12,9 +12,7 @@ local function keys(text) H.keys((text:gsub('<([%w-]+)>', function(name)
   return (name == 'Esc' or name == 'C-R') and '<' .. name .. '>' or '<lt>' .. name .. '>' end)), 't') end
 local socket = vim.env.QUIRE_TEST_SOCKET
 
-quire.config.command = { vim.env.QUIRE_BINARY, 'attach', socket }
-quire.config.user = 'nora'
-quire.config.log = vim.env.QUIRE_TEST_LOG
+H.attach(quire, socket)
 vim.o.modeline = true      -- Neovim's default: what a shared text must not reach
 vim.o.hidden = false
 

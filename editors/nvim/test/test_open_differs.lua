@@ -12,9 +12,7 @@ local socket = vim.env.QUIRE_TEST_SOCKET
 local function keys(text) H.keys((text:gsub('<([%w-]+)>', function(name)
   return name == 'Esc' and '<Esc>' or '<lt>' .. name .. '>' end)), 't') end
 
-quire.config.command = { vim.env.QUIRE_BINARY, 'attach', socket }
-quire.config.user = 'nora'
-quire.config.log = vim.env.QUIRE_TEST_LOG
+H.attach(quire, socket)
 
 -- vim.ui.select, answered by the test.
 local asked = {}
