@@ -27,7 +27,7 @@ let package = Package(
             providers: [.apt(["libjansson-dev"])]
         ),
         .target(name: "JSON", dependencies: ["CJansson"]),
-        // Loads the editing traces in ../shared/traces for tests and benchmarks.
+        // Loads the editing traces in ../shared/traces for tests and benchmarks, and the seeded random source they generate inputs with.
         .target(name: "EditingTraces", dependencies: ["JSON"]),
         // JSON-RPC 2.0 framing, message shapes and errors; no SwiftNIO, no CRDT internals.
         .target(name: "QuireProtocol", dependencies: ["JSON"]),
@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(
             name: "QuireDaemonTests",
             dependencies: [
-                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes",
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -54,7 +54,7 @@ struct CodeTraces {
     private var lines: [[Unicode.Scalar]] = []
     private var characters = 0
     private(set) var patches: [EditingTrace.Patch] = []
-    private var random: SplitMix
+    private var random: SeededRandom
     /// The document grows towards this many characters, then deletions balance typing.
     private let targetCharacters: Int
     /// Where the person is working (a line index), so typing has locality.
@@ -72,7 +72,7 @@ struct CodeTraces {
     }
 
     private init(seed: UInt64, scale: Int) {
-        random = SplitMix(state: seed)
+        random = SeededRandom(seed: seed)
         // Files grow with a longer history, but more slowly than it: sqrt(scale).
         var root = 1
         while (root + 1) * (root + 1) <= scale { root += 1 }
@@ -343,21 +343,3 @@ struct CodeTraces {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so generated histories and projects are the
-/// same on every run and machine.
-struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `0..<bound` (bound > 0).
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
-
-    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
-}

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Logging
@@ -55,7 +56,7 @@ struct ProjectBenchmark {
         files.sort { $0.0 < $1.0 }
         if files.count >= 100 { return ("the Swift sources under .build/checkouts", files) }
         // Generated: functions of the code-shaped histories' kind, 2-30 KB a file.
-        var random = SplitMix(state: 0xf11e5)
+        var random = SeededRandom(seed: 0xf11e5)
         let (trace, _) = CodeTraces.make(.refactoring, scale: 1)
         let text = Array(trace.endContent.unicodeScalars)
         files = (0..<2_000).map { i in

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -138,7 +139,7 @@ final class ChaosRun {
     }
 
     let seed: UInt64
-    var random: SeededGenerator
+    var random: SeededRandom
     var nodes: [Node] = []
     var links: [Link] = []
     var writers: [Writer] = []
@@ -156,7 +157,7 @@ final class ChaosRun {
 
     init(seed: UInt64) throws {
         self.seed = seed
-        random = SeededGenerator(seed: seed)
+        random = SeededRandom(seed: seed)
     }
 
     /// Faults, and with `detail` every edit: printed when the run fails.

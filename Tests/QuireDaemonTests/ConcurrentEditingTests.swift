@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -5,18 +6,6 @@ import Testing
 import QuireProtocol
 import ReplicatingTypes
 
-/// SplitMix64, so each interleaving is reproducible from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Several editors typing into one document at once, with the daemon's edits reaching each
 /// editor late, so that edits cross on the wire: the revision scheme must make every editor end
@@ -75,7 +64,7 @@ struct SeededGenerator: RandomNumberGenerator {
     @Test(arguments: seeds)
     func randomInterleavingsConverge(seed: UInt64) {
         let steps = seed >= 1000 ? 4000 : 400
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let daemon = Self.makeDaemon()
         let encodings = ["utf-16", "utf-8", "utf-32"]
         let editors = (0..<3).map { i -> TestEditor in

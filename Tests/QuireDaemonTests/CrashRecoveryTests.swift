@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -35,7 +36,7 @@ import Testing
     func killNineNeverLosesAnAcknowledgedEdit(seed: UInt64, durability: String) throws {
         let rounds = max(8, Int(ProcessInfo.processInfo.environment["QUIRE_SOAK"] ?? "") ?? 0)
         let dataDirectory = DaemonProcess.temporaryDirectory("crash")
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let alphabet: [String] = ["a", "b", "\n", "é", "😀", "hello "]
         var candidates: [[Unicode.Scalar]] = [[]]   // the texts the next start may recover
         var acknowledged = 0                         // how many of the candidates' edits were acknowledged
@@ -86,7 +87,7 @@ import Testing
     @Test(arguments: [(303, "sync"), (404, "batch")] as [(UInt64, String)])
     func documentsCreatedTogetherSurviveKillNine(seed: UInt64, durability: String) throws {
         let dataDirectory = DaemonProcess.temporaryDirectory("crash")
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         var acknowledged: [String: String] = [:]   // uri: text
         for round in 0...3 {
             let daemon = try DaemonProcess(arguments: ["--data-dir", dataDirectory, "--durability", durability, "--log-level", "info"])

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -21,7 +22,7 @@ import ReplicatingTypes
     ]
 
     /// Replaces one scalar somewhere in the value with something of another shape.
-    static func mutate(_ value: JSONValue, _ random: inout SeededGenerator) -> JSONValue {
+    static func mutate(_ value: JSONValue, _ random: inout SeededRandom) -> JSONValue {
         let replacements: [JSONValue] = [.null, .bool(true), .integer(-1), .integer(Int64.max), .integer(1 << 40),
                                          .double(1.5), .string(""), .string("\u{0}"), .array([]), .object([:])]
         switch value {
@@ -40,7 +41,7 @@ import ReplicatingTypes
 
     @Test(arguments: [1, 2, 3] as [UInt64])
     func mutatedMessagesNeverCrashOrGoUnanswered(seed: UInt64) {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let daemon = Daemon()
         let editor = TestEditor(daemon: daemon)
         editor.initialize(encodings: ["utf-16"])

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -39,7 +40,7 @@ import Testing
         let editor = TestEditor(process: daemon)
         editor.initialize(user: user)
         editor.open("doc", text: "")
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         for line in lines {
             let breaks = [0] + editor.text.indices.filter { editor.text[$0] == "\n" }.map { $0 + 1 }
             let at = breaks.randomElement(using: &random) ?? 0

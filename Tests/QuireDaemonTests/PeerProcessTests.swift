@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import QuireDaemon
@@ -18,7 +19,7 @@ import Testing
 
     /// Both editors type at random while their daemons sync; at the end both show the same text.
     static func typeAtRandom(_ a: TestEditor, _ b: TestEditor, seed: UInt64, steps: Int = 200) {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         a.holdIncoming = true
         b.holdIncoming = true
         for _ in 0..<steps {

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -75,7 +76,7 @@ import ReplicatingTypes
     /// both editors together, and the round after it finds nothing left to send.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func operationsLostInTheMiddleOfAChainAreRepairedByOneRound(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let net = PeerTestNetwork()
         let a = net.makeDaemon(100), b = net.makeDaemon(200), c = net.makeDaemon(300)
         let ann = TestEditor(daemon: a), cat = TestEditor(daemon: c)

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -35,7 +36,7 @@ import ReplicatingTypes
 
     @Test(arguments: [1, 2, 3] as [UInt64])
     func concurrentTypingOnBothSidesConverges(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let net = PeerTestNetwork()
         let a = net.makeDaemon(100), b = net.makeDaemon(200)
         let editors = [TestEditor(daemon: a), TestEditor(daemon: b), TestEditor(daemon: b)]

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import Logging
 @testable import QuireDaemon
@@ -33,7 +34,7 @@ final class PeerTestNetwork {
     func makeDaemon(_ base: UInt64, secret: String? = PeerTestNetwork.secret, user: String = "peer", store: DocumentStore? = nil,
                     log: LogCapture? = nil, configure: (inout Daemon.Configuration) -> Void = { _ in }) -> Daemon {
         var next = base
-        var random = SeededGenerator(seed: base)
+        var random = SeededRandom(seed: base)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         if let log { logger = log.logger }

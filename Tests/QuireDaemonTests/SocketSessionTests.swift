@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Testing
@@ -43,7 +44,7 @@ import Testing
     /// late so that edits cross: both end with the daemon's text.
     @Test(arguments: [21, 22] as [UInt64])
     func twoRealEditorsTypingAtRandomConverge(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let path = NSTemporaryDirectory() + "quire-test-\(getpid())-\(seed).sock"
         let first = try DaemonProcess(arguments: ["--socket", path])
         let a = TestEditor(process: first)

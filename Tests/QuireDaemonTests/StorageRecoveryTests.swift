@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import Logging
 import Testing
@@ -41,7 +42,7 @@ struct StoredHistory {
     /// `compacting`, every snapshot drops all tombstones first (as for a document no peer holds).
     init(path: String, records: Int, seed: UInt64, snapshotLogBytes: Int = 1 << 20, compacting: Bool = false) throws {
         self.path = path
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let store = try DocumentStore(path: path, snapshotLogBytes: snapshotLogBytes, logger: Logger(label: "test"))
         var text = ReplicatingText(replica: ReplicaID(7))
         store.create(uri: "doc", id: id, initial: [])

@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import JSON
 import Logging
@@ -58,7 +59,7 @@ import ReplicatingTypes
     @Test(arguments: 0..<24 as Range<UInt64>)
     func everyTokenNobodyRemovedIsThereOnceAndWhole(seed: UInt64) throws {
         let steps = Int(ProcessInfo.processInfo.environment["QUIRE_SOAK"] ?? "") ?? 60
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let path = DaemonProcess.temporaryDirectory("tokens")
         var alive: Set<String> = []
         var removed: Set<String> = []

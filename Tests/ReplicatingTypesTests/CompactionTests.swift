@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import Testing
 @testable import ReplicatingTypes

@@ -1,3 +1,4 @@
+import EditingTraces
 import Testing
 import ReplicatingTypes
 
