@@ -198,19 +198,24 @@ public final class Daemon {
 
     /// Keeps `view` of `document` for its editor's return, logging the closing of any view that
     /// has to go to make room.
+    /// Keeps `view` of `document` for its editor's return. A kept view pushed out by newer ones
+    /// keeps its texts (detached): its editor's reopen still merges as text, with nothing asked.
     func keepDormant(_ view: EditorView, of document: SharedDocument) {
-        for evicted in dormantViews.keep(view, of: document.id) { log(.closed(view: evicted.id), of: document) }
+        for evicted in dormantViews.keep(view, of: document.id) { detach(evicted, of: document) }
     }
 
     /// Keeps only the texts of the kept views of `document` that `shouldGo` picks (every one by
     /// default): their elements are going, and their editors' reopens merge as text against
     /// what they showed (`DetachedView`).
     func detachDormantViews(of document: SharedDocument, where shouldGo: (EditorView) -> Bool = { _ in true }) {
-        for view in dormantViews.removeAll(of: document.id, where: shouldGo) {
-            log(.detached(view: view.id), of: document)
-            for evicted in dormantViews.keepDetached(DetachedView(detaching: view), of: document.id) {
-                log(.closed(view: evicted.id), of: document)
-            }
+        for view in dormantViews.removeAll(of: document.id, where: shouldGo) { detach(view, of: document) }
+    }
+
+    /// `view` (no longer kept whole) as its texts; the oldest detached views beyond the limit go.
+    private func detach(_ view: EditorView, of document: SharedDocument) {
+        log(.detached(view: view.id), of: document)
+        for gone in dormantViews.keepDetached(DetachedView(detaching: view), of: document.id) {
+            log(.closed(view: gone.id), of: document)
         }
     }
 

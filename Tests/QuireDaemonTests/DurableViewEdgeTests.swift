@@ -434,15 +434,18 @@ import Testing
         #expect(ann.string == text && bob.string == text, "ann \(ann.string.debugDescription) bob \(bob.string.debugDescription) daemon \(text.debugDescription)")
     }
 
-    /// Ten editors leave without closing; eight views are kept. The two evicted are logged
-    /// closed, so a restart does not bring them back: their reopen is refused (-32017, nothing
-    /// destroyed) or merges from `base`; a kept one resumes by identity.
-    @Test func evictedViewsStayGoneAcrossARestart() throws {
+    /// Eighteen editors leave without closing: the newest eight views are kept whole, the eight
+    /// before them as their texts (detached), and the two oldest are gone, all logged, so a
+    /// restart keeps exactly that. A kept one resumes by identity; a detached one's reopen merges
+    /// as text with nothing asked; a gone one's is refused (-32017, nothing destroyed) until it
+    /// says what it has in common (`base`).
+    @Test func viewsPushedOutAreKeptAsTextsThenGoAcrossARestart() throws {
         let path = DaemonProcess.temporaryDirectory("review-eviction")
+        let count = 2 * DormantViews.maximumPerDocument + 2
         var editors: [TestEditor] = []
         do {
             let daemon = try Self.daemon(at: path, replicas: 100)
-            for n in 0..<10 {
+            for n in 0..<count {
                 let editor = TestEditor(daemon: daemon)
                 editor.initialize(user: "e\(n)")
                 editor.open("doc", text: n == 0 ? "start\n" : "")
@@ -453,29 +456,31 @@ import Testing
             for editor in editors { editor.connection.endOfInput() }
             let document = try #require(daemon.documents["doc"])
             #expect(daemon.dormantViews.views(of: document.id).count == DormantViews.maximumPerDocument)
+            #expect(daemon.dormantViews.detachedViews(of: document.id).count == DormantViews.maximumPerDocument)
             for editor in editors { editor.disconnect() }
         }
         let daemon = try Self.daemon(at: path, replicas: 300)
         let document = try #require(daemon.documents["doc"])
-        let kept = Set(daemon.dormantViews.views(of: document.id).map(\.id))
-        #expect(kept == Set(editors[2...].compactMap(\.view)), "the two oldest stay evicted")
-        let first = editors[0], last = editors[9]
-        first.text.append(contentsOf: Array("<off0>\n".unicodeScalars))
-        last.text.append(contentsOf: Array("<off9>\n".unicodeScalars))
-        first.connect(to: daemon)
-        last.connect(to: daemon)
-        first.initialize(user: "e0")
-        last.initialize(user: "e9")
-        #expect(first.reopen()["error"]?["code"] == -32017)
-        #expect(Self.reopen(first, base: first.string.replacingOccurrences(of: "<off0>\n", with: ""))["error"] == nil)
-        let view = last.view
-        let reply = last.reopen()
+        #expect(Set(daemon.dormantViews.views(of: document.id).map(\.id)) == Set(editors[10...].compactMap(\.view)))
+        #expect(Set(daemon.dormantViews.detachedViews(of: document.id).map(\.id)) == Set(editors[2..<10].compactMap(\.view)))
+        let gone = editors[0], detached = editors[2], kept = editors[count - 1]
+        for (n, editor) in [(0, gone), (2, detached), (count - 1, kept)] {
+            editor.text.append(contentsOf: Array("<off\(n)>\n".unicodeScalars))
+            editor.connect(to: daemon)
+            editor.initialize(user: "e\(n)")
+        }
+        #expect(gone.reopen()["error"]?["code"] == -32017)
+        #expect(Self.reopen(gone, base: gone.string.replacingOccurrences(of: "<off0>\n", with: ""))["error"] == nil)
+        #expect(detached.reopen()["error"] == nil, "a detached view merges as text")
+        let view = kept.view
+        let reply = kept.reopen()
         #expect(reply["result"]?["view"]?.stringValue == view, "\(reply)")
-        first.deliver()
+        gone.deliver()
+        detached.deliver()
         let text = document.text.string
-        for token in (0..<10).map({ "<e\($0)>" }) + ["<off0>", "<off9>"] {
+        for token in (0..<count).map({ "<e\($0)>" }) + ["<off0>", "<off2>", "<off\(count - 1)>"] {
             #expect(text.components(separatedBy: token).count == 2, "\(token) in \(text.debugDescription)")
         }
-        #expect(first.string == text && last.string == text)
+        #expect(gone.string == text && detached.string == text && kept.string == text)
     }
 }
