@@ -145,9 +145,7 @@ public final class EditorSession: MessageHandler {
             let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
             let separator = !endsInBreak && !copied.isEmpty ? "\n" : ""
             let operations = scratch.replace(end..<end, with: Array((separator + copied).unicodeScalars))
-            try daemon.checkLocalGrowth(operations, of: document)
-            histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-            try daemon.contributeFromOutside(operations, to: document)
+            try contributeStep(operations, to: document, fromOutside: true)
             logger.info("session \(id): merged \(request.from) into \(request.uri) (\(copied.unicodeScalars.count) characters)")
             return ["uri": .string(request.uri), "merged": .integer(Int64(copied.unicodeScalars.count))]
         case SaveDocumentRequest.method:
@@ -379,9 +377,7 @@ public final class EditorSession: MessageHandler {
         let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
         let separator = separated && !endsInBreak ? "\n" : ""
         let operations = scratch.replace(end..<end, with: Array((separator + addition).unicodeScalars))
-        try daemon.checkLocalGrowth(operations, of: document)
-        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-        try daemon.contribute(operations, to: document, from: self)
+        try contributeStep(operations, to: document)
         logger.info("session \(id): the editor's text went into \(document.uri) (\(addition.unicodeScalars.count) characters)")
     }
 
@@ -434,8 +430,7 @@ public final class EditorSession: MessageHandler {
             return nil
         }
         // What was typed while the daemon was away is one undo step of this session's own.
-        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-        try daemon.contribute(operations, to: document, from: self, edit: (view, epoch, revision))
+        try contributeStep(operations, to: document, edit: (view, epoch, revision))
         logger.info("session \(id): \(document.uri): the reopen resumed view \(view.id) with \(operations.count) operations")
         return view
     }
@@ -498,9 +493,7 @@ public final class EditorSession: MessageHandler {
         var shown = shown
         shown.replica = replica
         let operations = ChangeResolver.replaceMinimally(0..<shown.count, with: Array(editorText.unicodeScalars), in: &shown)
-        try daemon.checkLocalGrowth(operations, of: document)
-        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-        try daemon.contribute(operations, to: document, from: self)
+        try contributeStep(operations, to: document)
         logger.info("session \(id): resync of \(document.uri) kept the editor's text (\(operations.count) operations)")
     }
 
@@ -520,11 +513,24 @@ public final class EditorSession: MessageHandler {
         scratch.replica = replica
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += scratch.replace(edit.range, with: edit.replacement) }
-        try daemon.checkLocalGrowth(operations, of: document)
         // What was typed while the daemon was away is one undo step of this session's own.
-        histories[document.uri, default: UndoHistory()].record(operations, before: document.text, group: nil)
-        try daemon.contribute(operations, to: document, from: self)
+        try contributeStep(operations, to: document)
         logger.info("session \(id): merged \(edits.count) edits made while the daemon was away into \(document.uri)")
+    }
+
+    /// `operations` of this session's into `document` (through `Daemon.contribute`, or as from
+    /// outside every editor), then one undo step of its own. The daemon checks the document's
+    /// room first: when it has none (`documentTooLarge`) nothing changes and no step is kept.
+    private func contributeStep(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument,
+                                fromOutside: Bool = false, group: Int? = nil, editID: String? = nil,
+                                edit: (view: EditorView, epoch: Int, revision: Int)? = nil) throws(ResponseError) {
+        let before = document.text
+        if fromOutside {
+            try daemon.contributeFromOutside(operations, to: document)
+        } else {
+            try daemon.contribute(operations, to: document, from: self, editID: editID, edit: edit)
+        }
+        histories[document.uri, default: UndoHistory()].record(operations, before: before, group: group)
     }
 
     /// Minimal changes that turn `old` into `new`, to apply in order (last in the text first, so
@@ -556,9 +562,8 @@ public final class EditorSession: MessageHandler {
         // Held to the room the document has before the view changes (`ElementRoom`).
         let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes,
                                                   cursor: message.cursor, room: daemon.elementRoom(of: document))
-        histories[message.uri, default: UndoHistory()].record(operations, before: document.text, group: message.undoGroup)
-        try daemon.contribute(operations, to: document, from: self, editID: message.editID,
-                          edit: (view, message.epoch, message.revision))
+        try contributeStep(operations, to: document, group: message.undoGroup, editID: message.editID,
+                           edit: (view, message.epoch, message.revision))
         return view.editorRevision
     }
 
