@@ -152,11 +152,11 @@ struct PeeringOptions: ParsableArguments {
     @Option(help: "Seconds a peer has to finish its handshake before the link is cut.")
     var peerHandshakeTimeout: Double = 10
 
-    @Option(help: "Your name, shown to peers (default: the name your editor gives, else $USER).")
+    @Option(help: "Your name, shown to peers (default: the name your editor gives, else git's user.name, else $USER, else your login name).")
     var userName: String?
 
     func configure(_ configuration: inout Daemon.Configuration) throws {
-        configuration.userName = userName ?? ProcessInfo.processInfo.environment["USER"] ?? "quire"
+        configuration.userName = userName ?? UserNameFallback.resolve()
         configuration.userNameIsExplicit = userName != nil
         for fingerprint in peerFingerprints {
             let digits = PeerIdentity.normalized(fingerprint)
