@@ -161,6 +161,17 @@ WaitFor(() => stridx(BufferText(), 'h(z)') < 0, 'u after :saveas to take back h(
 Agree('u after :saveas')
 Once('u after :saveas', ['otto6 <G7>', 'otto5 <F6>'])
 
+# :file gives the buffer another name without writing: the rebind comes once the command is
+# over, and the document is bound to that file (:QuireSave writes there), the other typing on.
+var named = dir .. '/named.txt'
+execute 'file ' .. fnameescape(named)
+OtherTypes("otto7 <H8>\n")
+Agree('typing after :file')
+QuireSave
+add(errors, filereadable(named) && readfile(named) == getline(1, '$') ? '' : 'the file after :file and :QuireSave: ' .. string(filereadable(named) ? readfile(named) : []))
+add(errors, quire#StatusLine() == '[quire]' ? '' : ':file stopped sharing: ' .. quire#StatusLine())
+Once(':file', ['otto7 <H8>', 'otto6 <G7>'])
+
 quire#Stop()
 job_stop(other)
 filter(errors, (_, e) => e != '')
