@@ -33,6 +33,8 @@ struct LeafIndexColumn {
 
     private var chunks: ContiguousArray<Chunk> = []
     private(set) var count = 0
+    /// The leaf of the last counter (meaningless while the column is empty).
+    private var lastLeaf: UInt32 = 0
 
     @inline(__always)
     subscript(counter: Int) -> UInt32 {
@@ -46,31 +48,41 @@ struct LeafIndexColumn {
     @inline(__always)
     private static func entryIndex(holding offset: UInt32, in chunk: Chunk) -> Int {
         // The last entry is the usual answer (typing appends there); check it first.
-        let last = Int(chunk.count) - 1
+        let last = Int(chunk.count) &- 1
         if chunk.base[last].start <= offset { return last }
-        var low = 0 // start <= offset
-        var high = last // start > offset
-        while high - low > 1 {
-            let mid = (low + high) >> 1
-            if chunk.base[mid].start <= offset { low = mid } else { high = mid }
-        }
-        return low
+        return firstEntry(from: offset &+ 1, in: chunk) &- 1
     }
 
     /// The index of the first entry of `chunk` whose start is at least `offset` (`count` if none).
+    /// Without branches on the comparisons (they mispredict half the time): conditional moves.
+    @inline(__always)
     private static func firstEntry(from offset: UInt32, in chunk: Chunk) -> Int {
-        var low = 0
-        var high = Int(chunk.count)
-        while low < high {
-            let mid = (low + high) >> 1
-            if chunk.base[mid].start < offset { low = mid + 1 } else { high = mid }
+        var first = 0
+        var length = Int(chunk.count)
+        while length > 0 {
+            let half = length >> 1
+            let probe = first &+ half
+            let less = chunk.base[probe].start < offset
+            first = less ? probe &+ 1 : first
+            length = less ? length &- half &- 1 : half
         }
-        return low
+        return first
     }
 
     /// Adds `n` counters in leaf `leaf` at the end.
     @inline(__always)
     mutating func append(_ leaf: UInt32, count n: Int) {
+        // Typing on in the leaf of the last run, within the last chunk: one count to write.
+        let used = count & (Self.chunkSize - 1)
+        if used != 0, leaf == lastLeaf, n <= Self.chunkSize - used {
+            count += n
+            return
+        }
+        appendEntries(leaf, count: n)
+    }
+
+    @inline(never)
+    private mutating func appendEntries(_ leaf: UInt32, count n: Int) {
         var remaining = n
         while remaining > 0 {
             let used = count & (Self.chunkSize - 1)
@@ -88,6 +100,13 @@ struct LeafIndexColumn {
             count += take
             remaining -= take
         }
+        lastLeaf = leaf
+    }
+
+    /// Reads the leaf of the last counter again after entries changed.
+    private mutating func refreshLastLeaf() {
+        guard let last = chunks.last else { return }
+        lastLeaf = last.base[Int(last.count) - 1].leaf
     }
 
     /// Makes room for one more entry at `index` of `chunk` and writes it there.
@@ -129,6 +148,7 @@ struct LeafIndexColumn {
             Self.assign(leaf, from: UInt32(low - chunkStart), to: UInt32(high - chunkStart), used: UInt32(used), in: &chunks[c])
             low = high
         }
+        refreshLastLeaf()
     }
 
     /// Sets offsets `low..<high` of one chunk (of which `used` counters exist) to `leaf`.
@@ -136,8 +156,11 @@ struct LeafIndexColumn {
         // Entries starting in low...high go; at most two come back: `leaf` from `low` unless the
         // entry before already names it, and the leaf that held `high` from `high` unless it is
         // `leaf` or `high` is the chunk's end.
-        let a = firstEntry(from: low, in: chunk)
-        let b = firstEntry(from: high + 1, in: chunk)
+        // Splits usually move the newest counters (the chunk's last entries): check the last
+        // entry before searching, and walk to `b` (the entries between go anyway).
+        let a = chunk.base[Int(chunk.count) - 1].start < low ? Int(chunk.count) : firstEntry(from: low, in: chunk)
+        var b = a
+        while b < Int(chunk.count) && chunk.base[b].start <= high { b += 1 }
         let before: UInt32? = a > 0 ? chunk.base[a - 1].leaf : nil
         let after: UInt32? = high < used ? chunk.base[b - 1].leaf : nil
         var replacement = (Entry(start: 0, leaf: 0), Entry(start: 0, leaf: 0))
@@ -192,6 +215,7 @@ struct LeafIndexColumn {
                 }
             }
         }
+        refreshLastLeaf()
     }
 
     /// The runs of the column in counter order: each entry's first counter (within the whole
@@ -224,6 +248,7 @@ struct LeafIndexColumn {
             }
             precondition(Int(chunk.base[Int(chunk.count) - 1].start) < used, "an entry past the chunk's counters")
         }
+        if let last = chunks.last { precondition(last.base[Int(last.count) - 1].leaf == lastLeaf, "the last leaf's cache") }
     }
 
     /// Frees the chunks; the owning storage calls this once, from its `deinit`.
