@@ -457,7 +457,7 @@ final class ChaosRun {
     }
 
     /// SIGCONT: what its editors sent meanwhile (as notifications) is acknowledged by the reply
-    /// to their next request, unless the daemon refused it (a `window/showMessage`).
+    /// to their next request, unless the daemon refused it (a `document/editRefused`).
     func resume(_ node: Node) {
         kill(node.pid, SIGCONT)
         node.stalled = false
@@ -468,7 +468,7 @@ final class ChaosRun {
                 problems.append("\(writer.letter) had no answer after \(node.name) resumed")
                 continue
             }
-            let refused = writer.editor.take("window/showMessage")
+            let refused = writer.editor.take("document/editRefused")
             if !refused.isEmpty { problems.append("\(writer.letter)'s edits sent during a stall were refused: \(refused)") }
             acknowledged.formUnion(writer.unacknowledged)
             deletionsAcknowledged.formUnion(writer.unacknowledgedDeletions)

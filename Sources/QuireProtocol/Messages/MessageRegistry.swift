@@ -35,7 +35,8 @@ public enum MessageRegistry {
 
     /// The notifications the daemon sends.
     public static let daemonNotifications: [any DaemonNotification.Type] = [
-        EditDocumentMessage.self, CursorMessage.self, PeerChangedNotification.self, ShowMessageNotification.self,
+        EditDocumentMessage.self, CursorMessage.self, PeerChangedNotification.self, DocumentForkedNotification.self,
+        EditRefusedNotification.self, ShowMessageNotification.self,
     ]
 
     private static let requestsByMethod: [String: any EditorRequest.Type] =

@@ -201,6 +201,8 @@ another daemon."
             (jsonrpc-request dee :document/open '(:uri "plan.el.txt" :text "dee's plan\n"))
             (jsonrpc-request dee :peer/connect (list :port port))
             (should (quire-test--wait (lambda () (quire-test--said "another document named \"plan.el.txt\"")) 10))
+            ;; Worded by the client, with its own commands (the daemon sends document/forked).
+            (should (quire-test--said "M-x quire-merge merges its text into yours"))
             (should (quire-test--wait (lambda () (= (length quire--peer-links) 1))))
             (let ((fork (with-current-buffer (messages-buffer)
                           (save-excursion (goto-char (point-max))
@@ -737,13 +739,13 @@ is named after the buffer; a name given is used as it is."
                                                          "--cmd" (concat "set rtp^=" (expand-file-name "../../vim" quire-test--directory))
                                                          "-S" script)))
                   (process-send-eof vim)   ; as from /dev/null: no key ever waits for an answer
-                  (should (quire-test--wait (lambda () (file-exists-p name-file)) 15))
+                  (should (quire-test--wait (lambda () (quire-test--written-p name-file)) 15))
                   (should (equal (string-trim (quire-test--file-text name-file)) "src/c.py"))
                   (should (or (quire-test--wait (lambda () (equal (quire--text) "# vim\nc = 3\n")) 10)
                               (progn (message "Emacs shows %S" (quire--text)) nil)))
                   (goto-char (point-max))
                   (insert "# emacs\n")
-                  (should (quire-test--wait (lambda () (file-exists-p text-file)) 15))
+                  (should (quire-test--wait (lambda () (quire-test--written-p text-file)) 15))
                   (should (equal (quire-test--file-text text-file) "# vim\nc = 3\n# emacs\n"))
                   (should (equal (quire--text) "# vim\nc = 3\n# emacs\n")))
               (when (process-live-p vim) (kill-process vim))
@@ -763,6 +765,13 @@ is named after the buffer; a name given is used as it is."
       (insert "named\n")
       (quire-share "chosen.el.txt")
       (should (equal (plist-get quire--state :uri) "chosen.el.txt")))))
+
+(defun quire-test--written-p (path)
+  "Whether the file at PATH exists and holds something.
+A file another process writes (Vim's `writefile') is created before
+its lines reach it, and under load it can stay empty for a while."
+  (let ((attributes (file-attributes path)))
+    (and attributes (> (file-attribute-size attributes) 0))))
 
 (defun quire-test--file-text (path)
   "The text of the file at PATH."

@@ -16,8 +16,8 @@ extension EditDocumentMessage: SessionNotification {
         do {
             _ = try session.edit(self)
         } catch {
-            // Nobody can be told through a reply: say it in a notification the editor can show.
-            session.showError("Quire rejected an edit of \(uri): \(error.message). Resync the document.")
+            // Nobody can be told through a reply: say it in a notification the editor words.
+            session.notify(EditRefusedNotification(uri: uri, epoch: epoch, revision: revision, error: error))
             throw error
         }
     }

@@ -24,4 +24,11 @@ extension EditorSession {
         guard state == .running else { return }
         notify(PeerChangedNotification(link: link, event: event, user: user, address: address, reason: reason))
     }
+
+    /// `document/forked`: a peer's document named `uri`, created separately, is kept here as
+    /// `copy`; `user` and `address` name the peer (`user` nil or empty when unknown).
+    func sendDocumentForked(uri: String, copy: String, user: String?, address: String) {
+        guard state == .running else { return }
+        notify(DocumentForkedNotification(uri: uri, copy: copy, user: user ?? "", address: address))
+    }
 }
