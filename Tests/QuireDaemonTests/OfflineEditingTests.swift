@@ -61,7 +61,7 @@ import Testing
             let bob = TestEditor(process: b)
             bob.initialize(user: "bob")
             #expect(Self.waitForLink(bob))
-            usleep(100_000)
+            #expect(bob.waitForDocument("doc", characters: "shared\n".unicodeScalars.count))
             bob.open("doc", text: "")
             #expect(bob.string == "shared\n")
             Self.killNine(a, b)

@@ -71,7 +71,7 @@ import Testing
         // Wait for the link, then join the document.
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, b.request("peer/status")["result"]?["links"]?.arrayValue?.first?["state"] != "established" { usleep(10_000) }
-        usleep(100_000)
+        #expect(b.waitForDocument("doc", characters: "shared\ntext\n".unicodeScalars.count))
         b.open("doc", text: "")
         #expect(b.string == "shared\ntext\n")
         Self.typeAtRandom(a, b, seed: 7)
@@ -106,7 +106,7 @@ import Testing
             usleep(10_000)
         }
         #expect(links.first?["user"] == "carol")
-        usleep(100_000)
+        #expect(b.waitForDocument("doc", characters: "over a pipe\n".unicodeScalars.count))
         b.open("doc", text: "")
         #expect(b.string == "over a pipe\n")
         Self.typeAtRandom(a, b, seed: 9)
@@ -172,7 +172,7 @@ import Testing
         b.initialize()
         #expect(b.request("peer/connect", ["host": "127.0.0.1", "port": .integer(Int64(port))])["result"] == .null)
         #expect(Self.waitForLink(b, state: "established") != nil)
-        usleep(200_000)
+        #expect(b.waitForDocument("doc", characters: big.unicodeScalars.count))
         b.open("doc", text: "")
         #expect(b.string == big)
         // Cut the link, edit apart.
