@@ -2,6 +2,7 @@ import EditingTraces
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// Five real `quire` daemons, each with a data directory of its own and a shared secret, linked
 /// as a star around `d0` over loopback TCP, a chain (`d0`-`d2`-`d3`) and a pipe (`d1` runs `d4`
@@ -351,15 +352,6 @@ final class ChaosRun {
     }
 
     func writer(on node: Node) -> Writer { writers.first { $0.node === node && !$0.attached } ?? writers.first { $0.node === node }! }
-
-    func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
 
     // MARK: Faults
 

@@ -3,6 +3,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Opening, editing and closing documents through the protocol, and every way an edit can be wrong.
 @Suite struct DocumentEditingTests {

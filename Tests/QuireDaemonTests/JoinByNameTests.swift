@@ -1,6 +1,7 @@
 import JSON
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// Opening a name a peer holds joins the peer's document; two documents created separately
 /// under one name are both kept, both editors are told, and one can be merged into the other.

@@ -2,6 +2,7 @@ import EditingTraces
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// Offline-first: two paired daemons, each with its own data directory, are killed, edit apart
 /// after restarting, are killed again, and meet again: every edit of both sides is there.

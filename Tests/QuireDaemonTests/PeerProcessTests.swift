@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import QuireDaemon
 import Testing
+import QuireTestSupport
 
 /// Real `quire` daemons paired over loopback TCP and over a pipe (`--connect-command` running
 /// `quire peer --stdio`), each with a real editor typing at random.

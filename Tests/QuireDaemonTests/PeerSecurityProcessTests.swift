@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// The attacks of `PeerSecurityTests` that need real sockets: a crowd of idle connections, an
 /// oversized handshake frame on TCP, and a capture of a live TCP link.

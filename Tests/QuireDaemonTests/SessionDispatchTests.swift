@@ -3,6 +3,7 @@ import QuireProtocol
 import ReplicatingTypes
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// The session dispatches by the registry: every message an editor may send has a handler, so
 /// none answers `Method not found` by being forgotten.

@@ -7,8 +7,8 @@ import ReplicatingTypes
 /// encoding, the user shown to others, and a view per open document.
 ///
 /// Messages are decoded by the type `MessageRegistry` lists for their method and handled by
-/// that type's `SessionRequest` / `SessionNotification` conformance (in the files beside this
-/// one, grouped by concern); this file holds the session's state and the dispatch.
+/// that type's `SessionRequest` / `SessionNotification` conformance (in `Handlers/`, one file
+/// per concern); this file holds the session's state and the dispatch.
 ///
 /// Guarantees: requests before `initialize` get -32002 and change nothing; after `shutdown`
 /// only `exit` is accepted; every request gets exactly one reply (the processor sends it);

@@ -15,6 +15,7 @@ public struct ListenRequest: EditorRequest, Equatable {
         guard (0...65535).contains(port) else { throw .invalidParams("params.port: \(port) is not a TCP port") }
     }
 
+    /// `{port}`: the port listened on (the one picked when 0 was asked).
     public struct Result: MessageResult, Equatable {
         public var port: Int
 

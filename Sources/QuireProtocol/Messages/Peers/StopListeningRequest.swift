@@ -11,6 +11,7 @@ public struct StopListeningRequest: EditorRequest, Equatable {
         port = try ParamsReader(params).int("port")
     }
 
+    /// `{stopped}`.
     public struct Result: MessageResult, Equatable {
         public var stopped: Bool
 
