@@ -46,7 +46,7 @@ extension EditorSession {
                 && content.flatMap(FileFormat.decode).map { FileFormat.comparable($0.text, to: editorText) == editorText } == true
             try daemon.bind(document, toFile: file, content: content, writtenByEditor: writtenByEditor)
         } else if document.file != nil {
-            do { try daemon.mergeOutsideChanges(of: document) } catch { showError("Quire: \(error.message)") }
+            do { try daemon.mergeOutsideChanges(of: document) } catch { showError(error.message) }
         }
         let opened: EditorView
         if let view {
