@@ -40,7 +40,6 @@ extension EditorSession {
         return view.editorRevision
     }
 
-
     /// `document/merge`: the text of `from` goes to the end of `uri`, after a line break when
     /// `uri` does not end in one, as one undo step of this session's, made as from outside every
     /// editor (so this editor gets it too).

@@ -18,6 +18,10 @@ extension EditorSession {
         return named
     }
 
+    /// Opens (or reopens) `request.uri` in this session by the open rules, binds its file, and
+    /// starts this editor's view; the reply's `changes` take the editor from its text to the
+    /// document's. Throws, changing nothing, when the open would lose text (-32017) or the
+    /// document has no room for the editor's (-32018).
     func open(_ request: OpenDocumentRequest) throws(ResponseError) -> OpenDocumentRequest.Result {
         guard views[request.uri] == nil else { throw .documentAlreadyOpen(request.uri) }
         let editorText = request.text ?? ""
