@@ -89,8 +89,8 @@ import Testing
                                           operationsIn: 0, operationsOut: 0, behind: 0, encrypted: false, fingerprint: nil, pinned: true)
         #expect(link.json["fingerprint"] == .null && link.json["pinned"] == true && link.json["bytesOut"] == 2)
         let peers = PeerStatusRequest.Result(replica: "r", fingerprint: "f", listening: [4000], links: [link], documents: [])
-        let status = StatusRequest.Result(sessionID: 1, replica: "s", sessions: 1, documents: [], peers: peers, storage: nil)
-        #expect(status.json["storage"] == .null && status.json["peers"]?["listening"] == [4000])
+        let status = StatusRequest.Result(sessionID: 1, replica: "s", sessions: 1, documents: [], peers: peers, storage: nil, summary: ["editors": 1])
+        #expect(status.json["storage"] == .null && status.json["peers"]?["listening"] == [4000] && status.json["summary"]?["editors"] == 1)
         let stored = StatusRequest.Storage(dataDir: "/d", durability: "sync", failure: nil)
         #expect(stored.json == ["dataDir": "/d", "durability": "sync", "failure": .null])
     }

@@ -41,9 +41,10 @@ public final class DaemonProcess: @unchecked Sendable {
         return merged
     }
 
-    public init(arguments: [String] = [], environment: [String: String] = [:]) throws {
+    public init(arguments: [String] = [], environment: [String: String] = [:], directory: String? = nil) throws {
         process.executableURL = Self.binary
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.environment = Self.isolatedEnvironment(environment)
         process.standardInput = input
         process.standardOutput = output

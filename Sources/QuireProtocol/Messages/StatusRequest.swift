@@ -8,7 +8,7 @@ public struct StatusRequest: EditorRequest, Equatable {
 
     public init(params: JSONValue?) throws(ResponseError) {}
 
-    /// `{sessionId, replica, sessions, documents, peers, storage}`.
+    /// `{sessionId, replica, sessions, documents, peers, storage, summary}`.
     public struct Result: MessageResult {
         public var sessionID: Int
         public var replica: String
@@ -17,15 +17,20 @@ public struct StatusRequest: EditorRequest, Equatable {
         public var peers: PeerStatusRequest.Result
         /// Nil (`null` on the wire) when documents live in memory only.
         public var storage: Storage?
+        /// What a status line says, counted by the daemon so that every client only words it
+        /// (`{editors, documents, links, linksUp, notYetSent, removedKept, people}`), as the
+        /// daemon's status records report it.
+        public var summary: JSONValue
 
         public init(sessionID: Int, replica: String, sessions: Int, documents: [ListDocumentsRequest.Entry],
-                    peers: PeerStatusRequest.Result, storage: Storage?) {
+                    peers: PeerStatusRequest.Result, storage: Storage?, summary: JSONValue) {
             self.sessionID = sessionID
             self.replica = replica
             self.sessions = sessions
             self.documents = documents
             self.peers = peers
             self.storage = storage
+            self.summary = summary
         }
 
         public var json: JSONValue {
@@ -35,6 +40,7 @@ public struct StatusRequest: EditorRequest, Equatable {
                 "documents": .array(documents.map(\.json)),
                 "peers": peers.json,
                 "storage": storage?.json ?? .null,
+                "summary": summary,
             ]
         }
     }

@@ -6,8 +6,16 @@ import ReplicatingTypes
 
 extension CloseDocumentRequest: SessionRequest {
     func answer(in session: EditorSession) throws(ResponseError) -> NullResult {
-        _ = try session.openView(uri)
-        session.daemon.close(uri, in: session)
+        let view = try session.openView(uri)
+        if keepView, let document = session.daemon.document(uri) {
+            // A rebind: the view is kept for the reopen that follows, and so is the undo history.
+            let history = session.histories[uri]
+            session.daemon.keepDormant(view, of: document)
+            session.daemon.close(uri, in: session, forGood: false)
+            session.histories[uri] = history
+        } else {
+            session.daemon.close(uri, in: session)
+        }
         return NullResult()
     }
 }

@@ -37,15 +37,18 @@ extension EditorSession {
         }
         let offered = request.positionEncodings.compactMap(PositionEncoding.init(rawValue:))
         encoding = offered.first ?? .utf16
-        if let user = request.user {
+        if let user = request.user, !PeerLink.displayName(user.name).isEmpty {
             self.user = user
             daemon.editorNamed(user.name)
+        } else {
+            // No name of its own: the daemon's (`--user-name`, git's user.name, $USER, the login).
+            self.user = WireUser(name: PeerLink.displayName(daemon.configuration.userName), color: request.user?.color)
         }
         state = .running
         logger.info("session \(id): initialized by \(request.clientName ?? "an unnamed client") for \(user.name), positions in \(encoding.rawValue)")
         return InitializeRequest.Result(
             protocolVersion: MessageRegistry.protocolVersion, serverVersion: daemon.configuration.serverVersion,
-            positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description
+            positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description, user: user
         )
     }
 

@@ -22,7 +22,8 @@ extension EditorSession {
     /// in one summary, or a connection refused before it became a link.
     func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?) {
         guard state == .running else { return }
-        notify(PeerChangedNotification(link: link, event: event, user: user, address: address, reason: reason))
+        notify(PeerChangedNotification(link: link, event: event, user: user, address: address, reason: reason,
+                                       linksUp: daemon.establishedLinkCount))
     }
 
     /// `document/forked`: a peer's document named `uri`, created separately, is kept here as

@@ -56,7 +56,8 @@ extension StatusRequest: SessionRequest {
 extension EditorSession {
     func status() -> StatusRequest.Result {
         StatusRequest.Result(sessionID: id, replica: replica.description, sessions: daemon.sessions.count,
-                             documents: daemon.documentList, peers: peerStatus(), storage: storageStatus())
+                             documents: daemon.documentList, peers: peerStatus(), storage: storageStatus(),
+                             summary: daemon.statusSummary(for: self))
     }
 
     /// Where documents are kept: nil when in memory only.
