@@ -109,7 +109,7 @@ public struct PeerAddress: Sendable, Hashable, CustomStringConvertible {
         }
         let hostPart = String(text[..<colon])
         let portPart = text[text.index(after: colon)...]
-        guard portPart.count <= 5, portPart.allSatisfy(\.isASCII), let port = UInt16(portPart), port > 0 else {
+        guard portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portPart), port > 0 else {
             throw .invalid(part: .addresses, "an address's port is 1 to 65535, got \(ProjectPath.shown(text))")
         }
         try self.init(host: hostPart, port: port)
