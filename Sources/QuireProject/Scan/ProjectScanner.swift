@@ -87,6 +87,9 @@ public struct ProjectScanner: Sendable {
         public var ignored = 0
         /// The shared files' total size.
         public var totalBytes = 0
+
+        /// Nothing found yet.
+        public init() {}
     }
 
     /// Why a scan stopped.

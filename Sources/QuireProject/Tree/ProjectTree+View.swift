@@ -13,6 +13,9 @@ public struct ProjectView: Sendable, Equatable {
     /// The files shown under a conflict name rather than the path they claim.
     public private(set) var conflicted: Set<FileID> = []
 
+    /// The view of an empty project.
+    public init() {}
+
     mutating func place(_ file: FileID, at path: ProjectPath, conflicted isConflict: Bool) {
         paths[file] = path
         files[path] = file
