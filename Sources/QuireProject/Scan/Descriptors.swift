@@ -45,7 +45,7 @@ enum Descriptors {
         var filled = 0
         while filled < limit {
             let count = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.read(fd, buffer.baseAddress! + filled, limit - filled)
+                buffer.baseAddress.map { Glibc.read(fd, $0 + filled, limit - filled) } ?? 0
             }
             if count < 0 {
                 if errno == EINTR { continue }
