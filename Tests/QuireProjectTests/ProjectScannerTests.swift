@@ -134,7 +134,9 @@ import Testing
         try folder.write("sub/.gitignore", String(repeating: "*.o\n", count: 100))
         var limits = ProjectScanner.Limits()
         limits.ignoreFileBytes = 100
-        #expect(throws: ProjectScanner.Failure.self) { try ProjectScanner(limits: limits).scan(root: folder.path) }
+        #expect(throws: ProjectScanner.Failure.ignoreFileTooLarge("sub/.gitignore is larger than 100 bytes")) { try ProjectScanner(limits: limits).scan(root: folder.path) }
+        try folder.write("sub/.gitignore", "*.o\n" + String(repeating: "x", count: 5000) + "\n")
+        #expect(throws: ProjectScanner.Failure.ignoreFileTooLarge("sub/.gitignore has a line longer than 4096 bytes (line 2)")) { try ProjectScanner().scan(root: folder.path) }
         #expect(throws: ProjectScanner.Failure.rootUnreadable("\"\(folder.path)/missing\": No such file or directory")) {
             try ProjectScanner().scan(root: folder.path + "/missing")
         }

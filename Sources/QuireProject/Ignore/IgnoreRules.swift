@@ -63,9 +63,12 @@ struct IgnorePattern: Sendable {
 public struct IgnoreFile: Sendable {
     /// Lines past this are refused (a generated ignore file of this size is a mistake).
     public static let maximumPatterns = 20_000
+    /// A longer line is refused: matching costs pattern length × path length per path.
+    public static let maximumLineBytes = 4096
     let patterns: [IgnorePattern]
 
-    /// The patterns in `contents` (the file's bytes); throws past `maximumPatterns` lines.
+    /// The patterns in `contents` (the file's bytes); throws past `maximumPatterns` lines or on
+    /// a line longer than `maximumLineBytes`.
     public init(contents: [UInt8]) throws(ProjectScanner.Failure) {
         var patterns: [IgnorePattern] = []
         var count = 0
@@ -73,6 +76,9 @@ public struct IgnoreFile: Sendable {
             count += 1
             guard count <= Self.maximumPatterns else {
                 throw .ignoreFileTooLarge("has more than \(Self.maximumPatterns) lines")
+            }
+            guard line.count <= Self.maximumLineBytes else {
+                throw .ignoreFileTooLarge("has a line longer than \(Self.maximumLineBytes) bytes (line \(count))")
             }
             if let pattern = IgnorePattern(line: line) { patterns.append(pattern) }
         }

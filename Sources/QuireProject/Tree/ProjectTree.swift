@@ -37,7 +37,8 @@ public struct FileID: Hashable, Comparable, Sendable, Codable, CustomStringConve
 ///    gives equal states and equal views (per-file last-writer-wins; ties broken by the value);
 /// 2. no file is ever dropped by a conflict: every file whose register holds a path has exactly
 ///    one path in `view`, no two files share one, and no file's path is another's folder;
-/// 3. at most `maximumFiles` files (deleted ones included); an operation past it is refused;
+/// 3. `apply` refuses an operation that would make more than `maximumFiles` files (deleted ones
+///    included);
 /// 4. a local operation's timestamp is larger than every timestamp this copy has seen.
 public struct ProjectTree: Sendable {
     public static let maximumFiles = 200_000
