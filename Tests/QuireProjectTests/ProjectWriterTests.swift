@@ -1,3 +1,4 @@
+import EditingTraces
 import Foundation
 import QuireProject
 import ReplicatingTypes
@@ -157,5 +158,55 @@ struct MemoryDisk: ProjectDisk {
         #expect(mode == 0o755)
         #expect(disk.entry(at: try path("script.sh")) == .file("#!/bin/sh\necho hi\n"))
         #expect(throws: DiskProject.Failure.self) { try disk.rename(path("script.sh"), to: path("victim.txt")) }
+    }
+}
+
+/// Random moves (swaps and rotations included), deletions, new files and edits, planned against a
+/// disk that holds what is known: carried out, the disk holds exactly what is wanted, and a file
+/// the project does not know is left alone.
+@Suite struct ProjectWriterPropertyTests {
+    static let folders = ["", "a/", "b/", "a/c/"]
+    static let leaves = ["f1", "f2", "f3.txt", "f4.md", "f5"]
+    static var allPaths: [String] { folders.flatMap { folder in leaves.map { folder + $0 } } }
+
+    @Test(arguments: (1...60).map { UInt64($0) }) func plansReachTheWantedTree(seed: UInt64) throws {
+        var random = EditingTraces.SeededRandom(seed: seed)
+        var paths = Self.allPaths
+        paths.shuffle(using: &random)
+        let knownCount = random.below(12)
+        var known: [FileID: ProjectWriter.Wanted] = [:]
+        var disk = MemoryDisk(entries: ["a/untracked.o": .file("build output")])
+        for index in 0..<knownCount {
+            let file = FileID(replica: ReplicaID(1), serial: UInt64(index))
+            known[file] = ProjectWriter.Wanted(path: try ProjectPath(paths[index]), text: "text \(index)")
+            disk.entries[paths[index]] = .file("text \(index)")
+        }
+        // The wanted tree: each known file kept, moved or deleted; some new files; some edits.
+        var free = Self.allPaths
+        free.shuffle(using: &random)
+        var wanted: [FileID: ProjectWriter.Wanted] = [:]
+        for (file, was) in known.sorted(by: { $0.key < $1.key }) where !random.chance(0.2) {
+            guard let path = free.popLast() else { break }
+            let text = random.chance(0.3) ? was.text + " edited" : was.text
+            wanted[file] = ProjectWriter.Wanted(path: try ProjectPath(random.chance(0.5) ? path : was.path.string), text: text)
+        }
+        // Paths taken twice by the choice above are resolved by dropping the later file.
+        var seen: Set<ProjectPath> = []
+        for (file, target) in wanted.sorted(by: { $0.key < $1.key }) {
+            if seen.contains(target.path) { wanted[file] = nil } else { seen.insert(target.path) }
+        }
+        for index in 0..<random.below(4) {
+            guard let path = free.popLast(), let projectPath = try? ProjectPath(path), !seen.contains(projectPath) else { continue }
+            seen.insert(projectPath)
+            wanted[FileID(replica: ReplicaID(2), serial: UInt64(index))] = ProjectWriter.Wanted(path: projectPath, text: "new \(index)")
+        }
+        let plan = ProjectWriter.plan(wanted: wanted, known: known, open: [], disk: disk)
+        #expect(plan.held.isEmpty, "seed \(seed): \(plan.held)")
+        disk.perform(plan.actions)
+        var expected: [String: DiskEntry] = ["a/untracked.o": .file("build output")]
+        for target in wanted.values { expected[target.path.string] = .file(target.text) }
+        #expect(disk.entries == expected, "seed \(seed): \(plan.actions)")
+        #expect(plan.known == wanted, "seed \(seed)")
+        #expect(ProjectWriter.plan(wanted: wanted, known: plan.known, open: [], disk: disk).actions.isEmpty, "seed \(seed)")
     }
 }
