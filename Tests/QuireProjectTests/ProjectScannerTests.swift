@@ -158,3 +158,19 @@ import Testing
         #expect(try !ProjectPath("srcx/lib").isInside(folder: "src"))
     }
 }
+
+@Suite struct ProjectRootTests {
+    @Test func theNearestMarkedFolderIsTheRoot() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("repo/.git/HEAD", "ref: refs/heads/main\n")
+        try folder.write("repo/src/deep/file.txt", "x")
+        try folder.write("repo/vendor/lib/.quire-root", "")
+        try folder.write("repo/worktree/.git", "gitdir: ../.git\n")
+        try folder.makeFolder("repo/worktree/sub")
+        #expect(ProjectRoot.find(from: folder.path + "/repo/src/deep") == folder.path + "/repo")
+        #expect(ProjectRoot.find(from: folder.path + "/repo") == folder.path + "/repo")
+        #expect(ProjectRoot.find(from: folder.path + "/repo/vendor/lib") == folder.path + "/repo/vendor/lib")
+        #expect(ProjectRoot.find(from: folder.path + "/repo/worktree/sub") == folder.path + "/repo/worktree")
+        #expect(ProjectRoot.find(from: "relative/path") == nil)
+    }
+}

@@ -6,7 +6,8 @@ final class TemporaryFolder {
     let path: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/quire-project-XXXXXX").utf8CString)
+        let temporary = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+        var template = Array((temporary + "/quire-project-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
         path = String(cString: made)
     }
