@@ -6,7 +6,8 @@
 /// 2. no leading or trailing `/`, no NUL and no control character (U+0000–U+001F, U+007F), so
 ///    it can be shown in a terminal and written as a line;
 /// 3. at most `maximumUTF8Bytes` bytes of UTF-8, each component at most `maximumComponentBytes`
-///    (the Linux limit for one name).
+///    (the Linux limit for one name);
+/// 4. paths are equal, hashed and ordered by their bytes, as the file system tells names apart.
 public struct ProjectPath: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static let maximumUTF8Bytes = 1024
     public static let maximumComponentBytes = 255
@@ -30,7 +31,7 @@ public struct ProjectPath: Hashable, Comparable, Sendable, CustomStringConvertib
         guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw Refusal(description: "a path in a project cannot hold control characters: \(Self.shown(text))")
         }
-        let components = text.split(separator: "/", omittingEmptySubsequences: false)
+        let components = Self.split(text)
         guard components.count <= Self.maximumComponents else {
             throw Refusal(description: "a path in a project has at most \(Self.maximumComponents) components: \(Self.shown(text))")
         }
@@ -49,7 +50,13 @@ public struct ProjectPath: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 
     /// The components, `["a", "b", "c"]` for `a/b/c`.
-    public var components: [Substring] { string.split(separator: "/") }
+    public var components: [Substring] { Self.split(string) }
+
+    /// `text` split at every `/` scalar. (Splitting `String` itself would go by characters, and
+    /// a `/` followed by a combining mark is one character: it would not be split there.)
+    static func split(_ text: String) -> [Substring] {
+        text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { Substring($0) }
+    }
 
     /// The last component.
     public var name: Substring { components.last ?? Substring(string) }
@@ -57,10 +64,9 @@ public struct ProjectPath: Hashable, Comparable, Sendable, CustomStringConvertib
     /// The folders this path is under, nearest last: `["a", "a/b"]` for `a/b/c`.
     public var ancestors: [String] {
         var result: [String] = []
-        var index = string.startIndex
-        while let slash = string[index...].firstIndex(of: "/") {
-            result.append(String(string[..<slash]))
-            index = string.index(after: slash)
+        let scalars = string.unicodeScalars
+        for index in scalars.indices where scalars[index] == "/" {
+            result.append(String(scalars[..<index]))
         }
         return result
     }
@@ -72,7 +78,15 @@ public struct ProjectPath: Hashable, Comparable, Sendable, CustomStringConvertib
         return path.count == prefix.count || path.dropFirst(prefix.count).first == UInt8(ascii: "/")
     }
 
-    public static func < (lhs: ProjectPath, rhs: ProjectPath) -> Bool { Array(lhs.string.utf8).lexicographicallyPrecedes(rhs.string.utf8) }
+    public static func < (lhs: ProjectPath, rhs: ProjectPath) -> Bool { lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8) }
+
+    /// Byte equality, as the file system compares names (`String`'s `==` would take `é` and
+    /// `e` + U+0301 for one name, which are two files on Linux).
+    public static func == (lhs: ProjectPath, rhs: ProjectPath) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        for byte in string.utf8 { hasher.combine(byte) }
+    }
 
     public var description: String { string }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import QuireProject
+import ReplicatingTypes
 import Testing
 
 /// What the scanner leaves out and why, its bounds, and that it never leaves the root.
@@ -79,6 +80,11 @@ import Testing
         #expect(throws: ProjectReader.Failure.self) { try ProjectReader.text(of: ProjectPath("to-file"), root: folder.path) }
         #expect(throws: ProjectReader.Failure.self) { try ProjectReader.text(of: ProjectPath("to-folder/inner.txt"), root: folder.path) }
         #expect(try ProjectReader.text(of: ProjectPath("inside.txt"), root: folder.path) == "in\n")
+        // The root itself may be a link (the user chose it): it is followed, and only it.
+        try outside.link("project", to: folder.path)
+        #expect(paths(try ProjectScanner().scan(root: outside.path + "/project")) == ["inside.txt"])
+        #expect(try ProjectReader.text(of: ProjectPath("inside.txt"), root: outside.path + "/project") == "in\n")
+        #expect(DiskProject(root: outside.path + "/project").entry(at: try ProjectPath("inside.txt")) == .file("in\n"))
     }
 
     @Test func aFIFOIsLeftOutWithoutBlocking() throws {
@@ -172,5 +178,28 @@ import Testing
         #expect(ProjectRoot.find(from: folder.path + "/repo/vendor/lib") == folder.path + "/repo/vendor/lib")
         #expect(ProjectRoot.find(from: folder.path + "/repo/worktree/sub") == folder.path + "/repo/worktree")
         #expect(ProjectRoot.find(from: "relative/path") == nil)
+    }
+}
+
+@Suite struct ProjectPathTests {
+    /// A `/` followed by a combining mark is one `Character`; it must still separate components.
+    @Test func slashesAreFoundScalarByScalar() throws {
+        let path = try ProjectPath("a/\u{301}b/c")
+        #expect(path.components == ["a", "\u{301}b", "c"])
+        #expect(path.ancestors == ["a", "a/\u{301}b"])
+        #expect(throws: ProjectPath.Refusal.self) { try ProjectPath("a/\u{301}/..") }
+        #expect(throws: ProjectPath.Refusal.self) { try ProjectPath("x/..\u{0}") }
+        #expect(throws: JoinLineError.self) { try JoinLine(name: "p/\u{301}", addresses: [PeerAddress("h:1")], secret: Array(repeating: 1, count: 30), fingerprint: Array(repeating: 2, count: 16)) }
+    }
+
+    @Test func pathsDifferingOnlyInNormalizationAreTwoPaths() throws {
+        let composed = try ProjectPath("caf\u{E9}"), decomposed = try ProjectPath("cafe\u{301}")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed]).count == 2)
+        var tree = ProjectTree(replica: ReplicaID(1))
+        _ = try tree.create(at: composed)
+        _ = try tree.create(at: decomposed)
+        #expect(tree.view.files.count == 2)
+        #expect(tree.view.conflicted.isEmpty)
     }
 }

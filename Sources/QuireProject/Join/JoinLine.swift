@@ -85,7 +85,7 @@ public struct JoinLine: Sendable, Equatable {
         guard !name.isEmpty, name.utf8.count <= maximumNameBytes else {
             throw .invalid(part: .name, "a project name has 1 to \(maximumNameBytes) bytes, got \(name.utf8.count)")
         }
-        guard name != ".", name != "..", !name.contains("/"),
+        guard name != ".", name != "..", !name.unicodeScalars.contains("/"),
               !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw .invalid(part: .name, "a project name is a folder name (no `/`, no control character, not `.` or `..`): \(ProjectPath.shown(name))")
         }

@@ -16,6 +16,13 @@ enum Descriptors {
         return fd >= 0 ? .success(fd) : .failure(Errno(code: errno))
     }
 
+    /// Opens the project's root folder: a link here is followed (the root is the user's choice,
+    /// and `~/code` may well be a link); nothing inside the root is.
+    static func openRoot(_ path: String) -> Result<Int32, Errno> {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        return fd >= 0 ? .success(fd) : .failure(Errno(code: errno))
+    }
+
     /// Opens the file `name` inside the folder `parent` for reading, refusing links and never
     /// blocking (a FIFO opens at once and is then refused by its type).
     static func openFile(_ name: String, in parent: Int32) -> Result<Int32, Errno> {

@@ -16,7 +16,7 @@ public enum ProjectReader {
     public static func text(of path: ProjectPath, root: String, maximumBytes: Int = ProjectScanner.Limits().fileBytes) throws(Failure) -> String {
         let shown = path.string.debugDescription
         var folder: Int32
-        switch Descriptors.openFolder(root, in: AT_FDCWD) {
+        switch Descriptors.openRoot(root) {
         case .success(let fd): folder = fd
         case .failure(let error): throw Failure(description: "cannot open the project folder: \(error.description)")
         }

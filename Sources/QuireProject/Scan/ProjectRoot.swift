@@ -12,7 +12,7 @@ public enum ProjectRoot {
     /// has a marker. Looks at most `ProjectPath.maximumComponents * 4` folders up.
     public static func find(from folder: String) -> String? {
         guard folder.hasPrefix("/") else { return nil }
-        var components = folder.split(separator: "/").map(String.init)
+        var components = folder.unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
         for _ in 0...(ProjectPath.maximumComponents * 4) {
             let candidate = "/" + components.joined(separator: "/")
             for marker in markers {

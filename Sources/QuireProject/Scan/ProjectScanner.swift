@@ -127,7 +127,7 @@ public struct ProjectScanner: Sendable {
     /// - Complexity: O(entries × patterns × path length) at worst.
     public func scan(root: String) throws(Failure) -> Result {
         let rootFD: Int32
-        switch Descriptors.openFolder(root, in: AT_FDCWD) {
+        switch Descriptors.openRoot(root) {
         case .success(let fd): rootFD = fd
         case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
         }

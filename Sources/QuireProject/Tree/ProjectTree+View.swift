@@ -33,9 +33,9 @@ extension ProjectTree {
     public var view: ProjectView {
         var view = ProjectView()
         var losers: [(file: FileID, claim: ProjectPath)] = []
-        for (pathString, claimants) in claims {
-            guard let path = try? ProjectPath(pathString), let first = claimants.first else { continue }
-            let isFolder = folders[pathString] != nil
+        for (key, claimants) in claims {
+            guard let path = try? ProjectPath(key.string), let first = claimants.first else { continue }
+            let isFolder = folders[key] != nil
             if claimants.count == 1, !isFolder {
                 view.place(first, at: path, conflicted: false)
                 continue
@@ -69,7 +69,7 @@ extension ProjectTree {
             let keptBase = room >= 0 ? Self.prefix(of: base, bytes: room) : ""
             let candidates = [folder + keptBase + marker + ext, "conflict-\(file)" + (attempt == 1 ? "" : "-\(attempt)")]
             for candidate in candidates {
-                if let path = try? ProjectPath(candidate), view.files[path] == nil, claims[candidate] == nil, folders[candidate] == nil {
+                if let path = try? ProjectPath(candidate), view.files[path] == nil, claims[PathKey(candidate)] == nil, folders[PathKey(candidate)] == nil {
                     return path
                 }
             }

@@ -79,9 +79,9 @@ public struct ProjectTree: Sendable {
 
     private(set) var registers: [FileID: ReplicatingRegister<ProjectPath?>] = [:]
     /// The live files claiming each path.
-    private(set) var claims: [String: Set<FileID>] = [:]
+    private(set) var claims: [PathKey: Set<FileID>] = [:]
     /// For each folder (`a/b`, no trailing `/`), how many claims are under it.
-    private(set) var folders: [String: Int] = [:]
+    private(set) var folders: [PathKey: Int] = [:]
     /// The largest Lamport counter seen.
     private(set) var clock: UInt64 = 0
     private var nextSerial: UInt64 = 1
@@ -143,16 +143,16 @@ public struct ProjectTree: Sendable {
     }
 
     private mutating func addClaim(_ file: FileID, at path: ProjectPath) {
-        claims[path.string, default: []].insert(file)
-        for folder in path.ancestors { folders[folder, default: 0] += 1 }
+        claims[PathKey(path.string), default: []].insert(file)
+        for folder in path.ancestors { folders[PathKey(folder), default: 0] += 1 }
     }
 
     private mutating func removeClaim(_ file: FileID, at path: ProjectPath) {
-        claims[path.string]?.remove(file)
-        if claims[path.string]?.isEmpty == true { claims[path.string] = nil }
+        claims[PathKey(path.string)]?.remove(file)
+        if claims[PathKey(path.string)]?.isEmpty == true { claims[PathKey(path.string)] = nil }
         for folder in path.ancestors {
-            let count = (folders[folder] ?? 1) - 1
-            folders[folder] = count > 0 ? count : nil
+            let count = (folders[PathKey(folder)] ?? 1) - 1
+            folders[PathKey(folder)] = count > 0 ? count : nil
         }
     }
 
@@ -167,12 +167,12 @@ public struct ProjectTree: Sendable {
     /// Whether a new file may go at `path`: no file claims it, it is no folder, and no folder
     /// on its way is a file.
     public func isFree(_ path: ProjectPath) -> Bool {
-        claims[path.string] == nil && folders[path.string] == nil && !path.ancestors.contains { claims[$0] != nil }
+        claims[PathKey(path.string)] == nil && folders[PathKey(path.string)] == nil && !path.ancestors.contains { claims[PathKey($0)] != nil }
     }
 
     /// Creates a file at `path`; returns the operation to send (already applied here).
     public mutating func create(at path: ProjectPath) throws(Refusal) -> Operation {
-        guard isFree(path) else { throw claims[path.string] != nil ? .pathTaken(path) : .folderInTheWay(path.string) }
+        guard isFree(path) else { throw claims[PathKey(path.string)] != nil ? .pathTaken(path) : .folderInTheWay(path.string) }
         guard nextSerial < .max else { throw .clockExhausted }
         let operation = Operation(file: FileID(replica: replica, serial: nextSerial), path: path, timestamp: try nextTimestamp())
         try apply(operation)
@@ -182,7 +182,7 @@ public struct ProjectTree: Sendable {
     /// Moves `file` (live or deleted: a deleted file comes back) to `path`, which must be free.
     public mutating func move(_ file: FileID, to path: ProjectPath) throws(Refusal) -> Operation {
         guard registers[file] != nil else { throw .noSuchFile(file) }
-        guard isFree(path) || claims[path.string] == [file] else { throw claims[path.string] != nil ? .pathTaken(path) : .folderInTheWay(path.string) }
+        guard isFree(path) || claims[PathKey(path.string)] == [file] else { throw claims[PathKey(path.string)] != nil ? .pathTaken(path) : .folderInTheWay(path.string) }
         let operation = Operation(file: file, path: path, timestamp: try nextTimestamp())
         try apply(operation)
         return operation
@@ -191,9 +191,9 @@ public struct ProjectTree: Sendable {
     /// Moves `file` to `path`, deleting the files claiming `path` first (`mv` onto a file).
     public mutating func move(_ file: FileID, replacing path: ProjectPath) throws(Refusal) -> [Operation] {
         guard registers[file] != nil else { throw .noSuchFile(file) }
-        guard folders[path.string] == nil, !path.ancestors.contains(where: { claims[$0] != nil }) else { throw .folderInTheWay(path.string) }
+        guard folders[PathKey(path.string)] == nil, !path.ancestors.contains(where: { claims[PathKey($0)] != nil }) else { throw .folderInTheWay(path.string) }
         var operations: [Operation] = []
-        for other in (claims[path.string] ?? []).sorted() where other != file {
+        for other in (claims[PathKey(path.string)] ?? []).sorted() where other != file {
             operations.append(try delete(other))
         }
         operations.append(try move(file, to: path))
@@ -269,4 +269,19 @@ extension ProjectTree: Replicable {
 extension ProjectTree: Equatable {
     /// Equal replicated state: the same registers (values and timestamps); the replica aside.
     public static func == (lhs: ProjectTree, rhs: ProjectTree) -> Bool { lhs.registers == rhs.registers }
+}
+
+/// A path or folder as a dictionary key, equal and hashed by its bytes, as `ProjectPath` is.
+struct PathKey: Hashable, Sendable {
+    let string: String
+
+    init(_ string: String) {
+        self.string = string
+    }
+
+    static func == (lhs: PathKey, rhs: PathKey) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+
+    func hash(into hasher: inout Hasher) {
+        for byte in string.utf8 { hasher.combine(byte) }
+    }
 }
