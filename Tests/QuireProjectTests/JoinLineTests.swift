@@ -86,6 +86,30 @@ import Testing
         #expect(namedParts.isSuperset(of: ["length header", "project name", "addresses", "secret", "key fingerprint", "final check"]), "\(namedParts)")
     }
 
+    @Test func aCharacterDroppedOrAddedAnywhereIsRefused() throws {
+        let text = Array(try Self.sample().encoded)
+        for position in 4..<text.count {
+            var dropped = text
+            dropped.remove(at: position)
+            var added = text
+            added.insert("a", at: position)
+            // Within the header's characters (its 4 bytes) the shift damages the header itself.
+            let inHeader = position - 4 < 7
+            for (changed, lengthError) in [(dropped, JoinLineError.truncated(characters: text.count - 5, expected: text.count - 4)),
+                                           (added, JoinLineError.extraCharacters(characters: text.count - 3, expected: text.count - 4))] {
+                do {
+                    _ = try JoinLine(parsing: String(changed))
+                    Issue.record("accepted with a character dropped or added at \(position)")
+                } catch {
+                    if case .damaged(.header, _) = error, inHeader { continue }
+                    #expect(error == lengthError, "at \(position): \(error)")
+                }
+            }
+        }
+        // Pasted twice.
+        #expect(throws: JoinLineError.self) { try JoinLine(parsing: String(text) + String(text)) }
+    }
+
     @Test func wrongKindsOfTextAreNamed() throws {
         let text = try Self.sample().encoded
         #expect(throws: JoinLineError.empty) { try JoinLine(parsing: "  \n ") }

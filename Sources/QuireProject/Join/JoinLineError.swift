@@ -23,6 +23,7 @@ public enum JoinLineError: Error, Equatable, CustomStringConvertible {
     case badCharacter(String, position: Int)
     /// The line ends early: it has `characters` of its `expected`.
     case truncated(characters: Int, expected: Int)
+    /// The line is longer than its header says (characters added, or pasted twice).
     case extraCharacters(characters: Int, expected: Int)
     /// The characters `characters` (1-based, in the line with spaces removed) fail their check.
     case damaged(part: Part, characters: ClosedRange<Int>)
@@ -49,7 +50,7 @@ public enum JoinLineError: Error, Equatable, CustomStringConvertible {
         case .truncated(let characters, let expected):
             return "the join line is cut short: it has \(characters) of its \(expected) characters; \(Self.copyAgain)"
         case .extraCharacters(let characters, let expected):
-            return "the join line has \(characters - expected) characters too many at its end (\(characters), expected \(expected)); \(Self.copyAgain)"
+            return "the join line has \(characters - expected) characters too many (\(characters), expected \(expected)); \(Self.copyAgain)"
         case .damaged(let part, let range):
             return "the join line is damaged: its \(part.rawValue) (characters \(range.lowerBound)–\(range.upperBound)) does not match its check; \(Self.copyAgain)"
         case .missing(let part): return "the join line has no \(part.rawValue); ask for a new line"
