@@ -212,7 +212,7 @@ struct QuireBench: ParsableCommand {
                 "leftOut": .integer(Int64(r.leftOut)), "ignored": .integer(Int64(r.ignored)),
                 "scanSeconds": .double(r.scanSeconds), "readSeconds": .double(r.readSeconds),
                 "treeSeconds": .double(r.treeSeconds), "viewSeconds": .double(r.viewSeconds),
-                "treeHeapBytes": .integer(Int64(r.treeHeapBytes)), "operationJSONBytes": .integer(Int64(r.operationBytes)),
+                "treeHeapBytes": .integer(Int64(r.treeHeapBytes)), "operationBytes": .integer(Int64(r.operationBytes)),
             ]))
             return
         }
@@ -220,7 +220,7 @@ struct QuireBench: ParsableCommand {
         sharing a folder (\(r.root)): \(r.files) text files, \(fmt(mb)) MB; \(r.leftOut) left out, \(r.ignored) ignored
           scan        \(ms(r.scanSeconds))  (\(fmt(r.scanSeconds * 1e6 / files)) µs per file)
           read texts  \(ms(r.readSeconds))  (\(fmt(r.readSeconds * 1e6 / files)) µs per file, \(fmt(r.readSeconds * 1000 / mb)) ms per MB)
-          tree        \(ms(r.treeSeconds))  to create every path; view \(ms(r.viewSeconds)); \(fmt(Double(r.treeHeapBytes) / files)) heap bytes per file; \(fmt(Double(r.operationBytes) / files)) bytes per file as JSON operations
+          tree        \(ms(r.treeSeconds))  to create every path; view \(ms(r.viewSeconds)); \(fmt(Double(r.treeHeapBytes) / files)) heap bytes per file; \(fmt(Double(r.operationBytes) / files)) bytes per file as binary tree operations
         """)
     }
 

@@ -57,7 +57,7 @@ struct ScanBenchmark {
         guard view.paths.count == scanned.files.count, readBytes == scanned.totalBytes else {
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "the tree or the texts do not match the scan"])
         }
-        result.operationBytes = try JSONEncoder().encode(kept.operations).count
+        result.operationBytes = ProjectTree.Operation.encode(kept.operations).count
         return result
     }
 }

@@ -149,3 +149,38 @@ import Testing
         #expect(throws: (any Error).self) { try JSONDecoder().decode([ProjectTree.Operation].self, from: Data(json.utf8)) }
     }
 }
+
+@Suite struct ProjectTreeCodingTests {
+    @Test func operationsRoundTripAndBadBytesAreRefused() throws {
+        var tree = ProjectTree(replica: ReplicaID(3))
+        var operations: [ProjectTree.Operation] = []
+        for name in ["a.txt", "src/é/main.swift", "x"] { operations.append(try tree.create(at: ProjectPath(name))) }
+        operations.append(try tree.delete(operations[2].file))
+        operations.append(ProjectTree.Operation(file: FileID(replica: ReplicaID(.max), serial: .max), path: nil, timestamp: LamportTimestamp(counter: .max, replica: ReplicaID(.max))))
+        let bytes = ProjectTree.Operation.encode(operations)
+        #expect(try ProjectTree.Operation.decode(bytes) == operations)
+        #expect(bytes.count < 120)
+
+        #expect(throws: BinaryDecodingError.unsupportedVersion(2)) { try ProjectTree.Operation.decode([2] + bytes.dropFirst()) }
+        #expect(throws: BinaryDecodingError.self) { try ProjectTree.Operation.decode(bytes + [0]) }
+        for length in 0..<bytes.count {
+            #expect(throws: BinaryDecodingError.self, "cut at \(length)") { try ProjectTree.Operation.decode(Array(bytes.prefix(length))) }
+        }
+        // A path that escapes, a path too long, a count past the bound, a bad kind.
+        func one(kind: UInt8, path: [UInt8]) -> [UInt8] {
+            var writer = BinaryWriter()
+            writer.write(1); writer.writeVarint(1)
+            for value: UInt64 in [1, 1, 1, 1] { writer.writeVarint(value) }
+            writer.write(kind)
+            writer.writeVarint(UInt64(path.count)); writer.write(contentsOf: path)
+            return writer.bytes
+        }
+        #expect(throws: BinaryDecodingError.self) { try ProjectTree.Operation.decode(one(kind: 1, path: Array("../etc/passwd".utf8))) }
+        #expect(throws: BinaryDecodingError.self) { try ProjectTree.Operation.decode(one(kind: 1, path: [0x66, 0xFF])) }
+        #expect(throws: BinaryDecodingError.self) { try ProjectTree.Operation.decode(one(kind: 1, path: Array(repeating: 0x61, count: 2000))) }
+        #expect(throws: BinaryDecodingError.self) { try ProjectTree.Operation.decode(one(kind: 7, path: [])) }
+        var huge = BinaryWriter()
+        huge.write(1); huge.writeVarint(UInt64(ProjectTree.Operation.maximumBatch + 1))
+        #expect(throws: BinaryDecodingError.self) { try ProjectTree.Operation.decode(huge.bytes) }
+    }
+}
