@@ -5,6 +5,7 @@ let package = Package(
     name: "Quire",
     products: [
         .library(name: "ReplicatingTypes", targets: ["ReplicatingTypes"]),
+        .library(name: "QuireProject", targets: ["QuireProject"]),
         .executable(name: "quire", targets: ["quire"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
@@ -31,6 +32,12 @@ let package = Package(
         .target(name: "EditingTraces", dependencies: ["JSON"]),
         // JSON-RPC 2.0 framing, message shapes and errors; no SwiftNIO, no CRDT internals.
         .target(name: "QuireProtocol", dependencies: ["JSON"]),
+        // A shared project: the files to share (ignore rules), the join line, the replicated file tree
+        // and what to write to disk; no SwiftNIO, no JSON.
+        .target(
+            name: "QuireProject",
+            dependencies: ["ReplicatingTypes", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // Documents, editor sessions, sync; SwiftNIO for stdio and sockets.
         .target(
             name: "QuireDaemon",
@@ -57,13 +64,14 @@ let package = Package(
         .executableTarget(
             name: "quire-bench",
             dependencies: [
-                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol",
+                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol", "QuireProject",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ReplicatingTypesTests", dependencies: ["ReplicatingTypes", "EditingTraces"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "QuireProjectTests", dependencies: ["QuireProject", "ReplicatingTypes", "EditingTraces"]),
         .testTarget(name: "QuireProtocolTests", dependencies: ["QuireProtocol", "JSON"]),
         // What the test targets share: daemon processes, test editors, waiting on a condition.
         .target(
