@@ -31,11 +31,20 @@ let package = Package(
         .target(name: "EditingTraces", dependencies: ["JSON"]),
         // JSON-RPC 2.0 framing, message shapes and errors; no SwiftNIO, no CRDT internals.
         .target(name: "QuireProtocol", dependencies: ["JSON"]),
+        // The relay (`quire relay`): pairs two daemons' connections and forwards bytes; no secret, no crypto.
+        .target(
+            name: "QuireRelay",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Documents, editor sessions, sync; SwiftNIO for stdio and sockets.
         .target(
             name: "QuireDaemon",
             dependencies: [
-                "ReplicatingTypes", "QuireProtocol", "JSON",
+                "ReplicatingTypes", "QuireProtocol", "JSON", "QuireRelay",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -46,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: [
-                "QuireDaemon", "ReplicatingTypes",
+                "QuireDaemon", "QuireRelay", "ReplicatingTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -57,7 +66,7 @@ let package = Package(
         .executableTarget(
             name: "quire-bench",
             dependencies: [
-                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol",
+                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol", "QuireRelay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -68,7 +77,7 @@ let package = Package(
         .testTarget(
             name: "QuireDaemonTests",
             dependencies: [
-                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces",
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces", "QuireRelay",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
