@@ -53,6 +53,11 @@ public final class RelayServer: @unchecked Sendable {
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.autoRead, value: false)
+                // One read takes at most a second's worth, in one go, so a connection overdraws its
+                // rate by one read at most (and then waits that much longer).
+                .childChannelOption(.maxMessagesPerRead, value: 1)
+                .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
+                    minimum: 64, initial: 2048, maximum: min(1 << 16, limits.bytesPerSecond)))
                 .childChannelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {
                         let remote = channel.remoteAddress
