@@ -172,6 +172,23 @@ import Testing
         Self.stop(relay)
     }
 
+    /// An editor asks its daemon at run time to dial the relay (`peer/connect` with `relay: true`):
+    /// it pairs with a daemon started with `--relay`, and they sync.
+    @Test func anEditorCanDialARelayAtRunTime() throws {
+        let (relay, port) = try Self.relay()
+        let first = try DaemonProcess(arguments: ["--user-name", "ann", "--log-level", "info"], environment: PeerProcessTests.secret)
+        let ann = TestEditor(process: first)
+        ann.initialize(user: "ann")
+        let (second, bob) = try Self.dialer(port, user: "bob")
+        #expect(ann.request("peer/connect", ["host": "127.0.0.1", "port": .integer(Int64(port)), "relay": true])["result"] == .null)
+        #expect(PeerLinkControlTests.waitForLink(ann, state: "established")?["address"] == .string("relay 127.0.0.1:\(port)"))
+        #expect(Self.share(ann, bob, text: "asked for at run time\n"))
+        bob.edit(0..<0, with: "> ")
+        #expect(PeerProcessTests.waitUntilConverged(ann, bob))
+        PeerProcessTests.shutDown([ann, bob], [first, second])
+        Self.stop(relay)
+    }
+
     /// Two raw connections with the same value are paired (one accepts, the other connects) and,
     /// throttled to 8 KiB/s, get every byte the other sent, in order, and no faster than the
     /// bound allows: 40,000 bytes, less a burst of 8,192 and one read of overdraft, take at least

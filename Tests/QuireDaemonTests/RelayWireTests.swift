@@ -51,3 +51,22 @@ struct RelayWireTests {
         }
     }
 }
+
+/// `peer/connect` with `relay: true`, against a transport that records what it was asked.
+struct RelayRequestTests {
+    @Test func peerConnectWithARelayReachesTheTransportAndBadOnesAreRefused() {
+        let daemon = PeerTestNetwork().makeDaemon(1)
+        let transport = PeerRequestTests.RecordingTransport()
+        daemon.transport = transport
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        #expect(editor.request("peer/connect", ["host": "relay.example", "port": 7080, "relay": true])["result"] == .null)
+        #expect(editor.request("peer/connect", ["host": "peer.example", "port": 7070, "relay": false])["result"] == .null)
+        let withCommand = editor.request("peer/connect", ["command": "ssh h", "relay": true])
+        #expect(withCommand["error"]?["code"] == -32602)
+        #expect(withCommand["error"]?["message"]?.stringValue?.contains("params.relay") == true)
+        #expect(editor.request("peer/connect", ["port": 7080, "relay": "yes"])["error"]?["code"] == -32602)
+        #expect(editor.request("peer/connect", ["relay": true])["error"]?["code"] == -32602, "a relay needs a port")
+        #expect(transport.asked == ["relay relay.example:7080", "connect peer.example:7070"])
+    }
+}

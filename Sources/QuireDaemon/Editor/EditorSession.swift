@@ -180,6 +180,7 @@ public final class EditorSession: MessageHandler {
             do {
                 switch request {
                 case .tcp(let host, let port): try transport.connect(host: host, port: port, fingerprint: fingerprint)
+                case .relay(let host, let port): try transport.connect(relayHost: host, port: port, fingerprint: fingerprint)
                 case .command(let command): try transport.connect(command: command, fingerprint: fingerprint)
                 }
             } catch {

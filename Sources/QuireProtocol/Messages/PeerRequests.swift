@@ -23,21 +23,27 @@ public enum PeerRequests {
         }
     }
 
-    /// `peer/connect` params: `host` and `port`, or `command` (run with /bin/sh, peer over its stdio).
+    /// `peer/connect` params: `host` and `port`, or `command` (run with /bin/sh, peer over its
+    /// stdio); with `relay: true`, `host` and `port` are a relay's, dialed until it pairs this
+    /// daemon with another of the same secret (`protocol/relay.md`).
     public enum Connect: Sendable, Equatable {
         case tcp(host: String, port: Int)
+        case relay(host: String, port: Int)
         case command(String)
 
         public init(params: JSONValue?) throws(ResponseError) {
             let reader = try ParamsReader(params)
+            let relay = try reader.optionalBool("relay") ?? false
             if let command = try reader.optionalString("command") {
+                guard !relay else { throw .invalidParams("params.relay: a relay is dialed by host and port, not by a command") }
                 guard !command.isEmpty else { throw .invalidParams("params.command: must not be empty") }
                 self = .command(command)
                 return
             }
             let port = try reader.int("port")
             guard (1...65535).contains(port) else { throw .invalidParams("params.port: \(port) is not a TCP port") }
-            self = .tcp(host: try reader.optionalString("host") ?? "127.0.0.1", port: port)
+            let host = try reader.optionalString("host") ?? "127.0.0.1"
+            self = relay ? .relay(host: host, port: port) : .tcp(host: host, port: port)
         }
     }
 
