@@ -991,7 +991,7 @@ that key is accepted."
   (quire--request :peer/connect (append (list :host host :port port :relay t)
                                         (and fingerprint (not (string-empty-p fingerprint))
                                              (list :fingerprint fingerprint))))
-  (message "Quire: dialing the relay %s:%s; you are told when a peer is paired with you" host port))
+  (message "Quire: dialing the relay %s:%s to be paired" host port))
 
 (defun quire-connect-command (command)
   "Peer over COMMAND's stdin and stdout.

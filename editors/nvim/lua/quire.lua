@@ -1019,7 +1019,7 @@ function M.connect_relay(arguments)
   local params = { host = host ~= '' and host or '127.0.0.1', port = tonumber(port), relay = true }
   if fingerprint and fingerprint ~= '' then params.fingerprint = fingerprint end
   if call('peer/connect', params) ~= nil then
-    say('dialing the relay ' .. address .. '; you are told when a peer is paired with you')
+    say('dialing the relay ' .. address .. ' to be paired')
   end
 end
 

@@ -1589,7 +1589,7 @@ export def ConnectRelay(arguments: string)
     params.fingerprint = rest[0]
   endif
   if Succeeds('peer/connect', params)
-    Say('dialing the relay ' .. address .. '; you are told when a peer is paired with you')
+    Say('dialing the relay ' .. address .. ' to be paired')
   endif
 enddef
 
