@@ -209,11 +209,13 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     func shutdown() {
         stopping = true
         heartbeat?.cancel()
-        for relay in relays { relay.stop() }
-        relays.removeAll()
+        for relay in relays { relay.stopDialing() }
         for channel in listeners.values { channel.close(promise: nil) }
         listeners.removeAll()
         daemon.closeAllPeers()
+        // After the goodbyes went out on relayed links; a connection still waiting is closed.
+        for relay in relays { relay.stop() }
+        relays.removeAll()
     }
 }
 

@@ -35,6 +35,10 @@ final class RelayDialer {
 
     func start() { dial(attempt: 0) }
 
+    /// Dials no more; the connection as it is stays.
+    func stopDialing() { stopped = true }
+
+    /// Dials no more and closes the connection.
     func stop() {
         stopped = true
         channel?.close(promise: nil)
