@@ -241,6 +241,7 @@ joined."
     (let* ((relay-log (generate-new-buffer " *relay*"))
            (relay (make-process :name "relay" :connection-type 'pipe :noquery t :stderr relay-log
                                 :command (list binary "relay" "--listen" "127.0.0.1:0")))
+           (far-log (generate-new-buffer " *far*"))
            (port nil) (far nil))
       (unwind-protect
           (progn
@@ -253,14 +254,19 @@ joined."
                      10))
             (quire-connect-relay "127.0.0.1" port)
             (should (quire-test--said (format "Quire: dialing the relay 127\\.0\\.0\\.1:%d to be paired" port)))
-            (setq far (make-process :name "far" :connection-type 'pipe :noquery t :stderr (generate-new-buffer " *far*")
+            (setq far (make-process :name "far" :connection-type 'pipe :noquery t :stderr far-log
                                     :command (list binary "--no-stdio" "--socket" (concat socket ".far")
                                                    "--data-dir" (concat socket ".far.data")
                                                    "--relay" (format "127.0.0.1:%d" port) "--user-name" "bea")))
             (should (quire-test--wait (lambda () (quire-test--said "Quire: bea joined")) 10))
             (should (quire-test--wait (lambda () (= (length quire--peer-links) 1)))))
-        (ignore-errors (kill-process far))
-        (ignore-errors (kill-process relay))))))
+        ;; Nothing of this test outlives it: not the processes, nor the pipes of their stderr.
+        (dolist (process (list far relay))
+          (when process
+            (ignore-errors (kill-process process))
+            (quire-test--wait (lambda () (not (process-live-p process))))))
+        (kill-buffer far-log)
+        (kill-buffer relay-log)))))
 
 (ert-deftest quire-test-reconnect-after-daemon-restart ()
   "`kill -9' of the daemon: what was typed at once and while it was away is
