@@ -126,7 +126,7 @@ final class RelayConnection: ChannelInboundHandler, @unchecked Sendable {
         context?.eventLoop.scheduleTask(in: Self.amount(waitTimeout)) { [weak self] in
             guard let self, case .waiting(let value) = self.state, value == rendezvous else { return }
             self.server.stopWaiting(self, rendezvous: rendezvous)
-            self.server.logger.info("\(self.label): no partner within \(waitTimeout) s")
+            self.server.note("\(self.label): no partner within \(waitTimeout) s", kind: "expired")
             self.reply(.expired)
             self.finish()
         }
@@ -149,7 +149,7 @@ final class RelayConnection: ChannelInboundHandler, @unchecked Sendable {
             let latest = max(self.lastActivity, self.partner?.lastActivity ?? self.lastActivity)
             let idle = Double((NIODeadline.now() - latest).nanoseconds) / 1e9
             if idle >= self.limits.idleTimeout {
-                self.server.logger.info("pair \(self.pairNumber): idle for \(Int(idle)) s, closed")
+                self.server.note("pair \(self.pairNumber): idle for \(Int(idle)) s, closed", kind: "idle")
                 self.finish()
             } else {
                 self.scheduleIdleCheck(after: self.limits.idleTimeout - idle)

@@ -33,7 +33,7 @@ public final class RelayServer: @unchecked Sendable {
     private var unpairedByAddress: [String: Int] = [:]
     private var waiting: [[UInt8]: RelayConnection] = [:]
     private var pairCount = 0
-    private var dropLog = DropLog()
+    private var eventLog = EventLog()
 
     public init(limits: RelayLimits = RelayLimits(), logger: Logger) throws(RelayError) {
         try limits.validate()
@@ -72,7 +72,7 @@ public final class RelayServer: @unchecked Sendable {
         }
         listener = channel
         sweep = loop.scheduleRepeatedTask(initialDelay: .seconds(10), delay: .seconds(10)) { [self] _ in
-            dropLog.summarize(logger)
+            eventLog.summarize(logger)
         }
         let bound = channel.localAddress?.port ?? port
         logger.info("relay listening on \(host):\(bound)")
@@ -111,7 +111,7 @@ public final class RelayServer: @unchecked Sendable {
             unpair(partner)
             unpair(connection)
             pairCount += 1
-            logger.info("pair \(pairCount): \(partner.label) accepts, \(connection.label) connects")
+            note("pair \(pairCount): \(partner.label) accepts, \(connection.label) connects", kind: "paired")
             partner.pair(with: connection, status: .accept, number: pairCount)
             connection.pair(with: partner, status: .connect, number: pairCount)
         } else {
@@ -143,15 +143,20 @@ public final class RelayServer: @unchecked Sendable {
         unpairedByAddress[connection.host] = left > 0 ? left : nil
     }
 
-    /// Logs why a connection was dropped: the first 20 of each 10 seconds one by one, the rest
-    /// counted by kind in one line when the 10 seconds are over, so a flood cannot flood the log.
+    /// Logs a line about one connection (paired, expired, dropped): the first 20 of each 10
+    /// seconds one by one, the rest counted by kind in one line when the 10 seconds are over, so a
+    /// flood of connections cannot flood the log.
+    func note(_ line: String, kind: String) {
+        eventLog.note(logger, line, kind: kind)
+    }
+
     func dropped(_ connection: RelayConnection, kind: String, reason: String) {
-        dropLog.note(logger, "dropped \(connection.label): \(reason)", kind: kind)
+        note("dropped \(connection.label): \(reason)", kind: kind)
     }
 }
 
-/// The relay's log of dropped connections, bounded per 10 seconds.
-private struct DropLog {
+/// The relay's log of connections, bounded per 10 seconds.
+private struct EventLog {
     private var logged = 0
     private var suppressed: [String: Int] = [:]
 
@@ -168,7 +173,7 @@ private struct DropLog {
         if !suppressed.isEmpty {
             let total = suppressed.values.reduce(0, +)
             let kinds = suppressed.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
-            logger.info("\(total) more connections dropped within 10 seconds: \(kinds)")
+            logger.info("\(total) more connection events within 10 seconds: \(kinds)")
         }
         logged = 0
         suppressed.removeAll()

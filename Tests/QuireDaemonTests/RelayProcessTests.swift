@@ -172,6 +172,36 @@ import Testing
         Self.stop(relay)
     }
 
+    /// With room for three connections, three idle strangers fill the relay: the next ones are
+    /// told `f` and closed at once, their log lines past 20 are counted in one summary line, and
+    /// once the strangers' preamble time is over a real pair gets in.
+    @Test func aFullRelayRefusesAtOnceLogsBoundedlyAndFreesItsRoom() throws {
+        let (relay, port) = try Self.relay(["--max-connections", "3", "--max-unpaired-per-address", "3", "--preamble-timeout", "1"])
+        let idle = ["127.0.0.2", "127.0.0.3", "127.0.0.4"].map { RelaySockets.connect(port, from: $0) }
+        defer { idle.forEach { close($0) } }
+        #expect(idle.allSatisfy { $0 >= 0 })
+        // The relay takes connections in the order they came, each counted in before the next is judged.
+        for index in 0..<25 {
+            let fd = RelaySockets.connect(port, from: "127.0.0.\(10 + index)")
+            #expect(RelaySockets.read(fd, count: RelayWire.replyBytes, timeout: 5) == RelayWire.reply(.full), "connection \(index) told the relay is full")
+            close(fd)
+        }
+        #expect(relay.waitForLog(containing: "the relay holds 3 connections, its limit") != nil)
+        #expect(relay.waitForLog(containing: "more connection events within 10 seconds: relay full", timeout: 15) != nil, "the rest summed up in one line")
+        #expect(Self.occurrences(of: "dropped 127.0.0.", in: relay.log) <= 20 + 3, "at most 20 lines per 10 seconds, then counts")
+        // The strangers' preamble time runs out; a pair then gets in.
+        #expect(idle.allSatisfy { RelaySockets.closedByPeer($0, timeout: 5) })
+        let value = [UInt8](repeating: 3, count: 32)
+        let first = RelaySockets.connect(port), second = RelaySockets.connect(port)
+        defer { close(first); close(second) }
+        RelaySockets.send(first, RelayWire.preamble(rendezvous: value))
+        RelaySockets.send(second, RelayWire.preamble(rendezvous: value))
+        let replies = [RelaySockets.read(first, count: RelayWire.replyBytes, timeout: 10),
+                       RelaySockets.read(second, count: RelayWire.replyBytes, timeout: 10)]
+        #expect(Set(replies) == [RelayWire.reply(.accept), RelayWire.reply(.connect)])
+        Self.stop(relay)
+    }
+
     /// An editor asks its daemon at run time to dial the relay (`peer/connect` with `relay: true`):
     /// it pairs with a daemon started with `--relay`, and they sync.
     @Test func anEditorCanDialARelayAtRunTime() throws {
