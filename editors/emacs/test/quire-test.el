@@ -262,7 +262,7 @@ joined."
                                                    "--data-dir" (concat socket ".far.data")
                                                    "--relay" (format "127.0.0.1:%d" port) "--user-name" "bea")))
             (should (quire-test--wait (lambda () (quire-test--said "Quire: bea joined")) 10))
-            (should (quire-test--wait (lambda () (= (length quire--peer-links) 1)))))
+            (should (quire-test--wait (lambda () (eql quire--links-up 1)))))
         ;; Nothing of this test outlives it: not the processes, nor the pipes of their stderr.
         (dolist (process (list far relay))
           (when process
