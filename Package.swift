@@ -74,12 +74,23 @@ let package = Package(
         .testTarget(name: "ReplicatingTypesTests", dependencies: ["ReplicatingTypes", "EditingTraces"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "QuireProtocolTests", dependencies: ["QuireProtocol", "JSON"]),
+        // What the test targets share: daemon processes, test editors, waiting on a condition.
+        .target(
+            name: "QuireTestSupport",
+            dependencies: [
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/QuireTestSupport",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "QuireDaemonTests",
             dependencies: [
-                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces", "QuireRelay",
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces", "QuireTestSupport", "QuireRelay",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

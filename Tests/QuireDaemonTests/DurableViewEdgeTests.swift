@@ -5,6 +5,7 @@ import Logging
 import QuireProtocol
 import ReplicatingTypes
 import Testing
+import QuireTestSupport
 
 /// A reviewer's attacks on durable editor views, open-never-destroys-text and edit-intent rule 5
 /// (protocol/decisions/durable-views.md, edit-intent.md). Each test pins a case found while

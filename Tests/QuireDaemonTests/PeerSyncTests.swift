@@ -5,6 +5,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Daemons paired in process: handshake, delta sync, live edits from editors on each side,
 /// relays along chains, partitions, and peers that misbehave.

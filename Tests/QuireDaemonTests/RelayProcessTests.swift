@@ -2,6 +2,7 @@ import EditingTraces
 import Foundation
 import JSON
 import QuireRelay
+import QuireTestSupport
 import Testing
 
 /// Real daemons that only dial a real `quire relay` (neither listens): they pair through it and
@@ -23,15 +24,6 @@ import Testing
         let editor = TestEditor(process: daemon)
         editor.initialize(user: user)
         return (daemon, editor)
-    }
-
-    static func waitUntil(timeout: TimeInterval = 20, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
     }
 
     static func occurrences(of needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
@@ -91,10 +83,10 @@ import Testing
         #expect(Self.share(ann, bob, text: "before\n"))
         proxy.armFlip()
         bob.edit(bob.text.count..<bob.text.count, with: "typed while a byte is changed\n")
-        #expect(Self.waitUntil { proxy.flips == 1 })
+        #expect(waitUntil { proxy.flips == 1 })
         #expect(first.waitForLog(containing: "integrity check") != nil, "ann's daemon refused the changed frame")
-        #expect(Self.waitUntil { Self.occurrences(of: "paired through the relay", in: first.log) >= 2 }, "ann dialed again and was paired")
-        #expect(Self.waitUntil { Self.occurrences(of: "paired through the relay", in: second.log) >= 2 }, "so did bob")
+        #expect(waitUntil { Self.occurrences(of: "paired through the relay", in: first.log) >= 2 }, "ann dialed again and was paired")
+        #expect(waitUntil { Self.occurrences(of: "paired through the relay", in: second.log) >= 2 }, "so did bob")
         #expect(proxy.connections >= 2)
         #expect(relay.waitForLog(containing: "pair 2: ") != nil)
         ann.edit(0..<0, with: "after the cut ")

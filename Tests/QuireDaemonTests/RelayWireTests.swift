@@ -1,5 +1,6 @@
 import QuireDaemon
 import QuireRelay
+import QuireTestSupport
 import Testing
 
 /// The relay's preamble and reply parsers, fed a byte at a time and with junk, and the

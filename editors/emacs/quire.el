@@ -318,7 +318,24 @@ would have been based on.  Nil without a view or an epoch."
      (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
        (with-current-buffer buffer (quire--on-cursor params))))
     ('window/showMessage (message "Quire: %s" (plist-get params :message)))
+    ('document/forked (quire--on-document-forked params))
+    ('document/editRefused
+     (message "Quire: the daemon refused an edit of %s (%s)" (plist-get params :uri)
+              (or (plist-get (plist-get params :error) :message) "no reason")))
     ('peer/changed (quire--on-peer-changed params))))
+
+(defun quire--on-document-forked (params)
+  "Say a peer has another document of the same name, kept as a copy, per PARAMS."
+  (let* ((user (plist-get params :user))
+         (address (plist-get params :address))
+         (who (cond ((and (stringp user) (not (string-empty-p user))) user)
+                    ((and (stringp address) (not (string-empty-p address))) (format "a peer (%s)" address))
+                    (t "a peer")))
+         (copy (plist-get params :copy)))
+    (message (concat "Quire: %s has another document named \"%s\", created separately from yours. "
+                     "Both are kept whole: theirs as \"%s\". M-x quire-open shows it, "
+                     "M-x quire-merge merges its text into yours")
+             who (plist-get params :uri) copy)))
 
 (defun quire--on-peer-changed (params)
   "Show a peer joining, leaving or failing (with the reason), per PARAMS."

@@ -204,6 +204,8 @@ another daemon."
             (jsonrpc-request dee :document/open '(:uri "plan.el.txt" :text "dee's plan\n"))
             (jsonrpc-request dee :peer/connect (list :port port))
             (should (quire-test--wait (lambda () (quire-test--said "another document named \"plan.el.txt\"")) 10))
+            ;; Worded by the client, with its own commands (the daemon sends document/forked).
+            (should (quire-test--said "M-x quire-merge merges its text into yours"))
             (should (quire-test--wait (lambda () (eql quire--links-up 1))))
             (let ((fork (with-current-buffer (messages-buffer)
                           (save-excursion (goto-char (point-max))

@@ -484,6 +484,11 @@ end
 
 handlers['window/showMessage'] = function(params) warn(params.message) end
 
+handlers['document/editRefused'] = function(params)
+  local err = type(params.error) == 'table' and params.error.message or 'no reason'
+  warn('the daemon refused an edit of ' .. tostring(params.uri) .. ' (' .. tostring(err) .. ')')
+end
+
 -- The person behind a peer link: the user name its daemon took from its editor. A daemon no
 -- editor has named yet calls itself "quire"; that names no one, so the link's address stands in.
 function M.peer_name(params)
@@ -506,6 +511,14 @@ handlers['peer/changed'] = function(params)
     end
   end
   vim.cmd('redrawstatus!')
+end
+
+-- A peer's document of the same name, made apart from ours, kept whole as `copy`: say how to see
+-- it and how to merge it.
+handlers['document/forked'] = function(params)
+  warn(M.peer_name(params) .. ' has another document named "' .. tostring(params.uri) .. '", created separately from yours. '
+    .. 'Both are kept whole: theirs as "' .. tostring(params.copy) .. '". :QuireOpen ' .. tostring(params.copy)
+    .. ' shows it, :QuireMerge ' .. tostring(params.copy) .. ' merges its text into yours')
 end
 
 -- The daemon ----------------------------------------------------------------------------------

@@ -1099,6 +1099,10 @@ def OnMessage(message: dict<any>)
     OnCursor(message.params)
   elseif method == 'window/showMessage'
     Warn(message.params.message)
+  elseif method == 'document/forked'
+    OnDocumentForked(message.params)
+  elseif method == 'document/editRefused'
+    Warn('the daemon refused an edit of ' .. get(message.params, 'uri', '?') .. ' (' .. get(get(message.params, 'error', {}), 'message', 'no reason') .. ')')
   elseif method == 'peer/changed'
     OnPeerChanged(message.params)
   endif
@@ -1108,6 +1112,14 @@ enddef
 # which names no one, so it is told by its address.
 def PeerName(user: string, address: string): string
   return user != '' && user != 'quire' ? user : address != '' ? 'a peer (' .. address .. ')' : 'a peer'
+enddef
+
+# A peer's document of the same name, made apart from ours: kept whole as `copy`; say how to see
+# it and how to merge it.
+def OnDocumentForked(params: dict<any>)
+  var who = PeerName(get(params, 'user', ''), get(params, 'address', ''))
+  Warn(who .. ' has another document named "' .. params.uri .. '", created separately from yours. Both are kept whole: theirs as "'
+    .. params.copy .. '". :QuireOpen ' .. params.copy .. ' shows it, :QuireMerge ' .. params.copy .. ' merges its text into yours')
 enddef
 
 # Peers joining, leaving and failing are shown (a failure with its reason, such as a wrong secret).

@@ -4,8 +4,8 @@ import QuireProtocol
 
 /// The built `quire` binary run as a child process, spoken to through pipes with LSP framing,
 /// its replies collected by a reader thread and waited for with timeouts (never fixed sleeps).
-final class DaemonProcess: @unchecked Sendable {
-    let process = Process()
+public final class DaemonProcess: @unchecked Sendable {
+    public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private let errors = Pipe()
@@ -15,7 +15,7 @@ final class DaemonProcess: @unchecked Sendable {
     private var ended = false
 
     /// The `quire` executable next to the test bundle.
-    static var binary: URL {
+    public static var binary: URL {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for candidate in [bundle, bundle.deletingLastPathComponent()] {
             let url = candidate.appendingPathComponent("quire")
@@ -27,7 +27,7 @@ final class DaemonProcess: @unchecked Sendable {
     private var errorText = ""
 
     /// A fresh directory for a test's files; removed by the caller or left in the temp dir.
-    static func temporaryDirectory(_ label: String = "quire") -> String {
+    public static func temporaryDirectory(_ label: String = "quire") -> String {
         let path = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
@@ -35,13 +35,13 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Each daemon gets a default data directory of its own (XDG_DATA_HOME), so tests never
     /// touch the user's documents nor each other's.
-    static func isolatedEnvironment(_ environment: [String: String]) -> [String: String] {
+    public static func isolatedEnvironment(_ environment: [String: String]) -> [String: String] {
         var merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         if environment["XDG_DATA_HOME"] == nil { merged["XDG_DATA_HOME"] = temporaryDirectory("quire-data") }
         return merged
     }
 
-    init(arguments: [String] = [], environment: [String: String] = [:], directory: String? = nil) throws {
+    public init(arguments: [String] = [], environment: [String: String] = [:], directory: String? = nil) throws {
         process.executableURL = Self.binary
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
@@ -76,7 +76,7 @@ final class DaemonProcess: @unchecked Sendable {
         }.start()
     }
 
-    func send(_ text: String) {
+    public func send(_ text: String) {
         send(bytes: Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8))
     }
 
@@ -85,18 +85,18 @@ final class DaemonProcess: @unchecked Sendable {
     private static let pipeSignalIgnored: Void = { signal(SIGPIPE, SIG_IGN) }()
 
     /// Sends `bytes`; a daemon that already exited just does not get them.
-    func send(bytes: [UInt8]) {
+    public func send(bytes: [UInt8]) {
         Self.pipeSignalIgnored
         try? input.fileHandleForWriting.write(contentsOf: Data(bytes))
     }
 
-    func send(_ value: JSONValue) { send(JSONSerializer().string(value)) }
+    public func send(_ value: JSONValue) { send(JSONSerializer().string(value)) }
 
-    func closeInput() { try? input.fileHandleForWriting.close() }
+    public func closeInput() { try? input.fileHandleForWriting.close() }
 
     /// Waits until `count` messages in all have arrived; returns them all.
     @discardableResult
-    func waitForMessages(_ count: Int, timeout: TimeInterval = 20) -> [JSONValue] {
+    public func waitForMessages(_ count: Int, timeout: TimeInterval = 20) -> [JSONValue] {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }
@@ -105,7 +105,7 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Waits for the first message matching `predicate`.
-    func waitFor(timeout: TimeInterval = 20, _ predicate: (JSONValue) -> Bool) -> JSONValue? {
+    public func waitFor(timeout: TimeInterval = 20, _ predicate: (JSONValue) -> Bool) -> JSONValue? {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }
@@ -115,12 +115,12 @@ final class DaemonProcess: @unchecked Sendable {
         }
     }
 
-    func reply(to id: Int64, timeout: TimeInterval = 20) -> JSONValue? {
+    public func reply(to id: Int64, timeout: TimeInterval = 20) -> JSONValue? {
         waitFor(timeout: timeout) { $0["id"] == .integer(id) && !$0.isNotification }
     }
 
     /// Waits until stderr holds a line containing `needle`; returns that line.
-    func waitForLog(containing needle: String, timeout: TimeInterval = 20) -> String? {
+    public func waitForLog(containing needle: String, timeout: TimeInterval = 20) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }
@@ -130,14 +130,14 @@ final class DaemonProcess: @unchecked Sendable {
         }
     }
 
-    var log: String {
+    public var log: String {
         lock.lock()
         defer { lock.unlock() }
         return errorText
     }
 
     /// Removes and returns every message received so far.
-    func drain() -> [JSONValue] {
+    public func drain() -> [JSONValue] {
         lock.lock()
         defer { lock.unlock() }
         let all = received
@@ -145,14 +145,14 @@ final class DaemonProcess: @unchecked Sendable {
         return all
     }
 
-    var messages: [JSONValue] {
+    public var messages: [JSONValue] {
         lock.lock()
         defer { lock.unlock() }
         return received
     }
 
     /// Waits for the process to end; kills it after `timeout`. Returns its status.
-    func waitForExit(timeout: TimeInterval = 20) -> Int32? {
+    public func waitForExit(timeout: TimeInterval = 20) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {

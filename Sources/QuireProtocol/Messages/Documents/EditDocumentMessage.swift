@@ -8,7 +8,8 @@ import JSON
 /// applied in `epoch` when it made this one; the editor applies it only if that equals its own
 /// count of edits sent, and drops it otherwise (the daemon then resends). `hash` is the SHA-256
 /// (hex) of the editor's whole text after applying, when the document is small enough.
-public struct EditDocumentMessage: Sendable, Equatable {
+public struct EditDocumentMessage: EditorRequest, EditorNotification, DaemonNotification, Equatable {
+    public typealias Result = EditAcknowledgement
     public static let method = "document/edit"
 
     public var uri: String
@@ -69,8 +70,16 @@ public struct EditDocumentMessage: Sendable, Equatable {
         return .object(members)
     }
 
-    /// The reply to an editor's edit request: the editor revision it became.
-    public static func acknowledgement(editorRevision: Int) -> JSONValue {
-        ["editorRevision": .integer(Int64(editorRevision))]
+}
+
+/// The reply to an editor's `document/edit` request: `{editorRevision}`, the editor revision
+/// the edit became (it is in the document and, under `sync` durability, on disk).
+public struct EditAcknowledgement: MessageResult, Equatable {
+    public var editorRevision: Int
+
+    public init(editorRevision: Int) {
+        self.editorRevision = editorRevision
     }
+
+    public var json: JSONValue { ["editorRevision": .integer(Int64(editorRevision))] }
 }

@@ -6,7 +6,7 @@ import JSON
 /// daemon `revision` of `epoch`; a cursor is an empty selection. Daemon -> editor
 /// (notification): another session's selections, with its `user` and `session` id, in the
 /// receiver's current text; an empty list means that session left the document.
-public struct CursorMessage: Sendable, Equatable {
+public struct CursorMessage: EditorNotification, DaemonNotification, Equatable {
     public static let method = "cursor/update"
 
     public var uri: String

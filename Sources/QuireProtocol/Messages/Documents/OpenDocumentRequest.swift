@@ -24,7 +24,7 @@ import JSON
 /// `file` binds the document to a file on the daemon's machine (see `SaveDocumentRequest`).
 /// With `file` and no `uri`, the daemon names the document by the naming rule (its path from its
 /// project root) and says the name in the reply's `uri`.
-public struct OpenDocumentRequest: Sendable, Equatable {
+public struct OpenDocumentRequest: EditorRequest, Equatable {
     public static let method = "document/open"
 
     /// Empty until named when the editor left the naming to the daemon (`leavesNamingToDaemon`).
@@ -102,7 +102,8 @@ public struct OpenDocumentRequest: Sendable, Equatable {
         }
     }
 
-    public struct Result: Sendable {
+    /// `{uri, epoch, created, changes, hash, view}`.
+    public struct Result: MessageResult {
         public var uri: String
         public var epoch: Int
         public var created: Bool

@@ -8,38 +8,38 @@ import ReplicatingTypes
 
 /// A scripted editor attached to an in-process daemon through the real framing and JSON-RPC
 /// code, holding its own plain text and applying daemon edits by the protocol's rules.
-final class TestEditor {
-    private(set) var connection: EditorConnection!
+public final class TestEditor {
+    public private(set) var connection: EditorConnection!
     /// Set when this editor talks to a real `quire` process instead of an in-process daemon.
-    private(set) var process: DaemonProcess?
+    public private(set) var process: DaemonProcess?
     private var framer = MessageFramer()
     private let parser = JSONParser()
     /// Everything the daemon sent, in order, not yet taken.
-    var inbox: [JSONValue] = []
+    public var inbox: [JSONValue] = []
     /// Daemon messages held back to simulate latency, delivered by `deliver`.
-    var held: [JSONValue] = []
-    var holdIncoming = false
+    public var held: [JSONValue] = []
+    public var holdIncoming = false
     private var nextID: Int64 = 1
 
     // The editor's document, by the protocol's rules.
-    var uri = ""
-    var text: [Unicode.Scalar] = []
-    var encoding = PositionEncoding.utf16
-    var epoch = 0
-    var editorRevision = 0
-    var daemonRevision = 0
-    var dropped = 0
-    var hashMismatches = 0
+    public var uri = ""
+    public var text: [Unicode.Scalar] = []
+    public var encoding = PositionEncoding.utf16
+    public var epoch = 0
+    public var editorRevision = 0
+    public var daemonRevision = 0
+    public var dropped = 0
+    public var hashMismatches = 0
     /// The daemon's name for this editor's view, from `document/open`, sent back on a reopen.
-    var view: String?
+    public var view: String?
 
-    init(daemon: Daemon) {
+    public init(daemon: Daemon) {
         connect(to: daemon)
     }
 
     /// Attaches this editor to `daemon` (another one after `disconnect()`: its daemon died),
     /// keeping its text, epoch, revisions and view, as a client does.
-    func connect(to daemon: Daemon) {
+    public func connect(to daemon: Daemon) {
         framer = MessageFramer()
         inbox = []
         held = []
@@ -52,39 +52,39 @@ final class TestEditor {
     }
 
     /// Lets go of the daemon as a `kill -9` would: nothing is closed, nothing more is read.
-    func disconnect() {
+    public func disconnect() {
         connection = nil
     }
 
     /// An editor speaking to a real daemon process through its pipes.
-    init(process: DaemonProcess) {
+    public init(process: DaemonProcess) {
         self.process = process
     }
 
     /// Attaches this editor to another real `quire` process (its daemon was restarted), keeping
     /// its text, epoch, revisions and view, as a client does; what the old process sent and the
     /// editor had not read yet is gone with it.
-    func connect(to process: DaemonProcess) {
+    public func connect(to process: DaemonProcess) {
         self.process = process
         framer = MessageFramer()
         inbox = []
         held = []
     }
 
-    func sendRaw(_ bytes: [UInt8]) {
+    public func sendRaw(_ bytes: [UInt8]) {
         if let process { process.send(bytes: bytes) } else { connection.receive(bytes) }
     }
 
     /// Moves what a real daemon has sent so far into the inbox.
-    func collect() {
+    public func collect() {
         if let process { inbox.append(contentsOf: process.drain()) }
     }
 
-    func sendRaw(_ text: String) { sendRaw(Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8)) }
+    public func sendRaw(_ text: String) { sendRaw(Array("Content-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8)) }
 
     /// Sends a request and returns its reply (taken out of the inbox).
     @discardableResult
-    func request(_ method: String, _ params: JSONValue = [:]) -> JSONValue {
+    public func request(_ method: String, _ params: JSONValue = [:]) -> JSONValue {
         let id = nextID
         nextID += 1
         send(Message.request(id: .number(id), method: method, params: params).json)
@@ -100,7 +100,7 @@ final class TestEditor {
         return inbox.remove(at: index)
     }
 
-    func notify(_ method: String, _ params: JSONValue = [:]) {
+    public func notify(_ method: String, _ params: JSONValue = [:]) {
         send(Message.notification(method: method, params: params).json)
     }
 
@@ -112,7 +112,7 @@ final class TestEditor {
         }
     }
 
-    func take(_ method: String) -> [JSONValue] {
+    public func take(_ method: String) -> [JSONValue] {
         let taken = inbox.filter { $0["method"] == .string(method) }
         inbox.removeAll { $0["method"] == .string(method) }
         return taken
@@ -121,7 +121,7 @@ final class TestEditor {
     // MARK: Protocol behaviour
 
     @discardableResult
-    func initialize(user: String = "ann", encodings: [String] = ["utf-16"]) -> JSONValue {
+    public func initialize(user: String = "ann", encodings: [String] = ["utf-16"]) -> JSONValue {
         let reply = request("initialize", [
             "protocolVersion": 1, "clientInfo": ["name": "test"], "user": ["name": .string(user)],
             "capabilities": ["general": ["positionEncodings": .array(encodings.map { .string($0) })]],
@@ -134,7 +134,7 @@ final class TestEditor {
     }
 
     @discardableResult
-    func open(_ uri: String, text: String, conflict: String? = nil) -> JSONValue {
+    public func open(_ uri: String, text: String, conflict: String? = nil) -> JSONValue {
         self.uri = uri
         self.text = Array(text.unicodeScalars)
         var params: [String: JSONValue] = ["uri": .string(uri), "text": .string(text)]
@@ -146,7 +146,7 @@ final class TestEditor {
     /// shows now (`text`, with whatever it typed meanwhile), its view, and the epoch and daemon
     /// revision it is at.
     @discardableResult
-    func reopen() -> JSONValue {
+    public func reopen() -> JSONValue {
         var params: [String: JSONValue] = ["uri": .string(uri), "text": .string(string), "epoch": .integer(Int64(epoch)),
                                            "revision": .integer(Int64(daemonRevision))]
         if let view { params["view"] = .string(view) }
@@ -168,7 +168,7 @@ final class TestEditor {
     /// Replaces `range` (scalar offsets) in the editor's text and tells the daemon, as a range
     /// change in the negotiated encoding. Returns the reply.
     @discardableResult
-    func edit(_ range: Range<Int>, with replacement: String, asRequest: Bool = true) -> JSONValue {
+    public func edit(_ range: Range<Int>, with replacement: String, asRequest: Bool = true) -> JSONValue {
         let start = position(of: range.lowerBound), end = position(of: range.upperBound)
         text.replaceSubrange(range, with: Array(replacement.unicodeScalars))
         return sendEdit(["range": ["start": start, "end": end], "text": .string(replacement)], asRequest: asRequest)
@@ -176,7 +176,7 @@ final class TestEditor {
 
     /// Sends one change object describing an edit already made to `text`.
     @discardableResult
-    func sendEdit(_ change: JSONValue, asRequest: Bool = true) -> JSONValue {
+    public func sendEdit(_ change: JSONValue, asRequest: Bool = true) -> JSONValue {
         editorRevision += 1
         let params: JSONValue = ["uri": .string(uri), "epoch": .integer(Int64(epoch)), "revision": .integer(Int64(daemonRevision)), "changes": [change]]
         if asRequest { return request("document/edit", params) }
@@ -185,7 +185,7 @@ final class TestEditor {
     }
 
     /// Applies daemon messages: everything in the inbox, or `count` held ones.
-    func deliver(held count: Int = Int.max) {
+    public func deliver(held count: Int = Int.max) {
         collect()
         held.append(contentsOf: inbox.filter(\.isNotification))
         inbox.removeAll(where: \.isNotification)
@@ -194,7 +194,7 @@ final class TestEditor {
         for message in batch { receive(message) }
     }
 
-    func deliverInbox() {
+    public func deliverInbox() {
         collect()
         let messages = inbox.filter(\.isNotification)
         inbox.removeAll(where: \.isNotification)
@@ -212,17 +212,17 @@ final class TestEditor {
         if let hash = params["hash"]?.stringValue, hash != TextHashForTests.sha256(string) { hashMismatches += 1 }
     }
 
-    func apply(_ change: JSONValue) {
+    public func apply(_ change: JSONValue) {
         guard let range = change["range"], let start = offset(of: range["start"]), let end = offset(of: range["end"]),
               let replacement = change["text"]?.stringValue else { return }
         text.replaceSubrange(start..<end, with: Array(replacement.unicodeScalars))
     }
 
-    var string: String { String(String.UnicodeScalarView(text)) }
+    public var string: String { String(String.UnicodeScalarView(text)) }
 
     // MARK: Positions in the negotiated encoding
 
-    func position(of offset: Int) -> JSONValue {
+    public func position(of offset: Int) -> JSONValue {
         let text = self.text
         var line = 0, lineStart = 0
         for i in 0..<offset where text[i] == "\n" { line += 1; lineStart = i + 1 }
@@ -230,7 +230,7 @@ final class TestEditor {
         return ["line": .integer(Int64(line)), "character": .integer(Int64(character))]
     }
 
-    func offset(of position: JSONValue?) -> Int? {
+    public func offset(of position: JSONValue?) -> Int? {
         guard let line = position?["line"]?.integerValue, let character = position?["character"]?.integerValue else { return nil }
         let text = self.text   // a local copy (no copying: shared storage) scans without a property access per character
         var i = 0, l = 0
@@ -242,13 +242,13 @@ final class TestEditor {
 }
 
 /// SHA-256 hex computed independently of the daemon's own helper.
-enum TextHashForTests {
-    static func sha256(_ text: String) -> String {
+public enum TextHashForTests {
+    public static func sha256(_ text: String) -> String {
         SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 }
 
 extension JSONValue {
     /// True for a message with a method (a notification or a request from the daemon).
-    var isNotification: Bool { objectValue?.keys.contains("method") ?? false }
+    public var isNotification: Bool { objectValue?.keys.contains("method") ?? false }
 }

@@ -3,7 +3,7 @@ import JSON
 /// `initialize` (editor -> daemon, request): the first message of a session. The editor offers
 /// position encodings in order of preference; the reply picks the first the daemon supports
 /// (`utf-16` when none is offered, as in LSP).
-public struct InitializeRequest: Sendable, Equatable {
+public struct InitializeRequest: EditorRequest, Equatable {
     public static let method = "initialize"
 
     public var protocolVersion: Int?
@@ -28,7 +28,7 @@ public struct InitializeRequest: Sendable, Equatable {
     }
 
     /// The reply: what the daemon chose and what it can do.
-    public struct Result: Sendable {
+    public struct Result: MessageResult {
         public var protocolVersion: Int
         public var serverVersion: String
         public var positionEncoding: String
