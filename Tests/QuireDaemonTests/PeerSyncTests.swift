@@ -291,6 +291,7 @@ import QuireTestSupport
             asked.append("connect \(host):\(port)" + (fingerprint.map { " pinned \($0)" } ?? ""))
         }
         func connect(command: String, fingerprint: String?) throws { asked.append("command \(command)") }
+        func connect(relayHost: String, port: Int, fingerprint: String?) throws { asked.append("relay \(relayHost):\(port)") }
     }
 
     @Test func peerRequestsReachTheTransport() {

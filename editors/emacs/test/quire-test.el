@@ -235,6 +235,44 @@ another daemon."
         (ignore-errors (jsonrpc-shutdown dee))
         (ignore-errors (kill-process far-daemon))))))
 
+;; Through a relay: the daemon and the far one both dial out.
+(ert-deftest quire-test-connect-through-a-relay ()
+  "`quire-connect-relay': this daemon dials a `quire relay' that another daemon
+dials too (neither listens); the relay pairs them and the person is told who
+joined."
+  (quire-test--with-own-daemon ".relay"
+    (insert "through the relay\n")
+    (quire-share "relayed.el.txt")
+    (let* ((relay-log (generate-new-buffer " *relay*"))
+           (relay (make-process :name "relay" :connection-type 'pipe :noquery t :stderr relay-log
+                                :command (list binary "relay" "--listen" "127.0.0.1:0")))
+           (far-log (generate-new-buffer " *far*"))
+           (port nil) (far nil))
+      (unwind-protect
+          (progn
+            (should (quire-test--wait
+                     (lambda () (setq port (with-current-buffer relay-log
+                                             (save-excursion
+                                               (goto-char (point-min))
+                                               (and (re-search-forward "listening on 127\\.0\\.0\\.1:\\([0-9]+\\)" nil t)
+                                                    (string-to-number (match-string 1)))))))
+                     10))
+            (quire-connect-relay "127.0.0.1" port)
+            (should (quire-test--said (format "Quire: dialing the relay 127\\.0\\.0\\.1:%d to be paired" port)))
+            (setq far (make-process :name "far" :connection-type 'pipe :noquery t :stderr far-log
+                                    :command (list binary "--no-stdio" "--socket" (concat socket ".far")
+                                                   "--data-dir" (concat socket ".far.data")
+                                                   "--relay" (format "127.0.0.1:%d" port) "--user-name" "bea")))
+            (should (quire-test--wait (lambda () (quire-test--said "Quire: bea joined")) 10))
+            (should (quire-test--wait (lambda () (eql quire--links-up 1)))))
+        ;; Nothing of this test outlives it: not the processes, nor the pipes of their stderr.
+        (dolist (process (list far relay))
+          (when process
+            (ignore-errors (kill-process process))
+            (quire-test--wait (lambda () (not (process-live-p process))))))
+        (kill-buffer far-log)
+        (kill-buffer relay-log)))))
+
 (ert-deftest quire-test-reconnect-after-daemon-restart ()
   "`kill -9' of the daemon: what was typed at once and while it was away is
 kept, and the reopen sends the view, epoch, revision and text, no base."

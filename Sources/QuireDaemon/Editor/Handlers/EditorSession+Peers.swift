@@ -28,6 +28,7 @@ extension ConnectRequest: SessionRequest {
         do {
             switch target {
             case .tcp(let host, let port): try transport.connect(host: host, port: port, fingerprint: fingerprint)
+            case .relay(let host, let port): try transport.connect(relayHost: host, port: port, fingerprint: fingerprint)
             case .command(let command): try transport.connect(command: command, fingerprint: fingerprint)
             }
         } catch {
