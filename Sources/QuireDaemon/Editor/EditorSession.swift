@@ -13,7 +13,6 @@ public final class EditorSession: MessageHandler {
     public enum State: Sendable { case uninitialized, running, shutDown }
 
     public let id: Int
-    let replica: ReplicaID
     private unowned let daemon: Daemon
     private let send: (Message) -> Void
     public private(set) var state = State.uninitialized
@@ -22,14 +21,13 @@ public final class EditorSession: MessageHandler {
     private var views: [String: EditorView] = [:]
     /// This session's own edits per document, for `document/undo` and `document/redo`.
     private var histories: [String: UndoHistory] = [:]
-    /// The replica undo and redo edit as (made on copies of the document, never on a view).
-    private lazy var undoReplica = daemon.makeReplica()
     /// Called with the exit status when the editor sends `exit`.
     public var onExit: ((Int32) -> Void)?
 
-    init(id: Int, replica: ReplicaID, daemon: Daemon, send: @escaping (Message) -> Void) {
+    /// Edits are made as replicas the daemon lends per document and copy (`LocalReplicas`):
+    /// a view's own while it is open, another for edits made on a copy of the document itself.
+    init(id: Int, daemon: Daemon, send: @escaping (Message) -> Void) {
         self.id = id
-        self.replica = replica
         self.daemon = daemon
         self.send = send
     }
@@ -127,7 +125,7 @@ public final class EditorSession: MessageHandler {
             let request = try DocumentRequest(params: params)
             let (_, document) = try openViewAndDocument(request.uri)
             var text = document.text
-            text.replica = undoReplica
+            text.replica = daemon.replica(forEditing: nil, of: document)
             // On a copy of the history: a step the document has no room for stays where it is.
             var history = histories[request.uri, default: UndoHistory()]
             let operations = method == DocumentRequest.undoMethod ? history.undo(in: &text) : history.redo(in: &text)
@@ -139,7 +137,7 @@ public final class EditorSession: MessageHandler {
             let (_, document) = try openViewAndDocument(request.uri)
             guard let source = daemon.document(request.from) else { throw .unknownDocument(request.from) }
             var scratch = document.text
-            scratch.replica = replica
+            scratch.replica = daemon.replica(forEditing: nil, of: document)
             let copied = source.text.string
             let end = scratch.count
             let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
@@ -256,7 +254,7 @@ public final class EditorSession: MessageHandler {
         logger.info("session \(id): initialized by \(request.clientName ?? "an unnamed client") for \(user.name), positions in \(encoding.rawValue)")
         return InitializeRequest.Result(
             protocolVersion: MessageRegistry.protocolVersion, serverVersion: daemon.configuration.serverVersion,
-            positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description
+            positionEncoding: encoding.rawValue, sessionID: id, replica: daemon.replica.description
         ).json
     }
 
@@ -277,7 +275,9 @@ public final class EditorSession: MessageHandler {
         if let existing = daemon.document(request.uri) {
             try checkOpenKeepsText(of: existing, request: request, editorText: editorText)
         }
-        let (document, created) = try daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
+        let (document, created) = try daemon.openDocument(request.uri) {
+            ReplicatingText(editorText, replica: daemon.localReplicas.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
+        }
         var view: EditorView?
         if !created {
             if let viewID = request.view, let kept = daemon.dormantViews.take(viewID, of: document.id) {
@@ -305,7 +305,8 @@ public final class EditorSession: MessageHandler {
             daemon.log(.resynced(view: view.id), of: document)
             opened = view
         } else {
-            opened = EditorView(id: daemon.makeViewID(), uri: request.uri, text: document.text, replica: replica, encoding: encoding)
+            opened = EditorView(id: daemon.makeViewID(), uri: request.uri, text: document.text,
+                                replica: daemon.replica(forEditing: nil, of: document), encoding: encoding)
             daemon.log(.opened(view: opened.id), of: document)
         }
         views[request.uri] = opened
@@ -372,7 +373,7 @@ public final class EditorSession: MessageHandler {
     /// `documentTooLarge`, changing nothing, when the document has no room for it.
     private func contributeAppended(_ addition: String, to document: SharedDocument, separated: Bool) throws(ResponseError) {
         var scratch = document.text
-        scratch.replica = replica
+        scratch.replica = daemon.replica(forEditing: nil, of: document)
         let end = scratch.count
         let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
         let separator = separated && !endsInBreak ? "\n" : ""
@@ -415,7 +416,8 @@ public final class EditorSession: MessageHandler {
             daemon.keepDormant(view, of: document)
             return nil
         }
-        view.takeReplica(replica)
+        // Its next edits continue the counters of a replica its copy holds every element of.
+        view.takeReplica(daemon.replica(forEditing: view.confirmed, of: document, preferring: view.replica))
         view.encoding = encoding
         guard shown.string != editorText else { return view }
         let operations: [ReplicatingArrayOperation<Unicode.Scalar>]
@@ -458,7 +460,7 @@ public final class EditorSession: MessageHandler {
     /// no-op, which changes nothing here either).
     private func applyingAcknowledged(_ pending: [OpenDocumentRequest.PendingEdit], of document: SharedDocument, to base: String) -> String {
         guard let last = pending.lastIndex(where: { document.appliedEditIDs.contains($0.editID) }) else { return base }
-        var text = ReplicatingText(base, replica: replica)
+        var text = ReplicatingText(base, replica: ReplicaID(0))   // only its text is used
         for edit in pending[...last] {
             for change in edit.changes {
                 do { _ = try ChangeResolver.apply(change, to: &text, encoding: encoding) } catch {
@@ -490,8 +492,7 @@ public final class EditorSession: MessageHandler {
     /// `documentTooLarge`, changing nothing, when the document has no room for them.
     private func resolveResynced(_ document: SharedDocument, shown: ReplicatingText, editorText: String) throws(ResponseError) {
         guard shown.string != editorText else { return }
-        var shown = shown
-        shown.replica = replica
+        var shown = shown   // a live view's copy: edited as the view's own replica
         let operations = ChangeResolver.replaceMinimally(0..<shown.count, with: Array(editorText.unicodeScalars), in: &shown)
         try contributeStep(operations, to: document)
         logger.info("session \(id): resync of \(document.uri) kept the editor's text (\(operations.count) operations)")
@@ -510,7 +511,7 @@ public final class EditorSession: MessageHandler {
             return
         }
         var scratch = current
-        scratch.replica = replica
+        scratch.replica = daemon.replica(forEditing: nil, of: document)
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += scratch.replace(edit.range, with: edit.replacement) }
         // What was typed while the daemon was away is one undo step of this session's own.
@@ -622,7 +623,7 @@ public final class EditorSession: MessageHandler {
 
     private func status() -> JSONValue {
         [
-            "sessionId": .integer(Int64(id)), "replica": .string(replica.description),
+            "sessionId": .integer(Int64(id)), "replica": .string(daemon.replica.description),
             "sessions": .integer(Int64(daemon.sessions.count)),
             "documents": .array(daemon.documentList.map(\.json)),
             "peers": peerStatus(),
