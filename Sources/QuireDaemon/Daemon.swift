@@ -77,6 +77,9 @@ public final class Daemon {
         /// here, never a returning editor's merge.
         public var maximumDetachedViewBytesPerDocument = 8 << 20
         public var maximumDetachedViewsPerDocument = 4_096
+        /// Seconds a restarted daemon's reply to a reopen may wait for the configured peers'
+        /// first catch-up of the document (`ReopenWaits`); 0 answers at once.
+        public var reopenCatchUpWait: Double = 2
 
         public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.6.0",
                     peerSecret: [UInt8]? = nil, userName: String = "quire") {
@@ -104,6 +107,8 @@ public final class Daemon {
     /// Editor views no session shows now, which their editors may reopen (after a restart, every
     /// view the log holds).
     let dormantViews = DormantViews()
+    /// Reopens waiting for the configured peers' first catch-up (`ReopenWaits`).
+    let reopenWaits = ReopenWaits()
     private(set) var sessions: [Int: EditorSession] = [:]
     private var nextSessionID = 1
     private(set) var links: [Int: PeerLink] = [:]
