@@ -91,8 +91,9 @@ extension Daemon {
         var handled = false
         for entry in due {
             guard let connection = entry.connection else { continue }
-            let caughtUp = reopenMayGo(entry.uri, now: now)
-            logger.info("session \(connection.session.id): the reopen of \(entry.uri) goes on (\(caughtUp ? "the peers caught up" : "no catch-up within the bound"))")
+            let reason = configuredPeersCaughtUp(on: entry.uri) ? "the peers caught up"
+                : now >= entry.deadline ? "no catch-up within the bound" : "no configured peer is catching up"
+            logger.info("session \(connection.session.id): the reopen of \(entry.uri) goes on (\(reason))")
             for body in entry.bodies { connection.process(body) }
             handled = true
         }
@@ -106,11 +107,16 @@ extension Daemon {
     /// catch-up of it; after the start-up window, only links that are up and still catching up
     /// are waited for (a peer that stays away does not make every later reopen wait).
     func reopenMayGo(_ uri: String, now: Double) -> Bool {
-        let outgoing = links.values.filter { !$0.isIncoming }
-        let caughtUp = Set(outgoing.filter { $0.hasCaughtUp(on: uri) }.compactMap(\.peerReplica))
-        if caughtUp.count >= reopenWaits.configuredPeers { return true }
+        if configuredPeersCaughtUp(on: uri) { return true }
         guard now >= reopenWaits.startedAt + configuration.reopenCatchUpWait else { return false }
-        return !outgoing.contains { $0.state == .established && !$0.hasCaughtUp(on: uri) }
+        return !links.values.contains { !$0.isIncoming && $0.state == .established && !$0.hasCaughtUp(on: uri) }
+    }
+
+    /// Whether as many peers as were configured have links here that finished their first
+    /// catch-up of `uri` (links this daemon made; each peer counted once).
+    private func configuredPeersCaughtUp(on uri: String) -> Bool {
+        let caughtUp = Set(links.values.filter { !$0.isIncoming && $0.hasCaughtUp(on: uri) }.compactMap(\.peerReplica))
+        return caughtUp.count >= reopenWaits.configuredPeers
     }
 
     /// Whether `body` may be a `document/open` (a cheap look before parsing).
