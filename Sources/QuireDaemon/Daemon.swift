@@ -585,6 +585,7 @@ public final class Daemon {
     /// Sends every session the daemon edits it is owed. Called after each incoming message
     /// (after its reply), so several remote operations become one edit.
     public func flush() {
+        peersProgressed()   // a held reopen may go now (`ReopenWaits`)
         applyQueuedPresence()
         for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.sendPendingEdits() }
         sendPendingPresence()

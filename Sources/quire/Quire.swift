@@ -168,7 +168,8 @@ struct PeeringOptions: ParsableArguments {
         }
         guard peerHandshakeTimeout > 0, peerHandshakeTimeout <= 300 else { throw ValidationError("--peer-handshake-timeout must be between 0 and 300 seconds") }
         configuration.peerHandshakeTimeout = peerHandshakeTimeout
-        guard reopenCatchUpWait >= 0, reopenCatchUpWait <= 60 else { throw ValidationError("--reopen-catch-up-wait must be between 0 and 60 seconds") }
+        // The clients give a request 10 s: a reopen must be answered well within that.
+        guard reopenCatchUpWait >= 0, reopenCatchUpWait <= 8 else { throw ValidationError("--reopen-catch-up-wait must be between 0 and 8 seconds") }
         configuration.reopenCatchUpWait = reopenCatchUpWait
         if let secretFile {
             configuration.peerSecret = try Self.readSecretFile(secretFile)

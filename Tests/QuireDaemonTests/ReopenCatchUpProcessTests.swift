@@ -57,7 +57,7 @@ import Testing
         Self.killNine(a)
         bob.edit(0..<0, with: "<B1>\n")
         kill(b.process.processIdentifier, SIGSTOP)
-        let again = try Self.daemonA(data, port: port, wait: 15)
+        let again = try Self.daemonA(data, port: port, wait: 8)
         ann.text.append(contentsOf: Array("<A-off>\n".unicodeScalars))
         ann.connect(to: again)
         ann.initialize(user: "ann")

@@ -75,7 +75,8 @@ extension Daemon {
         return true
     }
 
-    /// A peer link read something: held reopens are looked at again on the next turn.
+    /// Something was read (`flush`): held reopens are looked at again on the next turn. A look
+    /// that lets nothing go flushes nothing, so a wait never spins.
     func peersProgressed() {
         guard !reopenWaits.held.isEmpty, !reopenWaits.releaseQueued, let schedule = reopenWaits.schedule else { return }
         reopenWaits.releaseQueued = true

@@ -264,7 +264,6 @@ public final class PeerLink {
 
     /// Sends editors what this link's operations changed, once they are durable (after a read).
     func daemonFlush() {
-        daemon.peersProgressed()
         daemon.flush()
         daemon.commit()
     }
