@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Logging
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
@@ -194,6 +195,35 @@ import ReplicatingTypes
         #expect(a.document("doc")?.text.string == "<A1>x\n<B1>\n")
         #expect(b.document("doc")?.text.string == "<A1>x\n<B1>\n")
         #expect(ann.string == "<A1>x\n<B1>\n" && bob.string == ann.string)
+    }
+
+    /// Under `--durability batch` a crash may take back edits a peer already has, so a replica
+    /// of the previous run is never continued: each run starts a pool of its own.
+    @Test func aBatchDaemonStartsEachRunWithAFreshPool() throws {
+        let data = DaemonProcess.temporaryDirectory("replica-batch")
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var first: [ReplicaID] = []
+        do {
+            let a = PeerTestNetwork().makeDaemon(10_000, store: try DocumentStore(path: data, durability: .batch, logger: logger))
+            let ann = TestEditor(daemon: a)
+            ann.initialize(user: "ann")
+            ann.open("doc", text: "one\n")
+            a.syncStorage()
+            first = a.localReplicas.pooled
+            ann.connection.endOfInput()
+            ann.disconnect()
+        }
+        #expect(!first.isEmpty)
+        // The same source of IDs as the first run: what it would mint first is in the document already.
+        let a = PeerTestNetwork().makeDaemon(10_000, store: try DocumentStore(path: data, durability: .batch, logger: logger))
+        #expect(a.localReplicas.pooled.isEmpty, "nothing of the last run is lent again")
+        let bob = TestEditor(daemon: a)
+        bob.initialize(user: "bob")
+        bob.open("doc", text: "one\n")
+        bob.edit(4..<4, with: "two\n")
+        #expect(Set(a.localReplicas.pooled).isDisjoint(with: first))
+        #expect(a.document("doc")?.text.string == "one\ntwo\n")
     }
 
     /// The pool's rule on its own: a copy behind the document on a replica never gets it.
