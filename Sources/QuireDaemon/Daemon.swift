@@ -634,6 +634,7 @@ public final class Daemon {
         store.snapshotDueDocuments(withViews: { id in snapshotText(ofDocument: id) })
         if let failure = store.failure, !storeFailureReported {
             storeFailureReported = true
+            forgetReplicaPool(of: store)
             for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.showError("Quire \(failure)") }
         }
     }

@@ -81,6 +81,15 @@ extension Daemon {
         return localReplicas.pick(forEditing: copy, of: document.text, avoiding: avoiding, preferring: preferring)
     }
 
+    /// The store failed: from now on edits reach peers without being logged, so no replica used
+    /// until now may be continued after a restart (the log would lack what peers hold). The
+    /// pool is emptied here and its file removed (an unlink needs no room on a full disk).
+    func forgetReplicaPool(of store: DocumentStore) {
+        localReplicas.onChange = { _ in }   // nothing used from now on is kept for a restart
+        localReplicas.retire(Set(localReplicas.pooled))
+        store.forgetLocalReplicas()
+    }
+
     /// Keeps the pool for the next run; a failure costs only reuse after a restart.
     func recordLocalReplicas(_ pool: [ReplicaID]) {
         do { try store?.recordLocalReplicas(pool) } catch {

@@ -27,6 +27,11 @@ extension DocumentStore {
         return replicas
     }
 
+    /// Removes the kept pool: a restart mints new replicas.
+    func forgetLocalReplicas() {
+        _ = unlink(localReplicasPath)
+    }
+
     /// Keeps `replicas` as the pool a restart reuses. A failure costs only reuse.
     func recordLocalReplicas(_ replicas: [ReplicaID]) throws {
         let text = replicas.map { "\($0.rawValue)\n" }.joined()
