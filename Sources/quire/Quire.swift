@@ -158,6 +158,9 @@ struct PeeringOptions: ParsableArguments {
     @Option(help: "Seconds a peer has to finish its handshake before the link is cut.")
     var peerHandshakeTimeout: Double = 10
 
+    @Option(help: "Seconds a reopen after a restart may wait for the --connect peers to catch up on its document (0: answer at once).")
+    var reopenCatchUpWait: Double = 2
+
     @Option(help: "Your name, shown to peers (default: the name your editor gives, else git's user.name, else $USER, else your login name).")
     var userName: String?
 
@@ -173,6 +176,9 @@ struct PeeringOptions: ParsableArguments {
         }
         guard peerHandshakeTimeout > 0, peerHandshakeTimeout <= 300 else { throw ValidationError("--peer-handshake-timeout must be between 0 and 300 seconds") }
         configuration.peerHandshakeTimeout = peerHandshakeTimeout
+        // The clients give a request 10 s: a reopen must be answered well within that.
+        guard reopenCatchUpWait >= 0, reopenCatchUpWait <= 8 else { throw ValidationError("--reopen-catch-up-wait must be between 0 and 8 seconds") }
+        configuration.reopenCatchUpWait = reopenCatchUpWait
         if let secretFile {
             configuration.peerSecret = try Self.readSecretFile(secretFile)
         } else if let secret = ProcessInfo.processInfo.environment["QUIRE_SECRET"], !secret.isEmpty {

@@ -142,6 +142,13 @@ public final class DaemonServer {
         for command in options.connectCommands {
             try loop.submit { try network.connect(command: command, fingerprint: nil) }.wait()
         }
+        // Reopens wait (bounded) for these peers' first catch-up (`ReopenWaits`).
+        let peers = options.connect.count + options.connectCommands.count
+        try loop.submit {
+            self.daemon.waitForPeersBeforeReopens(configuredPeers: peers) { seconds, work in
+                loop.scheduleTask(in: .nanoseconds(Int64(max(0, seconds) * 1e9))) { work() }
+            }
+        }.wait()
     }
 
     /// Parses `host:port`, `[v6]:port` or, with a default host, `port`.

@@ -56,7 +56,7 @@ extension StatusRequest: SessionRequest {
 
 extension EditorSession {
     func status() -> StatusRequest.Result {
-        StatusRequest.Result(sessionID: id, replica: replica.description, sessions: daemon.sessions.count,
+        StatusRequest.Result(sessionID: id, replica: daemon.replica.description, sessions: daemon.sessions.count,
                              documents: daemon.documentList, peers: peerStatus(), storage: storageStatus(),
                              summary: daemon.statusSummary(for: self))
     }
