@@ -1,3 +1,4 @@
+import QuireTestSupport
 import Foundation
 import JSON
 import Logging
