@@ -976,8 +976,10 @@ lets the process `go' names run on (SIGCONT).")
 its reply comes first.  `jsonrpc-request' ends its wait by a `throw', which
 used to unwind through our resync's wait: the daemon had resynced, its reply
 was dropped, and the buffer stayed at an epoch the daemon had ended.  Here our
-daemon's bridge is stopped until the other server has answered, so the other
-reply is certainly first; ours must still be read, and theirs too."
+daemon is stopped until the other server has answered, so the other reply is
+certainly first; ours must still be read, and theirs too.  (The daemon, not
+the bridge Emacs writes to: Emacs marks a child it sees stopped as not
+running and refuses to write to it.)"
   (quire-test--with-own-daemon ".nested"
     (insert "one <A1>\ntwo f(x)\n")
     (quire-share "nested.el.txt")
@@ -988,7 +990,6 @@ reply is certainly first; ours must still be read, and theirs too."
                      :process (make-process :name "foreign" :command (list "python3" "-c" quire-test--foreign-server)
                                             :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
                      :notification-dispatcher #'ignore :request-dispatcher #'ignore))
-           (bridge (jsonrpc--process quire--connection))
            (buffer (current-buffer))
            (epoch (plist-get quire--state :epoch))
            (resynced nil))
@@ -996,9 +997,9 @@ reply is certainly first; ours must still be read, and theirs too."
           (progn
             ;; Text the daemon does not have, which the resync replaces.
             (let ((inhibit-modification-hooks t)) (goto-char (point-min)) (insert "garbled "))
-            (signal-process (process-id bridge) 'SIGSTOP)
+            (signal-process (process-id daemon) 'SIGSTOP)
             (run-at-time 0 nil (lambda ()
-                                 (jsonrpc-notify foreign :go (list :pid (process-id bridge)))
+                                 (jsonrpc-notify foreign :go (list :pid (process-id daemon)))
                                  (with-current-buffer buffer (quire-resync))
                                  (setq resynced t)))
             (should (equal (jsonrpc-request foreign :wait '(:from "another package")) "theirs"))
@@ -1010,7 +1011,7 @@ reply is certainly first; ours must still be read, and theirs too."
             (insert "three <C3>\n")
             (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "nested.el.txt")
                                                         "one <A1>\ntwo f(x)\nthree <C3>\n")))))
-        (ignore-errors (signal-process (process-id bridge) 'SIGCONT))
+        (ignore-errors (signal-process (process-id daemon) 'SIGCONT))
         (ignore-errors (jsonrpc-shutdown foreign))))))
 
 (ert-deftest quire-test-requests-never-wait-inside-the-daemons-process-filter ()
