@@ -155,9 +155,29 @@ import Testing
         let decoded = try ReplicatingText(decodingState: a.encodedState(), replica: ReplicaID(3))
         #expect(decoded.scalars._checkInvariants() >= 0)
         #expect(decoded.string == a.string)
-        // Dropping every tombstone leaves their counters as one compacted entry per chunk at most.
+        // Dropping every tombstone: the index follows the repacked leaves.
         _ = a.dropTombstones()
         #expect(a.scalars._checkInvariants() >= 0)
         #expect(a.string == b.string)
+    }
+
+    /// A large region typed, removed and its tombstones dropped: the dropped counters are one
+    /// "compacted" entry per chunk, so the index no longer grows with history no one can reach.
+    @Test func droppedTombstonesTakeOneEntryPerChunk() {
+        var text = ReplicatingText(replica: ReplicaID(1))
+        for line in 0..<2_000 { _ = text.replace(text.count..<text.count, with: Swift.Array("    call(\(line)) // é😀\r\n".unicodeScalars)) }
+        let typed = text.count
+        _ = text.replace(10..<(typed - 10), with: [])
+        let before = text.scalars._storageStatistics.idIndexBytes
+        #expect(before > 2_000 * 8)
+        _ = text.dropTombstones()
+        #expect(text.scalars._checkInvariants() >= 0)
+        #expect(text.count == 20)
+        let column = text.scalars.storage.idIndex[0]
+        #expect(column.count == typed)
+        let compacted = column.runs.filter { $0.leaf == ReplicatingArrayStorage<Unicode.Scalar>.compactedLeaf }
+        #expect(compacted.reduce(0) { $0 + $1.length } == typed - 20)
+        #expect(compacted.count <= typed / LeafIndexColumn.chunkSize + 1)
+        #expect(text.scalars._storageStatistics.idIndexBytes < 1_024)
     }
 }
