@@ -216,8 +216,14 @@ import ReplicatingTypes
             ann.disconnect()
         }
         #expect(!first.isEmpty)
+        // The first run's store lets the directory go when its daemon is released (a process, on
+        // exit); on a loaded machine that can come a moment after the run's scope ends (it failed
+        // once in CI with "in use by another quire"), so the restart waits for it.
+        var store: DocumentStore?
+        #expect(waitUntil { store = try? DocumentStore(path: data, durability: .batch, logger: logger); return store != nil },
+                "the first run's store never let the data directory go")
         // The same source of IDs as the first run: what it would mint first is in the document already.
-        let a = PeerTestNetwork().makeDaemon(10_000, store: try DocumentStore(path: data, durability: .batch, logger: logger))
+        let a = PeerTestNetwork().makeDaemon(10_000, store: try #require(store))
         #expect(a.localReplicas.pooled.isEmpty, "nothing of the last run is lent again")
         let bob = TestEditor(daemon: a)
         bob.initialize(user: "bob")
