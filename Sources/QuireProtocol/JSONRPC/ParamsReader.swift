@@ -45,12 +45,20 @@ public struct ParamsReader {
         case nil, .null?: return nil
         case .integer(let i)?: return Int(i)
         case .double(let d)? where d == d.rounded() && abs(d) < 9.0e15: return Int(d)
+        case .double(let d)?: throw .invalidParams("\(path).\(key): expected an integer, got \(d)")
         case let other?: throw wrongType(key, "an integer", other)
         }
     }
 
     public func nonNegativeInt(_ key: String) throws(ResponseError) -> Int {
         let value = try int(key)
+        guard value >= 0 else { throw .invalidParams("\(path).\(key): must not be negative, got \(value)") }
+        return value
+    }
+
+    /// An optional integer that, when present, is not negative (an epoch or revision).
+    public func optionalNonNegativeInt(_ key: String) throws(ResponseError) -> Int? {
+        guard let value = try optionalInt(key) else { return nil }
         guard value >= 0 else { throw .invalidParams("\(path).\(key): must not be negative, got \(value)") }
         return value
     }
