@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 import QuireProtocol
 import ReplicatingTypes
@@ -49,5 +50,22 @@ import QuireTestSupport
         #expect(error?["code"] == -32601)
         #expect(error?["message"] == "Method not found: initialized is a notification, send it without an id")
         #expect(editor.request("textDocument/hover")["error"]?["message"] == "Method not found: textDocument/hover")
+    }
+
+    /// A `.gitconfig` whose user.name is invalid UTF-8 with terminal escapes and 10 KB long: the
+    /// name the daemon falls back to is decoded, cleaned and cut.
+    @Test func aHostileGitUserNameIsCleanedAndCut() throws {
+        let home = DaemonProcess.temporaryDirectory("home")
+        let config: [UInt8] = Array("[user]\n\tname = Ad".utf8) + [0xFF, 0xFE] + Array("a \u{1B}[31mLove\u{7}lace".utf8)
+            + Array(repeating: UInt8(ascii: "z"), count: 10_000) + [0x0A]
+        try Data(config).write(to: URL(fileURLWithPath: home + "/.gitconfig"))
+        let environment = ["HOME": home, "XDG_CONFIG_HOME": home + "/config", "GIT_CONFIG_NOSYSTEM": "1",
+                           "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
+        let raw = try #require(UserNameFallback.gitConfigUserName(environment: environment, directory: home))
+        #expect(raw.utf8.count <= 4096, "at most 4 KiB of git's output is read")
+        let name = UserNameFallback.resolve(environment: ["USER": "bea"], gitUserName: { raw }, loginName: { nil })
+        #expect(name.hasPrefix("Ad\u{FFFD}\u{FFFD}a [31mLovelacezzz"), "\(name.prefix(40).debugDescription)")
+        #expect(name.unicodeScalars.count == PeerLink.maximumUserNameLength)
+        #expect(!name.unicodeScalars.contains { $0.properties.generalCategory == .control })
     }
 }
