@@ -38,11 +38,20 @@ let package = Package(
             name: "QuireProject",
             dependencies: ["ReplicatingTypes", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The relay (`quire relay`): pairs two daemons' connections and forwards bytes; no secret, no crypto.
+        .target(
+            name: "QuireRelay",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Documents, editor sessions, sync; SwiftNIO for stdio and sockets.
         .target(
             name: "QuireDaemon",
             dependencies: [
-                "ReplicatingTypes", "QuireProtocol", "JSON",
+                "ReplicatingTypes", "QuireProtocol", "JSON", "QuireRelay",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -53,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: [
-                "QuireDaemon", "ReplicatingTypes",
+                "QuireDaemon", "QuireRelay", "ReplicatingTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -64,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "quire-bench",
             dependencies: [
-                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol", "QuireProject",
+                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol", "QuireProject", "QuireRelay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -86,7 +95,7 @@ let package = Package(
         .testTarget(
             name: "QuireDaemonTests",
             dependencies: [
-                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces", "QuireTestSupport",
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces", "QuireTestSupport", "QuireRelay",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -72,6 +72,14 @@ public final class Daemon {
         /// A holder of a document not linked with for longer than this (seconds) stops holding
         /// its tombstones back; it rebases onto a state when it returns.
         public var holderHorizon: Double = 30 * 24 * 3600
+        /// What the texts of editor views pushed out of one document may take (`DormantViews`):
+        /// bytes and views; past either the oldest go. Probes that open and leave cost memory
+        /// here, never a returning editor's merge.
+        public var maximumDetachedViewBytesPerDocument = 8 << 20
+        public var maximumDetachedViewsPerDocument = 4_096
+        /// Seconds a restarted daemon's reply to a reopen may wait for the configured peers'
+        /// first catch-up of the document (`ReopenWaits`); 0 answers at once.
+        public var reopenCatchUpWait: Double = 2
 
         public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.6.0",
                     peerSecret: [UInt8]? = nil, userName: String = "quire") {
@@ -90,7 +98,8 @@ public final class Daemon {
     public let replica: ReplicaID
     /// The key that signs this daemon's peer handshakes (kept in the data directory).
     public let identity: PeerIdentity
-    private var nextReplica: () -> ReplicaID
+    /// The replica IDs local edits are made as, reused across sessions (`LocalReplicas`).
+    let localReplicas: LocalReplicas
     private var randomBytes: (Int) -> [UInt8]
     private(set) var documents: [String: SharedDocument] = [:]
     /// How many documents the daemon holds (for the benchmark).
@@ -98,10 +107,10 @@ public final class Daemon {
     /// Editor views no session shows now, which their editors may reopen (after a restart, every
     /// view the log holds).
     let dormantViews = DormantViews()
+    /// Reopens waiting for the configured peers' first catch-up (`ReopenWaits`).
+    let reopenWaits = ReopenWaits()
     private(set) var sessions: [Int: EditorSession] = [:]
     private var nextSessionID = 1
-    /// Replica IDs this daemon handed out: a peer claiming more of their edits than exist lies.
-    private var ownReplicas: Set<ReplicaID> = []
     private(set) var links: [Int: PeerLink] = [:]
     /// Stability rounds under way or recently finished (which tombstones every copy has seen removed).
     let stabilityRounds = StabilityRounds()
@@ -140,8 +149,9 @@ public final class Daemon {
     /// restarted daemon's messages are newer than any it sent before.
     lazy var lastPresenceSequence = UInt64(max(0, clock() * 1_000_000))
 
-    /// - Parameter replicaSource: draws the replica ID of each new editor session; inject a
-    ///   counter in tests, a random source in the daemon.
+    /// - Parameter replicaSource: draws the replica IDs local edits are made as when none of
+    ///   those already used fits (`LocalReplicas`); inject a counter in tests, a random source
+    ///   in the daemon.
     ///   `randomBytes` draws nonces and document IDs (inject a seeded source in tests).
     ///   `store`: the data directory; its documents are loaded now, and the daemon takes its replica ID.
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "quire"),
@@ -150,12 +160,15 @@ public final class Daemon {
                 store: DocumentStore? = nil) {
         self.configuration = configuration
         self.logger = logger
-        self.nextReplica = replicaSource
+        self.localReplicas = LocalReplicas(pooled: store?.loadLocalReplicas() ?? [], mint: replicaSource)
         self.randomBytes = randomBytes
         self.store = store
         self.replica = store?.replica ?? replicaSource()
         self.identity = store?.identity ?? PeerIdentity()
+        dormantViews.detachedBytesLimit = configuration.maximumDetachedViewBytesPerDocument
+        dormantViews.detachedCountLimit = configuration.maximumDetachedViewsPerDocument
         if let store { load(from: store) }
+        localReplicas.onChange = { [unowned self] pool in self.recordLocalReplicas(pool) }
     }
 
     /// Takes in every document of the data directory. Names stay unique: a second document
@@ -225,9 +238,7 @@ public final class Daemon {
 
     /// A new editor session whose outgoing messages go to `send`.
     public func makeSession(send: @escaping (Message) -> Void) -> EditorSession {
-        let replica = nextReplica()
-        ownReplicas.insert(replica)
-        let session = EditorSession(id: nextSessionID, replica: replica, daemon: self, send: send)
+        let session = EditorSession(id: nextSessionID, daemon: self, send: send)
         nextSessionID += 1
         sessions[session.id] = session
         logger.info("editor session \(session.id) started")
@@ -368,13 +379,6 @@ public final class Daemon {
         if !logged { store?.append(operations, toDocument: document.id, editID: editID) }
         for session in sessions.values where session !== origin { session.view(of: document.uri)?.enqueue(operations) }
         for link in links.values where link !== originLink { link.sendOperations(operations, of: document) }
-    }
-
-    /// A fresh replica ID for edits made on behalf of something other than a session.
-    func makeReplica() -> ReplicaID {
-        let replica = nextReplica()
-        ownReplicas.insert(replica)
-        return replica
     }
 
     // MARK: Peers
@@ -569,7 +573,7 @@ public final class Daemon {
     /// what `document` holds: edits that were never made.
     func impossibleClaim(in vector: VersionVector, for document: SharedDocument) -> String? {
         let have = document.text.versionVector
-        for (replica, count) in vector.counts where ownReplicas.contains(replica) && count > have[replica] {
+        for (replica, count) in vector.counts where localReplicas.own.contains(replica) && count > have[replica] {
             return "\(count) edits of replica \(replica) claimed, \(have[replica]) made"
         }
         return nil
@@ -578,6 +582,7 @@ public final class Daemon {
     /// Sends every session the daemon edits it is owed. Called after each incoming message
     /// (after its reply), so several remote operations become one edit.
     public func flush() {
+        peersProgressed()   // a held reopen may go now (`ReopenWaits`)
         applyQueuedPresence()
         for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.sendPendingEdits() }
         sendPendingPresence()
@@ -626,6 +631,7 @@ public final class Daemon {
         store.snapshotDueDocuments(withViews: { id in snapshotText(ofDocument: id) })
         if let failure = store.failure, !storeFailureReported {
             storeFailureReported = true
+            forgetReplicaPool(of: store)
             for session in sessions.values.sorted(by: { $0.id < $1.id }) { session.showError("Quire \(failure)") }
         }
     }

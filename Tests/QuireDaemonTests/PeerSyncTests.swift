@@ -234,7 +234,7 @@ import QuireTestSupport
         let (net, a, b, ann, wire) = try Self.linkedWithNotes(100)
         guard let document = a.documents["notes"], let bSide = wire.b else { Issue.record("no link"); return }
         // A duplicate ID with different content, sent by b as if it were real.
-        let annReplica = ann.connection.session.replica
+        let annReplica = try #require(ann.connection.session.view(of: "notes")?.replica)
         var forged = ReplicatingText(replica: annReplica)   // reuses the IDs of ann's own "abc"
         let ops = forged.replace(0..<0, with: Array("XYZ".unicodeScalars))
         bSide.sendOperations(ops, of: b.documents["notes"]!)
@@ -291,6 +291,7 @@ import QuireTestSupport
             asked.append("connect \(host):\(port)" + (fingerprint.map { " pinned \($0)" } ?? ""))
         }
         func connect(command: String, fingerprint: String?) throws { asked.append("command \(command)") }
+        func connect(relayHost: String, port: Int, fingerprint: String?) throws { asked.append("relay \(relayHost):\(port)") }
     }
 
     @Test func peerRequestsReachTheTransport() {

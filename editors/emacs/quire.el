@@ -1080,6 +1080,19 @@ daemon holding that key is accepted."
   (message "Quire: connecting to %s:%s%s; you are told when it is up" host port
            (if (and fingerprint (not (string-empty-p fingerprint))) (format " (key %s only)" fingerprint) "")))
 
+(defun quire-connect-relay (host port &optional fingerprint)
+  "Dial the relay (`quire relay') at HOST and PORT.
+For two daemons that cannot reach each other (NAT): the relay pairs this daemon
+with the one of the same secret and forwards their encrypted bytes; it is
+dialed again whenever the link drops.  With FINGERPRINT, only a daemon holding
+that key is accepted."
+  (interactive "sRelay host: \nnPort: \nsKey fingerprint (empty for any): ")
+  (quire--connect)
+  (quire--request :peer/connect (append (list :host host :port port :relay t)
+                                        (and fingerprint (not (string-empty-p fingerprint))
+                                             (list :fingerprint fingerprint))))
+  (message "Quire: dialing the relay %s:%s to be paired" host port))
+
 (defun quire-connect-command (command)
   "Peer over COMMAND's stdin and stdout.
 For example: ssh HOST quire peer --stdio."

@@ -62,7 +62,7 @@ extension Daemon {
             // The base belongs to a history this copy left (it rebased onto a peer's state, and
             // peer traffic never writes files): what the file changed is merged as text.
             var scratch = document.text
-            scratch.replica = makeReplica()
+            scratch.replica = replica(forEditing: nil, of: document)
             let edits = TextMerge.edits(base: Array(baseText.unicodeScalars), current: Array(current.unicodeScalars),
                                         incoming: Array(text.unicodeScalars))
             var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
@@ -73,7 +73,7 @@ extension Daemon {
             return edits.count
         }
         var merged = binding.base
-        merged.replica = makeReplica()
+        merged.replica = replica(forEditing: binding.base, of: document)
         let edits = TextDiff.edits(from: Array(baseText.unicodeScalars), to: Array(text.unicodeScalars))
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += merged.replace(edit.range, with: edit.replacement) }

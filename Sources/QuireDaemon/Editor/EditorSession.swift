@@ -17,7 +17,6 @@ public final class EditorSession: MessageHandler {
     public enum State: Sendable { case uninitialized, running, shutDown }
 
     public let id: Int
-    let replica: ReplicaID
     unowned let daemon: Daemon
     let send: (Message) -> Void
     public internal(set) var state = State.uninitialized
@@ -26,14 +25,13 @@ public final class EditorSession: MessageHandler {
     var views: [String: EditorView] = [:]
     /// This session's own edits per document, for `document/undo` and `document/redo`.
     var histories: [String: UndoHistory] = [:]
-    /// The replica undo and redo edit as (made on copies of the document, never on a view).
-    lazy var undoReplica = daemon.makeReplica()
     /// Called with the exit status when the editor sends `exit`.
     public var onExit: ((Int32) -> Void)?
 
-    init(id: Int, replica: ReplicaID, daemon: Daemon, send: @escaping (Message) -> Void) {
+    /// Edits are made as replicas the daemon lends per document and copy (`LocalReplicas`):
+    /// a view's own while it is open, another for edits made on a copy of the document itself.
+    init(id: Int, daemon: Daemon, send: @escaping (Message) -> Void) {
         self.id = id
-        self.replica = replica
         self.daemon = daemon
         self.send = send
     }

@@ -82,6 +82,8 @@ public final class PeerLink {
     /// operation sent to it or received from it. Drives `behind`.
     /// (See also `staleAtPeer`.)
     var peerVersions: [String: [ReplicaID: UInt64]] = [:]
+    /// What the peer held when the link came up, for reopens that wait for it (`FirstCatchUp`).
+    var firstCatchUp = FirstCatchUp()
     /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
     private(set) var staleAtPeer: [String: Set<String>] = [:]
@@ -382,6 +384,7 @@ public final class PeerLink {
         case .documents(let list):
             guard state == .established else { return cut("documents before authentication") }
             try sendWhatTheyLack(list)
+            noteFirstList(list)
         case .operations(let uri, let documentID, let payload):
             guard state == .established else { return cut("operations before authentication") }
             try receiveOperations(uri: uri, documentID: documentID, payload: payload)

@@ -59,7 +59,11 @@ extension Daemon {
             offset += Int(range.count)
         }
         let edits = TextMerge.edits(base: base, current: merged.scalars.elements, incoming: scalars)
-        merged.replica = makeReplica()
+        // Replicas of ours this history holds fewer elements of than the old one did: some copy
+        // may still hold those, so their counters are never continued (protocol/decisions/replica-reuse.md).
+        let merging = merged.versionVector
+        localReplicas.retire(Set(old.versionVector.counts.filter { merging[$0.key] < $0.value }.keys))
+        merged.replica = localReplicas.pick(forEditing: nil, of: merged, avoiding: [])
         for edit in edits.reversed() where edit.range.upperBound <= merged.count { merged.replace(edit.range, with: edit.replacement) }
         merged.replica = replica
         document.adopt(merged)

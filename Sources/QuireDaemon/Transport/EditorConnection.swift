@@ -38,7 +38,9 @@ public final class EditorConnection {
             writer.lineDelimited = framer.mode == .lineDelimited
             switch event {
             case .message(let body):
-                if let reply = processor.process(body, with: session) { send(reply) }
+                // A reopen may wait for the peers' catch-up; it is handled later (`ReopenWaits`).
+                if daemon.holdsForCatchUp(body, from: self) { continue }
+                process(body)
             case .error(let error):
                 daemon.logger.warning("session \(session.id): \(error.description)")
                 send(Message.errorResponse(id: nil, .parseError(error.description)).json)
@@ -46,6 +48,11 @@ public final class EditorConnection {
         }
         daemon.flush()
         daemon.commit()
+    }
+
+    /// Handles one message and sends its reply (the daemon flushes after the read).
+    func process(_ body: [UInt8]) {
+        if let reply = processor.process(body, with: session) { send(reply) }
     }
 
     /// The editor closed its end of the stream.

@@ -1051,6 +1051,19 @@ function M.connect(arguments)
   end
 end
 
+-- :QuireConnectRelay host:port [fingerprint]: dial a `quire relay` until it pairs this daemon
+-- with another of the same secret (both behind NAT); dialed again whenever the link drops.
+function M.connect_relay(arguments)
+  if not M.start() then return end
+  local address, fingerprint = unpack(vim.split(arguments, ' ', true))
+  local host, port = address:match('^(.*):(%d+)$')
+  local params = { host = host ~= '' and host or '127.0.0.1', port = tonumber(port), relay = true }
+  if fingerprint and fingerprint ~= '' then params.fingerprint = fingerprint end
+  if call('peer/connect', params) ~= nil then
+    say('dialing the relay ' .. address .. ' to be paired')
+  end
+end
+
 function M.connect_command(command)
   if not M.start() then return end
   if call('peer/connect', { command = command }) ~= nil then

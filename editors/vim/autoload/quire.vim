@@ -1642,6 +1642,21 @@ export def Connect(arguments: string)
   endif
 enddef
 
+# :QuireConnectRelay host:port [fingerprint]: dial a `quire relay` until it pairs this daemon
+# with another of the same secret (both behind NAT); dialed again whenever the link drops.
+export def ConnectRelay(arguments: string)
+  Start()
+  var [address; rest] = split(arguments)
+  var parts = split(address, ':')
+  var params: dict<any> = {host: parts[0], port: str2nr(parts[-1]), relay: true}
+  if !empty(rest)
+    params.fingerprint = rest[0]
+  endif
+  if Succeeds('peer/connect', params)
+    Say('dialing the relay ' .. address .. ' to be paired')
+  endif
+enddef
+
 export def ConnectCommand(command: string)
   Start()
   if Succeeds('peer/connect', {command: command})

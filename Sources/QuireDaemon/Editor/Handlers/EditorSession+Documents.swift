@@ -97,8 +97,7 @@ extension EditorSession {
     /// `documentTooLarge`, changing nothing, when the document has no room for them.
     func resolveResynced(_ document: SharedDocument, shown: ReplicatingText, editorText: String) throws(ResponseError) {
         guard shown.string != editorText else { return }
-        var shown = shown
-        shown.replica = replica
+        var shown = shown   // a live view's copy: edited as the view's own replica
         let operations = ChangeResolver.replaceMinimally(0..<shown.count, with: Array(editorText.unicodeScalars), in: &shown)
         try contributeStep(operations, to: document)
         logger.info("session \(id): resync of \(document.uri) kept the editor's text (\(operations.count) operations)")

@@ -47,7 +47,7 @@ extension EditorSession {
         let (_, document) = try openViewAndDocument(request.uri)
         guard let source = daemon.document(request.from) else { throw .unknownDocument(request.from) }
         var scratch = document.text
-        scratch.replica = replica
+        scratch.replica = daemon.replica(forEditing: nil, of: document)
         let copied = source.text.string
         let end = scratch.count
         let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]

@@ -52,7 +52,7 @@ extension EditorSession {
         logger.info("session \(id): initialized by \(client) for \(user.name), positions in \(encoding.rawValue)")
         return InitializeRequest.Result(
             protocolVersion: MessageRegistry.protocolVersion, serverVersion: daemon.configuration.serverVersion,
-            positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description, user: user
+            positionEncoding: encoding.rawValue, sessionID: id, replica: daemon.replica.description, user: user
         )
     }
 

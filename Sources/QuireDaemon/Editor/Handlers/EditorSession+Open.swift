@@ -30,7 +30,9 @@ extension EditorSession {
         if let existing = daemon.document(request.uri) {
             try checkOpenKeepsText(of: existing, request: request, editorText: editorText)
         }
-        let (document, created) = try daemon.openDocument(request.uri) { ReplicatingText(editorText, replica: replica) }
+        let (document, created) = try daemon.openDocument(request.uri) {
+            ReplicatingText(editorText, replica: daemon.localReplicas.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
+        }
         var view: EditorView?
         if !created {
             if let viewID = request.view, let kept = daemon.dormantViews.take(viewID, of: document.id) {
@@ -58,7 +60,8 @@ extension EditorSession {
             daemon.log(.resynced(view: view.id), of: document)
             opened = view
         } else {
-            opened = EditorView(id: daemon.makeViewID(), uri: request.uri, text: document.text, replica: replica, encoding: encoding)
+            opened = EditorView(id: daemon.makeViewID(), uri: request.uri, text: document.text,
+                                replica: daemon.replica(forEditing: nil, of: document), encoding: encoding)
             daemon.log(.opened(view: opened.id), of: document)
         }
         views[request.uri] = opened
@@ -125,7 +128,7 @@ extension EditorSession {
     /// `documentTooLarge`, changing nothing, when the document has no room for it.
     func contributeAppended(_ addition: String, to document: SharedDocument, separated: Bool) throws(ResponseError) {
         var scratch = document.text
-        scratch.replica = replica
+        scratch.replica = daemon.replica(forEditing: nil, of: document)
         let end = scratch.count
         let endsInBreak = end == 0 || scratch.scalars.elements(in: (end - 1)..<end) == ["\n"]
         let separator = separated && !endsInBreak ? "\n" : ""

@@ -28,6 +28,7 @@ extension ConnectRequest: SessionRequest {
         do {
             switch target {
             case .tcp(let host, let port): try transport.connect(host: host, port: port, fingerprint: fingerprint)
+            case .relay(let host, let port): try transport.connect(relayHost: host, port: port, fingerprint: fingerprint)
             case .command(let command): try transport.connect(command: command, fingerprint: fingerprint)
             }
         } catch {
@@ -55,7 +56,7 @@ extension StatusRequest: SessionRequest {
 
 extension EditorSession {
     func status() -> StatusRequest.Result {
-        StatusRequest.Result(sessionID: id, replica: replica.description, sessions: daemon.sessions.count,
+        StatusRequest.Result(sessionID: id, replica: daemon.replica.description, sessions: daemon.sessions.count,
                              documents: daemon.documentList, peers: peerStatus(), storage: storageStatus(),
                              summary: daemon.statusSummary(for: self))
     }

@@ -40,7 +40,8 @@ extension EditorSession {
             daemon.keepDormant(view, of: document)
             return nil
         }
-        view.takeReplica(replica)
+        // Its next edits continue the counters of a replica its copy holds every element of.
+        view.takeReplica(daemon.replica(forEditing: view.confirmed, of: document, preferring: view.replica))
         view.encoding = encoding
         guard shown.string != editorText else { return view }
         let operations: [ReplicatingArrayOperation<Unicode.Scalar>]
@@ -83,7 +84,7 @@ extension EditorSession {
     /// no-op, which changes nothing here either).
     func applyingAcknowledged(_ pending: [OpenDocumentRequest.PendingEdit], of document: SharedDocument, to base: String) -> String {
         guard let last = pending.lastIndex(where: { document.appliedEditIDs.contains($0.editID) }) else { return base }
-        var text = ReplicatingText(base, replica: replica)
+        var text = ReplicatingText(base, replica: ReplicaID(0))   // only its text is used
         for edit in pending[...last] {
             for change in edit.changes {
                 do { _ = try ChangeResolver.apply(change, to: &text, encoding: encoding) } catch {
@@ -109,7 +110,7 @@ extension EditorSession {
             return
         }
         var scratch = current
-        scratch.replica = replica
+        scratch.replica = daemon.replica(forEditing: nil, of: document)
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += scratch.replace(edit.range, with: edit.replacement) }
         // What was typed while the daemon was away is one undo step of this session's own.

@@ -19,7 +19,7 @@ extension EditorSession {
     func undoOrRedo(_ uri: String, undo: Bool) throws(ResponseError) -> UndoResult {
         let (_, document) = try openViewAndDocument(uri)
         var text = document.text
-        text.replica = undoReplica
+        text.replica = daemon.replica(forEditing: nil, of: document)
         // On a copy of the history: a step the document has no room for stays where it is.
         var history = histories[uri, default: UndoHistory()]
         let operations = undo ? history.undo(in: &text) : history.redo(in: &text)
