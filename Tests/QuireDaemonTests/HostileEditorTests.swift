@@ -62,7 +62,7 @@ import QuireTestSupport
         let environment = ["HOME": home, "XDG_CONFIG_HOME": home + "/config", "GIT_CONFIG_NOSYSTEM": "1",
                            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
         let raw = try #require(UserNameFallback.gitConfigUserName(environment: environment, directory: home))
-        #expect(raw.utf8.count <= 4096, "at most 4 KiB of git's output is read")
+        #expect(raw.unicodeScalars.count <= 4096, "at most 4 KiB of git's output is read")
         let name = UserNameFallback.resolve(environment: ["USER": "bea"], gitUserName: { raw }, loginName: { nil })
         #expect(name.hasPrefix("Ad\u{FFFD}\u{FFFD}a [31mLovelacezzz"), "\(name.prefix(40).debugDescription)")
         #expect(name.unicodeScalars.count == PeerLink.maximumUserNameLength)
