@@ -44,4 +44,23 @@ import Testing
         #expect(long.count < 200)
         #expect(ResponseError.shownMethod("a\u{202E}b") == #""a\u{202E}b""#)
     }
+
+    /// A host goes into logs, `peer/changed` and `peer/status`: bounded, and no control
+    /// characters that could forge a log line or drive a terminal.
+    @Test(arguments: ["peer/connect", "peer/listen"])
+    func peerHostsAreBoundedAndPrintable(method: String) throws {
+        func decode(_ host: JSONValue) throws {
+            if method == "peer/connect" { _ = try ConnectRequest(params: ["host": host, "port": 9]) }
+            else { _ = try ListenRequest(params: ["host": host, "port": 0]) }
+        }
+        for bad: JSONValue in ["h\u{1B}[31m\nFAKE LOG", .string(String(repeating: "a", count: 256)), "", "a b", "a\u{202E}b", "a\u{85}"] {
+            let error = #expect(throws: ResponseError.self) { try decode(bad) }
+            #expect(error?.code == ResponseError.invalidParamsCode && error?.message.hasPrefix("Invalid params: params.host: a host") == true)
+            #expect(error?.message.unicodeScalars.contains { $0.value < 0x20 } == false)
+        }
+        for good: JSONValue in ["127.0.0.1", "::1", "alice-laptop.local", "bücher.example", .string(String(repeating: "a", count: 255))] {
+            try decode(good)
+        }
+        #expect(try ConnectRequest(params: ["port": 9]).target == .tcp(host: "127.0.0.1", port: 9))
+    }
 }
