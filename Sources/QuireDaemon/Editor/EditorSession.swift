@@ -62,7 +62,7 @@ public final class EditorSession: MessageHandler {
         do {
             return .success(try answer(method: method, params: params))
         } catch {
-            logger.notice("session \(self.id): \(method) (id \(id)) failed: \(error.message)")
+            logger.notice("session \(self.id): \(ResponseError.shownMethod(method)) (id \(id)) failed: \(error.message)")
             return .failure(error)
         }
     }
@@ -71,7 +71,7 @@ public final class EditorSession: MessageHandler {
         do {
             try handle(notification: method, params: params)
         } catch {
-            logger.warning("session \(id): dropped notification \(method): \(error.message)")
+            logger.warning("session \(id): dropped notification \(ResponseError.shownMethod(method)): \(error.message)")
         }
     }
 
@@ -97,7 +97,14 @@ public final class EditorSession: MessageHandler {
             throw .invalidRequest("the session is shut down: only exit is accepted")
         default: break
         }
-        guard let type = MessageRegistry.request(method) as? any SessionRequest.Type else { throw .methodNotFound(method) }
+        guard let type = MessageRegistry.request(method) as? any SessionRequest.Type else {
+            // A notification sent with an id gets no reply of its own: say so, not just "not found".
+            if MessageRegistry.notification(method) != nil {
+                throw ResponseError(code: ResponseError.methodNotFoundCode,
+                                    message: "Method not found: \(ResponseError.shownMethod(method)) is a notification, send it without an id")
+            }
+            throw .methodNotFound(method)
+        }
         return try type.answer(params: params, in: self)
     }
 
@@ -109,7 +116,13 @@ public final class EditorSession: MessageHandler {
         guard state == .running else {
             throw .invalidRequest(state == .uninitialized ? "not initialized" : "shut down")
         }
-        guard let type else { throw .methodNotFound(method) }
+        guard let type else {
+            if MessageRegistry.request(method) != nil {
+                throw ResponseError(code: ResponseError.methodNotFoundCode,
+                                    message: "Method not found: \(ResponseError.shownMethod(method)) is a request, send it with an id to be answered")
+            }
+            throw .methodNotFound(method)
+        }
         try type.handle(params: params, in: self)
     }
 

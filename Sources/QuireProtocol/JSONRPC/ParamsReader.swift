@@ -45,12 +45,34 @@ public struct ParamsReader {
         case nil, .null?: return nil
         case .integer(let i)?: return Int(i)
         case .double(let d)? where d == d.rounded() && abs(d) < 9.0e15: return Int(d)
+        case .double(let d)?: throw .invalidParams("\(path).\(key): expected an integer, got \(d)")
         case let other?: throw wrongType(key, "an integer", other)
         }
     }
 
     public func nonNegativeInt(_ key: String) throws(ResponseError) -> Int {
         let value = try int(key)
+        guard value >= 0 else { throw .invalidParams("\(path).\(key): must not be negative, got \(value)") }
+        return value
+    }
+
+    /// An optional host name or address (`peer/listen`, `peer/connect`): 1 to 255 bytes of
+    /// printable characters, no spaces or control characters, as DNS names and IP addresses are.
+    public func optionalHost(_ key: String) throws(ResponseError) -> String? {
+        guard let host = try optionalString(key) else { return nil }
+        guard !host.isEmpty, host.utf8.count <= 255 else {
+            throw .invalidParams("\(path).\(key): a host has 1 to 255 bytes, got \(host.utf8.count)")
+        }
+        guard host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)
+            && $0.properties.generalCategory != .format && !$0.properties.isWhitespace }) else {
+            throw .invalidParams("\(path).\(key): a host has no spaces or control characters, got \(ResponseError.shownMethod(host))")
+        }
+        return host
+    }
+
+    /// An optional integer that, when present, is not negative (an epoch or revision).
+    public func optionalNonNegativeInt(_ key: String) throws(ResponseError) -> Int? {
+        guard let value = try optionalInt(key) else { return nil }
         guard value >= 0 else { throw .invalidParams("\(path).\(key): must not be negative, got \(value)") }
         return value
     }

@@ -48,7 +48,28 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
         ResponseError(code: invalidRequestCode, message: "Invalid Request: \(detail)")
     }
     public static func methodNotFound(_ method: String) -> ResponseError {
-        ResponseError(code: methodNotFoundCode, message: "Method not found: \(method)")
+        ResponseError(code: methodNotFoundCode, message: "Method not found: \(shownMethod(method))")
+    }
+
+    /// A method name from outside as messages and logs show it: as sent when it is short and
+    /// printable, else quoted with its control characters escaped and cut to 100 characters, so
+    /// it can neither forge a log line nor send escape sequences to a terminal.
+    public static func shownMethod(_ method: String) -> String {
+        func isPlain(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.isASCII ? (0x21...0x7E).contains(scalar.value) : !scalar.properties.generalCategory.isInvisible
+        }
+        let scalars = method.unicodeScalars
+        guard scalars.count > 100 || !scalars.allSatisfy(isPlain) else { return method }
+        var shown = "\""
+        for scalar in scalars.prefix(100) {
+            switch scalar {
+            case "\"", "\\": shown += "\\\(scalar)"
+            case "\n": shown += "\\n"
+            case _ where isPlain(scalar) || scalar == " ": shown.unicodeScalars.append(scalar)
+            default: shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            }
+        }
+        return shown + (scalars.count > 100 ? "\"…" : "\"")
     }
     public static func invalidParams(_ detail: String) -> ResponseError {
         ResponseError(code: invalidParamsCode, message: "Invalid params: \(detail)")
@@ -103,5 +124,15 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func staleEpoch(got: Int, current: Int) -> ResponseError {
         ResponseError(code: staleEpochCode, message: "Epoch \(got) is over: the document was resynced to epoch \(current)",
                       data: ["epoch": .integer(Int64(got)), "current": .integer(Int64(current))])
+    }
+}
+
+private extension Unicode.GeneralCategory {
+    /// Control, format, separator, surrogate, private-use and unassigned scalars.
+    var isInvisible: Bool {
+        switch self {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator, .surrogate, .privateUse, .unassigned: return true
+        default: return false
+        }
     }
 }

@@ -37,15 +37,19 @@ extension EditorSession {
         }
         let offered = request.positionEncodings.compactMap(PositionEncoding.init(rawValue:))
         encoding = offered.first ?? .utf16
-        if let user = request.user, !PeerLink.displayName(user.name).isEmpty {
-            self.user = user
-            daemon.editorNamed(user.name)
+        // The name and colour are shown to other editors, peers and the log: cleaned and cut as
+        // every shown name is, the colour `#rrggbb` or dropped (as a peer's presence is read).
+        let color = request.user?.color.flatMap { PresenceMessage.isColor($0) ? $0 : nil }
+        if let given = request.user.map({ PeerLink.displayName($0.name) }), !given.isEmpty {
+            self.user = WireUser(name: given, color: color)
+            daemon.editorNamed(given)
         } else {
             // No name of its own: the daemon's (`--user-name`, git's user.name, $USER, the login).
-            self.user = WireUser(name: PeerLink.displayName(daemon.configuration.userName), color: request.user?.color)
+            self.user = WireUser(name: PeerLink.displayName(daemon.configuration.userName), color: color)
         }
         state = .running
-        logger.info("session \(id): initialized by \(request.clientName ?? "an unnamed client") for \(user.name), positions in \(encoding.rawValue)")
+        let client = request.clientName.map { PeerLink.displayName($0) } ?? "an unnamed client"
+        logger.info("session \(id): initialized by \(client) for \(user.name), positions in \(encoding.rawValue)")
         return InitializeRequest.Result(
             protocolVersion: MessageRegistry.protocolVersion, serverVersion: daemon.configuration.serverVersion,
             positionEncoding: encoding.rawValue, sessionID: id, replica: daemon.replica.description, user: user

@@ -28,7 +28,7 @@ public struct CursorMessage: EditorNotification, DaemonNotification, Equatable {
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
         uri = try reader.string("uri")
-        epoch = try reader.optionalInt("epoch") ?? 0
+        epoch = try reader.optionalNonNegativeInt("epoch") ?? 0
         revision = try reader.nonNegativeInt("revision")
         var selections: [WireRange] = []
         for s in try reader.objects("selections") { selections.append(try WireRange(s)) }

@@ -41,7 +41,7 @@ public struct EditDocumentMessage: EditorRequest, EditorNotification, DaemonNoti
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
         uri = try reader.string("uri")
-        epoch = try reader.optionalInt("epoch") ?? 0
+        epoch = try reader.optionalNonNegativeInt("epoch") ?? 0
         revision = try reader.nonNegativeInt("revision")
         var changes: [WireChange] = []
         for change in try reader.objects("changes") { changes.append(try WireChange(change)) }

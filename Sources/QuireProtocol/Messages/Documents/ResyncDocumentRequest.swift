@@ -25,8 +25,8 @@ public struct ResyncDocumentRequest: EditorRequest, Equatable {
         let reader = try ParamsReader(params)
         uri = try reader.string("uri")
         text = try reader.optionalString("text")
-        epoch = try reader.optionalInt("epoch")
-        revision = try reader.optionalInt("revision")
+        epoch = try reader.optionalNonNegativeInt("epoch")
+        revision = try reader.optionalNonNegativeInt("revision")
         base = try reader.optionalString("base")
         guard (epoch == nil) == (revision == nil) else { throw .invalidParams("params: epoch and revision go together") }
         if text == nil, base != nil || epoch != nil {

@@ -30,7 +30,7 @@ public struct ConnectRequest: EditorRequest, Equatable {
         } else {
             let port = try reader.int("port")
             guard (1...65535).contains(port) else { throw .invalidParams("params.port: \(port) is not a TCP port") }
-            let host = try reader.optionalString("host") ?? "127.0.0.1"
+            let host = try reader.optionalHost("host") ?? "127.0.0.1"
             target = relay ? .relay(host: host, port: port) : .tcp(host: host, port: port)
         }
         if let text = try reader.optionalString("fingerprint") {

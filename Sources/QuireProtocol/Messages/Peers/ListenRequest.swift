@@ -10,7 +10,7 @@ public struct ListenRequest: EditorRequest, Equatable {
 
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
-        host = try reader.optionalString("host") ?? "127.0.0.1"
+        host = try reader.optionalHost("host") ?? "127.0.0.1"
         port = try reader.optionalInt("port") ?? 0
         guard (0...65535).contains(port) else { throw .invalidParams("params.port: \(port) is not a TCP port") }
     }
