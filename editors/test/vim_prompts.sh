@@ -30,7 +30,11 @@ for _ in $(seq 1 500); do [ -S "$work/a.sock" ] && break; sleep 0.01; done
 for who in bea carl; do
   "$quire" --no-stdio --socket "$work/$who.sock" --data-dir "$work/$who" --user-name "$who" --connect "127.0.0.1:$port" >/dev/null 2>>"$work/$who.log" & pids+=($!)
 done
-fail() { echo "FAIL vim_prompts: $*"; echo "--- screen"; tmux -L "$tmux_socket" capture-pane -p -t "$pane" 2>/dev/null | grep -v '^~ *$' || true; exit 1; }
+fail() {
+  echo "FAIL vim_prompts: $*"; echo "--- screen"; tmux -L "$tmux_socket" capture-pane -p -t "$pane" 2>/dev/null | grep -v '^~ *$' || true
+  echo "--- client log"; tail -n 30 "$work/vim.log" 2>/dev/null || true
+  exit 1
+}
 wait_for() {  # $1: seconds, $2...: a command that succeeds when the condition holds
   local deadline=$((SECONDS + $1)); shift
   until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.1; done

@@ -1591,7 +1591,10 @@ export def Listen(port: string)
   endif
 enddef
 
-# :QuireDisconnect [link]: take down one link (as :QuireStatus numbers them), or all.
+# :QuireDisconnect [link]: take down one link (as :QuireStatus numbers them), or all. The
+# disconnects are asked without waiting: the person types on meanwhile (a synchronous request
+# here, with the links' "left" notifications arriving during it, sometimes never saw its reply in
+# Vim 9.0 and held typing for its whole timeout), and one message says who was disconnected.
 export def Disconnect(link: string)
   Start()
   var status = Request('peer/status', {})
@@ -1599,16 +1602,26 @@ export def Disconnect(link: string)
     return
   endif
   var links = filter(copy(status.links), (_, l) => link == '' || l.link == str2nr(link))
-  var gone: list<string> = []
-  for l in links
-    if Succeeds('peer/disconnect', {link: l.link})
-      add(gone, PeerName(l.user, l.address))
-    endif
-  endfor
   if empty(links)
     Say(link == '' ? 'no peer links' : 'no peer link ' .. link)
-  elseif !empty(gone)
-    Say('disconnected from ' .. join(gone, ', '))   # one message: several would ask for ENTER
+    return
+  endif
+  var tally: dict<any> = {waiting: len(links), gone: []}
+  for l in links
+    ch_sendexpr(channel, {method: 'peer/disconnect', params: {link: l.link}},
+      {callback: function(DisconnectAnswered, [tally, PeerName(l.user, l.address)])})
+  endfor
+enddef
+
+def DisconnectAnswered(tally: dict<any>, name: string, _: channel, reply: any)
+  if type(reply) == v:t_dict && has_key(reply, 'error')
+    Warn('peer/disconnect failed: ' .. reply.error.message)
+  else
+    add(tally.gone, name)
+  endif
+  tally.waiting -= 1
+  if tally.waiting == 0 && !empty(tally.gone)
+    Say('disconnected from ' .. join(tally.gone, ', '))   # one message: several would ask for ENTER
   endif
 enddef
 
