@@ -14,7 +14,7 @@ public final class EditorSession: MessageHandler {
 
     public let id: Int
     let replica: ReplicaID
-    private unowned let daemon: Daemon
+    private unowned let daemon: any EditorHost
     private let send: (Message) -> Void
     public private(set) var state = State.uninitialized
     private(set) var encoding = PositionEncoding.utf16
@@ -27,7 +27,7 @@ public final class EditorSession: MessageHandler {
     /// Called with the exit status when the editor sends `exit`.
     public var onExit: ((Int32) -> Void)?
 
-    init(id: Int, replica: ReplicaID, daemon: Daemon, send: @escaping (Message) -> Void) {
+    init(id: Int, replica: ReplicaID, daemon: any EditorHost, send: @escaping (Message) -> Void) {
         self.id = id
         self.replica = replica
         self.daemon = daemon

@@ -2,7 +2,7 @@ import QuireProtocol
 import ReplicatingTypes
 
 /// The bounds a peer's frames are checked against before anything of them is allocated, applied,
-/// logged or relayed (protocol/peer.md, *Bounds*; `Daemon.Configuration` holds the numbers).
+/// logged or relayed (protocol/peer.md, *Bounds*; `DaemonConfiguration` holds the numbers).
 ///
 /// A peer that holds the secret may send any bytes; what it can make this daemon hold is bounded
 /// here: document names (`DocumentName`) and list sizes, then for operations and states the
@@ -111,7 +111,7 @@ extension PeerLink {
 
 /// The bounds a frame's growth is held to (protocol/peer.md, *Bounds*), as a pure check: what
 /// `ReplicatingArray.growth(from:)` says a frame would make a document hold, against the numbers
-/// of `Daemon.Configuration`. `PeerLink` checks every operations and state frame with it before
+/// of `DaemonConfiguration`. `PeerLink` checks every operations and state frame with it before
 /// anything of the frame is applied; the benchmark measures what that costs.
 public enum PeerBounds {
     /// Why a copy that would grow by `growth` from Lamport clock `clock` breaks a bound of
@@ -119,7 +119,7 @@ public enum PeerBounds {
     /// the document's bounds only.
     /// - Complexity: O(1)
     public static func violation(of growth: ReplicatingArrayGrowth, clock: UInt64, isState: Bool = false,
-                                 limits: Daemon.Configuration) -> String? {
+                                 limits: DaemonConfiguration) -> String? {
         if !isState, growth.newElements > UInt64(limits.maximumNewElementsPerFrame) {
             return "\(growth.newElements) new elements in one frame exceed the limit of \(limits.maximumNewElementsPerFrame)"
         }

@@ -3,6 +3,9 @@ import Logging
 import QuireProtocol
 import ReplicatingTypes
 
+/// The state of a peer link: handshaking until the peer proved the secret and its identity.
+public enum PeerLinkState: String, Sendable { case handshaking, established, closed }
+
 /// One link to another Quire daemon, over any byte stream: a handshake (protocol version, an
 /// ephemeral key exchange keyed by the shared secret, proofs of the secret and of each side's
 /// identity key bound to this link's transcript), then sealed frames only: delta sync of every
@@ -18,19 +21,20 @@ import ReplicatingTypes
 /// A peer that speaks garbage, sends an oversized frame, an operation that can never apply or a
 /// version vector claiming edits this daemon never made is cut off with a logged reason, and
 /// the operations of a rejected frame are not applied (each frame is validated whole first).
-public final class PeerLink {
-    public enum State: String, Sendable { case handshaking, established, closed }
+public final class PeerLink: PeerEndpoint {
+    public typealias State = PeerLinkState
 
     /// Protocol version spoken by this build; a peer with another one is refused.
     public static let protocolVersion = 5
     /// A user name from a peer is cut to this many characters (control characters removed).
-    public static let maximumUserNameLength = 64
+    public static let maximumUserNameLength = DisplayText.maximumNameLength
     /// A reason for closing a link, ours or the peer's, is cut to this many characters (control
     /// and format characters removed) before it is logged, shown or sent.
-    public static let maximumReasonLength = 400
+    public static let maximumReasonLength = DisplayText.maximumReasonLength
 
     public let id: Int
-    unowned let daemon: Daemon
+    /// The parts of the daemon this link may call (`PeerHost`), never the `Daemon` itself.
+    unowned let daemon: any PeerHost
     /// Hands bytes to the transport (held back while the store has edits not yet durable).
     let write: ([UInt8]) -> Void
     private let closeTransport: () -> Void
@@ -86,7 +90,7 @@ public final class PeerLink {
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
     private(set) var staleAtPeer: [String: Set<String>] = [:]
     /// Presence the peer sent and this daemon has not applied yet: the newest per document and
-    /// origin, in arrival order (`Daemon.applyQueuedPresence`).
+    /// origin, in arrival order (`PresenceService.applyQueued`).
     private var queuedPresence: [String: PresenceMessage] = [:]
     private var queuedPresenceOrder: [String] = []
     /// Presence messages this link may still have applied now (a token bucket, refilled at
@@ -174,7 +178,7 @@ public final class PeerLink {
     private var lastHeard: Double?
     private var lastSent: Double?
 
-    init(id: Int, daemon: Daemon, secret: [UInt8], nonce: [UInt8], write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
+    init(id: Int, daemon: any PeerHost, secret: [UInt8], nonce: [UInt8], write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
         self.id = id
         self.daemon = daemon
         self.write = daemon.gated(write)
@@ -260,10 +264,10 @@ public final class PeerLink {
         cut("no hello within \(seconds) seconds")
     }
 
-    /// Sends editors what this link's operations changed, once they are durable (after a read).
-    func daemonFlush() {
-        daemon.flush()
-        daemon.commit()
+    /// The end of a read from the peer: editors hear what this link's operations changed, once
+    /// they are durable (`OutputGate.endRead`).
+    func endRead() {
+        daemon.endRead()
     }
 
     /// The stream ended.
@@ -394,7 +398,9 @@ public final class PeerLink {
         case .presence(let message):
             guard state == .established else { return cut("presence before authentication") }
             do {
-                try daemon.receivePresence(message, from: self)
+                guard queuePresence(try PresenceMessage(json: message)) else {
+                    return cut("more than \(Self.maximumQueuedPresence) editors' presence waiting in one read")
+                }
             } catch {
                 return cut(error.description)
             }
@@ -438,19 +444,9 @@ public final class PeerLink {
         send(.auth(.object(auth)))
     }
 
-    /// `text` as something safe to show: no control or format characters (which could move a
-    /// terminal's cursor or reorder text), at most `limit` characters.
+    /// `text` as something safe to show (`DisplayText.clean`).
     static func displayName(_ text: String, limit: Int = maximumUserNameLength) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars where scalars.count < limit {
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: continue
-            default: scalars.append(scalar)
-            }
-        }
-        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
-        while let first = scalars.first, first.properties.isWhitespace { scalars.removeFirst() }
-        return String(scalars)
+        DisplayText.clean(text, limit: limit)
     }
 
     private func sendDocumentList() {

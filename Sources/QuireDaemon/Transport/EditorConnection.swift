@@ -44,8 +44,7 @@ public final class EditorConnection {
                 send(Message.errorResponse(id: nil, .parseError(error.description)).json)
             }
         }
-        daemon.flush()
-        daemon.commit()
+        daemon.endRead()
     }
 
     /// The editor closed its end of the stream.
