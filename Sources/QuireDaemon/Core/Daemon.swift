@@ -126,10 +126,8 @@ public final class Daemon {
     public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void, incoming: Bool = true,
                              remoteHost: String? = nil) throws -> PeerLink {
         try peerLinks.admit(incoming: incoming, remoteHost: remoteHost) { id, secret in
-            let link = PeerLink(id: id, daemon: peerHost, secret: secret, nonce: randomBytes(32), write: write, close: close)
-            link.isIncoming = incoming
-            link.remoteHost = remoteHost
-            return link
+            PeerLink(id: id, daemon: peerHost, secret: secret, nonce: randomBytes(32), incoming: incoming, remoteHost: remoteHost,
+                     write: write, close: close)
         }
     }
 

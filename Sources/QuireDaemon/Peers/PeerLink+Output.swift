@@ -51,7 +51,7 @@ extension PeerLink {
     /// goodbye goes at once, and what was queued is dropped.
     func send(_ frame: PeerFrame) {
         guard state != .closed, !outputOverflowed else { return }
-        let seals = sentProof || theirProofVerified
+        let seals = channel.sealsOutput
         if case .bye = frame { outbox.dropQueued() }
         let body = frame.body()
         let bytes = body.count + (seals ? 4 + FrameOpener.tagBytes : 4)
@@ -109,7 +109,7 @@ extension PeerLink {
 
     /// Seals the frame of `body` (when `seals`) and hands it to the transport.
     private func write(body: [UInt8], seals: Bool, catchUp: Bool) {
-        let bytes = (seals ? sealer?.seal(body) : nil) ?? PeerFrame.framed(body)
+        let bytes = channel.frame(body, seals: seals)
         bytesOut += bytes.count
         outbox.wrote(bytes.count, catchUp: catchUp)
         write(bytes)

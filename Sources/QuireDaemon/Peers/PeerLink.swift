@@ -25,7 +25,7 @@ public final class PeerLink: PeerEndpoint {
     public typealias State = PeerLinkState
 
     /// Protocol version spoken by this build; a peer with another one is refused.
-    public static let protocolVersion = 5
+    public static let protocolVersion = SecureChannel.protocolVersion
     /// A user name from a peer is cut to this many characters (control characters removed).
     public static let maximumUserNameLength = DisplayText.maximumNameLength
     /// A reason for closing a link, ours or the peer's, is cut to this many characters (control
@@ -38,21 +38,9 @@ public final class PeerLink: PeerEndpoint {
     /// Hands bytes to the transport (held back while the store has edits not yet durable).
     let write: ([UInt8]) -> Void
     private let closeTransport: () -> Void
-    private var framer: PeerFramer
-    private let handshake: PeerHandshake
-    /// Our hello's body, as sent: half of the transcript.
-    private var ourHello: [UInt8] = []
-    /// Their nonce and the session keys, once their hello arrived.
-    private var theirNonce: [UInt8]?
-    private var transcript: [UInt8] = []
-    private var agreement: PeerHandshake.Agreement?
-    /// Handshake progress: the peer proved the secret on this link; we sent our proof, our auth.
-    private(set) var theirProofVerified = false
-    private(set) var sentProof = false
-    private var sentAuth = false
-    /// Seals every frame after the hellos, in the order they are written (`PeerLink+Output`).
-    var sealer: FrameSealer?
-    private var opener: FrameOpener?
+    /// Framing, handshake and sealing (`SecureChannel`): what comes in is delivered here only
+    /// once the peer proved the secret and its identity.
+    let channel: SecureChannel
     public private(set) var state = State.handshaking
     /// True once the handshake completed (it stays true after the link closes).
     public private(set) var wasEstablished = false
@@ -64,19 +52,19 @@ public final class PeerLink: PeerEndpoint {
     /// The fingerprint of the peer's identity key, once it proved it holds that key.
     public private(set) var peerFingerprint: String?
     /// When set, only a peer with this identity fingerprint is accepted on this link.
-    public var expectedFingerprint: String?
+    public var expectedFingerprint: String? {
+        get { channel.expectedFingerprint }
+        set { channel.expectedFingerprint = newValue }
+    }
     /// Whether the peer connected to this daemon (and so counts against the handshake cap): the
     /// accepting side, which shows nothing that depends on the secret before the connector proved it.
-    var isIncoming = true
+    var isIncoming: Bool { channel.isIncoming }
     /// The remote host (without port) of an incoming TCP link, for the per-address handshake cap.
     var remoteHost: String?
     /// Whether the peer's hello arrived (an incoming link must send it within `peerHelloTimeout`).
-    public private(set) var heardHello = false
-    /// Whether this side checks the peer's identity against pins (it then shows its own identity
-    /// only after the peer's passed).
-    private var isPinned: Bool { expectedFingerprint != nil || !daemon.configuration.trustedPeerFingerprints.isEmpty }
+    public var heardHello: Bool { channel.heardHello }
     /// Whether frames on this link are encrypted (from the first frame after the hellos on).
-    public var isEncrypted: Bool { sealer != nil }
+    public var isEncrypted: Bool { channel.isEncrypted }
     public private(set) var closeReason: String?
     public private(set) var bytesIn = 0
     public internal(set) var bytesOut = 0
@@ -178,13 +166,17 @@ public final class PeerLink: PeerEndpoint {
     private var lastHeard: Double?
     private var lastSent: Double?
 
-    init(id: Int, daemon: any PeerHost, secret: [UInt8], nonce: [UInt8], write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
+    init(id: Int, daemon: any PeerHost, secret: [UInt8], nonce: [UInt8], incoming: Bool, remoteHost: String?,
+         write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
         self.id = id
         self.daemon = daemon
         self.write = daemon.gated(write)
         self.closeTransport = close
-        handshake = PeerHandshake(secret: secret, nonce: nonce)
-        framer = PeerFramer(maximumFrameBytes: daemon.configuration.maximumHandshakeFrameBytes)
+        self.remoteHost = remoteHost
+        let configuration = daemon.configuration
+        channel = SecureChannel(secret: secret, nonce: nonce, incoming: incoming, handshakeFrameBytes: configuration.maximumHandshakeFrameBytes,
+                                peerFrameBytes: configuration.maximumPeerFrameBytes, trustedFingerprints: configuration.trustedPeerFingerprints,
+                                credentials: { [unowned daemon] in .init(replica: daemon.replica, user: daemon.userName, identity: daemon.identity) })
     }
 
     private var logger: Logger { daemon.logger }
@@ -193,55 +185,41 @@ public final class PeerLink: PeerEndpoint {
     /// The hello carries only the protocol version, a nonce and an ephemeral public key: who
     /// this daemon is goes in the sealed `auth` that follows.
     public func start() {
-        let hello = PeerFrame.hello([
-            "protocol": .integer(Int64(Self.protocolVersion)), "nonce": .string(Hex.encode(handshake.ourNonce)),
-            "key": .string(Hex.encode(handshake.ourKey)), "role": .string(isIncoming ? "accept" : "connect"),
-        ])
-        ourHello = hello.body()
-        send(hello)
+        send(channel.start())
     }
 
-    /// Bytes from the peer.
+    /// Bytes from the peer: through the secure channel, then what it delivers to the session.
     public func receive(_ bytes: some Collection<UInt8>) {
         guard state != .closed else { return }
         bytesIn += bytes.count
         heardFrom = true
-        for event in framer.feed(bytes) {
+        for action in channel.receive(bytes) {
             guard state != .closed else { return }
-            switch event {
-            case .tooLarge(let size):
-                cut("frame of \(size) bytes exceeds the limit of \(framer.maximumFrameBytes)" + (state == .handshaking ? " before authentication" : ""))
-            case .frame(let body):
-                guard let plain = opened(body) else { return }
+            switch action {
+            case .send(let frame): send(frame)
+            case .established(let peer): established(peer)
+            case .deliver(let frame):
                 do {
-                    try handle(PeerFrame.decode(plain))
+                    try handle(frame)
                 } catch {
                     cut("malformed frame: \(error)")
                 }
+            case .cut(let reason): cut(reason)
+            case .finish(let reason): finish(reason)
             }
         }
     }
 
-    /// A frame body in the clear: as it came before the hellos were exchanged, opened after.
-    /// Nil (and the link cut) when a sealed frame does not open.
-    private func opened(_ body: [UInt8]) -> [UInt8]? {
-        guard opener != nil else { return body }
-        do {
-            return try opener?.open(body)
-        } catch {
-            // An accepting side refuses a connector's proof with a goodbye in the clear (it seals
-            // nothing before the proof checked out): take its reason.
-            if !theirProofVerified, case .bye(let reason)? = try? PeerFrame.decode(body) {
-                let reason = Self.displayName(reason, limit: 200)
-                finish(reason.hasPrefix("authentication failed") ? "authentication failed: the peer refused our proof of the secret (\(reason))"
-                       : "the peer said goodbye: \(reason)")
-                return nil
-            }
-            cut(!theirProofVerified
-                ? "authentication failed: wrong secret (the peer's first sealed frame does not open), or the handshake was tampered with"
-                : "a frame failed its integrity check: tampered with, replayed, reordered or dropped on the way")
-            return nil
-        }
+    /// The handshake completed: the link is up, the peer gets our document list.
+    private func established(_ peer: SecureChannel.Peer) {
+        peerReplica = peer.replica
+        peerFingerprint = peer.fingerprint
+        peerUser = peer.user
+        state = .established
+        wasEstablished = true
+        logger.info("peer link \(id): established with \(peer.user.isEmpty ? "replica \(peer.replica.rawValue)" : peer.user), key \(peer.fingerprint)")
+        sendDocumentList()
+        daemon.peerLinkEstablished(self)
     }
 
     /// How long the handshake may take, in seconds.
@@ -273,7 +251,7 @@ public final class PeerLink: PeerEndpoint {
     /// The stream ended.
     public func endOfInput() {
         guard state != .closed else { return }
-        finish("the peer closed the connection" + (framer.bufferedByteCount > 0 ? " in the middle of a frame" : ""))
+        finish("the peer closed the connection" + (channel.bufferedByteCount > 0 ? " in the middle of a frame" : ""))
     }
 
     private var heardFrom = false
@@ -307,96 +285,17 @@ public final class PeerLink: PeerEndpoint {
         if let violation = boundsViolation(of: frame) { return cut(violation) }
         digests.noteReceived(frame)
         switch frame {
-        case .hello(let hello):
-            guard theirNonce == nil, opener == nil else { return cut("a second hello") }
-            guard hello["protocol"] == .integer(Int64(Self.protocolVersion)) else {
-                let theirs = hello["protocol"].map { JSONSerializer().string($0) } ?? "none"
-                return cut("protocol version mismatch: the peer speaks \(theirs.prefix(20)), this daemon \(Self.protocolVersion)")
-            }
-            guard let nonce = hello["nonce"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
-                  let key = hello["key"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
-                  let role = hello["role"]?.stringValue, role == "connect" || role == "accept" else {
-                return cut("malformed hello")
-            }
-            heardHello = true
-            guard nonce != handshake.ourNonce else { return cut("the peer sent back our own hello") }
-            guard role != (isIncoming ? "accept" : "connect") else {
-                return cut("both sides \(role == "accept" ? "accepted" : "connected"): one side of a link must connect, the other accept")
-            }
-            let agreement: PeerHandshake.Agreement
-            do {
-                agreement = try handshake.agree(ourHello: ourHello, theirHello: PeerFrame.hello(hello).body(), theirNonce: nonce, theirKey: key)
-            } catch {
-                return cut(error.description)
-            }
-            theirNonce = nonce
-            transcript = agreement.transcript
-            opener = agreement.opener
-            sealer = agreement.sealer
-            self.agreement = agreement
-            // The connector proves the secret first; the accepting side sends nothing that
-            // depends on the secret until that proof checked out.
-            if !isIncoming { sendProof(waits: false) }
-        case .proof(let message):
-            // Only after the hellos, so only sealed: `opened` let it through.
-            guard let agreement, !theirProofVerified else { return cut("a proof out of order") }
-            guard let proof = message["proof"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }) else { return cut("malformed proof") }
-            guard agreement.verifyTheirs(proof) else {
-                return cut("authentication failed: the proof of the secret is not for this link")
-            }
-            theirProofVerified = true
-            if isIncoming {
-                // A pinned daemon shows who it is only once the peer's key passed its pins.
-                let waits = isPinned
-                sendProof(waits: waits)
-                if !waits { sendAuth() }
-            } else if message["waits"] == .bool(true) {
-                logger.info("peer link \(id): the peer is pinned and waits for this daemon's identity first")
-                sendAuth()
-            }
-        case .auth(let auth):
-            guard let nonce = theirNonce, theirProofVerified, peerReplica == nil else { return cut("authentication out of order") }
-            guard let replicaText = auth["replica"]?.stringValue, let replica = UInt64(replicaText), replica != 0,
-                  let identity = auth["identity"]?.stringValue.flatMap({ Hex.decode($0, count: 32) }),
-                  let signature = auth["signature"]?.stringValue.flatMap({ Hex.decode($0, count: 64) }) else {
-                return cut("malformed auth")
-            }
-            guard PeerIdentity.isValid(signature, of: PeerHandshake.identityMessage(transcript: transcript, senderNonce: nonce), by: identity) else {
-                return cut("authentication failed: the identity signature is not for this link")
-            }
-            let fingerprint = PeerIdentity.fingerprint(ofPublicKey: identity)
-            if let expected = expectedFingerprint, PeerIdentity.normalized(expected) != PeerIdentity.normalized(fingerprint) {
-                return cut("authentication failed: the peer's key \(fingerprint) is not the pinned \(expected)")
-            }
-            let pinned = daemon.configuration.trustedPeerFingerprints
-            if !pinned.isEmpty, !pinned.contains(PeerIdentity.normalized(fingerprint)) {
-                return cut("authentication failed: the peer's key \(fingerprint) is not among the pinned fingerprints")
-            }
-            guard replica != daemon.replica.rawValue else { return cut("the peer is this daemon itself") }
-            if !sentAuth { sendAuth() }
-            peerReplica = ReplicaID(replica)
-            peerFingerprint = fingerprint
-            peerUser = Self.displayName(auth["user"]?.stringValue ?? "")
-            state = .established
-            wasEstablished = true
-            framer.maximumFrameBytes = daemon.configuration.maximumPeerFrameBytes
-            logger.info("peer link \(id): established with \(peerUser?.isEmpty == false ? peerUser ?? "" : "replica \(replica)"), key \(fingerprint)")
-            sendDocumentList()
-            daemon.peerLinkEstablished(self)
+        case .hello, .proof, .auth, .bye:
+            return   // the secure channel's (never delivered)
         case .documents(let list):
-            guard state == .established else { return cut("documents before authentication") }
             try sendWhatTheyLack(list)
         case .operations(let uri, let documentID, let payload):
-            guard state == .established else { return cut("operations before authentication") }
             try receiveOperations(uri: uri, documentID: documentID, payload: payload)
         case .state(let uri, let documentID, let payload):
-            guard state == .established else { return cut("a document state before authentication") }
             receiveState(uri: uri, documentID: documentID, payload: payload)
         case .stability(let message):
-            guard state == .established else { return cut("a stability message before authentication") }
             daemon.receiveStability(message, from: self)
         case .presence(let message):
-            guard state == .established else { return cut("presence before authentication") }
             do {
                 guard queuePresence(try PresenceMessage(json: message)) else {
                     return cut("more than \(Self.maximumQueuedPresence) editors' presence waiting in one read")
@@ -405,43 +304,10 @@ public final class PeerLink: PeerEndpoint {
                 return cut(error.description)
             }
         case .digest(let message):
-            guard state == .established else { return cut("a digest before authentication") }
             receiveDigest(message)
         case .heartbeat:
             break
-        case .bye(let reason):
-            finish("the peer said goodbye: \(Self.displayName(reason, limit: 200))")
         }
-    }
-
-    /// Our sealed `proof`: the proof of the secret bound to this link, and nothing else.
-    /// `waits`: we are the accepting side, pinned, and show our identity only after the peer's.
-    private func sendProof(waits: Bool) {
-        guard let agreement, !sentProof else { return }
-        sentProof = true
-        var proof: [String: JSONValue] = ["proof": .string(Hex.encode(agreement.ourProof))]
-        if waits { proof["waits"] = true }
-        send(.proof(.object(proof)))
-    }
-
-    /// Our sealed `auth`: replica, user, identity key and its signature over the transcript.
-    /// Sent only once the peer proved the secret on this link (and, when pinned and the peer
-    /// does not wait for us, once its key passed the pins).
-    private func sendAuth() {
-        guard !sentAuth, theirProofVerified else { return }
-        sentAuth = true
-        let identity = daemon.identity
-        var auth: [String: JSONValue] = [
-            "replica": .string(String(daemon.replica.rawValue)), "user": .string(daemon.userName),
-            "identity": .string(Hex.encode(identity.publicKey)),
-        ]
-        do {
-            let message = PeerHandshake.identityMessage(transcript: transcript, senderNonce: handshake.ourNonce)
-            auth["signature"] = .string(Hex.encode(try identity.signature(for: message)))
-        } catch {
-            return cut("cannot sign the handshake: \(error)")
-        }
-        send(.auth(.object(auth)))
     }
 
     /// `text` as something safe to show (`DisplayText.clean`).
