@@ -71,6 +71,7 @@ let package = Package(
                 "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
