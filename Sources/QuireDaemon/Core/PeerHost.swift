@@ -27,7 +27,7 @@ protocol PeerHost: AnyObject {
     func isOpen(_ document: SharedDocument) -> Bool
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, fromPeer origin: any PeerEndpoint)
     func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: any PeerEndpoint)
-    func receiveStability(_ message: JSONValue, from link: any PeerEndpoint)
+    func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint)
     func peerLinkEstablished(_ link: any PeerEndpoint)
     func peerLinkClosed(_ link: any PeerEndpoint)
 }
@@ -93,7 +93,7 @@ final class PeerServices: PeerHost {
     func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: any PeerEndpoint) {
         parts.router.adopt(state, into: document, fromPeer: origin)
     }
-    func receiveStability(_ message: JSONValue, from link: any PeerEndpoint) { parts.stability.receive(message, from: link) }
+    func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint) { parts.stability.receive(message, from: link) }
     func peerLinkEstablished(_ link: any PeerEndpoint) { parts.links.established(link) }
     func peerLinkClosed(_ link: any PeerEndpoint) { parts.links.closed(link) }
 }

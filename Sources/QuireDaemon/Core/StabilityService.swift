@@ -67,11 +67,6 @@ final class StabilityService {
         .array(replicas.map { .string(String($0.rawValue)) })
     }
 
-    /// The replica IDs in `json` (see `json(replicas:)`); entries that are not such are left out.
-    private static func replicas(in json: JSONValue?) -> Set<ReplicaID> {
-        Set((json?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(UInt64.init).map(ReplicaID.init) })
-    }
-
     /// Retires `holders` of `document` by round `round`: they are no longer holders, and their
     /// copies must rebase onto a state before operations flow again.
     @discardableResult
@@ -115,22 +110,19 @@ final class StabilityService {
     }
 
     /// A wave message from `link`.
-    func receive(_ message: JSONValue, from link: any PeerEndpoint) {
-        guard let uri = message["uri"]?.stringValue, let idText = message["id"]?.stringValue, let id = UInt64(idText),
-              let round = message["round"]?.stringValue, let phase = message["phase"]?.stringValue, phase == "ask" || phase == "echo"
-        else { return link.cut("malformed stability message") }
+    func receive(_ message: StabilityMessage, from link: any PeerEndpoint) {
+        let (uri, id, round, phase) = (message.uri, message.documentID, message.round, message.phase)
         let key = StabilityRounds.Key(document: id, round: round)
         guard let document = documents.document(uri: uri, id: id) else {
-            if phase == "ask" { link.sendStability(echo(key, uri: uri, failure: "document \(uri) is not held by replica \(replica.rawValue) yet")) }
+            if phase == .ask { link.sendStability(echo(key, uri: uri, failure: "document \(uri) is not held by replica \(replica.rawValue) yet")) }
             return
         }
-        if phase == "echo" {
+        if phase == .echo {
             guard let active = stabilityRounds.active[key] else { return }
-            if message["ok"] != .bool(true), active.failure == nil {
-                active.failure = message["reason"]?.stringValue.map { DisplayText.clean($0, limit: DisplayText.maximumReasonLength) } ?? "a peer refused"
-            }
-            active.reached.formUnion(Self.replicas(in: message["reached"]))
-            active.heard(of: DocumentSharing.holderTimes(message["holders"], notAfter: clock.wall()))
+            if !message.ok, active.failure == nil { active.failure = message.reason ?? "a peer refused" }
+            active.reached.formUnion(message.reached)
+            let now = clock.wall()
+            active.heard(of: message.holders.mapValues { Swift.min($0, now) })
             active.waiting.remove(link.id)
             finishRound(key)
             return
@@ -144,7 +136,7 @@ final class StabilityService {
         } else if stabilityRounds.activeCount(of: document) >= StabilityRounds.maximumActivePerDocument {
             link.sendStability(echo(key, uri: uri, failure: "too many stability rounds of \(uri) under way on replica \(replica.rawValue)"))
         } else {
-            let retiring = Self.replicas(in: message["retire"])
+            let retiring = message.retire
             let others = links.values.filter { $0.isEstablished && $0 !== link }
             let round = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
                                               removed: document.text.scalars.removedIDs, candidates: [], retiring: retiring)

@@ -43,13 +43,7 @@ extension PeerLink {
     }
 
     /// A `digest` frame from the authenticated peer.
-    func receiveDigest(_ json: JSONValue) {
-        let message: DigestMessage
-        do {
-            message = try DigestMessage(json: json)
-        } catch {
-            return cut(error.description)
-        }
+    func receiveDigest(_ message: DigestMessage) {
         // A document this daemon does not have, or does not compare on this link: nothing to
         // answer (the document lists bring it first).
         guard let document = repairedDocument(uri: message.uri, id: message.documentID), sharesForRepair(document) else { return }

@@ -282,11 +282,11 @@ public final class PeerLink: PeerEndpoint {
     // MARK: Frames
 
     private func handle(_ frame: PeerFrame) throws {
-        if let violation = boundsViolation(of: frame) { return cut(violation) }
+        let decoded: PeerMessage?
+        do { decoded = try PeerMessage.decode(frame, limits: daemon.configuration) } catch { return cut(error.description) }
+        guard let message = decoded else { return }   // the secure channel's (never delivered)
         digests.noteReceived(frame)
-        switch frame {
-        case .hello, .proof, .auth, .bye:
-            return   // the secure channel's (never delivered)
+        switch message {
         case .documents(let list):
             try sendWhatTheyLack(list)
         case .operations(let uri, let documentID, let payload):
@@ -296,12 +296,8 @@ public final class PeerLink: PeerEndpoint {
         case .stability(let message):
             daemon.receiveStability(message, from: self)
         case .presence(let message):
-            do {
-                guard queuePresence(try PresenceMessage(json: message)) else {
-                    return cut("more than \(Self.maximumQueuedPresence) editors' presence waiting in one read")
-                }
-            } catch {
-                return cut(error.description)
+            guard queuePresence(message) else {
+                return cut("more than \(Self.maximumQueuedPresence) editors' presence waiting in one read")
             }
         case .digest(let message):
             receiveDigest(message)
@@ -358,20 +354,13 @@ public final class PeerLink: PeerEndpoint {
     /// Delta sync: every document the peer listed gets a local copy (empty until its operations
     /// arrive) and the operations its version vector lacks; after the first list, documents the
     /// peer did not mention are sent whole.
-    private func sendWhatTheyLack(_ list: JSONValue) throws {
-        guard let entries = list["documents"]?.arrayValue else { return cut("malformed document list") }
+    private func sendWhatTheyLack(_ list: DocumentList) throws {
         var listed: Set<String> = []
-        for entry in entries {
-            guard let uri = entry["uri"]?.stringValue, !uri.isEmpty, let idText = entry["id"]?.stringValue, let id = UInt64(idText),
-                  let version = entry["version"]?.objectValue else { return cut("malformed document list entry") }
-            var counts: [ReplicaID: UInt64] = [:]
-            for (key, value) in version {
-                guard let replica = UInt64(key), let count = value.integerValue, count >= 0 else { return cut("malformed version vector") }
-                counts[ReplicaID(replica)] = UInt64(count)
-            }
+        for entry in list.entries {
+            let (uri, id, counts) = (entry.uri, entry.id, entry.version)
             let vector = VersionVector(counts)
             // A document that will arrive whole: nothing to make or send until it does.
-            if entry["whole"] == .bool(true), daemon.document(uri: uri, id: id) == nil { continue }
+            if entry.whole, daemon.document(uri: uri, id: id) == nil { continue }
             if let local = daemon.documents[uri], local.id == id, let claim = daemon.impossibleClaim(in: vector, for: local) {
                 return cut("version vector from the future: \(claim)")
             }
@@ -380,8 +369,8 @@ public final class PeerLink: PeerEndpoint {
             }
             guard let document = daemon.documentForPeer(uri: uri, id: id, from: self, theirsIsEmpty: vector.counts.isEmpty) else { continue }
             listed.insert(document.uri)
-            let epochs = Set((entry["epochs"]?.arrayValue ?? []).compactMap(\.stringValue))
-            if entry["rebase"] == .bool(true), document.id == id, !epochs.isEmpty, !epochs.isSubset(of: document.sharing.epochs) {
+            let epochs = entry.epochs
+            if entry.rebase, document.id == id, !epochs.isEmpty, !epochs.isSubset(of: document.sharing.epochs) {
                 // Our copy predates a retiring round there: nothing goes out until we rebased onto its state.
                 staleAtPeer[document.uri] = epochs
                 continue
@@ -401,9 +390,9 @@ public final class PeerLink: PeerEndpoint {
             // Who is where in it, after the text those places are anchored to.
             for message in daemon.presenceMessages(of: document, for: self) { sendPresence(message) }
             // A later announcement of something we lack: say what we have, so the peer sends the rest.
-            if list["initial"] != .bool(true), document.id == id, !document.text.versionVector.dominates(vector) { announce(document) }
+            if !list.initial, document.id == id, !document.text.versionVector.dominates(vector) { announce(document) }
         }
-        guard list["initial"] == .bool(true) else { return }
+        guard list.initial else { return }
         for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) {
             sendWhole(document)
         }
