@@ -12,7 +12,7 @@ import ReplicatingTypes
 /// removed elements or a lying counter costs what it claims) and how far their Lamport counters
 /// run ahead of the document's clock. Kept apart from `PeerLink`'s frame handling, which calls
 /// these once per frame.
-extension PeerLink {
+extension PeerSession {
     /// Why applying `operations` to `text` (this daemon's copy; nil when it has none yet) would
     /// take more than a peer may make it hold, or nil.
     /// - Complexity: O(operations + operations waiting in `text` + its replicas)
@@ -45,7 +45,7 @@ extension PeerLink {
     }
 }
 
-extension PeerLink {
+extension PeerSession {
     /// Why the peer's whole `state` of `uri` breaks a bound: as a new document (all of it is new),
     /// or as the operations this daemon's copy lacks. Nil when it fits.
     func stateBoundsViolation(_ state: ReplicatingText, uri: String, documentID: UInt64) -> String? {
