@@ -39,7 +39,7 @@ public final class Daemon {
     let snapshots: SnapshotSource
     let lifecycle: SessionLifecycle
     private let editorHost: EditorServices
-    private let peerHost: PeerServices
+    let peerHost: PeerServices
     private let randomBytes: (Int) -> [UInt8]
 
     /// - Parameter replicaSource: draws the replica ID of each new editor session; inject a
