@@ -1,3 +1,7 @@
+// Core/: the composition root and the parts it wires (documents by name, the one path of
+// operations, the one end of a read, registries, presence, rounds, rebase, files, tombstones).
+// May call: Documents, Storage, ReplicatingTypes, and the sessions only as `EditorEndpoint` and
+// `PeerEndpoint` (Ports.swift). Sessions call in through `EditorHost` and `PeerHost`.
 import Logging
 import QuireProtocol
 import ReplicatingTypes

@@ -1,3 +1,8 @@
+// Peers/: one link to another daemon. `SecureChannel` (framing limits, handshake, sealing) knows
+// no daemon; `PeerSession` (documents, sync, states, rebase, validation, presence, digests) sees
+// only authenticated, decoded messages (`PeerMessage`); `PeerLink` joins them to a byte stream
+// and paces its output. May call: the core through `PeerHost`, Documents, QuireProtocol and
+// ReplicatingTypes; never the `Daemon`, never Transport or Editor.
 import JSON
 import Logging
 import QuireProtocol
