@@ -85,6 +85,7 @@ func bootstrapLogging(_ level: String) {
 
 func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Options, storage: StorageOptions) throws -> Int32 {
     let logger = Logger(label: "quire")
+    var configuration = configuration
     var options = options
     let store: DocumentStore?
     switch try storage.openStore(logger: logger) {
@@ -128,6 +129,7 @@ func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Option
     case .memory:
         store = nil
     }
+    if !configuration.userNameIsExplicit { configuration.userName = UserNameFallback.resolve() }
     let daemon = Daemon(configuration: configuration, logger: logger, store: store)
     return try DaemonServer(daemon: daemon, options: options, logger: logger).run()
 }
@@ -152,11 +154,13 @@ struct PeeringOptions: ParsableArguments {
     @Option(help: "Seconds a peer has to finish its handshake before the link is cut.")
     var peerHandshakeTimeout: Double = 10
 
-    @Option(help: "Your name, shown to peers (default: the name your editor gives, else $USER).")
+    @Option(help: "Your name, shown to peers (default: the name your editor gives, else git's user.name, else $USER, else your login name).")
     var userName: String?
 
     func configure(_ configuration: inout Daemon.Configuration) throws {
-        configuration.userName = userName ?? ProcessInfo.processInfo.environment["USER"] ?? "quire"
+        // Without --user-name, `runDaemon` works the name out (git, $USER, the login) once it
+        // knows it serves as a daemon rather than joining another one as a bridge.
+        configuration.userName = userName ?? ""
         configuration.userNameIsExplicit = userName != nil
         for fingerprint in peerFingerprints {
             let digits = PeerIdentity.normalized(fingerprint)

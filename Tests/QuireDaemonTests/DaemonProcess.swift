@@ -41,9 +41,10 @@ final class DaemonProcess: @unchecked Sendable {
         return merged
     }
 
-    init(arguments: [String] = [], environment: [String: String] = [:]) throws {
+    init(arguments: [String] = [], environment: [String: String] = [:], directory: String? = nil) throws {
         process.executableURL = Self.binary
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.environment = Self.isolatedEnvironment(environment)
         process.standardInput = input
         process.standardOutput = output

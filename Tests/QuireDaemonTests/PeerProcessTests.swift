@@ -172,7 +172,11 @@ import Testing
         b.initialize()
         #expect(b.request("peer/connect", ["host": "127.0.0.1", "port": .integer(Int64(port))])["result"] == .null)
         #expect(Self.waitForLink(b, state: "established") != nil)
-        usleep(200_000)
+        // The whole document reached b (a catch-up takes its time on a loaded machine).
+        let arrived = Date().addingTimeInterval(20)
+        while Date() < arrived, !(b.request("document/list")["result"]?.arrayValue?.contains {
+            $0["uri"] == "doc" && $0["characters"] == .integer(Int64(big.unicodeScalars.count))
+        } ?? false) { usleep(10_000) }
         b.open("doc", text: "")
         #expect(b.string == big)
         // Cut the link, edit apart.

@@ -28,9 +28,13 @@
 Use (\"quire\" \"attach\" PATH) to join a daemon started with --socket PATH."
   :type '(repeat string))
 
-(defcustom quire-user-name (or (getenv "USER") "emacs")
-  "Your name, shown to others."
-  :type 'string)
+(defcustom quire-user-name nil
+  "Your name, shown to others.
+Nil: the daemon names you (git's user.name, else $USER, else your login)."
+  :type '(choice (const :tag "As the daemon finds it" nil) string))
+
+(defvar quire--user-name nil
+  "The name others are shown for you, as the daemon's `initialize' reply says.")
 
 (defcustom quire-color "#005fd7"
   "Your cursor colour for others."
@@ -125,7 +129,7 @@ at or before POSITION's line instead of at the start of the buffer."
 
 ;;; The connection
 
-(defvar quire--peer-links nil "The ids of the links to other daemons that are up.")
+(defvar quire--links-up nil "How many links to other daemons are up, as the daemon last said.")
 (defvar quire--listen-port nil "The port `quire-listen' got, asked for again after a daemon restart.")
 
 (defun quire--connect ()
@@ -146,22 +150,24 @@ at or before POSITION's line instead of at the start of the buffer."
       ;; The daemon ending (a restart, a crash) is handled by reconnecting, quietly.
       (add-function :around (process-sentinel process) #'quire--quiet-sentinel)
       (setq quire--connection connection)
-      (let ((reply (jsonrpc-request connection :initialize
-                                    (list :protocolVersion 1
-                                          :clientInfo '(:name "quire.el" :version "0.1")
-                                          :user (list :name quire-user-name :color quire-color)
-                                          :capabilities '(:general (:positionEncodings ["utf-32"]))))))
+      (let ((reply (quire--request :initialize
+                                   (list :protocolVersion 1
+                                         :clientInfo '(:name "quire.el" :version "0.1")
+                                         ;; No name configured: the daemon names the person.
+                                         :user (append (and quire-user-name (list :name quire-user-name))
+                                                       (list :color quire-color))
+                                         :capabilities '(:general (:positionEncodings ["utf-32"]))))))
         (unless (equal (plist-get (plist-get reply :capabilities) :positionEncoding) "utf-32")
           (error "Quire: the daemon did not agree to code point positions"))
+        (setq quire--user-name (or (plist-get (plist-get reply :user) :name) quire-user-name))
         (jsonrpc-notify connection :initialized (make-hash-table))
         ;; Links already up (another editor's, or ones that came back before we did).
-        (setq quire--peer-links
-              (delq nil (mapcar (lambda (link) (and (equal (plist-get link :state) "established") (plist-get link :link)))
-                                (plist-get (jsonrpc-request connection :peer/status (make-hash-table)) :links))))
+        (setq quire--links-up
+              (plist-get (plist-get (quire--request :quire/status (make-hash-table)) :summary) :linksUp))
         ;; A restarted daemon listens again where `quire-listen' asked it to.
         (when quire--listen-port
           (condition-case failure
-              (jsonrpc-request connection :peer/listen (list :port quire--listen-port))
+              (quire--request :peer/listen (list :port quire--listen-port))
             (jsonrpc-error (message "Quire: cannot listen on port %s again: %s" quire--listen-port
                                     (alist-get 'jsonrpc-error-message (cddr failure))))))))))
 
@@ -175,16 +181,64 @@ daemon ends; the mode line shows it instead, until the reconnection."
 
 (defvar quire--in-filter nil "Non-nil while handling a daemon notification (inside the process filter).")
 
-(defun quire--request (method params)
-  "Send METHOD with PARAMS to the daemon and return the result.
-jsonrpc.el 1.0.14 (Emacs 28) leaves the messages that arrived in the same
-read as the reply unparsed until more output comes; parse them now, so a
-daemon edit sent right after a reply is not held back."
-  (let ((connection quire--connection))
-    (prog1 (jsonrpc-request connection method params)
-      (let ((process (jsonrpc--process connection)))
-        (when (and (process-live-p process) (not quire--in-filter))
-          (funcall (process-filter process) process ""))))))
+(defconst quire--request-timeout 10 "Seconds a request waits for its reply.")
+
+(defun quire--request (method params &optional then)
+  "Send METHOD with PARAMS to the daemon, wait for the reply, return its result.
+An error reply signals `jsonrpc-error', as `jsonrpc-request' does.  Unlike
+`jsonrpc-request', the wait is safe wherever this is called from:
+
+- It reads the daemon's output only, and runs no timer and no other
+  process's filter meanwhile (`accept-process-output' with JUST-THIS-ONE an
+  integer).  `jsonrpc-request' waits by reading every process and running
+  timers, and its reply ends the wait by a `throw'.  So when a timer of
+  ours (a hash check's resync) ran inside another package's blocking
+  request and that package's reply came first, its `throw' unwound through
+  our wait, which removed our request's continuation: the daemon had
+  resynced, and its reply (the new epoch and text) was dropped.  Here the
+  other reply simply waits until ours is read, and nothing of another
+  package's runs inside ours.
+- It never waits inside the daemon's own process filter (a notification
+  being handled): reading the daemon's output there would run the filter
+  inside itself and garble what it is parsing.  That is a bug of the
+  caller, which must defer such work to a timer; it signals an error.
+- THEN, when given, is called with the result where the reply stands among
+  the daemon's messages: before any message that follows it is handled (a
+  daemon edit sent after a reply that starts an epoch finds that epoch
+  set), and even when the reply comes after the wait was left (a quit, or
+  no reply within `quire--request-timeout'): the daemon did act on the
+  request, so what its reply starts is not lost.  It runs inside the
+  daemon's process filter, so it sends no request."
+  (when quire--in-filter
+    (error "Quire: %s requested from inside the daemon's process filter" method))
+  (let* ((connection quire--connection)
+         (process (jsonrpc--process connection))
+         (reply (list 'waiting))
+         (finish (lambda (kind value)
+                   (when (eq (car reply) 'waiting) (setcar reply kind))
+                   (setcdr reply value)
+                   (when (and then (eq kind 'done))
+                     (let ((quire--in-filter t)) (funcall then value)))))
+         (deadline (+ (float-time) quire--request-timeout)))
+    (jsonrpc-async-request
+     connection method params
+     :success-fn (lambda (result) (funcall finish 'done result))
+     :error-fn (lambda (error)
+                 (funcall finish 'error `((jsonrpc-error-code . ,(plist-get error :code))
+                                          (jsonrpc-error-message . ,(plist-get error :message))
+                                          (jsonrpc-error-data . ,(plist-get error :data)))))
+     :timeout nil)
+    (unwind-protect
+        (while (and (eq (car reply) 'waiting) (process-live-p process) (< (float-time) deadline))
+          (accept-process-output process 0.05 nil 1))
+      (when (eq (car reply) 'waiting) (setcar reply 'abandoned)))
+    (pcase (car reply)
+      ('done (cdr reply))
+      ('error (signal 'jsonrpc-error (cons (format "request %s failed:" method) (cdr reply))))
+      (_ (signal 'jsonrpc-error
+                 (list (format "request %s failed:" method)
+                       (cons 'jsonrpc-error-message
+                             (if (process-live-p process) "Timed out" "the daemon went away"))))))))
 
 (defun quire--shared-buffers ()
   "The buffers being shared."
@@ -192,7 +246,7 @@ daemon edit sent right after a reply is not held back."
 
 (defun quire--schedule-reconnect ()
   "After the daemon went away, start it again later, backing off up to 5 seconds."
-  (setq quire--connection nil quire--peer-links nil)
+  (setq quire--connection nil quire--links-up nil)
   (when (and (not quire--stopping) (not quire--reconnect-timer) (quire--shared-buffers))
     (setq quire--reconnect-timer (run-at-time quire--reconnect-delay nil #'quire--reconnect))
     (setq quire--reconnect-delay (min 5 (* 2 quire--reconnect-delay)))))
@@ -229,11 +283,9 @@ unwinds through this function)."
     (with-current-buffer buffer
       ;; Without a view the daemon still has, other text is refused (-32017) and the person
       ;; is asked, as when sharing.
-      (pcase-let ((`(,uri ,reply ,apart-from ,file)
+      (pcase-let ((`(,uri ,_reply ,apart-from ,_file)
                    (quire--open-asking (plist-get quire--state :uri) (quire--text) (plist-get quire--state :file)
                                        (quire--view-position))))
-        (setq quire--state (quire--opened-state uri reply file))
-        (quire--apply-changes (plist-get reply :changes))
         (when apart-from
           (message "Quire: \"%s\" holds other text: your text is shared apart as \"%s\"" apart-from uri))))))
 
@@ -275,9 +327,8 @@ would have been based on.  Nil without a view or an epoch."
          (link (plist-get params :link))
          (reason (plist-get params :reason))
          (event (plist-get params :event)))
-    (if (equal event "joined")
-        (cl-pushnew link quire--peer-links)
-      (setq quire--peer-links (delq link quire--peer-links)))
+    ;; The daemon counts the links up; this only shows the count.
+    (when (integerp (plist-get params :linksUp)) (setq quire--links-up (plist-get params :linksUp)))
     (force-mode-line-update t)
     (cond ((equal event "joined") (message "Quire: %s joined" who))
           ((equal event "failed") (message "Quire: %s%s" (if (eql link 0) "" (concat who ": ")) (or reason "failed")))
@@ -384,18 +435,25 @@ document has no room for the text, -32018) changes nothing: the buffer
 keeps its text, unshared, the person is told why, and the next refused edit
 tries again."
   (when (and quire--state quire--connection)
-    (let* ((text (quire--text))
+    (let* ((text (quire--text)) (buffer (current-buffer))
            (reply (condition-case failure
                       (quire--request :document/resync (list :uri (plist-get quire--state :uri) :text text
                                                              :epoch (plist-get quire--state :epoch)
-                                                             :revision (plist-get quire--state :daemon)))
+                                                             :revision (plist-get quire--state :daemon))
+                                      (lambda (result) (quire--resynced buffer result)))
                     (jsonrpc-error
                      (setq quire--state (plist-put quire--state :resyncing nil))
                      (message "Quire: your text stays in this buffer but is not shared: %s"
                               (alist-get 'jsonrpc-error-message (cddr failure)))
                      nil))))
-      (when reply
-        (unless (equal (plist-get reply :text) text)
+      reply)))
+
+(defun quire--resynced (buffer reply)
+  "BUFFER shows the text of the resync REPLY, and is at its new epoch."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (when quire--state
+        (unless (equal (plist-get reply :text) (quire--text))
           (quire--replace-text (plist-get reply :text)))
         (setq quire--state (quire--resynced-state (plist-get reply :epoch)))))))
 
@@ -501,7 +559,7 @@ Otherwise drop it: the daemon sends it again."
             (setq quire--state (plist-put quire--state :saved-hash nil)))
           (when (plist-get params :hash)
             (quire--check-hash-later (plist-get params :hash))))
-      (error (quire-resync)))))
+      (error (quire--resync-later)))))
 
 (defvar-local quire--hash-timer nil "The pending hash check, if any.")
 
@@ -527,9 +585,16 @@ Hashing a long buffer costs milliseconds, so it is not done per keystroke."
 This is the escape hatch when the buffer and the daemon disagree."
   (interactive)
   (when quire--state
-    (let ((reply (quire--request :document/resync (list :uri (plist-get quire--state :uri)))))
-      (quire--replace-text (plist-get reply :text))
-      (setq quire--state (quire--resynced-state (plist-get reply :epoch))))))
+    (let ((buffer (current-buffer)))
+      (quire--request :document/resync (list :uri (plist-get quire--state :uri))
+                      (lambda (result) (quire--resynced buffer result))))))
+
+(defun quire--resync-later ()
+  "Resync once the notification being handled is over.
+A request cannot wait inside the daemon's process filter (`quire--request')."
+  (let ((buffer (current-buffer)))
+    (run-at-time 0 nil (lambda () (when (buffer-live-p buffer)
+                                    (with-current-buffer buffer (quire-resync)))))))
 
 (defun quire--replace-text (text)
   "Replace the whole buffer with TEXT, unreported and out of undo."
@@ -576,7 +641,7 @@ set again."
         (setq quire--state (plist-put quire--state :file file))
         ;; While the daemon is away, the reconnection opens it with the new file.
         (when (and quire--connection (jsonrpc-running-p quire--connection))
-          (quire--reopen (quire--text)))
+          (quire--reopen (quire--text) t))
         (when (equal file (plist-get quire--state :file))
           (message "Quire: \"%s\" is bound to %s now" (plist-get quire--state :uri) (or file "no file")))))))
 
@@ -634,7 +699,7 @@ What changed in the file outside Quire is merged first."
 (defun quire--lighter ()
   "The mode line text: Quire, with the number of peer links or while reconnecting."
   (cond ((not (and quire--connection (jsonrpc-running-p quire--connection))) " Quire[reconnecting]")
-        (quire--peer-links (format " Quire[%d]" (length quire--peer-links)))
+        ((and (integerp quire--links-up) (> quire--links-up 0)) (format " Quire[%d]" quire--links-up))
         (t " Quire")))
 
 (defvar-local quire--revert-function nil
@@ -788,8 +853,13 @@ daemon is away the buffer shows TEXT: the reopen then merges the file."
   (set-buffer-modified-p
    (not (equal (quire--text) (with-temp-buffer (insert-file-contents file) (buffer-string))))))
 
-(defun quire--reopen (text)
+(defun quire--reopen (text &optional rebind)
   "Open this buffer's document again, showing TEXT, and show the daemon's text.
+REBIND (`write-file'): the close keeps the view, and the open names it
+with the epoch and daemon revision the buffer is at instead of a base, as
+a reopen after a restart does, so the daemon resolves TEXT against exactly
+what it sent this buffer: a partner's edit in flight merges, and even an
+edit it refused is kept; the undo history goes on.  Otherwise:
 TEXT goes as the base too: the buffer has nothing of its own to merge (its
 edits in flight reached the daemon before the close), and a `base' is what
 keeps the daemon from merging TEXT beyond the file as this editor's edit
@@ -801,30 +871,36 @@ reconnecting opens the document again: by the old view when the close did
 not reach the daemon, else by TEXT as the base.  A file the daemon refuses
 to bind (-32016) is said so, and the document is then bound to no file."
   (let* ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file))
-         (epoch (plist-get quire--state :epoch)) (reopened nil))
+         (epoch (plist-get quire--state :epoch)) (reopened nil)
+         (position (and rebind (quire--view-position)))
+         (based (if position (append (list :uri uri :text text) position) (list :uri uri :text text :base text)))
+         (buffer (current-buffer))
+         ;; Where the reply stands among the daemon's messages (`quire--request').
+         (opened (lambda (reply)
+                   (when (buffer-live-p buffer)
+                     (with-current-buffer buffer
+                       (setq quire--state (quire--opened-state uri reply file))
+                       (if (equal (quire--text) text)
+                           (quire--apply-changes (plist-get reply :changes))
+                         (quire--show-text (with-temp-buffer
+                                             (insert text)
+                                             (quire--apply-changes (plist-get reply :changes))
+                                             (buffer-string)))))))))
     (setq quire--state (plist-put quire--state :epoch nil))
     (unwind-protect
         (progn
-          (quire--request :document/close (list :uri uri))
-          (let ((reply (condition-case failure
-                           (quire--request :document/open
-                                           (append (list :uri uri :text text :base text) (and file (list :file file))))
-                         (jsonrpc-error
-                          ;; A file the daemon cannot bind (-32016: a symbolic link, not UTF-8
-                          ;; text, unreadable): said so, and the document is bound to no file.
-                          (unless (and file (eql (alist-get 'jsonrpc-error-code (cddr failure)) -32016))
-                            (signal (car failure) (cdr failure)))
-                          (message "Quire: %s; \"%s\" is bound to no file" (alist-get 'jsonrpc-error-message (cddr failure)) uri)
-                          (setq file nil)
-                          (quire--request :document/open (list :uri uri :text text :base text))))))
-            (setq quire--state (quire--opened-state uri reply file))
-            (if (equal (quire--text) text)
-                (quire--apply-changes (plist-get reply :changes))
-              (quire--show-text (with-temp-buffer
-                                  (insert text)
-                                  (quire--apply-changes (plist-get reply :changes))
-                                  (buffer-string))))
-            (setq reopened t)))
+          (quire--request :document/close (append (list :uri uri) (and position '(:keepView t))))
+          (condition-case failure
+              (quire--request :document/open (append based (and file (list :file file))) opened)
+            (jsonrpc-error
+             ;; A file the daemon cannot bind (-32016: a symbolic link, not UTF-8
+             ;; text, unreadable): said so, and the document is bound to no file.
+             (unless (and file (eql (alist-get 'jsonrpc-error-code (cddr failure)) -32016))
+               (signal (car failure) (cdr failure)))
+             (message "Quire: %s; \"%s\" is bound to no file" (alist-get 'jsonrpc-error-message (cddr failure)) uri)
+             (setq file nil)
+             (quire--request :document/open based opened)))
+          (setq reopened t))
       (unless reopened
         (setq quire--state (plist-put quire--state :epoch epoch))
         (when quire--connection (ignore-errors (delete-process (jsonrpc--process quire--connection))))))))
@@ -869,25 +945,26 @@ argument): the daemon names the file by its path from its project root
   (quire--connect)
   (pcase-let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
                ;; With :file the daemon merges changes made to the file outside Quire.
-               (`(,uri ,reply ,apart-from ,file) (quire--open-asking name (quire--text) file)))
-    (setq quire--state (quire--opened-state uri reply file))
-    (quire--apply-changes (plist-get reply :changes))
+               (`(,uri ,reply ,apart-from ,_file) (quire--open-asking name (quire--text) file)))
     (quire-mode 1)
     (message "Quire: %s%s"
              (cond (apart-from (format "\"%s\" is shared with other text: your text is shared apart as \"%s\""
                                        apart-from uri))
                    ((eq (plist-get reply :created) t) (format "sharing \"%s\"" uri))
                    (t (format "joined \"%s\"" uri)))
-             (if quire--peer-links (format " with %d peer link(s)" (length quire--peer-links)) ""))))
+             (if (and (integerp quire--links-up) (> quire--links-up 0)) (format " with %d peer link(s)" quire--links-up) ""))))
 
 (defun quire--open-asking (name text file &optional reopen)
   "Open document NAME showing TEXT, bound to FILE.
 NAME nil (FILE given): the daemon names the document.
 REOPEN, after the daemon went away: the view, epoch and revision the
 buffer was at (`quire--view-position'), sent with the first open only.
-Return (URI REPLY APART-FROM FILE).  When NAME exists with other text
-and nothing says what the two have in common, the daemon changes nothing
-and refuses (-32017): the person is asked whether to take the shared
+The buffer takes the reply where it stands among the daemon's messages
+\(`quire--request'): its state, and the changes that bring it to the
+shared text.  Return (URI REPLY APART-FROM FILE).
+When NAME exists with other text and nothing says what the two have
+in common, the daemon changes nothing and refuses (-32017): the person
+is asked whether to take the shared
 text, merge both (this text goes after the shared text) or keep this text
 apart, shared as NAME~USER (then APART-FROM is NAME) and bound to no file
 \(FILE is then nil), as in Vim and Neovim: the file
@@ -895,14 +972,20 @@ stays the document of its name's, which any open with the file binds, and
 two documents bound to one file would each write it and import the
 other's saves as changes made outside.  Until answered nothing is shared;
 quitting the question leaves the buffer unshared."
-  (let ((uri name) (conflict nil) (apart-from nil) (reply nil))
+  (let* ((uri name) (conflict nil) (apart-from nil) (reply nil) (buffer (current-buffer))
+         (opened (lambda (result)
+                   (when (buffer-live-p buffer)
+                     (with-current-buffer buffer
+                       (setq quire--state (quire--opened-state (or uri (plist-get result :uri)) result file))
+                       (quire--apply-changes (plist-get result :changes)))))))
     (while (not reply)
       (condition-case failure
           (setq reply (quire--request :document/open
                                        (append (and uri (list :uri uri)) (list :text text)
                                                reopen
                                                (and conflict (list :conflict conflict))
-                                               (and file (list :file file)))))
+                                               (and file (list :file file)))
+                                       opened))
         (jsonrpc-error
          (let ((details (cddr failure)))
            (unless (eql (alist-get 'jsonrpc-error-code details) -32017)
@@ -915,7 +998,7 @@ quitting the question leaves the buffer unshared."
              (?t (setq conflict "take"))
              (?m (setq conflict "merge"))
              (_ (setq apart-from (or apart-from name)
-                      uri (format "%s~%s" uri quire-user-name)
+                      uri (format "%s~%s" uri quire--user-name)
                       conflict nil
                       file nil)))))))
     ;; NAME nil: the daemon named the file, and every later open sends that name.
@@ -930,7 +1013,7 @@ Returns the choice of `read-multiple-choice'."
              uri (if (integerp characters) (format " (%d characters)" characters) ""))
      `((?t "take the shared text" "Replace this buffer's text with the shared text")
        (?m "merge both" "Add this buffer's text after the shared text, as your edit")
-       (?k "keep mine apart" ,(format "Share this buffer's text as \"%s~%s\" instead" uri quire-user-name))))))
+       (?k "keep mine apart" ,(format "Share this buffer's text as \"%s~%s\" instead" uri quire--user-name))))))
 
 (defun quire-open (name)
   "Open document NAME in a new buffer."
@@ -996,16 +1079,27 @@ Also how many removed characters it keeps for peers, when any."
 
 (defun quire--status-summary (status)
   "One line from the `quire/status' result STATUS.
-Removed characters kept for peers (tombstones a stability round has not yet
-dropped) are counted when there are any."
+The daemon counts (its `summary': editors, documents, links up, what peers
+do not have yet, removed characters kept for peers, who is in which
+document); this only words it."
   (let* ((storage (plist-get status :storage))
          (peers (plist-get status :peers))
-         (kept (apply #'+ (mapcar (lambda (document) (plist-get document :tombstones))
-                                  (plist-get peers :documents)))))
-    (format "Quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s; your key %s%s"
-            (plist-get status :sessions) (length (plist-get status :documents))
-            (length (plist-get peers :links))
+         (s (plist-get status :summary))
+         (links (plist-get s :links)) (up (plist-get s :linksUp))
+         (behind (plist-get s :notYetSent)) (kept (plist-get s :removedKept)))
+    (format "Quire: %d editor(s), %d document(s), %s%s%s%s; documents %s; your key %s%s"
+            (plist-get s :editors) (plist-get s :documents)
+            (if (zerop links) "no peer links" (format "%d of %d peer link(s) up" up links))
+            (cond ((zerop up) "") ((zerop behind) ", in sync")
+                  (t (format ", %d character(s) not yet with peers" behind)))
             (if (> kept 0) (format ", %d removed character(s) kept for peers" kept) "")
+            (let ((people (plist-get s :people)))
+              (if (seq-empty-p people) ""
+                (concat "; with "
+                        (mapconcat (lambda (person)
+                                     (format "%s (%s)" (plist-get person :name)
+                                             (mapconcat #'identity (plist-get person :documents) ", ")))
+                                   people ", "))))
             (if (and storage (listp storage))
                 (concat "kept in " (plist-get storage :dataDir)
                         (let ((failure (plist-get storage :failure)))

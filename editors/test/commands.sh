@@ -180,6 +180,14 @@ wait "$typing"
 wait_for 15 all_have SEDDED || fail "the outside sed never reached everyone after revert-buffer"
 keys "$emacs" M-\> C-p C-e; keys "$emacs" -l " erev1"
 settle "Emacs revert-buffer after sed, then typing" "erev1"
+# C-x C-w (write-file) while Neovim types: the rebind names Emacs's view, nothing is asked.
+keys "$nvim" Escape; keys "$nvim" -l ':call search("^beta")'; keys "$nvim" Enter A
+burst "$nvim" N 6
+keys "$emacs" C-x C-w; keys "$emacs" -l "renamed.txt"; keys "$emacs" Enter
+wait "$typing"
+wait_for 10 test -f "$work/e/proj/renamed.txt" || fail "Emacs never wrote renamed.txt"
+keys "$emacs" M-\> C-p C-e; keys "$emacs" -l " ewrote1"
+settle "Emacs write-file with Neovim typing, then typing" "ewrote1"
 
 # ---- Neovim, with Vim typing at the same time.
 # :w, then another editor (a second Vim on Neovim's daemon) opens the file.
@@ -209,6 +217,13 @@ wait_for 10 has vim.txt nvu4 || fail "Neovim's lines never reached Vim"
 burst "$vim" V 6
 keys "$nvim" 3 u
 wait "$typing"; settle "Neovim 3u" "$last"
+# :saveas while Vim types: Neovim's rebind names its view, nothing is asked.
+keys "$vim" Escape; keys "$vim" -l ':call search("^partner line")'; keys "$vim" Enter A
+burst "$vim" V 6
+keys "$nvim" Escape; keys "$nvim" -l ":saveas $work/c/proj/renamed.txt"; keys "$nvim" Enter
+wait "$typing"
+keys "$nvim" -l ':call search("^nv line")'; keys "$nvim" Enter A; keys "$nvim" -l " nsaveas"; keys "$nvim" Escape
+settle "Neovim :saveas with Vim typing, then typing" "nsaveas"
 
 # ---- Vim, with Emacs typing at the same time.
 # $1: a line's beginning; Emacs types at that line's end.
@@ -246,6 +261,13 @@ keys "$vim" -l ":e!"; keys "$vim" Enter
 wait "$typing"
 vim_to "dp1"; keys "$vim" A; keys "$vim" -l " vafter"; keys "$vim" Escape
 settle "Vim :e! with Emacs's unsaved line, then typing" "vafter"
+# :saveas while Emacs types: Vim's rebind names its view, nothing is asked.
+emacs_at_end_of "dp2"
+burst "$emacs" E 6
+sleep 0.1; keys "$vim" -l ":saveas $work/a/proj/renamed.txt"; keys "$vim" Enter
+wait "$typing"
+vim_to "dp2"; keys "$vim" A; keys "$vim" -l " vsaveas"; keys "$vim" Escape
+settle "Vim :saveas with Emacs typing, then typing" "vsaveas"
 # :%s over 200 lines, then u, while Emacs types inside row 001.
 keys "$vim" -l ":call append('\$', map(range(1, 200), 'printf(\"row %03d text here\", v:val)'))"; keys "$vim" Enter
 settle "Vim added 200 rows" "row 200 text here"
@@ -330,6 +352,11 @@ dp = [l.split()[0] for l in lines if l.startswith("dp")]
 check("Vim ddp swapped the two lines once", dp == ["dp2", "dp1"] and any("vafter" in l for l in line_starting("dp1")), repr(dp))
 check("Vim :e! kept the partner's unsaved line once", text.count("eunsaved") == 1, repr([l for l in lines if "eunsaved" in l]))
 check("Vim typed once after :e!", text.count("vafter") == 1, "")
+import os
+check("Emacs write-file, Neovim :saveas and Vim :saveas with a partner typing kept sharing, asked nothing",
+      all(text.count(t) == 1 for t in ("ewrote1", "nsaveas", "vsaveas"))
+      and all(os.path.exists(f"{work}/{d}/proj/renamed.txt") for d in ("a", "e", "c")),
+      repr([l for l in lines if any(t in l for t in ("ewrote1", "nsaveas", "vsaveas"))]))
 rows = [l for l in lines if l.startswith("row ")]
 strip = lambda l: " ".join(w for w in re.sub("|".join(map(re.escape, tokens)), " ", l).split())
 check("Vim u of :%s over 200 rows undid it once, the partner's words kept",

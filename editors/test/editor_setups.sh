@@ -36,8 +36,10 @@ write_emacs_setup() {
 (find-file "$work/e/proj/doc.txt")
 (quire-share)   ; the daemon names the file from its project root
 (kill-new "yank1 yank2\nyank3 yank4\nyank5 yank6\n")
+;; The buffer itself, not the one visiting doc.txt: write-file gives it another file.
+(defvar quire-test-dumped (current-buffer))
 (run-with-timer 0.1 0.1 (lambda ()
-  (when-let ((buffer (get-file-buffer "$work/e/proj/doc.txt")))
+  (when-let ((buffer (and (buffer-live-p quire-test-dumped) quire-test-dumped)))
     (with-current-buffer buffer
       (let ((inhibit-message t) (coding-system-for-write 'utf-8-unix))
         (write-region nil nil "$work/emacs.tmp" nil 'quiet)

@@ -3,6 +3,7 @@
 
 Usage: quire_probe.py QUIRE SOCKET list            -> the document names, one per line
        quire_probe.py QUIRE SOCKET text URI        -> the document's text (joining it; it must exist)
+       quire_probe.py QUIRE SOCKET links           -> how many peer links are up (quire/status summary)
 Messages go one JSON object per line (line mode), so no framing is needed.
 """
 import json
@@ -43,6 +44,8 @@ def main():
         if uri not in names:
             raise SystemExit(f"{uri} is not held by the daemon at {socket}")
         sys.stdout.write(ask(quire, socket, [("document/open", {"uri": uri}), ("document/text", {"uri": uri})])[1]["text"])
+    elif command == "links":
+        print(ask(quire, socket, [("quire/status", {})])[0]["summary"]["linksUp"])
     else:
         raise SystemExit(__doc__)
 

@@ -67,6 +67,9 @@ EOF
 }
 
 # 1. Two people linked, :QuireDisconnect, and typing at once while they are said to have left.
+# Both links up first, so that the share says so (on a loaded machine they can take a while).
+links_up() { [ "$(python3 "$here/quire_probe.py" "$quire" "$work/a.sock" links)" = "$1" ]; }
+wait_for 20 links_up 2 || fail "bea and carl never linked to the daemon"
 pane=""
 start_vim "$work/a.sock"
 keys -l ':QuireShare plan.txt'; keys Enter

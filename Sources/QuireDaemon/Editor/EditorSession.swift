@@ -96,8 +96,16 @@ public final class EditorSession: MessageHandler {
         case OpenDocumentRequest.method: return try open(named(OpenDocumentRequest(params: params)))
         case DocumentRequest.closeMethod:
             let request = try DocumentRequest(params: params)
-            _ = try openView(request.uri)
-            daemon.close(request.uri, in: self)
+            let view = try openView(request.uri)
+            if request.keepView, let document = daemon.document(request.uri) {
+                // A rebind: the view is kept for the reopen that follows, and so is the undo history.
+                let history = histories[request.uri]
+                daemon.keepDormant(view, of: document)
+                daemon.close(request.uri, in: self, forGood: false)
+                histories[request.uri] = history
+            } else {
+                daemon.close(request.uri, in: self)
+            }
             return .null
         case DocumentRequest.textMethod:
             let request = try DocumentRequest(params: params)
@@ -248,15 +256,18 @@ public final class EditorSession: MessageHandler {
         }
         let offered = request.positionEncodings.compactMap(PositionEncoding.init(rawValue:))
         encoding = offered.first ?? .utf16
-        if let user = request.user {
+        if let user = request.user, !PeerLink.displayName(user.name).isEmpty {
             self.user = user
             daemon.editorNamed(user.name)
+        } else {
+            // No name of its own: the daemon's (`--user-name`, git's user.name, $USER, the login).
+            self.user = WireUser(name: PeerLink.displayName(daemon.configuration.userName), color: request.user?.color)
         }
         state = .running
         logger.info("session \(id): initialized by \(request.clientName ?? "an unnamed client") for \(user.name), positions in \(encoding.rawValue)")
         return InitializeRequest.Result(
             protocolVersion: MessageRegistry.protocolVersion, serverVersion: daemon.configuration.serverVersion,
-            positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description
+            positionEncoding: encoding.rawValue, sessionID: id, replica: replica.description, user: user
         ).json
     }
 
@@ -627,6 +638,7 @@ public final class EditorSession: MessageHandler {
             "documents": .array(daemon.documentList.map(\.json)),
             "peers": peerStatus(),
             "storage": storageStatus(),
+            "summary": daemon.statusSummary(for: self),
         ]
     }
 
@@ -685,7 +697,7 @@ public final class EditorSession: MessageHandler {
     func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?) {
         guard state == .running else { return }
         var params: [String: JSONValue] = ["link": .integer(Int64(link)), "event": .string(event), "user": .string(user),
-                                           "address": .string(address)]
+                                           "address": .string(address), "linksUp": .integer(Int64(daemon.establishedLinkCount))]
         if let reason { params["reason"] = .string(reason) }
         send(.notification(method: PeerRequests.changedMethod, params: .object(params)))
     }

@@ -24,10 +24,15 @@ public struct DocumentRequest: Sendable, Equatable {
     public var epoch: Int?
     public var revision: Int?
     public var base: String?
+    /// `document/close` only: the editor rebinds the buffer (`:saveas`, `write-file`) and opens
+    /// the document again at once, naming this view: the daemon keeps it as it keeps the view of
+    /// an editor that went away, so the reopen is resolved against it by identity.
+    public var keepView: Bool
 
     public init(params: JSONValue?) throws(ResponseError) {
         let reader = try ParamsReader(params)
         uri = try reader.string("uri")
+        keepView = try reader.optionalBool("keepView") ?? false
         text = try reader.optionalString("text")
         epoch = try reader.optionalInt("epoch")
         revision = try reader.optionalInt("revision")

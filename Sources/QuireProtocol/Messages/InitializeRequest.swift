@@ -19,7 +19,10 @@ public struct InitializeRequest: Sendable, Equatable {
             clientName = try client.optionalString("name")
             clientVersion = try client.optionalString("version")
         }
-        user = try reader.optionalObject("user").map { (r: ParamsReader) throws(ResponseError) in try WireUser(r) }
+        // A name is optional: without one the daemon names the person (git's user.name, $USER, ...).
+        user = try reader.optionalObject("user").map { (r: ParamsReader) throws(ResponseError) in
+            WireUser(name: try r.optionalString("name") ?? "", color: try r.optionalString("color"))
+        }
         let general = try reader.optionalObject("capabilities")?.optionalObject("general")
         positionEncodings = try general?.strings("positionEncodings") ?? []
     }
@@ -31,17 +34,22 @@ public struct InitializeRequest: Sendable, Equatable {
         public var positionEncoding: String
         public var sessionID: Int
         public var replica: String
+        /// The name (and colour) others are shown for this editor: the one it gave, or the
+        /// daemon's when it gave none.
+        public var user: WireUser?
 
-        public init(protocolVersion: Int, serverVersion: String, positionEncoding: String, sessionID: Int, replica: String) {
+        public init(protocolVersion: Int, serverVersion: String, positionEncoding: String, sessionID: Int, replica: String,
+                    user: WireUser? = nil) {
             self.protocolVersion = protocolVersion
             self.serverVersion = serverVersion
             self.positionEncoding = positionEncoding
             self.sessionID = sessionID
             self.replica = replica
+            self.user = user
         }
 
         public var json: JSONValue {
-            [
+            var result: [String: JSONValue] = [
                 "protocolVersion": .integer(Int64(protocolVersion)),
                 "serverInfo": ["name": "quire", "version": .string(serverVersion)],
                 "sessionId": .integer(Int64(sessionID)),
@@ -56,6 +64,8 @@ public struct InitializeRequest: Sendable, Equatable {
                     "files": true,
                 ],
             ]
+            if let user { result["user"] = user.json }
+            return .object(result)
         }
     }
 }

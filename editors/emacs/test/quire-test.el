@@ -49,6 +49,9 @@
       (should (string-match-p "; documents kept in .*/quire" (quire-status)))
       (let ((changes (plist-get (quire-test--other-request :document/open '(:uri "shared.el.txt" :text "")) :changes)))
         (should (equal (plist-get (aref changes 0) :text) "hello\nworld\n")))
+      ;; The daemon says who is where; no name was configured, so the daemon named this person.
+      (should (string-match-p "; with otto (shared.el.txt);" (quire-status)))
+      (should (and (stringp quire--user-name) (not (string-empty-p quire--user-name))))
 ;; The other editor's cursor shows here, with its name.
       (jsonrpc-notify quire-test--other :cursor/update
                       '(:uri "shared.el.txt" :revision 0
@@ -201,7 +204,7 @@ another daemon."
             (jsonrpc-request dee :document/open '(:uri "plan.el.txt" :text "dee's plan\n"))
             (jsonrpc-request dee :peer/connect (list :port port))
             (should (quire-test--wait (lambda () (quire-test--said "another document named \"plan.el.txt\"")) 10))
-            (should (quire-test--wait (lambda () (= (length quire--peer-links) 1))))
+            (should (quire-test--wait (lambda () (eql quire--links-up 1))))
             (let ((fork (with-current-buffer (messages-buffer)
                           (save-excursion (goto-char (point-max))
                                           (re-search-backward "plan\\.el\\.txt#[0-9a-f]+")
@@ -218,7 +221,7 @@ another daemon."
             (quire-disconnect)
             (should (quire-test--said "disconnected link"))
             (should (quire-test--wait (lambda () (quire-test--said " left (disconnected by an editor)"))))
-            (should (quire-test--wait (lambda () (null quire--peer-links))))
+            (should (quire-test--wait (lambda () (eql quire--links-up 0))))
             ;; The daemon restarts: asked to listen on the same port again.
             (signal-process daemon 'KILL)
             (quire-test--await-daemon-gone daemon socket)
@@ -238,9 +241,9 @@ kept, and the reopen sends the view, epoch, revision and text, no base."
     (quire-share "kept.el.txt")
     (let ((opens nil) (request (symbol-function 'quire--request)))
       (cl-letf (((symbol-function 'quire--request)
-                 (lambda (method params)
+                 (lambda (method params &rest more)
                    (when (eq method :document/open) (push params opens))
-                   (funcall request method params))))
+                   (apply request method params more))))
         (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "kept.el.txt")
                                                     "kept\nacross restarts\n"))))
         ;; Typed at once, before the client noticed: sent towards a daemon that is gone, never
@@ -290,9 +293,9 @@ what the other editor typed meanwhile all stay.  Edits are named."
                                    params (plist-put (copy-sequence params) :revision (+ 100 (plist-get params :revision))))))
                          (apply async connection method params options)))
                       ((symbol-function 'quire--request)
-                       (lambda (method params)
+                       (lambda (method params &rest more)
                          (when (eq method :document/resync) (push params resyncs))
-                         (funcall request method params))))
+                         (apply request method params more))))
               (goto-char (point-max))
               (insert "<K1> kept\n")
               (should broken)
@@ -399,9 +402,9 @@ an edit the daemon applied before the crash but whose reply was lost too."
                     (setq quire--reconnect-delay 0.25)
                     (cl-letf* ((request (symbol-function 'quire--request))
                                ((symbol-function 'quire--request)
-                                (lambda (method params)
+                                (lambda (method params &rest more)
                                   (when (eq method :document/open) (push params opens))
-                                  (funcall request method params))))
+                                  (apply request method params more))))
                       (quire--reconnect))
                     (should (and quire--connection (jsonrpc-running-p quire--connection)))
                     ;; The reopen named the view, the epoch and the revision the buffer was at,
@@ -598,10 +601,10 @@ next refused edit resyncs again."
             (broken nil))
         ;; The daemon refuses the resync as it does a document with no room left.
         (cl-letf (((symbol-function 'quire--request)
-                   (lambda (method params)
+                   (lambda (method params &rest more)
                      (if (eq method :document/resync)
                          (signal 'jsonrpc-error (list why (cons 'jsonrpc-error-code -32018) (cons 'jsonrpc-error-message why)))
-                       (funcall real method params))))
+                       (apply real method params more))))
                   ;; A client bug makes the next edit refused (a revision never sent), which starts a resync.
                   ((symbol-function 'jsonrpc-async-request)
                    (lambda (connection method params &rest options)
@@ -623,18 +626,25 @@ next refused edit resyncs again."
       (should (equal (buffer-string) "one\nkept\nmore\n"))
       (quire-stop))))
 
-(ert-deftest quire-test-status-counts-removed-characters-kept-for-peers ()
-  "The status line counts kept removed characters, shows the daemon's key and, per
-link, whether it is encrypted and whose key it reached."
+(ert-deftest quire-test-status-words-what-the-daemon-counted ()
+  "The status line words the daemon's summary (links up, in sync or not, removed
+characters kept for peers, who is where), shows the daemon's key and, per link,
+whether it is encrypted and whose key it reached."
   (should (equal (quire--status-summary
                   '(:sessions 1 :documents [(:uri "a")] :storage :null
+                    :summary (:editors 3 :documents 2 :links 2 :linksUp 1 :notYetSent 0 :removedKept 7
+                              :people [(:name "otto" :documents ["a" "b"]) (:name "pia" :documents ["a"])])
                     :peers (:fingerprint "aaaa-bbbb"
                             :links [(:link 1 :user "bob" :address "tcp to h:1" :state "established" :encrypted t :fingerprint "3f1c-0a9e")
                                     (:link 2 :user "" :address "tcp from 10.0.0.9:4" :state "handshaking" :encrypted :json-false :fingerprint :null)]
                             :documents [(:uri "a" :tombstones 3) (:uri "b" :tombstones 4)])))
-                 "Quire: 1 editor(s), 1 document(s), 2 peer link(s), 7 removed character(s) kept for peers; documents in memory only; your key aaaa-bbbb; bob established, encrypted, key 3f1c-0a9e; tcp from 10.0.0.9:4 handshaking, NOT encrypted"))
-  (should (equal (quire--status-summary '(:sessions 2 :documents [] :storage :null :peers (:fingerprint "aaaa" :links [] :documents [])))
-                 "Quire: 2 editor(s), 0 document(s), 0 peer link(s); documents in memory only; your key aaaa")))
+                 "Quire: 3 editor(s), 2 document(s), 1 of 2 peer link(s) up, in sync, 7 removed character(s) kept for peers; with otto (a, b), pia (a); documents in memory only; your key aaaa-bbbb; bob established, encrypted, key 3f1c-0a9e; tcp from 10.0.0.9:4 handshaking, NOT encrypted"))
+  (should (equal (quire--status-summary '(:storage :null :summary (:editors 2 :documents 0 :links 1 :linksUp 1 :notYetSent 12 :removedKept 0 :people [])
+                                          :peers (:fingerprint "aaaa" :links [] :documents [])))
+                 "Quire: 2 editor(s), 0 document(s), 1 of 1 peer link(s) up, 12 character(s) not yet with peers; documents in memory only; your key aaaa"))
+  (should (equal (quire--status-summary '(:storage :null :summary (:editors 2 :documents 0 :links 0 :linksUp 0 :notYetSent 0 :removedKept 0 :people [])
+                                          :peers (:fingerprint "aaaa" :links [] :documents [])))
+                 "Quire: 2 editor(s), 0 document(s), no peer links; documents in memory only; your key aaaa")))
 
 (ert-deftest quire-test-file-save-and-outside-change ()
   "`save-buffer' is not taken for an outside change; an outside change is merged; `quire-save' writes."
@@ -680,7 +690,7 @@ is named after the buffer; a name given is used as it is."
           (with-current-buffer (find-file-noselect path)
             (cl-letf* ((request (symbol-function 'quire--request))
                        ((symbol-function 'quire--request)
-                        (lambda (method params) (push (cons method params) requests) (funcall request method params))))
+                        (lambda (method params &rest more) (push (cons method params) requests) (apply request method params more))))
               (call-interactively #'quire-share))
             (let ((open (cdr (assq :document/open requests))))
               (should open)
@@ -737,13 +747,18 @@ is named after the buffer; a name given is used as it is."
                                                          "--cmd" (concat "set rtp^=" (expand-file-name "../../vim" quire-test--directory))
                                                          "-S" script)))
                   (process-send-eof vim)   ; as from /dev/null: no key ever waits for an answer
-                  (should (quire-test--wait (lambda () (file-exists-p name-file)) 15))
+                  ;; Vim's writefile() is not atomic: wait for the whole line, not the file.
+                  (should (quire-test--wait (lambda () (and (file-exists-p name-file)
+                                                            (string-suffix-p "\n" (quire-test--file-text name-file))))
+                                            15))
                   (should (equal (string-trim (quire-test--file-text name-file)) "src/c.py"))
                   (should (or (quire-test--wait (lambda () (equal (quire--text) "# vim\nc = 3\n")) 10)
                               (progn (message "Emacs shows %S" (quire--text)) nil)))
                   (goto-char (point-max))
                   (insert "# emacs\n")
-                  (should (quire-test--wait (lambda () (file-exists-p text-file)) 15))
+                  (should (quire-test--wait (lambda () (and (file-exists-p text-file)
+                                                            (string-suffix-p "# emacs\n" (quire-test--file-text text-file))))
+                                            15))
                   (should (equal (quire-test--file-text text-file) "# vim\nc = 3\n# emacs\n"))
                   (should (equal (quire--text) "# vim\nc = 3\n# emacs\n")))
               (when (process-live-p vim) (kill-process vim))
@@ -837,6 +852,150 @@ one to the new file is), and `revert-buffer' still shows the shared text."
             (set-buffer-modified-p nil)
             (kill-buffer))
         (dolist (file (list old new)) (ignore-errors (delete-file file)))))))
+
+(ert-deftest quire-test-write-file-with-a-partner-typing-merges-and-asks-nothing ()
+  "`write-file' while another person types: their edit reaches the daemon
+around the rebind, and a line typed here was just sent.  The close keeps the
+view and the open names it with the epoch and revision (no base), so both
+merge, nothing is asked, and the undo history goes on."
+  (quire-test--with-own-daemon ".write-file-typing"
+    (let* ((uri "typing.el.txt")
+           (old (make-temp-file "quire-old-" nil ".txt" "first <A1>\n"))
+           (new (concat (file-name-sans-extension old) "-new.txt"))
+           (sent nil))
+      (unwind-protect
+          (with-current-buffer (find-file-noselect old)
+            (quire-share uri)
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (progn
+                    (should (quire-test--agree other uri))
+                    (goto-char (point-max))
+                    (insert "typed <T1>\n")
+                    (quire-test--remote-insert other uri "first" "<W0> " t)   ; not waited for
+                    (cl-letf* ((request (symbol-function 'quire--request))
+                               ((symbol-function 'quire--request)
+                                (lambda (method params &rest more)
+                                  (push (cons method params) sent)
+                                  (apply request method params more)))
+                               ((symbol-function 'read-multiple-choice) (lambda (&rest _) (error "Asked"))))
+                      (write-file new))
+                    (should quire-mode)
+                    (should (equal (plist-get quire--state :file) (expand-file-name new)))
+                    (should (eq (plist-get (alist-get :document/close sent) :keepView) t))
+                    (let ((open (alist-get :document/open sent)))
+                      (should (stringp (plist-get open :view)))
+                      (should (integerp (plist-get open :revision)))
+                      (should-not (plist-member open :base)))
+                    (should (quire-test--wait (lambda () (string-prefix-p "<W0> first" (quire--text)))))
+                    (should (quire-test--agree other uri))
+                    (should (equal (quire-test--text-of other uri) "<W0> first <A1>\ntyped <T1>\n"))
+                    ;; The undo history went on: the line typed before `write-file' is undone.
+                    (quire-undo)
+                    (should (quire-test--wait (lambda () (equal (quire--text) "<W0> first <A1>\n"))))
+                    (should (quire-test--agree other uri)))
+                (jsonrpc-shutdown other)))
+            (quire-stop)
+            (set-buffer-modified-p nil)
+            (kill-buffer))
+        (dolist (file (list old new)) (ignore-errors (delete-file file)))))))
+
+(defconst quire-test--foreign-server "
+import json, os, signal, sys
+def read():
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        key, _, value = line.partition(b':')
+        if key.strip().lower() == b'content-length':
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+def write(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b'Content-Length: %d\\r\\n\\r\\n' % len(body) + body)
+    sys.stdout.buffer.flush()
+waiting = None
+while True:
+    message = read()
+    if 'id' in message:
+        waiting = message['id']
+    elif message.get('method') == 'go':
+        write({'jsonrpc': '2.0', 'id': waiting, 'result': 'theirs'})
+        os.kill(message['params']['pid'], signal.SIGCONT)
+"
+  "Another package's JSON-RPC server: it answers a request when told `go', then
+lets the process `go' names run on (SIGCONT).")
+
+(ert-deftest quire-test-a-resync-inside-another-packages-blocking-request-keeps-its-reply ()
+  "Another package waits in `jsonrpc-request' when a timer of ours resyncs, and
+its reply comes first.  `jsonrpc-request' ends its wait by a `throw', which
+used to unwind through our resync's wait: the daemon had resynced, its reply
+was dropped, and the buffer stayed at an epoch the daemon had ended.  Here our
+daemon's bridge is stopped until the other server has answered, so the other
+reply is certainly first; ours must still be read, and theirs too."
+  (quire-test--with-own-daemon ".nested"
+    (insert "one <A1>\ntwo f(x)\n")
+    (quire-share "nested.el.txt")
+    (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "nested.el.txt")
+                                                "one <A1>\ntwo f(x)\n"))))
+    (let* ((foreign (jsonrpc-process-connection
+                     :name "foreign"
+                     :process (make-process :name "foreign" :command (list "python3" "-c" quire-test--foreign-server)
+                                            :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
+                     :notification-dispatcher #'ignore :request-dispatcher #'ignore))
+           (bridge (jsonrpc--process quire--connection))
+           (buffer (current-buffer))
+           (epoch (plist-get quire--state :epoch))
+           (resynced nil))
+      (unwind-protect
+          (progn
+            ;; Text the daemon does not have, which the resync replaces.
+            (let ((inhibit-modification-hooks t)) (goto-char (point-min)) (insert "garbled "))
+            (signal-process (process-id bridge) 'SIGSTOP)
+            (run-at-time 0 nil (lambda ()
+                                 (jsonrpc-notify foreign :go (list :pid (process-id bridge)))
+                                 (with-current-buffer buffer (quire-resync))
+                                 (setq resynced t)))
+            (should (equal (jsonrpc-request foreign :wait '(:from "another package")) "theirs"))
+            (should (quire-test--wait (lambda () resynced)))
+            (should (equal (buffer-string) "one <A1>\ntwo f(x)\n"))
+            (should (> (plist-get quire--state :epoch) epoch))
+            ;; Editing goes on in the new epoch.
+            (goto-char (point-max))
+            (insert "three <C3>\n")
+            (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "nested.el.txt")
+                                                        "one <A1>\ntwo f(x)\nthree <C3>\n")))))
+        (ignore-errors (signal-process (process-id bridge) 'SIGCONT))
+        (ignore-errors (jsonrpc-shutdown foreign))))))
+
+(ert-deftest quire-test-requests-never-wait-inside-the-daemons-process-filter ()
+  "A daemon edit that does not fit the buffer asks for a resync while its
+notification is being handled, inside the daemon's process filter.  Waiting
+for a reply there would run the filter inside itself; the resync waits until
+the notification is over, and brings the buffer to the daemon's text."
+  (quire-test--with-own-daemon ".filter"
+    (insert "one <A1>\ntwo f(x)\n")
+    (quire-share "filter.el.txt")
+    (let ((other (quire-test--editor socket "filter.el.txt")))
+      (unwind-protect
+          (progn
+            (should (quire-test--agree other "filter.el.txt"))
+            (should-error (let ((quire--in-filter t)) (quire--request :document/list (make-hash-table))))
+            ;; Lines the daemon still has go here, unreported: its next edit does not fit.
+            (let ((inhibit-modification-hooks t)) (erase-buffer) (insert "x"))
+            (quire-test--remote-insert other "filter.el.txt" "f(x)" "<B2> ")
+            (should (quire-test--wait (lambda () (equal (quire--text) "one <A1>\ntwo <B2> f(x)\n"))))
+            (should (quire-test--agree other "filter.el.txt"))
+            (goto-char (point-max))
+            (insert "three\n")
+            (should (quire-test--wait (lambda () (equal (quire-test--text-of other "filter.el.txt")
+                                                        "one <A1>\ntwo <B2> f(x)\nthree\n")))))
+        (jsonrpc-shutdown other)))))
 
 ;; Shared text never sets local variables, whatever reads it again.
 

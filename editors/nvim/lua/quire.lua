@@ -10,7 +10,7 @@ local M = {}
 
 M.config = {
   command = { 'quire' },              -- how to start (or join) the daemon
-  user = vim.env.USER or 'nvim',      -- your name, shown to others
+  user = nil,                         -- your name, shown to others (nil: the daemon's: git's user.name, else $USER)
   color = '#2e8b57',                  -- your cursor's colour, shown to others
   log = nil,                          -- a file to log to
 }
@@ -26,7 +26,8 @@ local partial = ''
 -- asking (the document exists with other text and the person has not chosen yet: not shared).
 local shared = {}
 local applying = false
-local peer_links = {}
+local links_up = 0      -- links to other daemons up, as the daemon last counted them
+local user_name = nil   -- your name for others, as the initialize reply said it
 local listen_port = nil
 local reconnect_delay = 250
 local edit_count = 0
@@ -494,12 +495,10 @@ end
 
 handlers['peer/changed'] = function(params)
   local who = M.peer_name(params)
-  local key = tostring(params.link)
+  if type(params.linksUp) == 'number' then links_up = params.linksUp end   -- the daemon counts
   if params.event == 'joined' then
-    peer_links[key] = true
     say(who .. ' joined')
   else
-    peer_links[key] = nil
     if params.event == 'failed' then
       warn((params.link == 0 and '' or who .. ': ') .. (params.reason or 'failed'))
     else
@@ -517,7 +516,7 @@ local reconnect
 -- the next, and taking that for the daemon going away failed the new initialize.
 local function on_exit(ended, status)
   if ended ~= job then return log('an earlier daemon job exited with ' .. status) end
-  ready, job, peer_links = false, nil, {}
+  ready, job, links_up = false, nil, 0
   for id, callback in pairs(waiting) do
     waiting[id] = nil
     callback({ error = { message = 'the daemon went away' }, lost = true })
@@ -542,21 +541,25 @@ function M.start(quiet)
   end
   job = id
   local result = call('initialize', { protocolVersion = 1, clientInfo = { name = 'quire.nvim', version = '1' },
+    -- A name only when the person gave one: otherwise the daemon names them and says it.
     user = { name = M.config.user, color = M.config.color },
     capabilities = { general = { positionEncodings = { 'utf-8' } } } }, nil, quiet)
   if not result or result.capabilities.positionEncoding ~= 'utf-8' then
     if job then vim.fn.jobstop(job) end
     return false
   end
+  user_name = (type(result.user) == 'table' and result.user.name) or M.config.user
   send({ method = 'initialized', params = vim.empty_dict() })
   ready = true
-  local status = call('peer/status', vim.empty_dict(), nil, true)
-  for _, link in ipairs(status and status.links or {}) do
-    if link.state == 'established' then peer_links[tostring(link.link)] = true end
-  end
+  -- Links already up (another editor's, or ones that came back before we did): the daemon counts.
+  local status = call('quire/status', vim.empty_dict(), nil, true)
+  links_up = status and status.summary and status.summary.linksUp or 0
   if listen_port then request('peer/listen', { port = listen_port }) end
   return true
 end
+
+-- Your name for others, as the daemon said it (M.config.user, or the daemon's).
+function M.user_name() return user_name or M.config.user or '' end
 
 -- The name of the document `buf` (default: the current buffer) is shared as, nil when it is not
 -- shared: for a file, the name the daemon gave it.
@@ -722,6 +725,25 @@ local function file_changed(buf)
   vim.v.fcs_choice = 'reload'
 end
 
+-- A rebind (:saveas, :w after :file): the close keeps the view (`keepView`) and the open names
+-- it with the epoch and daemon revision the buffer is at, as a reopen after a restart does, so
+-- the daemon resolves what the buffer shows against exactly what it was sent: a partner's edit
+-- in flight merges, nothing is asked, and the undo history goes on. The new file holds what the
+-- buffer shows (this runs after the write), which the daemon takes as this editor's.
+local function rebind(buf)
+  local state = shared[buf]
+  local closed = call('document/close', { uri = state.uri, keepView = true }, nil, true)
+  local params = { uri = state.uri, text = document_text(buf), file = state.file }
+  if closed ~= nil and state.view then
+    params.view, params.epoch, params.revision = state.view, state.epoch, state.daemon
+  end
+  state.closed, state.reports = true, {}
+  log('rebinding ' .. state.uri .. ' to ' .. state.file .. ', sending ' .. sorted_keys(params))
+  if open_document(buf, params) then
+    state.fileHash = file_hash(state.file)
+  end
+end
+
 -- After :w: the daemon learns that the file holds this editor's text at its present revision
 -- (document/saved), so it never merges that text in again as a change made outside Quire.
 -- :saveas (or :w after :file) binds the document to the new file; :w to another file is a copy,
@@ -736,7 +758,13 @@ local function written(buf, path)
     state.fileHash = file_hash(path)
   elseif path == vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':p') and path ~= state.named then
     state.file, state.named = path, path
-    if ready and not state.away then reopen(buf) else state.closed = true end
+    if ready and not state.away and not state.closed and not state.asking then
+      rebind(buf)
+    elseif not ready then
+      -- the reconnect opens it with its view and the new file
+    else
+      state.closed = true
+    end
   end
 end
 
@@ -804,7 +832,7 @@ local function ask(buf, params, data)
   local state = shared[buf]
   if not state then return end
   state.closed, state.asking, state.view = true, true, nil
-  local apart = params.uri .. '~' .. M.config.user
+  local apart = params.uri .. '~' .. M.user_name()
   warn(string.format('not shared until you choose: "%s" holds other text (%s characters)',
     params.uri, tostring(data.characters or '?')))
   vim.schedule(function()
@@ -837,7 +865,7 @@ answer = function(buf, state, params, choice)
     -- A copy bound to no file: the file stays the document of its name's, which binds it on any
     -- open with it; two documents bound to one file would each write it and import the other's
     -- saves as changes made outside.
-    again.uri, again.file, state.file = params.uri .. '~' .. M.config.user, nil, nil
+    again.uri, again.file, state.file = params.uri .. '~' .. M.user_name(), nil, nil
   else
     again.conflict = choice
   end
@@ -1042,17 +1070,35 @@ function M.merge(from)
   end
 end
 
+-- One line from a quire/status result. The daemon counts (its `summary`: editors, documents,
+-- links up, what peers do not have yet, removed characters kept for peers, who is in which
+-- document); this only words it.
+function M.status_summary(status)
+  local s = status.summary
+  local storage = type(status.storage) == 'table'
+    and ('kept in ' .. status.storage.dataDir .. (type(status.storage.failure) == 'string' and (' (FAILED: ' .. status.storage.failure .. ')') or ''))
+    or 'in memory only'
+  local peers = s.links == 0 and 'no peer links' or string.format('%d of %d peer link(s) up', s.linksUp, s.links)
+  if s.linksUp > 0 then
+    peers = peers .. (s.notYetSent == 0 and ', in sync' or string.format(', %d character(s) not yet with peers', s.notYetSent))
+  end
+  if s.removedKept > 0 then peers = peers .. string.format(', %d removed character(s) kept for peers', s.removedKept) end
+  local people = {}
+  for _, p in ipairs(s.people) do table.insert(people, p.name .. ' (' .. table.concat(p.documents, ', ') .. ')') end
+  local links = {}
+  for _, l in ipairs(status.peers.links) do
+    table.insert(links, string.format('; %s %s, %s%s', M.peer_name(l), l.state,
+      l.encrypted == true and 'encrypted' or 'NOT encrypted', type(l.fingerprint) == 'string' and (', key ' .. l.fingerprint) or ''))
+  end
+  return string.format('quire: %d editor(s), %d document(s), %s%s; documents %s; your key %s%s', s.editors, s.documents, peers,
+    #people > 0 and ('; with ' .. table.concat(people, ', ')) or '', storage, status.peers.fingerprint or '?', table.concat(links))
+end
+
 function M.status()
   if not M.start() then return end
   local status = call('quire/status', vim.empty_dict())
   if not status then return end
-  local parts = {}
-  for _, l in ipairs(status.peers.links) do
-    table.insert(parts, string.format('; %s %s, %s%s', M.peer_name(l), l.state,
-      l.encrypted and 'encrypted' or 'NOT encrypted', type(l.fingerprint) == 'string' and (', key ' .. l.fingerprint) or ''))
-  end
-  local summary = string.format('quire: %d editor(s), %d document(s), %d peer link(s); your key %s%s', status.sessions,
-    #status.documents, #status.peers.links, status.peers.fingerprint or '?', table.concat(parts))
+  local summary = M.status_summary(status)
   vim.notify(summary)
   return summary
 end
@@ -1073,7 +1119,7 @@ function M.statusline()
   if not state then return '' end
   if state.asking then return '[quire: not shared, choose]' end
   if not ready then return '[quire: reconnecting]' end
-  local count = vim.tbl_count(peer_links)
+  local count = links_up
   if count == 0 then return '[quire]' end
   return string.format('[quire %d peer%s]', count, count == 1 and '' or 's')
 end

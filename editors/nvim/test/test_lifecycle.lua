@@ -143,9 +143,19 @@ local function run()
   vim.fn.jobstop(pia.job)
 
   -- :saveas binds the document to the new file: still shared, and :w there is known as ours.
+  -- Otto types as :saveas runs (his edit reaches the daemon before, during or after the rebind)
+  -- and so was something typed here and not sent yet: both merge, nothing is asked.
   local renamed = project .. '/renamed.txt'
+  local now = otto.ask('document/resync', { uri = 'notes.txt' })
+  keys('Gotyped before saveas <H5> k(w)<Esc>')
+  otto.tell('document/edit', { uri = 'notes.txt', epoch = now.epoch, revision = 0, changes = {
+    { range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } }, text = 'otto <G7> ' } } })
   vim.cmd('saveas ' .. vim.fn.fnameescape(renamed))
+  check(quire.statusline() == '[quire]', ':saveas with otto typing: ' .. quire.statusline())
+  check(not H.told('holds other text'), ':saveas with otto typing asked: ' .. vim.inspect(H.said))
+  wait_for(function() return count(H.buffer_text(buf), '<G7>') == 1 end, "otto's edit during :saveas")
   synced(':saveas')
+  check(count(H.buffer_text(buf), '<H5> k(w)') == 1, 'typed before :saveas: ' .. vim.inspect(H.buffer_text(buf)))
   keys('Gosaved as "r" <R8><Esc>')
   synced('typing after :saveas')
   vim.cmd('write')
@@ -156,6 +166,19 @@ local function run()
   check(count(text, '<R8>') == 1 and count(text, '<O9>') == 1, 'an open with the new file after :saveas doubled: ' .. vim.inspect(text))
   vim.fn.jobstop(pia.job)
   synced('after :saveas')
+  -- The undo history went on across the rebind: u takes back what was typed before :saveas
+  -- (the line typed after it first), and otto's edit stays.
+  keys('u')
+  keys('u')
+  wait_for(function() return count(H.buffer_text(buf), '<H5>') == 0 end, 'u after :saveas to take back <H5>')
+  synced('u after :saveas')
+  check(count(H.buffer_text(buf), '<G7>') == 1, 'u after :saveas took otto\'s edit: ' .. vim.inspect(H.buffer_text(buf)))
+  keys('<C-R>')
+  keys('<C-R>')
+  wait_for(function() return count(H.buffer_text(buf), '<R8>') == 1 end, '<C-R> to bring back <R8>')
+  synced('redo after :saveas')
+  vim.cmd('write')
+  settle()
 
   -- :bwipeout closes the document: the client forgets the buffer, otto edits on.
   vim.cmd('enew')

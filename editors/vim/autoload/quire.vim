@@ -14,9 +14,11 @@ var applying = false
 # what to do: {uri, file, popup}. They are not shared meanwhile.
 var conflicts: dict<dict<any>> = {}
 
-# Links to other daemons that are up (by link id), and the port :QuireListen asked for, which
-# a restarted daemon is asked to listen on again.
-var peerLinks: dict<bool> = {}
+# How many links to other daemons are up, as the daemon last said (peer/changed `linksUp`), and
+# the port :QuireListen asked for, which a restarted daemon is asked to listen on again.
+var linksUp = 0
+# Your name for others, as the daemon's initialize reply said it (g:quire_user, or the daemon's).
+var userName = ''
 var listenPort = -1
 # Virtual-text name marks get their own (negative) ids: kept per buffer and session to remove them.
 var nameMarks: dict<number> = {}
@@ -138,26 +140,28 @@ export def Start(quiet = false)
   endif
   job = job_start(command, options)
   channel = job_getchannel(job)
+  # A name only when the person gave one (g:quire_user): otherwise the daemon names them (git's
+  # user.name, else $USER, else their login) and says the name in its reply.
+  var user: dict<any> = {color: get(g:, 'quire_color', '#d7005f')}
+  if get(g:, 'quire_user', '') != ''
+    user.name = g:quire_user
+  endif
   var reply = Request('initialize', {
     protocolVersion: 1, clientInfo: {name: 'quire.vim', version: '1'},
-    user: {name: UserName(), color: get(g:, 'quire_color', '#d7005f')},
-    capabilities: {general: {positionEncodings: ['utf-8']}}}, 10000, quiet)
+    user: user, capabilities: {general: {positionEncodings: ['utf-8']}}}, 10000, quiet)
   if type(reply) != v:t_dict
     return   # said once by Request
   elseif reply.capabilities.positionEncoding != 'utf-8'
     Warn('the daemon did not agree to byte positions (' .. reply.capabilities.positionEncoding .. ')')
     return
   endif
+  userName = get(get(reply, 'user', {}), 'name', get(g:, 'quire_user', ''))
   ch_sendexpr(channel, {method: 'initialized', params: {}})
   ready = true
-  # Links already up (another editor's, or ones that came back before we did).
-  var status = Request('peer/status', {})
+  # Links already up (another editor's, or ones that came back before we did): the daemon counts.
+  var status = Request('quire/status', {})
   if type(status) == v:t_dict
-    for link in status.links
-      if link.state == 'established'
-        peerLinks[string(link.link)] = true
-      endif
-    endfor
+    linksUp = status.summary.linksUp
   endif
   if listenPort >= 0
     var again = Request('peer/listen', {port: listenPort})
@@ -176,9 +180,9 @@ export def Start(quiet = false)
   prop_type_add('quire_selection', {highlight: 'QuireSelection'})
 enddef
 
-# Your name for others.
-def UserName(): string
-  return get(g:, 'quire_user', $USER ?? 'vim')
+# Your name for others, as the daemon's initialize reply said it.
+export def UserName(): string
+  return userName
 enddef
 
 var stopping = false
@@ -194,7 +198,7 @@ def OnExit(ended: job, status: number)
     return
   endif
   ready = false
-  peerLinks = {}
+  linksUp = 0
   Log('daemon exited with ' .. status)
   if !stopping && !empty(shared)
     timer_start(reconnectDelay, (_) => Reconnect())
@@ -343,7 +347,7 @@ def ShareAs(buf: number, name: string, file: string, conflict: string)
   MapUndo(buf)
   Log('shared ' .. uri .. (conflict != '' ? ' (' .. conflict .. ')' : ''))
   Say((reply.created ? 'sharing' : conflict == 'take' ? 'took the shared text of' : conflict == 'merge' ? 'merged your text into' : 'joined')
-    .. ' "' .. uri .. '"' .. (empty(peerLinks) ? '' : printf(' with %d peer link%s', len(peerLinks), len(peerLinks) == 1 ? '' : 's')))
+    .. ' "' .. uri .. '"' .. (linksUp == 0 ? '' : printf(' with %d peer link%s', linksUp, linksUp == 1 ? '' : 's')))
 enddef
 
 # The name under which the person's text is kept apart from document `uri`.
@@ -551,6 +555,8 @@ enddef
 
 # The buffer got another file name (:saveas, :file): the document is bound to that file from
 # now on (opened again with it), so :w and :QuireSave write there and the old file is left alone.
+# The rebind waits until the command is over (Rebind): :saveas writes the lines it counted before
+# this autocommand ran, so the buffer must not change before the write.
 export def Renamed(buf: number)
   if !has_key(shared, buf)
     return
@@ -561,11 +567,57 @@ export def Renamed(buf: number)
     return
   endif
   state.file = path
-  if !state.detached && bufloaded(buf)
-    Detach(buf)
-    Reattach(buf, false)
-  endif
+  state.rebind = true
+  timer_start(0, (_) => Rebind(buf))   # :file; after :saveas, Saved rebinds first
   Log('bound ' .. state.uri .. ' to ' .. path)
+enddef
+
+# A rebind, not a reload: what was typed goes first, the close keeps the view (`keepView`), and
+# the open names it with the epoch and daemon revision the buffer is at, as a reopen after a
+# restart does, so the daemon resolves the buffer against exactly what it was sent: a partner's
+# edit in flight merges, nothing is asked, and the undo history goes on. After :saveas the new
+# file holds what the buffer shows, which the daemon takes as this editor's.
+def Rebind(buf: number)
+  if !has_key(shared, buf) || !get(shared[buf], 'rebind', false)
+    return
+  endif
+  var state = shared[buf]
+  state.rebind = false
+  if state.detached || !bufloaded(buf) || !ready
+    return   # the reconnect or the next read opens it with its view and the new file
+  endif
+  Flush(buf)
+  state.records = []   # the open below sends the whole text
+  state.detached = true   # daemon edits of the closing view are dropped: the open brings them
+  var closed = Ask('document/close', {uri: state.uri, keepView: true})
+  ForgetCursors(buf)
+  var params: dict<any> = {uri: state.uri, text: DocumentText(buf), file: state.file}
+  if has_key(closed, 'result') && get(state, 'view', '') != ''
+    params.view = state.view
+    params.epoch = state.epoch
+    params.revision = state.daemon
+  endif
+  Log('rebinding ' .. state.uri .. ' to ' .. state.file .. ', sending ' .. string(sort(keys(params))))
+  var answer = Ask('document/open', params)
+  if !has_key(answer, 'result')
+    var error = get(answer, 'error', {})
+    Forget(buf)
+    if get(error, 'code', 0) == -32017
+      AskConflict(buf, state.uri, state.file, get(error, 'data', {}))
+    else
+      Warn('document/open failed: ' .. get(error, 'message', 'no answer') .. '; stopped sharing "' .. state.uri .. '" in this buffer')
+    endif
+    return
+  endif
+  var reply = answer.result
+  state.detached = false
+  state.view = get(reply, 'view', '')
+  state.epoch = reply.epoch
+  state.opened = NextOpen()
+  state.editor = 0
+  state.daemon = 0
+  ApplyChanges(buf, reply.changes)
+  TakeSent(buf)
 enddef
 
 # The buffer is deleted or wiped out: it is no longer shared.
@@ -595,6 +647,10 @@ enddef
 export def Saved(buf: number, path = '')
   if !has_key(shared, buf) || !ready || shared[buf].file == '' || (path != '' && path !=# shared[buf].file)
     return   # written elsewhere (:w other.txt): the bound file did not change
+  endif
+  if get(shared[buf], 'rebind', false)
+    Rebind(buf)   # :saveas: the open binds the file just written, as this editor's
+    return
   endif
   Flush(buf)
   var state = shared[buf]
@@ -1057,14 +1113,10 @@ enddef
 # Peers joining, leaving and failing are shown (a failure with its reason, such as a wrong secret).
 def OnPeerChanged(params: dict<any>)
   var who = PeerName(get(params, 'user', ''), get(params, 'address', ''))
-  var key = string(params.link)
+  linksUp = get(params, 'linksUp', linksUp)   # the daemon counts the links up
   if params.event == 'joined'
-    peerLinks[key] = true
     Say(who .. ' joined')
   else
-    if has_key(peerLinks, key)
-      remove(peerLinks, key)
-    endif
     var why = get(params, 'reason', '')
     if params.event == 'failed'
       Warn((why != '' ? why : 'a link failed') .. (params.link == 0 ? '' : ' (' .. who .. ')'))   # the reason first: it is what a cut line keeps
@@ -1514,7 +1566,7 @@ export def StatusLine(): string
   elseif !ready
     return '[quire: reconnecting]'
   endif
-  var peers = len(peerLinks)
+  var peers = linksUp
   return peers > 0 ? printf('[quire %d peer%s]', peers, peers == 1 ? '' : 's') : '[quire]'
 enddef
 
@@ -1593,18 +1645,26 @@ export def Status()
   endif
 enddef
 
-# One line from a quire/status result; removed characters kept for peers (tombstones a
-# stability round has not yet dropped) are counted when there are any.
+# One line from a quire/status result. The daemon counts (its `summary`: editors, documents,
+# links up, what peers do not have yet, removed characters kept for peers, who is in which
+# document); this only words it.
 export def StatusSummary(status: dict<any>): string
   var storage = type(status.storage) == v:t_dict
     ? 'kept in ' .. status.storage.dataDir .. (status.storage.failure != null ? ' (FAILED: ' .. status.storage.failure .. ')' : '')
     : 'in memory only'
-  var kept = reduce(get(status.peers, 'documents', []), (sum, d) => sum + d.tombstones, 0)
-  var links = mapnew(status.peers.links, (_, l) => printf('; %s %s, %s%s', l.user == '' ? l.address : l.user, l.state,
+  var s = status.summary
+  var peers = s.links == 0 ? 'no peer links' : printf('%d of %d peer link(s) up', s.linksUp, s.links)
+  if s.linksUp > 0
+    peers ..= s.notYetSent == 0 ? ', in sync' : printf(', %d character(s) not yet with peers', s.notYetSent)
+  endif
+  if s.removedKept > 0
+    peers ..= printf(', %d removed character(s) kept for peers', s.removedKept)
+  endif
+  var people = mapnew(s.people, (_, p) => p.name .. ' (' .. join(p.documents, ', ') .. ')')
+  var links = mapnew(status.peers.links, (_, l) => printf('; %s %s, %s%s', PeerName(l.user, l.address), l.state,
     l.encrypted ? 'encrypted' : 'NOT encrypted', type(l.fingerprint) == v:t_string ? ', key ' .. l.fingerprint : ''))
-  return printf('quire: %d editor(s), %d document(s), %d peer link(s)%s; documents %s; your key %s%s', status.sessions,
-    len(status.documents), len(status.peers.links), kept > 0 ? printf(', %d removed character(s) kept for peers', kept) : '', storage,
-    get(status.peers, 'fingerprint', '?'), join(links, ''))
+  return printf('quire: %d editor(s), %d document(s), %s%s; documents %s; your key %s%s', s.editors, s.documents, peers,
+    empty(people) ? '' : '; with ' .. join(people, ', '), storage, get(status.peers, 'fingerprint', '?'), join(links, ''))
 enddef
 
 export def Stop()

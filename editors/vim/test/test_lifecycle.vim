@@ -139,13 +139,38 @@ Agree('typing after :w to another file')
 QuireSave
 add(errors, readfile(path) == getline(1, '$') ? '' : 'the bound file after :w elsewhere and :QuireSave: ' .. string(readfile(path)))
 var before = readfile(path)
+# The other types right before :saveas: its edit is in the daemon but not yet in this buffer,
+# and so is what was just typed here. The rebind names the view: both merge, nothing is asked.
+feedkeys("Goours before saveas h(z)\<Esc>", 'tx')
+OtherTypes("otto6 <G7>\n")
+var inFlight = stridx(BufferText(), 'otto6 <G7>') < 0
 execute 'saveas ' .. fnameescape(renamed)
+add(errors, quire#StatusLine() == '[quire]' ? '' : ':saveas with an edit in flight: ' .. quire#StatusLine())
+add(errors, quire#SharedName() == uri ? '' : ':saveas stopped sharing: ' .. string(quire#SharedName()))
+Agree(':saveas with an edit in flight')
+Once(':saveas with an edit in flight' .. (inFlight ? '' : ' (already applied)'), ['otto6 <G7>', 'h(z)'])
 OtherTypes("otto5 <F6>\n")
 Agree('typing after :saveas')
 QuireSave
 add(errors, readfile(renamed) == getline(1, '$') ? '' : 'the new file after :saveas and :QuireSave: ' .. string(readfile(renamed)))
 add(errors, readfile(path) == before ? '' : 'the old file changed after :saveas: ' .. string(readfile(path)))
-Once(':saveas', ['otto4 {y}', 'otto5 <F6>', 'outside <D4>', '<E5>'])
+Once(':saveas', ['otto4 {y}', 'otto5 <F6>', 'otto6 <G7>', 'h(z)', 'outside <D4>', '<E5>'])
+# The undo history went on across the rebind: u takes back what was typed before :saveas.
+feedkeys('u', 'tx')
+WaitFor(() => stridx(BufferText(), 'h(z)') < 0, 'u after :saveas to take back h(z)')
+Agree('u after :saveas')
+Once('u after :saveas', ['otto6 <G7>', 'otto5 <F6>'])
+
+# :file gives the buffer another name without writing: the rebind comes once the command is
+# over, and the document is bound to that file (:QuireSave writes there), the other typing on.
+var named = dir .. '/named.txt'
+execute 'file ' .. fnameescape(named)
+OtherTypes("otto7 <H8>\n")
+Agree('typing after :file')
+QuireSave
+add(errors, filereadable(named) && readfile(named) == getline(1, '$') ? '' : 'the file after :file and :QuireSave: ' .. string(filereadable(named) ? readfile(named) : []))
+add(errors, quire#StatusLine() == '[quire]' ? '' : ':file stopped sharing: ' .. quire#StatusLine())
+Once(':file', ['otto7 <H8>', 'otto6 <G7>'])
 
 quire#Stop()
 job_stop(other)

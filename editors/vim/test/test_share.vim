@@ -41,15 +41,26 @@ if status !~ 'documents kept in .*/quire'
   add(errors, 'QuireStatus said ' .. string(status))
 endif
 add(errors, otherText == "hello\nworld\n" ? '' : 'other editor saw ' .. string(otherText))
-# Removed characters a peer still holds back are counted in the status line.
-# Each link says whether it is encrypted and whose key it reached; the daemon's own key is shown.
+# The status line words what the daemon counted (its summary): links up and whether peers
+# have everything, removed characters kept for peers, who is where; each link says whether it
+# is encrypted and whose key it reached; the daemon's own key is shown.
 var summary = quire#StatusSummary({sessions: 1, documents: [{uri: 'a'}], storage: v:null,
+  summary: {editors: 3, documents: 2, links: 2, linksUp: 1, notYetSent: 0, removedKept: 7,
+    people: [{name: 'otto', documents: ['a', 'b']}, {name: 'pia', documents: ['a']}]},
   peers: {fingerprint: 'aaaa-bbbb', documents: [{uri: 'a', tombstones: 3}, {uri: 'b', tombstones: 4}],
     links: [{link: 1, user: 'bob', address: 'tcp to h:1', state: 'established', encrypted: true, fingerprint: '3f1c-0a9e'},
             {link: 2, user: '', address: 'tcp from 10.0.0.9:4', state: 'handshaking', encrypted: false, fingerprint: v:null}]}})
-add(errors, summary == 'quire: 1 editor(s), 1 document(s), 2 peer link(s), 7 removed character(s) kept for peers; documents in memory only; your key aaaa-bbbb; bob established, encrypted, key 3f1c-0a9e; tcp from 10.0.0.9:4 handshaking, NOT encrypted'
+add(errors, summary == 'quire: 3 editor(s), 2 document(s), 1 of 2 peer link(s) up, in sync, 7 removed character(s) kept for peers; with otto (a, b), pia (a); documents in memory only; your key aaaa-bbbb; bob established, encrypted, key 3f1c-0a9e; a peer (tcp from 10.0.0.9:4) handshaking, NOT encrypted'
   ? '' : 'status summary: ' .. summary)
-
+summary = quire#StatusSummary({storage: v:null, summary: {editors: 1, documents: 0, links: 1, linksUp: 1, notYetSent: 12, removedKept: 0, people: []},
+  peers: {fingerprint: 'aaaa', documents: [], links: [{link: 1, user: 'bob', address: 'x', state: 'established', encrypted: true, fingerprint: v:null}]}})
+add(errors, summary == 'quire: 1 editor(s), 0 document(s), 1 of 1 peer link(s) up, 12 character(s) not yet with peers; documents in memory only; your key aaaa; bob established, encrypted'
+  ? '' : 'status summary while behind: ' .. summary)
+# The real daemon's summary: the other editor is here, in shared.txt.
+add(errors, status =~ '; with otto (shared.txt);' ? '' : 'QuireStatus does not say who is where: ' .. string(status))
+# No g:quire_user: the client sent no name, and the daemon named this person (git's user.name,
+# $USER, or the login), which the client takes from the reply.
+add(errors, quire#UserName() != '' && quire#UserName() != 'vim' ? '' : 'the name the daemon gave: ' .. string(quire#UserName()))
 # The other editor's cursor shows here, with its name.
 ch_sendexpr(otherChannel, {method: 'cursor/update', params: {uri: 'shared.txt', revision: 0,
   selections: [{start: {line: 1, character: 2}, end: {line: 1, character: 2}}]}})
