@@ -35,6 +35,10 @@ protocol EditorHost: AnyObject {
     func broadcastSelections(of session: EditorSession, in document: SharedDocument)
     func sendAllSelections(in document: SharedDocument, to session: EditorSession)
     func sharingStatus() -> JSONValue
+    /// Links whose handshake is done and that are not closed.
+    var establishedLinkCount: Int { get }
+    /// `quire/status` `summary` as `session` sees it (`StatusSummary`).
+    func statusSummary(for session: EditorSession) -> JSONValue
     /// Releases what waits for durability (the editor is exiting).
     func commit()
 }
@@ -105,5 +109,8 @@ final class EditorServices: EditorHost {
     func broadcastSelections(of session: EditorSession, in document: SharedDocument) { parts.presence.broadcastSelections(of: session, in: document) }
     func sendAllSelections(in document: SharedDocument, to session: EditorSession) { parts.presence.sendAllSelections(in: document, to: session) }
     func sharingStatus() -> JSONValue { SharingStatus(documents: parts.documents, rounds: parts.rounds).json() }
+    var establishedLinkCount: Int { summary.establishedLinkCount }
+    func statusSummary(for session: EditorSession) -> JSONValue { summary.json(for: session) }
+    private var summary: StatusSummary { StatusSummary(documents: parts.documents, sessions: parts.sessions, peerLinks: parts.links) }
     func commit() { parts.gate.release() }
 }

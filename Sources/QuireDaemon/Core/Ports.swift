@@ -18,6 +18,10 @@ protocol DocumentLookup: AnyObject {
 /// shows, what it still refers to, and the notifications the core sends it.
 protocol EditorEndpoint: AnyObject {
     var id: Int { get }
+    /// Initialized and not shut down.
+    var isRunning: Bool { get }
+    /// The user its editor named.
+    var user: WireUser { get }
     /// The documents it has open, by name, sorted.
     var openDocuments: [String] { get }
     func view(of uri: String) -> EditorView?

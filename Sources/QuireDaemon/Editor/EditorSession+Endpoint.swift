@@ -4,4 +4,6 @@
 // EditorSession.swift is being split.)
 
 /// An editor session is what the core reaches an editor through (`EditorEndpoint`).
-extension EditorSession: EditorEndpoint {}
+extension EditorSession: EditorEndpoint {
+    var isRunning: Bool { state == .running }
+}
