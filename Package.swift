@@ -5,6 +5,7 @@ let package = Package(
     name: "Quire",
     products: [
         .library(name: "ReplicatingTypes", targets: ["ReplicatingTypes"]),
+        .library(name: "QuireProject", targets: ["QuireProject"]),
         .executable(name: "quire", targets: ["quire"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
@@ -31,11 +32,26 @@ let package = Package(
         .target(name: "EditingTraces", dependencies: ["JSON"]),
         // JSON-RPC 2.0 framing, message shapes and errors; no SwiftNIO, no CRDT internals.
         .target(name: "QuireProtocol", dependencies: ["JSON"]),
+        // A shared project: the files to share (ignore rules), the join line, the replicated file tree
+        // and what to write to disk; no SwiftNIO, no JSON.
+        .target(
+            name: "QuireProject",
+            dependencies: ["ReplicatingTypes", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The relay (`quire relay`): pairs two daemons' connections and forwards bytes; no secret, no crypto.
+        .target(
+            name: "QuireRelay",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Documents, editor sessions, sync; SwiftNIO for stdio and sockets.
         .target(
             name: "QuireDaemon",
             dependencies: [
-                "ReplicatingTypes", "QuireProtocol", "JSON",
+                "ReplicatingTypes", "QuireProtocol", "JSON", "QuireRelay",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -46,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: [
-                "QuireDaemon", "ReplicatingTypes",
+                "QuireDaemon", "QuireRelay", "ReplicatingTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -57,18 +73,29 @@ let package = Package(
         .executableTarget(
             name: "quire-bench",
             dependencies: [
-                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol",
+                "ReplicatingTypes", "EditingTraces", "JSON", "CMallocStats", "QuireDaemon", "QuireProtocol", "QuireProject", "QuireRelay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ReplicatingTypesTests", dependencies: ["ReplicatingTypes", "EditingTraces"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "QuireProjectTests", dependencies: ["QuireProject", "ReplicatingTypes", "EditingTraces"]),
         .testTarget(name: "QuireProtocolTests", dependencies: ["QuireProtocol", "JSON"]),
+        // What the test targets share: daemon processes, test editors, waiting on a condition.
+        .target(
+            name: "QuireTestSupport",
+            dependencies: [
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/QuireTestSupport",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "QuireDaemonTests",
             dependencies: [
-                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces",
+                "QuireDaemon", "QuireProtocol", "JSON", "ReplicatingTypes", "EditingTraces", "QuireTestSupport", "QuireRelay",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

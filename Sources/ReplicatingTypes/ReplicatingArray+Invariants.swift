@@ -70,6 +70,7 @@ extension ReplicatingArrayStorage {
 
         // 2. Every counter once (stored, or compacted away), indexed to its leaf. 3. Anchors
         // earlier (or compacted away), with smaller Lamport.
+        for replica in idIndex.indices { idIndex[replica].checkInvariants() }
         var seen = idIndex.indices.map { replica in (0..<idIndex[replica].count).map { idIndex[replica][$0] == Self.compactedLeaf } }
         precondition(seen.reduce(0) { $0 + $1.filter { $0 }.count } == compactedCount, "compacted count")
         var runs = 0

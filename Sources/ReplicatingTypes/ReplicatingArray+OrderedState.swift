@@ -122,8 +122,8 @@ enum ReplicatingArrayOrderedState {
             guard counter < known, UInt64(length) <= known - counter, lamport <= UInt64.max - UInt64(length) else {
                 throw .invalid("run \(counter)+\(length) of replica \(s.replicas[Int(replicaIndex)]) is beyond its known count")
             }
-            for c in counter..<(counter + UInt64(length)) where s.idIndex[Int(replicaIndex)][Int(c)] != Storage.pendingLeaf {
-                throw .invalid("counter \(c) of replica \(s.replicas[Int(replicaIndex)]) stored twice")
+            guard s.idIndex[Int(replicaIndex)].allEqual(Storage.pendingLeaf, in: Int(counter)..<(Int(counter) + length)) else {
+                throw .invalid("a counter of \(counter)+\(length) of replica \(s.replicas[Int(replicaIndex)]) stored twice")
             }
             if anchorReplica != Storage.noReplica {
                 guard anchorCounter < UInt64(s.idIndex[Int(anchorReplica)].count) else { throw .invalid("run anchored to an unknown element") }
@@ -139,7 +139,7 @@ enum ReplicatingArrayOrderedState {
             let isDeleted = tag & 1 != 0
             if !isDeleted { content.append(contentsOf: try Element.decode(count: length, from: &r)) }
             // Claim the counters now, so later runs see them stored (or see a duplicate).
-            for c in counter..<(counter + UInt64(length)) { s.idIndex[Int(replicaIndex)][Int(c)] = Storage.claimedLeaf }
+            s.idIndex[Int(replicaIndex)].assign(Storage.claimedLeaf, to: Int(counter)..<(Int(counter) + length))
             runs.append(Storage.Run(counter: counter, lamport: lamport, anchorCounter: anchorCounter, replica: replicaIndex,
                                     anchorReplica: anchorReplica, length: UInt32(length), isDeleted: isDeleted))
             s.maxLamport = Swift.max(s.maxLamport, lamport + UInt64(length) - 1)
@@ -152,9 +152,7 @@ enum ReplicatingArrayOrderedState {
             throw .invalid("a run is anchored to an element stored after it")
         }
         // What no run claimed was compacted away.
-        for i in 0..<s.idIndex.count {
-            for c in 0..<s.idIndex[i].count where s.idIndex[i][c] == Storage.pendingLeaf { s.idIndex[i][c] = Storage.compactedLeaf }
-        }
+        for i in 0..<s.idIndex.count { s.idIndex[i].replace(Storage.pendingLeaf, with: Storage.compactedLeaf) }
         s.compactedCount = totalKnown - stored
         array.replica = replica
         return array

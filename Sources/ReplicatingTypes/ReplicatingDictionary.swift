@@ -21,24 +21,34 @@ public struct ReplicatingDictionary<Key: Hashable, Value> {
         self.replica = replica
     }
 
-    /// The value for `key`; setting nil removes the key (leaving a tombstone).
+    /// The value for `key`; setting nil removes the key (leaving a tombstone). A set is dropped,
+    /// changing nothing, when the clock has no timestamp left (see `set(_:forKey:)`).
     /// - Complexity: O(1) amortized
     public subscript(key: Key) -> Value? {
         get {
             guard let entry = entries[key], !entry.isRemoved else { return nil }
             return entry.value
         }
-        set {
-            clock += 1
-            let stamp = LamportTimestamp(counter: clock, replica: replica)
-            if let newValue {
-                entries[key] = Entry(value: newValue, isRemoved: false, timestamp: stamp)
-            } else if var entry = entries[key] {
-                entry.isRemoved = true
-                entry.timestamp = stamp
-                entries[key] = entry
-            }
+        set { set(newValue, forKey: key) }
+    }
+
+    /// Writes `value` for `key` (nil removes it) with a timestamp newer than any this copy has seen;
+    /// returns false, changing nothing, when the clock has none left (merged from a copy that used
+    /// `UInt64.max`): no trap, no wrap-around.
+    /// - Complexity: O(1) amortized
+    @discardableResult
+    public mutating func set(_ value: Value?, forKey key: Key) -> Bool {
+        guard clock < .max else { return false }
+        clock += 1
+        let stamp = LamportTimestamp(counter: clock, replica: replica)
+        if let value {
+            entries[key] = Entry(value: value, isRemoved: false, timestamp: stamp)
+        } else if var entry = entries[key] {
+            entry.isRemoved = true
+            entry.timestamp = stamp
+            entries[key] = entry
         }
+        return true
     }
 
     public var keys: [Key] { entries.filter { !$0.value.isRemoved }.map(\.key) }

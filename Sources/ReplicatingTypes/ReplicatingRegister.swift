@@ -14,6 +14,14 @@ public struct ReplicatingRegister<Value> {
         self.replica = replica
     }
 
+    /// A register holding `value` as written at `timestamp`: the state a peer sent (one write of
+    /// it), to merge into a local copy; `replica` makes this copy's later local writes.
+    public init(_ value: Value, timestamp: LamportTimestamp, replica: ReplicaID) {
+        self.value = value
+        self.timestamp = timestamp
+        self.replica = replica
+    }
+
     /// Writes `newValue` with a timestamp newer than any seen by this register; returns false,
     /// changing nothing, when the timestamp it has seen is the last one (merged from a copy that
     /// used `UInt64.max`).

@@ -103,12 +103,19 @@ struct PeerBenchmark {
         }
     }
 
-    private func latency(keystrokes: Int) throws -> Latency {
+    /// Keystroke latency between two daemons on a direct loopback TCP link.
+    func latency(keystrokes: Int) throws -> Latency {
         let a = try Endpoint(binary: binary, arguments: ["--listen", "127.0.0.1:0", "--user-name", "a"])
         guard a.wait(until: { a.log.contains("listening for peers on") }),
               let line = a.log.split(separator: "\n").first(where: { $0.contains("listening for peers on") }),
               let port = line.split(separator: ":").last.map(String.init) else { throw BenchError("daemon a did not listen") }
         let b = try Endpoint(binary: binary, arguments: ["--connect", "127.0.0.1:\(port)", "--user-name", "b"])
+        return try Self.latency(from: a, to: b, keystrokes: keystrokes)
+    }
+
+    /// Keystroke latency from `a`'s editor to `b`'s, over whatever link joins the two daemons;
+    /// stops both.
+    static func latency(from a: Endpoint, to b: Endpoint, keystrokes: Int) throws -> Latency {
         for e in [a, b] { e.send(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#) }
         a.send(#"{"jsonrpc":"2.0","id":2,"method":"document/open","params":{"uri":"doc","text":""}}"#)
         _ = a.wait { a.replies >= 2 }

@@ -17,7 +17,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, storage, checks, project (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, relay, storage, checks, project, scan (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
@@ -75,14 +75,16 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,storage,checks,project").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,relay,storage,checks,project,scan").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
         if traces.isEmpty && parts.contains("peers") { try runPeerBenchmark() }
+        if traces.isEmpty && parts.contains("relay") { try runRelayBenchmark(json: json) }
         if traces.isEmpty && parts.contains("storage") { try runStorageBenchmark(paths) }
         if traces.isEmpty && parts.contains("checks") { try runChecksBenchmark(paths) }
         if traces.isEmpty && parts.contains("project") { try runProjectBenchmark() }
+        if traces.isEmpty && parts.contains("scan") { try runScanBenchmark() }
         if traces.isEmpty && parts.contains("code") { runCodeBenchmark() }
         for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)
@@ -200,6 +202,29 @@ struct QuireBench: ParsableCommand {
         }
     }
 
+    /// Scanning `.build/checkouts` as `quire share` would, reading its texts, building its tree.
+    private func runScanBenchmark() throws {
+        let root = FileManager.default.currentDirectoryPath + "/.build/checkouts"
+        let r = try ScanBenchmark(root: root, repetitions: repetitions).run()
+        let files = Double(Swift.max(r.files, 1)), mb = Double(Swift.max(r.bytes, 1)) / 1_048_576
+        if json {
+            print(JSONSerializer(sortedKeys: true).string([
+                "scan": .string(r.root), "files": .integer(Int64(r.files)), "bytes": .integer(Int64(r.bytes)),
+                "leftOut": .integer(Int64(r.leftOut)), "ignored": .integer(Int64(r.ignored)),
+                "scanSeconds": .double(r.scanSeconds), "readSeconds": .double(r.readSeconds),
+                "treeSeconds": .double(r.treeSeconds), "viewSeconds": .double(r.viewSeconds),
+                "treeHeapBytes": .integer(Int64(r.treeHeapBytes)), "operationBytes": .integer(Int64(r.operationBytes)),
+            ]))
+            return
+        }
+        print("""
+        sharing a folder (\(r.root)): \(r.files) text files, \(fmt(mb)) MB; \(r.leftOut) left out, \(r.ignored) ignored
+          scan        \(ms(r.scanSeconds))  (\(fmt(r.scanSeconds * 1e6 / files)) µs per file)
+          read texts  \(ms(r.readSeconds))  (\(fmt(r.readSeconds * 1e6 / files)) µs per file, \(fmt(r.readSeconds * 1000 / mb)) ms per MB)
+          tree        \(ms(r.treeSeconds))  to create every path; view \(ms(r.viewSeconds)); \(fmt(Double(r.treeHeapBytes) / files)) heap bytes per file; \(fmt(Double(r.operationBytes) / files)) bytes per file as binary tree operations
+        """)
+    }
+
     private func runProjectBenchmark() throws {
         let r = try ProjectBenchmark(sizes: projectSizes.split(separator: ",").compactMap { Int($0) }).run()
         if json {
@@ -257,7 +282,7 @@ struct QuireBench: ParsableCommand {
         }
     }
 
-    private func quireBinary() throws -> String {
+    func quireBinary() throws -> String {
         let sibling = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("quire").path
         let binary = quire ?? sibling
         guard FileManager.default.isExecutableFile(atPath: binary) else {
@@ -347,7 +372,7 @@ struct QuireBench: ParsableCommand {
     }
 
     private func ms(_ seconds: Double) -> String { String(format: "%8.2f ms", seconds * 1000) }
-    private func fmt(_ x: Double) -> String { String(format: "%.2f", x) }
+    func fmt(_ x: Double) -> String { String(format: "%.2f", x) }
 }
 
 /// Runs the shared anchors script (Loro, Yrs through Python) on the same machine, same run.

@@ -14,7 +14,7 @@ struct Quire: ParsableCommand {
         abstract: "Collaborative text-editing daemon: editors attach over stdio with JSON-RPC 2.0, daemons pair as peers.",
         discussion: "Without a subcommand, `quire` is `quire serve`. The protocols are described in protocol/README.md and protocol/peer.md.",
         version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion), peer protocol \(PeerLink.protocolVersion))",
-        subcommands: [Serve.self, Attach.self, Peer.self, Secret.self],
+        subcommands: [Serve.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -57,7 +57,8 @@ struct Serve: ParsableCommand {
         }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard (8...2048).contains(maxNestingDepth) else { throw ValidationError("--max-nesting-depth must be between 8 and 2048") }
-        if noStdio && socket == nil && peering.listen.isEmpty && peering.connect.isEmpty && peering.connectCommand.isEmpty {
+        if noStdio && socket == nil && peering.listen.isEmpty && peering.connect.isEmpty && peering.connectCommand.isEmpty
+            && peering.relay.isEmpty {
             throw ValidationError("--no-stdio needs --socket or peering: there would be nothing to serve")
         }
     }
@@ -105,7 +106,7 @@ func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Option
         }
     case .heldBy(let socketPath):
         if options.serveStdio && !options.peerStdio && options.socketPath == nil
-            && options.listen.isEmpty && options.connect.isEmpty && options.connectCommands.isEmpty {
+            && options.listen.isEmpty && options.connect.isEmpty && options.connectCommands.isEmpty && options.relays.isEmpty {
             // The holder may have just started and not be listening yet: retry for a moment.
             let deadline = Date().addingTimeInterval(3)
             while true {
@@ -145,6 +146,9 @@ struct PeeringOptions: ParsableArguments {
     @Option(name: .customLong("connect-command"), help: "Run this command and peer over its stdin/stdout, e.g. 'ssh host quire peer --stdio'. Repeatable.")
     var connectCommand: [String] = []
 
+    @Option(name: .customLong("relay"), help: "Dial the relay at host:port (`quire relay`) and peer with the daemon it pairs this one with (same secret), dialing again with backoff. Repeatable.")
+    var relay: [String] = []
+
     @Option(help: "File holding the shared peer secret (or set QUIRE_SECRET). Never given on the command line itself.")
     var secretFile: String?
 
@@ -153,6 +157,9 @@ struct PeeringOptions: ParsableArguments {
 
     @Option(help: "Seconds a peer has to finish its handshake before the link is cut.")
     var peerHandshakeTimeout: Double = 10
+
+    @Option(help: "Seconds a reopen after a restart may wait for the --connect peers to catch up on its document (0: answer at once).")
+    var reopenCatchUpWait: Double = 2
 
     @Option(help: "Your name, shown to peers (default: the name your editor gives, else git's user.name, else $USER, else your login name).")
     var userName: String?
@@ -169,6 +176,9 @@ struct PeeringOptions: ParsableArguments {
         }
         guard peerHandshakeTimeout > 0, peerHandshakeTimeout <= 300 else { throw ValidationError("--peer-handshake-timeout must be between 0 and 300 seconds") }
         configuration.peerHandshakeTimeout = peerHandshakeTimeout
+        // The clients give a request 10 s: a reopen must be answered well within that.
+        guard reopenCatchUpWait >= 0, reopenCatchUpWait <= 8 else { throw ValidationError("--reopen-catch-up-wait must be between 0 and 8 seconds") }
+        configuration.reopenCatchUpWait = reopenCatchUpWait
         if let secretFile {
             configuration.peerSecret = try Self.readSecretFile(secretFile)
         } else if let secret = ProcessInfo.processInfo.environment["QUIRE_SECRET"], !secret.isEmpty {
@@ -180,7 +190,7 @@ struct PeeringOptions: ParsableArguments {
         }
         // Nothing this daemon starts (a --connect-command, ssh) inherits the secret.
         unsetenv("QUIRE_SECRET")
-        if configuration.peerSecret == nil && !(listen.isEmpty && connect.isEmpty && connectCommand.isEmpty) {
+        if configuration.peerSecret == nil && !(listen.isEmpty && connect.isEmpty && connectCommand.isEmpty && relay.isEmpty) {
             throw ValidationError("peering needs a shared secret: set QUIRE_SECRET or pass --secret-file")
         }
     }
@@ -224,6 +234,7 @@ struct PeeringOptions: ParsableArguments {
         options.listen = listen
         options.connect = connect
         options.connectCommands = connectCommand
+        options.relays = relay
     }
 }
 

@@ -2,6 +2,7 @@ import EditingTraces
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// Five real `quire` daemons, each with a data directory of its own and a shared secret, linked
 /// as a star around `d0` over loopback TCP, a chain (`d0`-`d2`-`d3`) and a pipe (`d1` runs `d4`
@@ -352,15 +353,6 @@ final class ChaosRun {
 
     func writer(on node: Node) -> Writer { writers.first { $0.node === node && !$0.attached } ?? writers.first { $0.node === node }! }
 
-    func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
-
     // MARK: Faults
 
     /// SIGKILL: `node` (and the far end its pipe runs) go down; their editors go on offline.
@@ -457,7 +449,7 @@ final class ChaosRun {
     }
 
     /// SIGCONT: what its editors sent meanwhile (as notifications) is acknowledged by the reply
-    /// to their next request, unless the daemon refused it (a `window/showMessage`).
+    /// to their next request, unless the daemon refused it (a `document/editRefused`).
     func resume(_ node: Node) {
         kill(node.pid, SIGCONT)
         node.stalled = false
@@ -468,7 +460,7 @@ final class ChaosRun {
                 problems.append("\(writer.letter) had no answer after \(node.name) resumed")
                 continue
             }
-            let refused = writer.editor.take("window/showMessage")
+            let refused = writer.editor.take("document/editRefused")
             if !refused.isEmpty { problems.append("\(writer.letter)'s edits sent during a stall were refused: \(refused)") }
             acknowledged.formUnion(writer.unacknowledged)
             deletionsAcknowledged.formUnion(writer.unacknowledgedDeletions)

@@ -5,6 +5,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 
 /// Several editors typing into one document at once, with the daemon's edits reaching each

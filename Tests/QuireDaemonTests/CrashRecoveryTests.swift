@@ -2,6 +2,7 @@ import EditingTraces
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// The real daemon killed with SIGKILL while an editor streams edits, again and again on one
 /// data directory: after every restart, every acknowledged edit is there, in order, and nothing

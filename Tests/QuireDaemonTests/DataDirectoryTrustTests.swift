@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// Another user on the same machine against the data directory: a directory, lock, replica or
 /// key that is not the user's own, or is open to others, is refused with an error saying how to

@@ -3,6 +3,7 @@ import JSON
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
+import QuireTestSupport
 
 /// A kept view whose elements a stability round drops keeps its texts: its editor's reopen,
 /// with no base of the client's own, merges what it typed meanwhile as text against exactly

@@ -3,6 +3,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Opening, editing and closing documents through the protocol, and every way an edit can be wrong.
 @Suite struct DocumentEditingTests {
@@ -114,10 +115,13 @@ import ReplicatingTypes
         #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
     }
 
-    @Test func badEditAsNotificationIsReportedInAMessage() {
+    @Test func badEditAsNotificationIsReportedInANotification() {
         let (daemon, editor) = Self.setUp()
         editor.notify("document/edit", ["uri": "notes", "revision": 0, "changes": [["range": ["start": ["line": 5, "character": 0], "end": ["line": 5, "character": 0]], "text": "x"]]])
-        #expect(editor.take("window/showMessage").count == 1)
+        let refused = editor.take("document/editRefused").map { $0["params"] }
+        #expect(refused.count == 1, "\(refused)")
+        #expect(refused.first??["uri"] == "notes" && refused.first??["epoch"] == 0 && refused.first??["revision"] == 0)
+        #expect(refused.first??["error"]?["code"] == -32011, "the error a request would have got")
         #expect(daemon.documents["notes"]?.text.string == "hello\nworld\n")
     }
 

@@ -5,6 +5,7 @@ import Logging
 import QuireProtocol
 import ReplicatingTypes
 import Testing
+import QuireTestSupport
 
 /// A reviewer's attacks on durable editor views, open-never-destroys-text and edit-intent rule 5
 /// (protocol/decisions/durable-views.md, edit-intent.md). Each test pins a case found while
@@ -28,7 +29,9 @@ import Testing
     /// The daemon before it (a "restart" in this process) may let go of the data directory a
     /// moment after its scope ends on a loaded machine (a fresh clone's CI run once found it
     /// still locked): its lock is waited for, at most 10 s.
-    static func daemon(at path: String, replicas: UInt64, snapshotLogBytes: Int = 1 << 20) throws -> Daemon {
+    /// `configure`: settings beyond the defaults.
+    static func daemon(at path: String, replicas: UInt64, snapshotLogBytes: Int = 1 << 20,
+                       configure: (inout Daemon.Configuration) -> Void = { _ in }) throws -> Daemon {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         var next = replicas
@@ -36,7 +39,9 @@ import Testing
         while true {
             do {
                 let store = try DocumentStore(path: path, snapshotLogBytes: snapshotLogBytes, logger: logger)
-                return Daemon(configuration: Daemon.Configuration(), logger: logger, replicaSource: { next += 1; return ReplicaID(next) },
+                var configuration = Daemon.Configuration()
+                configure(&configuration)
+                return Daemon(configuration: configuration, logger: logger, replicaSource: { next += 1; return ReplicaID(next) },
                               store: store)
             } catch where "\(error)".contains("is in use by another quire") && Date() < deadline {
                 usleep(20_000)
@@ -435,7 +440,9 @@ import Testing
     }
 
     /// Eighteen editors leave without closing: the newest eight views are kept whole, the eight
-    /// before them as their texts (detached), and the two oldest are gone, all logged, so a
+    /// before them as their texts (detached; the daemon here keeps at most eight detached views
+    /// per document, where the default is thousands within a bound of bytes), and the two
+    /// oldest are gone, all logged, so a
     /// restart keeps exactly that. A kept one resumes by identity; a detached one's reopen merges
     /// as text with nothing asked; a gone one's is refused (-32017, nothing destroyed) until it
     /// says what it has in common (`base`).
@@ -443,8 +450,9 @@ import Testing
         let path = DaemonProcess.temporaryDirectory("review-eviction")
         let count = 2 * DormantViews.maximumPerDocument + 2
         var editors: [TestEditor] = []
+        let eightDetached: (inout Daemon.Configuration) -> Void = { $0.maximumDetachedViewsPerDocument = DormantViews.maximumPerDocument }
         do {
-            let daemon = try Self.daemon(at: path, replicas: 100)
+            let daemon = try Self.daemon(at: path, replicas: 100, configure: eightDetached)
             for n in 0..<count {
                 let editor = TestEditor(daemon: daemon)
                 editor.initialize(user: "e\(n)")
@@ -459,7 +467,7 @@ import Testing
             #expect(daemon.dormantViews.detachedViews(of: document.id).count == DormantViews.maximumPerDocument)
             for editor in editors { editor.disconnect() }
         }
-        let daemon = try Self.daemon(at: path, replicas: 300)
+        let daemon = try Self.daemon(at: path, replicas: 300, configure: eightDetached)
         let document = try #require(daemon.documents["doc"])
         #expect(Set(daemon.dormantViews.views(of: document.id).map(\.id)) == Set(editors[10...].compactMap(\.view)))
         #expect(Set(daemon.dormantViews.detachedViews(of: document.id).map(\.id)) == Set(editors[2..<10].compactMap(\.view)))

@@ -4,6 +4,7 @@ import Logging
 @testable import QuireDaemon
 import ReplicatingTypes
 import Testing
+import QuireTestSupport
 
 /// The daemon remembers, durably, what each editor saw (protocol/decisions/durable-views.md):
 /// an editor that reopens after the daemon died is resolved against exactly the elements its

@@ -5,6 +5,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// What a person typed ends up intact, once, where they typed it, whatever form the editor sent
 /// the change in and whatever others did to the neighbouring words at the same time

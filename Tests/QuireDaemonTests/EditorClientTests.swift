@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import QuireTestSupport
 
 /// The editor clients in the real editors, headless, against the built daemon.
 @Suite(.serialized) struct EditorClientTests {

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// Another user on the same machine against the editor socket: it is made 0600 (in a 0700
 /// directory by default), only this user's processes are served, and `--socket PATH` never

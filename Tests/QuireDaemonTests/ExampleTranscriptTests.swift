@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// protocol/examples replayed against the real binary, so the spec is executable; and the
 /// shared JSON conformance files thrown at the real binary over a pipe.

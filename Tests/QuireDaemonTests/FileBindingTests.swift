@@ -4,6 +4,7 @@ import Logging
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Documents bound to files: changes made outside Quire are merged as edits, saving is atomic,
 /// an editor's own save is not mistaken for an outside change, and the binding survives restarts.

@@ -4,6 +4,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// A hostile peer that holds the secret against a real daemon over TCP: the attacker is an
 /// in-process daemon whose link frames it writes by hand on the socket (issue 20, items 1 and 6).

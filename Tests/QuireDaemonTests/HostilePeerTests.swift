@@ -4,6 +4,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// A peer that holds the secret and turns hostile, speaking the protocol by hand on a sealed
 /// link (issue 20, items 1 to 6 and 17): every frame that breaks a bound is refused with a logged

@@ -3,6 +3,7 @@ import JSON
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
+import QuireTestSupport
 
 /// The JSON-RPC 2.0 specification's examples sent to the daemon itself: structural errors must
 /// match exactly; calls to the spec's example methods (which Quire does not have) must get

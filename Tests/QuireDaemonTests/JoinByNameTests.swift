@@ -1,6 +1,7 @@
 import JSON
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// Opening a name a peer holds joins the peer's document; two documents created separately
 /// under one name are both kept, both editors are told, and one can be merged into the other.
@@ -39,9 +40,12 @@ import Testing
         net.pump([a, b])
         let fork = try #require(a.documents.keys.first { $0.hasPrefix("notes#") })
         #expect(a.documents[fork]?.text.string == "bob's text\n" && a.documents["notes"]?.text.string == "ann's text\n")
-        let told = ann.take("window/showMessage").map { $0["params"]?["message"]?.stringValue ?? "" }
-        #expect(told.contains { $0.contains("another document named \"notes\"") && $0.contains(fork) }, "\(told)")
-        #expect(bob.take("window/showMessage").count == 1, "bob is told too")
+        // Told as facts the client words: the name, the copy and who made it.
+        let told = ann.take("document/forked").map { $0["params"] }
+        #expect(told.count == 1 && told.first??["uri"] == "notes" && told.first??["copy"] == .string(fork), "\(told)")
+        #expect(told.first??["user"] == "bob" && told.first??["address"]?.stringValue != nil, "\(told)")
+        #expect(ann.take("window/showMessage").isEmpty, "no sentence naming client commands")
+        #expect(bob.take("document/forked").count == 1, "bob is told too")
         // Ann takes bob's text into hers; it reaches bob's daemon as an edit of the shared fork.
         let reply = ann.request("document/merge", ["uri": "notes", "from": .string(fork)])
         #expect(reply["result"]?["merged"] == 11, "\(reply)")

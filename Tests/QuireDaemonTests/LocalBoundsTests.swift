@@ -5,6 +5,7 @@ import Logging
 import QuireProtocol
 import ReplicatingTypes
 import Testing
+import QuireTestSupport
 
 /// Local edits are held to the elements a document may hold, the bound every peer holds its copy
 /// to (issue 20): whatever path brings an editor's text in (an edit, an open, a resync, a reopen,

@@ -4,6 +4,7 @@ import JSON
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Valid messages mutated at random (bytes flipped, cut short, members of the wrong type,
 /// huge or negative numbers) never crash the daemon, never leave a request unanswered, and

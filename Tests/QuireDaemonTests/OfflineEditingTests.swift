@@ -2,6 +2,7 @@ import EditingTraces
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// Offline-first: two paired daemons, each with its own data directory, are killed, edit apart
 /// after restarting, are killed again, and meet again: every edit of both sides is there.
@@ -61,7 +62,7 @@ import Testing
             let bob = TestEditor(process: b)
             bob.initialize(user: "bob")
             #expect(Self.waitForLink(bob))
-            usleep(100_000)
+            #expect(bob.waitForDocument("doc", characters: "shared\n".unicodeScalars.count))
             bob.open("doc", text: "")
             #expect(bob.string == "shared\n")
             Self.killNine(a, b)

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// `document/open` never destroys text (protocol/README.md, *Open never destroys text*).
 @Suite struct OpenKeepsTextTests {

@@ -6,6 +6,7 @@ import Logging
 @testable import QuireDaemon
 import ReplicatingTypes
 import Testing
+import QuireTestSupport
 
 /// Catch-up goes at the pace the peer reads (issue 20): a catch-up far larger than the bound on
 /// unsent output reaches a slow reader whole, with no more than the low-water mark plus one frame

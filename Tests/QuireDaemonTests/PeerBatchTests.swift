@@ -4,6 +4,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// A frame of peer operations is judged one operation at a time, against the copy the earlier ones
 /// left, and refused whole, before any of it is applied, when one of them is invalid there.

@@ -5,6 +5,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Issue 20, items 12 to 16, in process: what a stranger can learn of the secret from one
 /// handshake, pinning before anything is shown, secrets people cannot choose, handshake slots

@@ -2,6 +2,7 @@ import JSON
 import Testing
 @testable import QuireDaemon
 import QuireProtocol
+import QuireTestSupport
 
 /// Cursors, selections and names across daemons: placed in each receiver's view, relayed along
 /// a chain, cleared when the editor or a link goes, and bounded like everything a peer sends.

@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import QuireDaemon
 import Testing
+import QuireTestSupport
 
 /// Real `quire` daemons paired over loopback TCP and over a pipe (`--connect-command` running
 /// `quire peer --stdio`), each with a real editor typing at random.
@@ -71,7 +72,7 @@ import Testing
         // Wait for the link, then join the document.
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, b.request("peer/status")["result"]?["links"]?.arrayValue?.first?["state"] != "established" { usleep(10_000) }
-        usleep(100_000)
+        #expect(b.waitForDocument("doc", characters: "shared\ntext\n".unicodeScalars.count))
         b.open("doc", text: "")
         #expect(b.string == "shared\ntext\n")
         Self.typeAtRandom(a, b, seed: 7)
@@ -106,7 +107,7 @@ import Testing
             usleep(10_000)
         }
         #expect(links.first?["user"] == "carol")
-        usleep(100_000)
+        #expect(b.waitForDocument("doc", characters: "over a pipe\n".unicodeScalars.count))
         b.open("doc", text: "")
         #expect(b.string == "over a pipe\n")
         Self.typeAtRandom(a, b, seed: 9)
@@ -172,11 +173,7 @@ import Testing
         b.initialize()
         #expect(b.request("peer/connect", ["host": "127.0.0.1", "port": .integer(Int64(port))])["result"] == .null)
         #expect(Self.waitForLink(b, state: "established") != nil)
-        // The whole document reached b (a catch-up takes its time on a loaded machine).
-        let arrived = Date().addingTimeInterval(20)
-        while Date() < arrived, !(b.request("document/list")["result"]?.arrayValue?.contains {
-            $0["uri"] == "doc" && $0["characters"] == .integer(Int64(big.unicodeScalars.count))
-        } ?? false) { usleep(10_000) }
+        #expect(b.waitForDocument("doc", characters: big.unicodeScalars.count))
         b.open("doc", text: "")
         #expect(b.string == big)
         // Cut the link, edit apart.

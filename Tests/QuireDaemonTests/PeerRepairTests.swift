@@ -5,6 +5,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Live links repair themselves: digests of what each daemon holds are compared now and then, and
 /// what differs is exchanged, without a reconnect.

@@ -4,6 +4,7 @@ import JSON
 import Testing
 @testable import QuireDaemon
 import QuireProtocol
+import QuireTestSupport
 
 /// Issue 20, items 12, 13 and 15 against the real `quire` binary: secrets people choose, secret
 /// files others can read, the secret kept from `--connect-command` children, and handshake

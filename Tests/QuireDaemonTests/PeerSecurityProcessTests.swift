@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// The attacks of `PeerSecurityTests` that need real sockets: a crowd of idle connections, an
 /// oversized handshake frame on TCP, and a capture of a live TCP link.
@@ -94,7 +95,7 @@ import Testing
         let bob = TestEditor(process: second)
         bob.initialize(user: "bob")
         #expect(PeerLinkControlTests.waitForLink(bob, state: "established") != nil)
-        usleep(200_000)
+        #expect(bob.waitForDocument("doc", characters: "the launch code is swordfish\n".unicodeScalars.count))
         bob.open("doc", text: "")
         #expect(bob.string == "the launch code is swordfish\n")
         bob.edit(bob.text.count..<bob.text.count, with: "the vault opens at noon\n")

@@ -6,6 +6,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// An attacker on the network against real daemons (in process, the bytes of each link in the
 /// attacker's hands): relayed, reflected and replayed handshakes, tampered, replayed and

@@ -55,6 +55,7 @@ import ReplicatingTypes
         func refusedPresence(_ reason: String) { session.refusedPresence(reason) }
         func tick(now: Double, interval: Double) {}
         func sendDueDigests() { session.sendDueDigests() }
+        func hasCaughtUp(on uri: String) -> Bool { session.hasCaughtUp(on: uri) }
 
         /// What was sent of document `uri`: its operations, decoded.
         func operations(of uri: String) throws -> [ReplicatingArrayOperation<Unicode.Scalar>] {
@@ -65,7 +66,7 @@ import ReplicatingTypes
         }
     }
 
-    /// A daemon whose editor (replica 401) shares "notes", and a session over a recording link.
+    /// A daemon whose editor shares "notes" (edited as a replica the daemon lent its view), and a session over a recording link.
     static func scene(configure: (inout Daemon.Configuration) -> Void = { _ in }) -> (Daemon, PeerSession, RecordingLink, EditorSession) {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -100,7 +101,7 @@ import ReplicatingTypes
         let document = try #require(daemon.documents["notes"])
         // The peer has the first three characters of the editor's replica.
         try session.handle(Self.list(initial: true, [["uri": "notes", "id": .string(String(document.id)),
-                                                     "version": .object([String(editor.replica.rawValue): 3])]]))
+                                                     "version": .object([String(try #require(editor.view(of: "notes")).replica.rawValue): 3])]]))
         let sent = try link.operations(of: "notes")
         let inserted = sent.reduce(0) { total, operation in
             if case .insert(let insertion) = operation { return total + insertion.count }
@@ -113,7 +114,7 @@ import ReplicatingTypes
         let (daemon, session, link, editor) = Self.scene()
         let document = try #require(daemon.documents["notes"])
         try session.handle(Self.list(initial: true, [["uri": "notes", "id": .string(String(document.id)),
-                                                     "version": .object([String(editor.replica.rawValue): 1000])]]))
+                                                     "version": .object([String(try #require(editor.view(of: "notes")).replica.rawValue): 1000])]]))
         #expect(link.cutReason?.hasPrefix("version vector from the future") == true, "\(link.cutReason ?? "")")
     }
 

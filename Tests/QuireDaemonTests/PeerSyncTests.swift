@@ -5,6 +5,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Daemons paired in process: handshake, delta sync, live edits from editors on each side,
 /// relays along chains, partitions, and peers that misbehave.
@@ -233,7 +234,7 @@ import ReplicatingTypes
         let (net, a, b, ann, wire) = try Self.linkedWithNotes(100)
         guard let document = a.documents["notes"], let bSide = wire.b else { Issue.record("no link"); return }
         // A duplicate ID with different content, sent by b as if it were real.
-        let annReplica = ann.connection.session.replica
+        let annReplica = try #require(ann.connection.session.view(of: "notes")?.replica)
         var forged = ReplicatingText(replica: annReplica)   // reuses the IDs of ann's own "abc"
         let ops = forged.replace(0..<0, with: Array("XYZ".unicodeScalars))
         bSide.sendOperations(ops, of: b.documents["notes"]!)
@@ -290,6 +291,7 @@ import ReplicatingTypes
             asked.append("connect \(host):\(port)" + (fingerprint.map { " pinned \($0)" } ?? ""))
         }
         func connect(command: String, fingerprint: String?) throws { asked.append("command \(command)") }
+        func connect(relayHost: String, port: Int, fingerprint: String?) throws { asked.append("relay \(relayHost):\(port)") }
     }
 
     @Test func peerRequestsReachTheTransport() {

@@ -4,6 +4,7 @@ import QuireProtocol
 import ReplicatingTypes
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// Peer traffic never writes files (issue 20, item 7): a peer that claims this copy must rebase
 /// onto its state, and sends one, changes at most the shared text; the bound file on disk keeps

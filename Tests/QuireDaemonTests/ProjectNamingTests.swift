@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// The daemon names a file by the one rule every client used to apply itself: its path from its
 /// project root (the nearest directory above it with `.git` or `.quire-root`), else its name.

@@ -2,6 +2,7 @@ import JSON
 import QuireProtocol
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// A rebind (`:saveas`, `write-file`): `document/close` with `keepView`, then `document/open`
 /// with the new `file` and the view, epoch and revision the editor is at. The reopen resolves

@@ -2,6 +2,7 @@ import JSON
 import QuireProtocol
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// `document/resync` with `text`, `epoch` and `revision`: what the editor typed since what it was
 /// sent is resolved against the view's copy at that revision, by identity, so the client keeps no

@@ -3,6 +3,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// The LSP-style lifecycle and the errors that guard it.
 @Suite struct SessionLifecycleTests {

@@ -2,6 +2,7 @@ import EditingTraces
 import Foundation
 import JSON
 import Testing
+import QuireTestSupport
 
 /// Two real editors on one real daemon: the first on stdio, the second through
 /// `quire attach` to the daemon's Unix socket.

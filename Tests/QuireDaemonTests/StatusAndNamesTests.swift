@@ -3,6 +3,7 @@ import JSON
 import QuireProtocol
 import Testing
 @testable import QuireDaemon
+import QuireTestSupport
 
 /// Who a person is shown as when their editor gives no name (git's `user.name`, `$USER`, the
 /// login), and the status summary the daemon counts so that clients only word it.

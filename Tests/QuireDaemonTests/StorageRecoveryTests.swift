@@ -4,6 +4,7 @@ import Logging
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Log lines kept for assertions (what recovery says it dropped).
 final class LogCapture: @unchecked Sendable {

@@ -4,6 +4,7 @@ import Logging
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
+import QuireTestSupport
 
 /// Dropping tombstones on a daemon: only what no copy on it can refer to, only while no peer
 /// holds the document; a compacted document reaches peers whole and keeps converging.

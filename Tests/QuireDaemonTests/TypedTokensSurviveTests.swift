@@ -6,6 +6,7 @@ import Testing
 @testable import QuireDaemon
 import QuireProtocol
 import ReplicatingTypes
+import QuireTestSupport
 
 /// The oracle for "what anyone typed ends up intact, once, where they typed it": three editors
 /// type unique tokens next to, remove and replace the words they see, each change sent in a random

@@ -3,6 +3,7 @@ import JSON
 import Testing
 @testable import QuireDaemon
 import ReplicatingTypes
+import QuireTestSupport
 
 /// `document/undo` and `document/redo`: a session reverts its own edits, step by step, and
 /// never what others typed, even when they typed in between or inside.

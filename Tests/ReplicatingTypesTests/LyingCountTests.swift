@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ReplicatingTypes
 
@@ -139,5 +140,17 @@ import ReplicatingTypes
         let written = register.set(5)
         #expect(written)
         #expect(LamportTimestamp(counter: .max, replica: ReplicaID(1)).successor(by: ReplicaID(1)) == nil)
+    }
+
+    @Test func aDictionaryMergedWithAClockAtTheEndRefusesLocalWritesNotTrapping() throws {
+        let lying = #"{"replica":2,"clock":18446744073709551615,"entries":[]}"#
+        let theirs = try JSONDecoder().decode(ReplicatingDictionary<String, Int>.self, from: Data(lying.utf8))
+        var mine = ReplicatingDictionary<String, Int>(replica: ReplicaID(1))
+        mine["kept"] = 1
+        mine = mine.merged(with: theirs)
+        let written = mine.set(2, forKey: "kept")
+        #expect(!written, "no timestamp left: refused")
+        mine["other"] = 3
+        #expect(mine.dictionary == ["kept": 1], "nothing changed, no trap")
     }
 }

@@ -318,7 +318,24 @@ would have been based on.  Nil without a view or an epoch."
      (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
        (with-current-buffer buffer (quire--on-cursor params))))
     ('window/showMessage (message "Quire: %s" (plist-get params :message)))
+    ('document/forked (quire--on-document-forked params))
+    ('document/editRefused
+     (message "Quire: the daemon refused an edit of %s (%s)" (plist-get params :uri)
+              (or (plist-get (plist-get params :error) :message) "no reason")))
     ('peer/changed (quire--on-peer-changed params))))
+
+(defun quire--on-document-forked (params)
+  "Say a peer has another document of the same name, kept as a copy, per PARAMS."
+  (let* ((user (plist-get params :user))
+         (address (plist-get params :address))
+         (who (cond ((and (stringp user) (not (string-empty-p user))) user)
+                    ((and (stringp address) (not (string-empty-p address))) (format "a peer (%s)" address))
+                    (t "a peer")))
+         (copy (plist-get params :copy)))
+    (message (concat "Quire: %s has another document named \"%s\", created separately from yours. "
+                     "Both are kept whole: theirs as \"%s\". M-x quire-open shows it, "
+                     "M-x quire-merge merges its text into yours")
+             who (plist-get params :uri) copy)))
 
 (defun quire--on-peer-changed (params)
   "Show a peer joining, leaving or failing (with the reason), per PARAMS."
@@ -1062,6 +1079,19 @@ daemon holding that key is accepted."
                                              (list :fingerprint fingerprint))))
   (message "Quire: connecting to %s:%s%s; you are told when it is up" host port
            (if (and fingerprint (not (string-empty-p fingerprint))) (format " (key %s only)" fingerprint) "")))
+
+(defun quire-connect-relay (host port &optional fingerprint)
+  "Dial the relay (`quire relay') at HOST and PORT.
+For two daemons that cannot reach each other (NAT): the relay pairs this daemon
+with the one of the same secret and forwards their encrypted bytes; it is
+dialed again whenever the link drops.  With FINGERPRINT, only a daemon holding
+that key is accepted."
+  (interactive "sRelay host: \nnPort: \nsKey fingerprint (empty for any): ")
+  (quire--connect)
+  (quire--request :peer/connect (append (list :host host :port port :relay t)
+                                        (and fingerprint (not (string-empty-p fingerprint))
+                                             (list :fingerprint fingerprint))))
+  (message "Quire: dialing the relay %s:%s to be paired" host port))
 
 (defun quire-connect-command (command)
   "Peer over COMMAND's stdin and stdout.

@@ -36,6 +36,8 @@ extension Daemon {
     /// The live links (for benchmarks and status).
     public var linksForBenchmark: [PeerLink] { peerLinks.inOrder.compactMap { $0 as? PeerLink } }
     var dormantViews: DormantViews { views.dormantViews }
+    /// The replica IDs local edits are made as (`LocalReplicas`).
+    var localReplicas: LocalReplicas { replicas.pool }
     var stabilityRounds: StabilityRounds { stability.stabilityRounds }
 
     /// The end-of-read steps without the release (tests that look between the two).

@@ -28,7 +28,7 @@ public final class Daemon {
     public let store: DocumentStore?
     let clocks = DaemonClock()
     let local: LocalIdentity
-    let replicas: ReplicaSource
+    let replicas: ReplicaLender
     let sessionRegistry = SessionRegistry()
     let peerLinks: PeerLinks
     let views: ViewKeeper
@@ -42,12 +42,15 @@ public final class Daemon {
     let gate: OutputGate
     let snapshots: SnapshotSource
     let lifecycle: SessionLifecycle
+    /// Reopens waiting for the configured peers' first catch-up.
+    let reopenWaits: ReopenWaits
     private let editorHost: EditorServices
     let peerHost: PeerServices
     private let randomBytes: (Int) -> [UInt8]
 
-    /// - Parameter replicaSource: draws the replica ID of each new editor session; inject a
-    ///   counter in tests, a random source in the daemon.
+    /// - Parameter replicaSource: draws the replica IDs local edits are made as when none of
+    ///   those already used fits (`LocalReplicas`); inject a counter in tests, a random source
+    ///   in the daemon.
     ///   `randomBytes` draws nonces and document IDs (inject a seeded source in tests).
     ///   `store`: the data directory; its documents are loaded now, and the daemon takes its replica ID.
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "quire"),
@@ -60,9 +63,11 @@ public final class Daemon {
         self.randomBytes = randomBytes
         let replica = store?.replica ?? replicaSource()
         local = LocalIdentity(replica: replica, identity: store?.identity ?? PeerIdentity(), configuration: configuration)
-        replicas = ReplicaSource(replicaSource)
         peerLinks = PeerLinks(configuration: configuration, logger: logger, clock: clocks, sessions: sessionRegistry)
         views = ViewKeeper(store: store, randomBytes: randomBytes)
+        views.dormantViews.detachedBytesLimit = configuration.maximumDetachedViewBytesPerDocument
+        views.dormantViews.detachedCountLimit = configuration.maximumDetachedViewsPerDocument
+        replicas = ReplicaLender(logger: logger, store: store, mint: replicaSource, sessions: sessionRegistry, views: views)
         registry = DocumentRegistry(configuration: configuration, logger: logger, store: store, replica: replica, clock: clocks,
                                     randomBytes: randomBytes, views: views, sessions: sessionRegistry, links: peerLinks)
         tombstones = TombstonePolicy(logger: logger, sessions: sessionRegistry, views: views)
@@ -78,6 +83,7 @@ public final class Daemon {
         gate = OutputGate(store: store, sessions: sessionRegistry)
         snapshots = SnapshotSource(logger: logger, documents: registry, sessions: sessionRegistry, views: views, tombstones: tombstones,
                                    rounds: stability)
+        reopenWaits = ReopenWaits(configuration: configuration, logger: logger, clock: clocks, documents: registry, links: peerLinks)
         lifecycle = SessionLifecycle(logger: logger, documents: registry, sessions: sessionRegistry, views: views, presence: presence,
                                      links: peerLinks, gate: gate)
         editorHost = EditorServices(.init(configuration: configuration, logger: logger, identity: local, store: store, replicas: replicas,
@@ -88,16 +94,20 @@ public final class Daemon {
                                  stability: stability, rebaser: rebaser, gate: gate))
         wire()
         if let store { registry.load(from: store) }
+        replicas.startRecording()
     }
 
     private func wire() {
         gate.endOfReadSteps = { [unowned self] in
+            reopenWaits.peersProgressed()   // a held reopen may go now
             presence.applyQueued()
             for session in sessionRegistry.inOrder { session.sendPendingEdits() }
             presence.sendPending()
             stability.recheckIfEditorsMoved()
         }
         gate.snapshotSource = { [unowned self] id in snapshots.snapshot(ofDocument: id) }
+        gate.onStoreFailure = { [unowned self] store in replicas.forgetPool(of: store) }
+        reopenWaits.endRead = { [unowned self] in gate.endRead() }
         peerLinks.onClosed = { [unowned self] link in
             presence.dropPresence(via: link)
             stability.linkClosed(link)
@@ -109,7 +119,7 @@ public final class Daemon {
 
     /// A new editor session whose outgoing messages go to `send`.
     public func makeSession(send: @escaping (Message) -> Void) -> EditorSession {
-        let session = EditorSession(id: sessionRegistry.takeNextID(), replica: replicas.make(), daemon: editorHost, send: send)
+        let session = EditorSession(id: sessionRegistry.takeNextID(), daemon: editorHost, send: send)
         sessionRegistry.add(session)
         logger.info("editor session \(session.id) started")
         return session
@@ -127,11 +137,13 @@ public final class Daemon {
     /// configured, or no handshake slot is free (`PeerLinks.admit`): unauthenticated peering is
     /// never allowed. `incoming`: the peer connected to us (a listener, or `quire peer --stdio`);
     /// this side accepts, and shows nothing that depends on the secret before the peer proved it.
+    /// `accepts`: on a link through a relay (one this daemon started, so `incoming` is false and
+    /// it takes no incoming handshake slot), the role the relay gave it.
     public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void, incoming: Bool = true,
-                             remoteHost: String? = nil) throws -> PeerLink {
+                             accepts: Bool? = nil, remoteHost: String? = nil) throws -> PeerLink {
         try peerLinks.admit(incoming: incoming, remoteHost: remoteHost) { id, secret in
-            PeerLink(id: id, daemon: peerHost, secret: secret, nonce: randomBytes(32), incoming: incoming, remoteHost: remoteHost,
-                     write: write, close: close)
+            PeerLink(id: id, daemon: peerHost, secret: secret, nonce: randomBytes(32), incoming: accepts ?? incoming,
+                     remoteHost: remoteHost, write: write, close: close)
         }
     }
 
@@ -146,6 +158,19 @@ public final class Daemon {
 
     /// Closes every peer link (the daemon is exiting).
     public func closeAllPeers() { peerLinks.closeAll() }
+
+    // MARK: Reopens that wait for the peers (`ReopenWaits`)
+
+    /// Makes reopens wait (bounded) for the first catch-up of `configuredPeers` peers from now
+    /// on; `schedule` runs work on the daemon's event loop after a delay (seconds).
+    public func waitForPeersBeforeReopens(configuredPeers: Int, schedule: @escaping (Double, @escaping () -> Void) -> Void) {
+        reopenWaits.activate(configuredPeers: configuredPeers, schedule: schedule)
+    }
+
+    /// Whether `body`, from `connection`, is held until the peers caught up (`ReopenWaits.holds`).
+    func holdsForCatchUp(_ body: [UInt8], from connection: EditorConnection) -> Bool {
+        reopenWaits.holds(body, from: connection)
+    }
 
     // MARK: Reads and durability (`OutputGate`)
 

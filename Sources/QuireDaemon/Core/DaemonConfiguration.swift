@@ -62,6 +62,14 @@ public struct DaemonConfiguration: Sendable {
     /// A holder of a document not linked with for longer than this (seconds) stops holding
     /// its tombstones back; it rebases onto a state when it returns.
     public var holderHorizon: Double = 30 * 24 * 3600
+    /// What the texts of editor views pushed out of one document may take (`DormantViews`):
+    /// bytes and views; past either the oldest go. Probes that open and leave cost memory
+    /// here, never a returning editor's merge.
+    public var maximumDetachedViewBytesPerDocument = 8 << 20
+    public var maximumDetachedViewsPerDocument = 4_096
+    /// Seconds a restarted daemon's reply to a reopen may wait for the configured peers'
+    /// first catch-up of the document (`ReopenWaits`); 0 answers at once.
+    public var reopenCatchUpWait: Double = 2
 
     public init(hashLimit: Int = 1 << 20, maximumFrameBytes: Int = 8 << 20, maximumNestingDepth: Int = 64, serverVersion: String = "0.6.0",
                 peerSecret: [UInt8]? = nil, userName: String = "quire") {

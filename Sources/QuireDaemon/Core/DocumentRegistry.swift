@@ -125,11 +125,8 @@ final class DocumentRegistry: DocumentLookup {
             name = "\(uri)#\(String(id, radix: 16))"
             if let renamed = documents[name] { return renamed }
             logger.warning("peer link \(link.id): document \(uri) exists here with another history; keeping the peer's as \(name)")
-            let who = link.peerUser.map { $0.isEmpty ? "a peer" : $0 } ?? "a peer"
             for session in sessions.sessions.values {
-                session.showWarning("\(who) has another document named \"\(uri)\", created separately from yours. Both are kept whole: "
-                                    + "theirs as \"\(name)\". Open it by that name to see it, or merge its text into yours "
-                                    + "(document/merge: :QuireMerge \(name) in Vim, M-x quire-merge in Emacs).")
+                session.sendDocumentForked(uri: uri, copy: name, user: link.peerUser, address: link.address)
             }
         }
         let document = SharedDocument(uri: name, id: id, text: ReplicatingText(replica: replica))

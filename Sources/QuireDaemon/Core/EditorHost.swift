@@ -23,7 +23,10 @@ protocol EditorHost: AnyObject {
                     editID: String?, edit: (view: EditorView, epoch: Int, revision: Int)?) throws(ResponseError)
     func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) throws(ResponseError)
     func elementRoom(of document: SharedDocument) -> ElementRoom
-    func makeReplica() -> ReplicaID
+    /// The replica to make edits of `document` as on `copy` (`ReplicaLender.replica(forEditing:of:preferring:)`).
+    func replica(forEditing copy: ReplicatingText?, of document: SharedDocument, preferring: ReplicaID?) -> ReplicaID
+    /// The pool of replica IDs local edits are made as.
+    var localReplicas: LocalReplicas { get }
     func makeViewID() -> String
     func log(_ event: ViewEvent, of document: SharedDocument)
     func keepDormant(_ view: EditorView, of document: SharedDocument)
@@ -44,6 +47,9 @@ protocol EditorHost: AnyObject {
 }
 
 extension EditorHost {
+    func replica(forEditing copy: ReplicatingText?, of document: SharedDocument) -> ReplicaID {
+        replica(forEditing: copy, of: document, preferring: nil)
+    }
     func close(_ uri: String, in session: EditorSession) { close(uri, in: session, forGood: true) }
 }
 
@@ -54,7 +60,7 @@ final class EditorServices: EditorHost {
         let logger: Logger
         let identity: LocalIdentity
         let store: DocumentStore?
-        let replicas: ReplicaSource
+        let replicas: ReplicaLender
         let sessions: SessionRegistry
         let links: PeerLinks
         let views: ViewKeeper
@@ -95,7 +101,10 @@ final class EditorServices: EditorHost {
         try parts.router.contributeFromOutside(operations, to: document)
     }
     func elementRoom(of document: SharedDocument) -> ElementRoom { parts.router.elementRoom(of: document) }
-    func makeReplica() -> ReplicaID { parts.replicas.make() }
+    func replica(forEditing copy: ReplicatingText?, of document: SharedDocument, preferring: ReplicaID?) -> ReplicaID {
+        parts.replicas.replica(forEditing: copy, of: document, preferring: preferring)
+    }
+    var localReplicas: LocalReplicas { parts.replicas.pool }
     func makeViewID() -> String { parts.views.makeViewID() }
     func log(_ event: ViewEvent, of document: SharedDocument) { parts.views.log(event, of: document) }
     func keepDormant(_ view: EditorView, of document: SharedDocument) { parts.views.keepDormant(view, of: document) }

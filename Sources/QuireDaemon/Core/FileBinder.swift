@@ -14,16 +14,19 @@ final class FileBinder {
     private let logger: Logger
     private let store: DocumentStore?
     private unowned let sink: any OperationSink
-    private let replicas: ReplicaSource
+    private let replicas: ReplicaLender
 
-    init(logger: Logger, store: DocumentStore?, operations: any OperationSink, replicas: ReplicaSource) {
+    init(logger: Logger, store: DocumentStore?, operations: any OperationSink, replicas: ReplicaLender) {
         self.logger = logger
         self.store = store
         self.sink = operations
         self.replicas = replicas
     }
 
-    private func makeReplica() -> ReplicaID { replicas.make() }
+    /// The replica to edit `copy` of `document` as (`ReplicaLender`).
+    private func replica(forEditing copy: ReplicatingText?, of document: SharedDocument) -> ReplicaID {
+        replicas.replica(forEditing: copy, of: document)
+    }
 
     /// Binds `document` to the file at `path` (absolute), whose present content is `content`
     /// (read by the caller before anything changed; nil: no file yet). Binding again to the same
@@ -80,7 +83,7 @@ final class FileBinder {
             // The base belongs to a history this copy left (it rebased onto a peer's state, and
             // peer traffic never writes files): what the file changed is merged as text.
             var scratch = document.text
-            scratch.replica = makeReplica()
+            scratch.replica = replica(forEditing: nil, of: document)
             let edits = TextMerge.edits(base: Array(baseText.unicodeScalars), current: Array(current.unicodeScalars),
                                         incoming: Array(text.unicodeScalars))
             var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
@@ -91,7 +94,7 @@ final class FileBinder {
             return edits.count
         }
         var merged = binding.base
-        merged.replica = makeReplica()
+        merged.replica = replica(forEditing: binding.base, of: document)
         let edits = TextDiff.edits(from: Array(baseText.unicodeScalars), to: Array(text.unicodeScalars))
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += merged.replace(edit.range, with: edit.replacement) }

@@ -20,6 +20,8 @@ final class OutputGate {
     var endOfReadSteps: () -> Void = {}
     /// The state a snapshot of document `id` keeps, with its views' states (set by the composition root).
     var snapshotSource: (UInt64) -> (text: ReplicatingText, views: [[UInt8]])? = { _ in nil }
+    /// What else a store failure stops, before the editors are told (set by the composition root).
+    var onStoreFailure: (DocumentStore) -> Void = { _ in }
 
     init(store: DocumentStore?, sessions: SessionRegistry) {
         self.store = store
@@ -70,6 +72,7 @@ final class OutputGate {
         store.snapshotDueDocuments(withViews: snapshotSource)
         if let failure = store.failure, !storeFailureReported {
             storeFailureReported = true
+            onStoreFailure(store)
             sessions.showErrorToAll("Quire \(failure)")
         }
     }

@@ -45,7 +45,7 @@ final class PeerServices: PeerHost {
         let configuration: DaemonConfiguration
         let logger: Logger
         let identity: LocalIdentity
-        let replicas: ReplicaSource
+        let replicas: ReplicaLender
         let sessions: SessionRegistry
         let links: PeerLinks
         let documents: DocumentRegistry

@@ -35,6 +35,8 @@ protocol EditorEndpoint: AnyObject {
     func showError(_ message: String)
     func showWarning(_ message: String)
     func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?)
+    /// A peer's document named `uri` has another history; it is kept here as `copy` (`document/forked`).
+    func sendDocumentForked(uri: String, copy: String, user: String?, address: String)
 }
 
 /// The editors of this daemon as a whole (implemented by `SessionRegistry`).
@@ -84,6 +86,8 @@ protocol PeerEndpoint: AnyObject {
     /// Heartbeats, dead-peer detection and handshake deadlines.
     func tick(now: Double, interval: Double)
     func sendDueDigests()
+    /// Whether this established link's first catch-up of document `uri` is over (`FirstCatchUp`).
+    func hasCaughtUp(on uri: String) -> Bool
     /// Disconnects a misbehaving peer, saying why.
     func cut(_ reason: String)
     /// Closes the link without blame.
@@ -99,4 +103,12 @@ extension PeerEndpoint {
 protocol OperationSink: AnyObject {
     /// Operations that came from outside every editor and peer (a file changed on disk, an undo).
     func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) throws(ResponseError)
+}
+
+/// An editor connection whose messages a reopen may hold back until the peers caught up
+/// (implemented by `EditorConnection`; `ReopenWaits`).
+protocol HeldMessageSource: AnyObject {
+    var sessionID: Int { get }
+    /// Handles one held message and sends its reply.
+    func process(_ body: [UInt8])
 }

@@ -3,18 +3,18 @@ import ReplicatingTypes
 
 /// Moves a document's copy onto another history: a peer's state, when this copy predates a
 /// retiring round it was not part of. May call: the editors (is it open?), the file binder, the
-/// view keeper, the document registry (sharing records), the store and the replica source.
+/// view keeper, the document registry (sharing records), the store and the replica lender.
 final class Rebaser {
     private let logger: Logger
     private let store: DocumentStore?
     private let replica: ReplicaID
-    private let replicas: ReplicaSource
+    private let replicas: ReplicaLender
     private unowned let sessions: any EditorNotifier
     private unowned let files: FileBinder
     private unowned let views: ViewKeeper
     private unowned let documents: DocumentRegistry
 
-    init(logger: Logger, store: DocumentStore?, replica: ReplicaID, replicas: ReplicaSource, sessions: any EditorNotifier,
+    init(logger: Logger, store: DocumentStore?, replica: ReplicaID, replicas: ReplicaLender, sessions: any EditorNotifier,
          files: FileBinder, views: ViewKeeper, documents: DocumentRegistry) {
         self.logger = logger
         self.store = store
@@ -84,7 +84,11 @@ final class Rebaser {
             offset += Int(range.count)
         }
         let edits = TextMerge.edits(base: base, current: merged.scalars.elements, incoming: scalars)
-        merged.replica = replicas.make()
+        // Replicas of ours this history holds fewer elements of than the old one did: some copy
+        // may still hold those, so their counters are never continued (protocol/decisions/replica-reuse.md).
+        let merging = merged.versionVector
+        replicas.pool.retire(Set(old.versionVector.counts.filter { merging[$0.key] < $0.value }.keys))
+        merged.replica = replicas.pool.pick(forEditing: nil, of: merged, avoiding: [])
         for edit in edits.reversed() where edit.range.upperBound <= merged.count { merged.replace(edit.range, with: edit.replacement) }
         merged.replica = replica
         document.adopt(merged)

@@ -37,6 +37,9 @@ struct DetachedView: Equatable {
         self.init(id: view.id, epoch: view.epoch, texts: texts)
     }
 
+    /// The bytes its texts take (what `DormantViews` bounds).
+    var byteCount: Int { texts.values.reduce(0) { $0 + $1.utf8.count } }
+
     /// What its editor showed at daemon revision `revision` of `epoch`, when known.
     func text(epoch: Int?, revision: Int?) -> String? {
         guard let epoch, let revision, epoch == self.epoch else { return nil }

@@ -5,33 +5,48 @@ import ReplicatingTypes
 /// after a restart. A reopen that names one is resolved against exactly the elements that
 /// editor saw (protocol/decisions/durable-views.md).
 ///
-/// Guarantees: at most `maximumPerDocument` per document (the oldest go first, and their going
-/// is logged, so a restart does not bring them back); a view is taken at most once; the
-/// elements dormant views show stay stored (`referencedIDs`), so a returning editor's text can
-/// always be placed.
+/// Guarantees: at most `maximumPerDocument` kept whole per document (the oldest are detached,
+/// keeping their texts); detached views are bounded by memory, at most `detachedBytesLimit`
+/// bytes of texts and `detachedCountLimit` views per document (the oldest go first, the newest
+/// always stays, and their going is logged, so a restart does not bring them back), so editors
+/// that open and leave cost bounded memory without pushing a returning editor out; a view is
+/// taken at most once; the elements dormant views show stay stored (`referencedIDs`), so a
+/// returning editor's text can always be placed.
 final class DormantViews {
     static let maximumPerDocument = 8
 
+    /// Bounds of the detached views of one document (`Daemon.Configuration`).
+    var detachedBytesLimit = 8 << 20
+    var detachedCountLimit = 4_096
+
     /// By document ID, oldest first.
     private var views: [UInt64: [EditorView]] = [:]
-    /// Views whose elements went, by document ID, oldest first; as many again at most.
+    /// Views whose elements went, by document ID, oldest first.
     private var detached: [UInt64: [DetachedView]] = [:]
+    /// Bytes of texts the detached views of each document hold.
+    private var detachedBytes: [UInt64: Int] = [:]
 
     /// Keeps `view` of document `documentID`; returns the views that had to go to make room.
     func keep(_ view: EditorView, of documentID: UInt64) -> [EditorView] {
         view.dropUnsent()
-        let (kept, evicted) = Self.appendingNewest(view, to: views[documentID, default: []], id: \.id)
+        let (kept, evicted) = Self.appendingNewest(view, to: views[documentID, default: []], id: \.id, limit: Self.maximumPerDocument)
         views[documentID] = kept
         return evicted
     }
 
     /// `list` with `item` last (in place of an older one of the same ID), and the oldest that
-    /// pass `maximumPerDocument`.
-    private static func appendingNewest<View>(_ item: View, to list: [View], id: (View) -> String) -> (kept: [View], evicted: [View]) {
+    /// pass `limit` views, or `byteLimit` bytes as `size` counts them (the newest always stays).
+    private static func appendingNewest<View>(_ item: View, to list: [View], id: (View) -> String, limit: Int,
+                                              byteLimit: Int = .max, size: (View) -> Int = { _ in 0 }) -> (kept: [View], evicted: [View]) {
         var list = list
         list.removeAll { id($0) == id(item) }
         list.append(item)
-        let overflow = max(0, list.count - maximumPerDocument)
+        var overflow = max(0, list.count - max(1, limit))
+        var bytes = list.dropFirst(overflow).reduce(0) { $0 + size($1) }
+        while overflow < list.count - 1, bytes > byteLimit {
+            bytes -= size(list[overflow])
+            overflow += 1
+        }
         return (Array(list.dropFirst(overflow)), Array(list.prefix(overflow)))
     }
 
@@ -45,16 +60,23 @@ final class DormantViews {
     /// that had to go to make room.
     func keepDetached(_ view: DetachedView, of documentID: UInt64) -> [DetachedView] {
         views[documentID]?.removeAll { $0.id == view.id }
-        let (kept, evicted) = Self.appendingNewest(view, to: detached[documentID, default: []], id: \.id)
+        let (kept, evicted) = Self.appendingNewest(view, to: detached[documentID, default: []], id: \.id, limit: detachedCountLimit,
+                                                   byteLimit: detachedBytesLimit, size: \.byteCount)
         detached[documentID] = kept
+        detachedBytes[documentID] = kept.reduce(0) { $0 + $1.byteCount }
         return evicted
     }
 
     /// Takes detached view `id` of document `documentID` out, if it is kept.
     func takeDetached(_ id: String, of documentID: UInt64) -> DetachedView? {
-        guard let index = detached[documentID]?.firstIndex(where: { $0.id == id }) else { return nil }
-        return detached[documentID]?.remove(at: index)
+        guard let index = detached[documentID]?.firstIndex(where: { $0.id == id }),
+              let view = detached[documentID]?.remove(at: index) else { return nil }
+        detachedBytes[documentID, default: 0] -= view.byteCount
+        return view
     }
+
+    /// Bytes of texts the detached views of document `documentID` hold.
+    func detachedByteCount(of documentID: UInt64) -> Int { detachedBytes[documentID] ?? 0 }
 
     /// Every detached view of document `documentID`, oldest first.
     func detachedViews(of documentID: UInt64) -> [DetachedView] { detached[documentID] ?? [] }

@@ -49,6 +49,10 @@ final class EditorView {
         confirmed.replica = replica
     }
 
+    /// The replica this view's editor edits as (lent by `LocalReplicas`; 0 in a view recovered
+    /// from the log until a session takes it).
+    var replica: ReplicaID { confirmed.replica }
+
     /// What has been sent to the editor: its text once it applies every pending edit.
     var sent: ReplicatingText { sentCopy ?? confirmed }
 

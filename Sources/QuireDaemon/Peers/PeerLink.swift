@@ -235,6 +235,7 @@ public final class PeerLink: PeerSessionLink {
     func takeQueuedPresence(now: Double) -> [PresenceMessage] { session.takeQueuedPresence(now: now) }
     func refusedPresence(_ reason: String) { session.refusedPresence(reason) }
     func sendDueDigests() { session.sendDueDigests() }
+    func hasCaughtUp(on uri: String) -> Bool { session.hasCaughtUp(on: uri) }
 
     /// Disconnects a misbehaving peer, saying why (to it and to the log).
     func cut(_ reason: String) {

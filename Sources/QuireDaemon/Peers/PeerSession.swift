@@ -50,6 +50,8 @@ final class PeerSession {
     /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
     var staleAtPeer: [String: Set<String>] = [:]
+    /// What the peer held when the link came up, for reopens that wait for it (`FirstCatchUp`).
+    var firstCatchUp = FirstCatchUp()
     /// Presence the peer sent and this daemon has not applied yet: the newest per document and
     /// origin, in arrival order (`PresenceService.applyQueued`).
     private var queuedPresence: [String: PresenceMessage] = [:]
@@ -127,6 +129,7 @@ final class PeerSession {
         switch message {
         case .documents(let list):
             try sendWhatTheyLack(list)
+            noteFirstList(list)
         case .operations(let uri, let documentID, let payload):
             try receiveOperations(uri: uri, documentID: documentID, payload: payload)
         case .state(let uri, let documentID, let payload):

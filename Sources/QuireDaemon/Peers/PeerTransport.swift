@@ -8,6 +8,9 @@ public protocol PeerTransport: AnyObject {
     /// Connects to a peer, reconnecting with backoff when the link drops; with `fingerprint`,
     /// only a peer whose identity key has it is accepted.
     func connect(host: String, port: Int, fingerprint: String?) throws
+    /// Dials a relay (`quire relay`) until it pairs this daemon with another of the same secret,
+    /// and peers over that connection; dials again when the link drops (`protocol/relay.md`).
+    func connect(relayHost: String, port: Int, fingerprint: String?) throws
     /// Runs a command and peers over its stdin/stdout (for example `ssh host quire peer --stdio`).
     func connect(command: String, fingerprint: String?) throws
     /// The ports being listened on.

@@ -20,6 +20,8 @@ public final class DaemonServer {
         public var listen: [String] = []
         /// `host:port` peers to connect to (reconnecting with backoff).
         public var connect: [String] = []
+        /// `host:port` relays to dial and be paired through (`protocol/relay.md`).
+        public var relays: [String] = []
         /// Commands to run and peer over (`ssh host quire peer --stdio`).
         public var connectCommands: [String] = []
         /// Speak the peer protocol on stdin/stdout instead of serving an editor there.
@@ -136,9 +138,20 @@ public final class DaemonServer {
             let (host, port) = try Self.hostAndPort(spec, defaultHost: nil)
             try loop.submit { try network.connect(host: host, port: port, fingerprint: nil) }.wait()
         }
+        for spec in options.relays {
+            let (host, port) = try Self.hostAndPort(spec, defaultHost: nil)
+            try loop.submit { try network.connect(relayHost: host, port: port, fingerprint: nil) }.wait()
+        }
         for command in options.connectCommands {
             try loop.submit { try network.connect(command: command, fingerprint: nil) }.wait()
         }
+        // Reopens wait (bounded) for these peers' first catch-up (`ReopenWaits`).
+        let peers = options.connect.count + options.connectCommands.count
+        try loop.submit {
+            self.daemon.waitForPeersBeforeReopens(configuredPeers: peers) { seconds, work in
+                loop.scheduleTask(in: .nanoseconds(Int64(max(0, seconds) * 1e9))) { work() }
+            }
+        }.wait()
     }
 
     /// Parses `host:port`, `[v6]:port` or, with a default host, `port`.

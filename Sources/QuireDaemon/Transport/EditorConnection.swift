@@ -38,13 +38,20 @@ public final class EditorConnection {
             writer.lineDelimited = framer.mode == .lineDelimited
             switch event {
             case .message(let body):
-                if let reply = processor.process(body, with: session) { send(reply) }
+                // A reopen may wait for the peers' catch-up; it is handled later (`ReopenWaits`).
+                if daemon.holdsForCatchUp(body, from: self) { continue }
+                process(body)
             case .error(let error):
                 daemon.logger.warning("session \(session.id): \(error.description)")
                 send(Message.errorResponse(id: nil, .parseError(error.description)).json)
             }
         }
         daemon.endRead()
+    }
+
+    /// Handles one message and sends its reply (the daemon flushes after the read).
+    func process(_ body: [UInt8]) {
+        if let reply = processor.process(body, with: session) { send(reply) }
     }
 
     /// The editor closed its end of the stream.
@@ -56,4 +63,9 @@ public final class EditorConnection {
     private func send(_ value: JSONValue) {
         write(writer.frame(serializer.serialize(value)))
     }
+}
+
+/// A reopen may hold this connection's messages until the peers caught up (`ReopenWaits`).
+extension EditorConnection: HeldMessageSource {
+    var sessionID: Int { session.id }
 }

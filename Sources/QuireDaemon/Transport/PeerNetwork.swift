@@ -15,6 +15,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     private let group: EventLoopGroup
     private let logger: Logger
     private var listeners: [Int: Channel] = [:]
+    private var relays: [RelayDialer] = []
     private var heartbeat: RepeatedTask?
     private let heartbeatInterval: Double
     private var stopping = false
@@ -33,13 +34,15 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     var listeningPorts: [Int] { listeners.keys.sorted() }
 
-    private func handler(address: String, incoming: Bool, remoteHost: String? = nil, fingerprint: String? = nil,
+    /// `accepts`: on a link through a relay, the role the relay gave; the link is one this daemon
+    /// started, so it is not counted against the incoming handshake slots.
+    private func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
                          onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
                 let output = PeerOutput(channel: channel)
                 let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) },
-                                                    incoming: incoming, remoteHost: remoteHost)
+                                                    incoming: incoming, accepts: accepts, remoteHost: remoteHost)
                 // Paced: catch-up goes out as the peer reads, and a peer that stops reading is cut.
                 link.paceOutput(later: { output.later($0) })
                 output.onTaken = { [weak link] count in link?.outputTaken(count) }
@@ -144,6 +147,21 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             .whenFailure { error in retry("cannot connect: \(error)", false) }
     }
 
+    /// Dials the relay at `host:port` with the rendezvous value of this daemon's secret and, once
+    /// it pairs this daemon with another, peers over that connection; dials again like `connect`
+    /// (`RelayDialer`, protocol/relay.md).
+    func connect(relayHost host: String, port: Int, fingerprint: String?) throws {
+        guard let secret = daemon.configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
+        guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
+        let dialer = RelayDialer(host: host, port: port, rendezvous: RelayRendezvous.value(secret: secret), loop: loop, logger: logger) {
+            [weak self] accepts, onClose in
+            self?.handler(address: "relay \(host):\(port)", incoming: false, accepts: accepts, fingerprint: fingerprint, onClose: onClose)
+        }
+        relays.append(dialer)
+        dialer.start()
+        logger.info("dialing the relay \(host):\(port)")
+    }
+
     func connect(command: String, fingerprint: String?) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -190,9 +208,13 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     func shutdown() {
         stopping = true
         heartbeat?.cancel()
+        for relay in relays { relay.stopDialing() }
         for channel in listeners.values { channel.close(promise: nil) }
         listeners.removeAll()
         daemon.closeAllPeers()
+        // After the goodbyes went out on relayed links; a connection still waiting is closed.
+        for relay in relays { relay.stop() }
+        relays.removeAll()
     }
 }
 

@@ -1,5 +1,11 @@
-/// Every method of the editor protocol, with its direction and kind; `protocol/README.md`
-/// describes each one. The daemon answers `Method not found` for anything else.
+import JSON
+
+/// Every message of the editor protocol, as types: the requests and notifications an editor
+/// sends (the daemon decodes a message by the type listed for its method, and answers
+/// `Method not found` for anything else) and the notifications the daemon sends.
+/// `protocol/README.md` describes each one.
+///
+/// Guarantees: a method is listed once per direction; `all` is derived from the lists.
 public enum MessageRegistry {
     public enum Kind: Sendable { case request, notification, requestOrNotification }
     public enum Direction: Sendable { case editorToDaemon, daemonToEditor, both }
@@ -12,32 +18,53 @@ public enum MessageRegistry {
 
     public static let protocolVersion = 1
 
-    public static let statusMethod = "quire/status"
-
-    public static let all: [Entry] = [
-        Entry(method: InitializeRequest.method, kind: .request, direction: .editorToDaemon),
-        Entry(method: LifecycleMethod.initialized, kind: .notification, direction: .editorToDaemon),
-        Entry(method: LifecycleMethod.shutdown, kind: .request, direction: .editorToDaemon),
-        Entry(method: LifecycleMethod.exit, kind: .notification, direction: .editorToDaemon),
-        Entry(method: LifecycleMethod.cancelRequest, kind: .notification, direction: .editorToDaemon),
-        Entry(method: OpenDocumentRequest.method, kind: .request, direction: .editorToDaemon),
-        Entry(method: DocumentRequest.closeMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: DocumentRequest.textMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: DocumentRequest.resyncMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: DocumentRequest.undoMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: DocumentRequest.redoMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: ListDocumentsRequest.method, kind: .request, direction: .editorToDaemon),
-        Entry(method: SaveDocumentRequest.method, kind: .request, direction: .editorToDaemon),
-        Entry(method: MergeDocumentRequest.method, kind: .request, direction: .editorToDaemon),
-        Entry(method: SavedDocumentNotification.method, kind: .notification, direction: .editorToDaemon),
-        Entry(method: EditDocumentMessage.method, kind: .requestOrNotification, direction: .both),
-        Entry(method: CursorMessage.method, kind: .notification, direction: .both),
-        Entry(method: statusMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: PeerRequests.listenMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: PeerRequests.stopListeningMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: PeerRequests.connectMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: PeerRequests.disconnectMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: PeerRequests.statusMethod, kind: .request, direction: .editorToDaemon),
-        Entry(method: PeerRequests.changedMethod, kind: .notification, direction: .daemonToEditor),
+    /// The requests an editor may send.
+    public static let requests: [any EditorRequest.Type] = [
+        InitializeRequest.self, ShutdownRequest.self,
+        OpenDocumentRequest.self, CloseDocumentRequest.self, DocumentTextRequest.self, ResyncDocumentRequest.self,
+        UndoDocumentRequest.self, RedoDocumentRequest.self, ListDocumentsRequest.self, SaveDocumentRequest.self,
+        MergeDocumentRequest.self, EditDocumentMessage.self, StatusRequest.self,
+        ListenRequest.self, StopListeningRequest.self, ConnectRequest.self, DisconnectRequest.self, PeerStatusRequest.self,
     ]
+
+    /// The notifications an editor may send.
+    public static let editorNotifications: [any EditorNotification.Type] = [
+        InitializedNotification.self, ExitNotification.self, CancelRequestNotification.self,
+        EditDocumentMessage.self, CursorMessage.self, SavedDocumentNotification.self,
+    ]
+
+    /// The notifications the daemon sends.
+    public static let daemonNotifications: [any DaemonNotification.Type] = [
+        EditDocumentMessage.self, CursorMessage.self, PeerChangedNotification.self, DocumentForkedNotification.self,
+        EditRefusedNotification.self, ShowMessageNotification.self,
+    ]
+
+    private static let requestsByMethod: [String: any EditorRequest.Type] =
+        Dictionary(requests.map { ($0.method, $0) }, uniquingKeysWith: { first, _ in first })
+    private static let notificationsByMethod: [String: any EditorNotification.Type] =
+        Dictionary(editorNotifications.map { ($0.method, $0) }, uniquingKeysWith: { first, _ in first })
+
+    /// The request type of `method`, or nil when an editor has no such request.
+    public static func request(_ method: String) -> (any EditorRequest.Type)? { requestsByMethod[method] }
+
+    /// The notification type of `method`, or nil when an editor sends no such notification.
+    public static func notification(_ method: String) -> (any EditorNotification.Type)? { notificationsByMethod[method] }
+
+    /// Every method with its kind and direction.
+    public static var all: [Entry] {
+        var entries: [Entry] = []
+        var seen: Set<String> = []
+        let daemonSends = Set(daemonNotifications.map { $0.method })
+        let editorNotifies = Set(editorNotifications.map { $0.method })
+        let editorRequests = Set(requests.map { $0.method })
+        for method in requests.map({ $0.method }) + editorNotifications.map({ $0.method }) + daemonNotifications.map({ $0.method })
+        where seen.insert(method).inserted {
+            let kind: Kind = editorRequests.contains(method) ? (editorNotifies.contains(method) ? .requestOrNotification : .request)
+                : .notification
+            let fromEditor = editorRequests.contains(method) || editorNotifies.contains(method)
+            let direction: Direction = fromEditor && daemonSends.contains(method) ? .both : fromEditor ? .editorToDaemon : .daemonToEditor
+            entries.append(Entry(method: method, kind: kind, direction: direction))
+        }
+        return entries
+    }
 }

@@ -204,6 +204,8 @@ another daemon."
             (jsonrpc-request dee :document/open '(:uri "plan.el.txt" :text "dee's plan\n"))
             (jsonrpc-request dee :peer/connect (list :port port))
             (should (quire-test--wait (lambda () (quire-test--said "another document named \"plan.el.txt\"")) 10))
+            ;; Worded by the client, with its own commands (the daemon sends document/forked).
+            (should (quire-test--said "M-x quire-merge merges its text into yours"))
             (should (quire-test--wait (lambda () (eql quire--links-up 1))))
             (let ((fork (with-current-buffer (messages-buffer)
                           (save-excursion (goto-char (point-max))
@@ -232,6 +234,44 @@ another daemon."
               (jsonrpc-shutdown probe)))
         (ignore-errors (jsonrpc-shutdown dee))
         (ignore-errors (kill-process far-daemon))))))
+
+;; Through a relay: the daemon and the far one both dial out.
+(ert-deftest quire-test-connect-through-a-relay ()
+  "`quire-connect-relay': this daemon dials a `quire relay' that another daemon
+dials too (neither listens); the relay pairs them and the person is told who
+joined."
+  (quire-test--with-own-daemon ".relay"
+    (insert "through the relay\n")
+    (quire-share "relayed.el.txt")
+    (let* ((relay-log (generate-new-buffer " *relay*"))
+           (relay (make-process :name "relay" :connection-type 'pipe :noquery t :stderr relay-log
+                                :command (list binary "relay" "--listen" "127.0.0.1:0")))
+           (far-log (generate-new-buffer " *far*"))
+           (port nil) (far nil))
+      (unwind-protect
+          (progn
+            (should (quire-test--wait
+                     (lambda () (setq port (with-current-buffer relay-log
+                                             (save-excursion
+                                               (goto-char (point-min))
+                                               (and (re-search-forward "listening on 127\\.0\\.0\\.1:\\([0-9]+\\)" nil t)
+                                                    (string-to-number (match-string 1)))))))
+                     10))
+            (quire-connect-relay "127.0.0.1" port)
+            (should (quire-test--said (format "Quire: dialing the relay 127\\.0\\.0\\.1:%d to be paired" port)))
+            (setq far (make-process :name "far" :connection-type 'pipe :noquery t :stderr far-log
+                                    :command (list binary "--no-stdio" "--socket" (concat socket ".far")
+                                                   "--data-dir" (concat socket ".far.data")
+                                                   "--relay" (format "127.0.0.1:%d" port) "--user-name" "bea")))
+            (should (quire-test--wait (lambda () (quire-test--said "Quire: bea joined")) 10))
+            (should (quire-test--wait (lambda () (eql quire--links-up 1)))))
+        ;; Nothing of this test outlives it: not the processes, nor the pipes of their stderr.
+        (dolist (process (list far relay))
+          (when process
+            (ignore-errors (kill-process process))
+            (quire-test--wait (lambda () (not (process-live-p process))))))
+        (kill-buffer far-log)
+        (kill-buffer relay-log)))))
 
 (ert-deftest quire-test-reconnect-after-daemon-restart ()
   "`kill -9' of the daemon: what was typed at once and while it was away is
@@ -936,8 +976,10 @@ lets the process `go' names run on (SIGCONT).")
 its reply comes first.  `jsonrpc-request' ends its wait by a `throw', which
 used to unwind through our resync's wait: the daemon had resynced, its reply
 was dropped, and the buffer stayed at an epoch the daemon had ended.  Here our
-daemon's bridge is stopped until the other server has answered, so the other
-reply is certainly first; ours must still be read, and theirs too."
+daemon is stopped until the other server has answered, so the other reply is
+certainly first; ours must still be read, and theirs too.  (The daemon, not
+the bridge Emacs writes to: Emacs marks a child it sees stopped as not
+running and refuses to write to it.)"
   (quire-test--with-own-daemon ".nested"
     (insert "one <A1>\ntwo f(x)\n")
     (quire-share "nested.el.txt")
@@ -948,7 +990,6 @@ reply is certainly first; ours must still be read, and theirs too."
                      :process (make-process :name "foreign" :command (list "python3" "-c" quire-test--foreign-server)
                                             :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
                      :notification-dispatcher #'ignore :request-dispatcher #'ignore))
-           (bridge (jsonrpc--process quire--connection))
            (buffer (current-buffer))
            (epoch (plist-get quire--state :epoch))
            (resynced nil))
@@ -956,9 +997,9 @@ reply is certainly first; ours must still be read, and theirs too."
           (progn
             ;; Text the daemon does not have, which the resync replaces.
             (let ((inhibit-modification-hooks t)) (goto-char (point-min)) (insert "garbled "))
-            (signal-process (process-id bridge) 'SIGSTOP)
+            (signal-process (process-id daemon) 'SIGSTOP)
             (run-at-time 0 nil (lambda ()
-                                 (jsonrpc-notify foreign :go (list :pid (process-id bridge)))
+                                 (jsonrpc-notify foreign :go (list :pid (process-id daemon)))
                                  (with-current-buffer buffer (quire-resync))
                                  (setq resynced t)))
             (should (equal (jsonrpc-request foreign :wait '(:from "another package")) "theirs"))
@@ -970,7 +1011,7 @@ reply is certainly first; ours must still be read, and theirs too."
             (insert "three <C3>\n")
             (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "nested.el.txt")
                                                         "one <A1>\ntwo f(x)\nthree <C3>\n")))))
-        (ignore-errors (signal-process (process-id bridge) 'SIGCONT))
+        (ignore-errors (signal-process (process-id daemon) 'SIGCONT))
         (ignore-errors (jsonrpc-shutdown foreign))))))
 
 (ert-deftest quire-test-requests-never-wait-inside-the-daemons-process-filter ()

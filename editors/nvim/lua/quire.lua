@@ -484,6 +484,11 @@ end
 
 handlers['window/showMessage'] = function(params) warn(params.message) end
 
+handlers['document/editRefused'] = function(params)
+  local err = type(params.error) == 'table' and params.error.message or 'no reason'
+  warn('the daemon refused an edit of ' .. tostring(params.uri) .. ' (' .. tostring(err) .. ')')
+end
+
 -- The person behind a peer link: the user name its daemon took from its editor. A daemon no
 -- editor has named yet calls itself "quire"; that names no one, so the link's address stands in.
 function M.peer_name(params)
@@ -506,6 +511,14 @@ handlers['peer/changed'] = function(params)
     end
   end
   vim.cmd('redrawstatus!')
+end
+
+-- A peer's document of the same name, made apart from ours, kept whole as `copy`: say how to see
+-- it and how to merge it.
+handlers['document/forked'] = function(params)
+  warn(M.peer_name(params) .. ' has another document named "' .. tostring(params.uri) .. '", created separately from yours. '
+    .. 'Both are kept whole: theirs as "' .. tostring(params.copy) .. '". :QuireOpen ' .. tostring(params.copy)
+    .. ' shows it, :QuireMerge ' .. tostring(params.copy) .. ' merges its text into yours')
 end
 
 -- The daemon ----------------------------------------------------------------------------------
@@ -1035,6 +1048,19 @@ function M.connect(arguments)
   if fingerprint and fingerprint ~= '' then params.fingerprint = fingerprint end
   if call('peer/connect', params) ~= nil then
     say('connecting to ' .. address .. '; you are told when it is up')
+  end
+end
+
+-- :QuireConnectRelay host:port [fingerprint]: dial a `quire relay` until it pairs this daemon
+-- with another of the same secret (both behind NAT); dialed again whenever the link drops.
+function M.connect_relay(arguments)
+  if not M.start() then return end
+  local address, fingerprint = unpack(vim.split(arguments, ' ', true))
+  local host, port = address:match('^(.*):(%d+)$')
+  local params = { host = host ~= '' and host or '127.0.0.1', port = tonumber(port), relay = true }
+  if fingerprint and fingerprint ~= '' then params.fingerprint = fingerprint end
+  if call('peer/connect', params) ~= nil then
+    say('dialing the relay ' .. address .. ' to be paired')
   end
 end
 

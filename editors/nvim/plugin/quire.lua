@@ -13,6 +13,7 @@ command('QuireOpen', function(o) quire().open(o.args) end, { nargs = 1, complete
 command('QuireListen', function(o) quire().listen(o.args) end, { nargs = '?' })
 command('QuireConnect', function(o) quire().connect(o.args) end, { nargs = '+' })
 command('QuireConnectCommand', function(o) quire().connect_command(o.args) end, { nargs = 1 })
+command('QuireConnectRelay', function(o) quire().connect_relay(o.args) end, { nargs = '+' })
 command('QuireDisconnect', function(o) quire().disconnect(o.args) end, { nargs = '?' })
 command('QuireMerge', function(o) quire().merge(o.args) end, { nargs = 1, complete = names })
 command('QuireSave', function() quire().save() end, {})

@@ -1099,6 +1099,10 @@ def OnMessage(message: dict<any>)
     OnCursor(message.params)
   elseif method == 'window/showMessage'
     Warn(message.params.message)
+  elseif method == 'document/forked'
+    OnDocumentForked(message.params)
+  elseif method == 'document/editRefused'
+    Warn('the daemon refused an edit of ' .. get(message.params, 'uri', '?') .. ' (' .. get(get(message.params, 'error', {}), 'message', 'no reason') .. ')')
   elseif method == 'peer/changed'
     OnPeerChanged(message.params)
   endif
@@ -1108,6 +1112,14 @@ enddef
 # which names no one, so it is told by its address.
 def PeerName(user: string, address: string): string
   return user != '' && user != 'quire' ? user : address != '' ? 'a peer (' .. address .. ')' : 'a peer'
+enddef
+
+# A peer's document of the same name, made apart from ours: kept whole as `copy`; say how to see
+# it and how to merge it.
+def OnDocumentForked(params: dict<any>)
+  var who = PeerName(get(params, 'user', ''), get(params, 'address', ''))
+  Warn(who .. ' has another document named "' .. params.uri .. '", created separately from yours. Both are kept whole: theirs as "'
+    .. params.copy .. '". :QuireOpen ' .. params.copy .. ' shows it, :QuireMerge ' .. params.copy .. ' merges its text into yours')
 enddef
 
 # Peers joining, leaving and failing are shown (a failure with its reason, such as a wrong secret).
@@ -1627,6 +1639,21 @@ export def Connect(arguments: string)
   endif
   if Succeeds('peer/connect', params)
     Say('connecting to ' .. address .. (empty(rest) ? '' : ' (key ' .. rest[0] .. ' only)') .. '; you are told when it is up')
+  endif
+enddef
+
+# :QuireConnectRelay host:port [fingerprint]: dial a `quire relay` until it pairs this daemon
+# with another of the same secret (both behind NAT); dialed again whenever the link drops.
+export def ConnectRelay(arguments: string)
+  Start()
+  var [address; rest] = split(arguments)
+  var parts = split(address, ':')
+  var params: dict<any> = {host: parts[0], port: str2nr(parts[-1]), relay: true}
+  if !empty(rest)
+    params.fingerprint = rest[0]
+  endif
+  if Succeeds('peer/connect', params)
+    Say('dialing the relay ' .. address .. ' to be paired')
   endif
 enddef
 

@@ -9,6 +9,8 @@ var quire = $QUIRE_BINARY
 var work = fnamemodify($QUIRE_TEST_RESULT, ':h') .. '/peers'
 mkdir(work, 'p')
 var socket = work .. '/a.sock'
+# The client's log holds every message whole (the screen shows one line of it).
+g:quire_log = work .. '/client.log'
 
 def WaitFor(Condition: func(): bool, what: string, timeout = 10000)
   var waited = 0
@@ -95,6 +97,9 @@ WaitFor(() => Messages() =~ 'another document named "plan.txt"', 'the message ab
 # The message is cut to one line (a longer one asks for ENTER); the copy's name is in the list.
 var fork = matchstr(join(mapnew(AskA('document/list', {}), (_, d) => d.uri)), 'plan\.txt#\x\+')
 add(errors, fork != '' ? '' : 'the message names no copy')
+# Worded by the client (the daemon sends document/forked), with its own commands.
+var told = join(readfile(g:quire_log), "\n")
+add(errors, told =~ ':QuireMerge ' .. escape(fork, '.#') .. ' merges its text into yours' ? '' : 'the message names no :QuireMerge: ' .. told[-300 :])
 # The copy is made when its name arrives; its text follows.
 WaitFor(() => !empty(filter(AskA('document/list', {}), (_, d) => d.uri == fork && d.characters > 0)), 'the copy to get its text')
 execute 'QuireMerge ' .. fork

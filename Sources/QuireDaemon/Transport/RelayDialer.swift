@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import QuireRelay
+
+/// Keeps one connection to a relay for `PeerNetwork` (`quire --relay host:port`,
+/// `protocol/relay.md`): dials it, names the rendezvous value of the daemon's secret, and once the
+/// relay pairs it runs a peer link over the connection in the role the relay gave. When the link
+/// or the connection ends it dials again: at once after the relay said no partner came in time,
+/// else with the backoff of `--connect` (0.5 s doubling to 30 s; reset by a link that got
+/// established). It stops only when the daemon stops or an editor disconnected the link: a failed
+/// handshake through a relay may be a stranger who saw the rendezvous value, not a wrong secret.
+/// Used on the daemon's event loop only.
+final class RelayDialer {
+    typealias MakeHandler = (_ accepts: Bool, _ onClose: @escaping (_ reason: String, _ wasEstablished: Bool) -> Void) -> ChannelHandler?
+
+    let host: String
+    let port: Int
+    private let rendezvous: [UInt8]
+    private let loop: EventLoop
+    private let logger: Logger
+    private let makeHandler: MakeHandler
+    private var stopped = false
+    private var channel: Channel?
+
+    init(host: String, port: Int, rendezvous: [UInt8], loop: EventLoop, logger: Logger, makeHandler: @escaping MakeHandler) {
+        self.host = host
+        self.port = port
+        self.rendezvous = rendezvous
+        self.loop = loop
+        self.logger = logger
+        self.makeHandler = makeHandler
+    }
+
+    func start() { dial(attempt: 0) }
+
+    /// Dials no more; the connection as it is stays.
+    func stopDialing() { stopped = true }
+
+    /// Dials no more and closes the connection.
+    func stop() {
+        stopped = true
+        channel?.close(promise: nil)
+    }
+
+    private func dial(attempt: Int) {
+        guard !stopped else { return }
+        let preamble = RelayWire.preamble(rendezvous: rendezvous)
+        ClientBootstrap(group: loop)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(RelayReplyHandler(
+                        preamble: preamble,
+                        onPaired: { [self] accepts in
+                            logger.info("paired through the relay \(host):\(port); this side \(accepts ? "accepts" : "connects")")
+                            return makeHandler(accepts) { [self] reason, wasEstablished in
+                                guard !reason.contains("disconnected by an editor") else { return }
+                                redial(reason, attempt: wasEstablished ? 0 : attempt + 1)
+                            }
+                        },
+                        onUnpaired: { [self] reason, status in
+                            redial(reason, attempt: status == .expired ? -1 : attempt + 1)
+                        }))
+                }
+            }
+            .connect(host: host, port: port)
+            .whenComplete { [self] result in
+                switch result {
+                case .success(let channel): self.channel = channel
+                case .failure(let error): redial("cannot connect to the relay: \(error)", attempt: attempt + 1)
+                }
+            }
+    }
+
+    /// Dials again after the backoff of `attempt` (-1: at once).
+    private func redial(_ reason: String, attempt: Int) {
+        guard !stopped else { return }
+        let delay = attempt < 0 ? 0 : min(30.0, 0.5 * pow(2.0, Double(min(attempt, 6))))
+        logger.info("relay \(host):\(port): dialing again in \(delay) s (\(reason))")
+        loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) { [self] in dial(attempt: max(attempt, 0)) }
+    }
+}

@@ -1,0 +1,187 @@
+import Glibc
+
+/// A project folder on disk, as the writer reads and changes it.
+///
+/// Guarantees: every path is walked from the root one folder at a time, each opened relative to
+/// the previous with `O_NOFOLLOW`, so no read or write goes through a symbolic link or outside the
+/// root; a write goes to a new temporary file in the target's folder (`O_EXCL`), is synced, and
+/// is renamed over the target, so a reader sees the old text or the new, never a mix, and a crash
+/// leaves at most a `.quire-write-*` file behind; an existing file keeps its permissions; a
+/// rename never replaces an existing file; a removal only removes a file, and a folder goes only
+/// when it is empty.
+public struct DiskProject: ProjectDisk, Sendable {
+    public let root: String
+    /// Files larger than this are reported as `.file(nil)` (not compared as text).
+    public var maximumTextBytes = ProjectScanner.Limits().fileBytes
+
+    /// Why a step on disk failed.
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        public var description: String
+    }
+
+    public init(root: String) {
+        self.root = root
+    }
+
+    // MARK: Reading
+
+    public func entry(at path: ProjectPath) -> DiskEntry {
+        guard case .success(let folder) = openParent(of: path, creating: false) else {
+            return parentEntry(of: path)
+        }
+        defer { close(folder) }
+        let name = String(path.name)
+        guard let info = Descriptors.linkStatus(name, in: folder) else { return .absent }
+        if Descriptors.isLink(info) { return .symbolicLink }
+        if Descriptors.isFolder(info) { return .folder }
+        guard Descriptors.isRegular(info) else { return .other }
+        guard case .success(let fd) = Descriptors.openFile(name, in: folder) else { return .file(nil) }
+        defer { close(fd) }
+        guard let status = Descriptors.status(fd), Int(status.st_size) <= maximumTextBytes,
+              case .success(let bytes) = Descriptors.read(fd, upTo: Int(status.st_size) + 1), !bytes.contains(0) else { return .file(nil) }
+        return .file(String(validating: bytes, as: UTF8.self))
+    }
+
+    /// What stands in the way when the folders of `path` cannot be opened: absent, or a link or
+    /// file on the way (reported as `.symbolicLink` / `.other`, enough for the writer to hold).
+    private func parentEntry(of path: ProjectPath) -> DiskEntry {
+        guard case .success(var folder) = Descriptors.openRoot(root) else { return .absent }
+        defer { close(folder) }
+        for component in path.components.dropLast() {
+            let name = String(component)
+            guard let info = Descriptors.linkStatus(name, in: folder) else { return .absent }
+            if Descriptors.isLink(info) { return .symbolicLink }
+            guard Descriptors.isFolder(info), case .success(let next) = Descriptors.openFolder(name, in: folder) else { return .other }
+            close(folder)
+            folder = next
+        }
+        return .absent
+    }
+
+    // MARK: Changing
+
+    /// Carries out `actions` in order; stops at the first that fails (the caller rescans).
+    public func perform(_ actions: [ProjectWriter.Action]) throws(Failure) {
+        for action in actions {
+            switch action {
+            case .write(let path, let text): try write(text, to: path)
+            case .remove(let path): try remove(path)
+            case .rename(let from, let to): try rename(from, to: to)
+            case .removeFolderIfEmpty(let path): try removeFolderIfEmpty(path)
+            }
+        }
+    }
+
+    /// Writes `text` to `path` atomically, making missing folders.
+    public func write(_ text: String, to path: ProjectPath) throws(Failure) {
+        let folder = try parent(of: path, creating: true)
+        defer { close(folder) }
+        let name = String(path.name)
+        var mode: mode_t = 0o644
+        if let info = Descriptors.linkStatus(name, in: folder) {
+            guard Descriptors.isRegular(info) else { throw Failure(description: "\(shown(path)) is not a regular file; not written") }
+            mode = info.st_mode & 0o7777
+        }
+        var temporary = ""
+        var fd: Int32 = -1
+        for attempt in 0..<100 where fd < 0 {
+            temporary = ".quire-write-\(getpid())-\(attempt)"
+            fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            if fd < 0 && errno != EEXIST { break }
+        }
+        guard fd >= 0 else { throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(errno))") }
+        var failed: Int32 = 0
+        fchmod(fd, mode)
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                buffer.baseAddress.map { Glibc.write(fd, $0 + written, bytes.count - written) } ?? 0
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                failed = errno
+                break
+            }
+            written += count
+        }
+        if failed == 0 && fsync(fd) != 0 { failed = errno }
+        close(fd)
+        if failed == 0 && renameat(folder, temporary, folder, name) != 0 { failed = errno }
+        if failed != 0 {
+            unlinkat(folder, temporary, 0)
+            throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(failed))")
+        }
+    }
+
+    /// Removes the file at `path` (never a folder).
+    public func remove(_ path: ProjectPath) throws(Failure) {
+        let folder = try parent(of: path, creating: false)
+        defer { close(folder) }
+        guard unlinkat(folder, String(path.name), 0) == 0 else {
+            throw Failure(description: "cannot remove \(shown(path)): \(Descriptors.describe(errno))")
+        }
+    }
+
+    /// Removes the folder at `path` if it is empty; a folder with anything in it stays.
+    public func removeFolderIfEmpty(_ path: ProjectPath) throws(Failure) {
+        let folder = try parent(of: path, creating: false)
+        defer { close(folder) }
+        guard unlinkat(folder, String(path.name), AT_REMOVEDIR) == 0 || errno == ENOTEMPTY || errno == EEXIST || errno == ENOENT else {
+            throw Failure(description: "cannot remove the folder \(shown(path)): \(Descriptors.describe(errno))")
+        }
+    }
+
+    /// Moves the file at `from` to `to`, which must not exist; makes the folders of `to`.
+    public func rename(_ from: ProjectPath, to: ProjectPath) throws(Failure) {
+        let source = try parent(of: from, creating: false)
+        defer { close(source) }
+        let target = try parent(of: to, creating: true)
+        defer { close(target) }
+        guard Descriptors.linkStatus(String(to.name), in: target) == nil else {
+            throw Failure(description: "cannot move \(shown(from)) to \(shown(to)): something is there already")
+        }
+        guard renameat(source, String(from.name), target, String(to.name)) == 0 else {
+            throw Failure(description: "cannot move \(shown(from)) to \(shown(to)): \(Descriptors.describe(errno))")
+        }
+    }
+
+    private func parent(of path: ProjectPath, creating: Bool) throws(Failure) -> Int32 {
+        switch openParent(of: path, creating: creating) {
+        case .success(let fd): return fd
+        case .failure(let error):
+            let why = error.code == ELOOP || error.code == ENOTDIR ? "a symbolic link or a file is on its way" : error.description
+            throw Failure(description: "cannot reach \(shown(path)): \(why)")
+        }
+    }
+
+    /// The folder `path` is in, opened from the root without following links; missing folders
+    /// are made when `creating`.
+    private func openParent(of path: ProjectPath, creating: Bool) -> Result<Int32, Errno> {
+        var folder: Int32
+        switch Descriptors.openRoot(root) {
+        case .success(let fd): folder = fd
+        case .failure(let error): return .failure(error)
+        }
+        for component in path.components.dropLast() {
+            let name = String(component)
+            var next = Descriptors.openFolder(name, in: folder)
+            if case .failure(let error) = next, error.code == ENOENT, creating {
+                if mkdirat(folder, name, 0o755) != 0 && errno != EEXIST {
+                    let code = errno
+                    close(folder)
+                    return .failure(Errno(code: code))
+                }
+                next = Descriptors.openFolder(name, in: folder)
+            }
+            close(folder)
+            switch next {
+            case .success(let fd): folder = fd
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(folder)
+    }
+
+    private func shown(_ path: ProjectPath) -> String { path.string.debugDescription }
+}
