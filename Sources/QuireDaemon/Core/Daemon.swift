@@ -13,8 +13,9 @@ import ReplicatingTypes
 /// The core (this folder) owns: documents by name (`DocumentRegistry`), the one path of
 /// operations (`OperationRouter`), the one end of a read and release of output (`OutputGate`),
 /// editors and links as registries (`SessionRegistry`, `PeerLinks`), and the services: kept
-/// views (`ViewKeeper`), presence, stability rounds, rebase, file binding, tombstones and
-/// snapshots. It may call Documents, Storage and ReplicatingTypes, and the sessions only through
+/// views (`ViewKeeper`), the replica IDs local edits are made as (`ReplicaLender`), reopens
+/// that wait for the peers (`ReopenWaits`), presence, stability rounds, rebase, file binding,
+/// tombstones and snapshots. It may call Documents, Storage and ReplicatingTypes, and the sessions only through
 /// `EditorEndpoint` and `PeerEndpoint`.
 ///
 /// Threading: not thread-safe by design. One event loop owns a daemon and calls into it for
