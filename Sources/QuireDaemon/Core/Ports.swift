@@ -33,7 +33,6 @@ protocol EditorEndpoint: AnyObject {
     /// Sends one daemon edit per document with operations its editor has not seen.
     func sendPendingEdits()
     func showError(_ message: String)
-    func showWarning(_ message: String)
     func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?)
     /// A peer's document named `uri` has another history; it is kept here as `copy` (`document/forked`).
     func sendDocumentForked(uri: String, copy: String, user: String?, address: String)
