@@ -62,17 +62,3 @@ struct ElementRoom {
         return overflow ? .max : sum
     }
 }
-
-extension Daemon {
-    /// The room local edits have in `document`.
-    /// - Complexity: O(replicas of the document)
-    func elementRoom(of document: SharedDocument) -> ElementRoom {
-        ElementRoom(uri: document.uri, held: document.text.scalars.claimedElementCount, limit: configuration.maximumElementsPerDocument)
-    }
-
-    /// Throws `documentTooLarge` when the operations of a local edit would take `document` past
-    /// the elements a document may hold.
-    func checkLocalGrowth(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) throws(ResponseError) {
-        try elementRoom(of: document).check(adding: ElementRoom.newElements(of: operations))
-    }
-}

@@ -1,3 +1,5 @@
+// Documents/: a shared document, its sharing record, file binding and element room.
+// May call: ReplicatingTypes and QuireProtocol only.
 import QuireProtocol
 import ReplicatingTypes
 

@@ -17,7 +17,7 @@ public final class EditorSession: MessageHandler {
     public enum State: Sendable { case uninitialized, running, shutDown }
 
     public let id: Int
-    unowned let daemon: Daemon
+    unowned let daemon: any EditorHost
     let send: (Message) -> Void
     public internal(set) var state = State.uninitialized
     var encoding = PositionEncoding.utf16
@@ -30,7 +30,7 @@ public final class EditorSession: MessageHandler {
 
     /// Edits are made as replicas the daemon lends per document and copy (`LocalReplicas`):
     /// a view's own while it is open, another for edits made on a copy of the document itself.
-    init(id: Int, daemon: Daemon, send: @escaping (Message) -> Void) {
+    init(id: Int, daemon: any EditorHost, send: @escaping (Message) -> Void) {
         self.id = id
         self.daemon = daemon
         self.send = send

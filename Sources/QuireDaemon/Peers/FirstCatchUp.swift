@@ -1,4 +1,3 @@
-import JSON
 import ReplicatingTypes
 
 /// What a peer held of each document when a link came up (the version vectors of its first
@@ -12,20 +11,15 @@ struct FirstCatchUp {
     var listed: [String: VersionVector] = [:]
 }
 
-extension PeerLink {
+extension PeerSession {
     /// Takes note of what the peer's first document list says it holds (once; later lists only
-    /// announce new documents). Malformed entries are ignored here: `sendWhatTheyLack` refuses them.
-    func noteFirstList(_ list: JSONValue) {
-        guard list["initial"] == .bool(true), !firstCatchUp.listReceived else { return }
+    /// announce new documents).
+    func noteFirstList(_ list: DocumentList) {
+        guard list.initial, !firstCatchUp.listReceived else { return }
         firstCatchUp.listReceived = true
-        for entry in list["documents"]?.arrayValue ?? [] {
-            guard let uri = entry["uri"]?.stringValue, let id = entry["id"]?.stringValue.flatMap({ UInt64($0) }),
-                  let version = entry["version"]?.objectValue, let local = daemon.document(uri: uri, id: id) else { continue }
-            var counts: [ReplicaID: UInt64] = [:]
-            for (key, value) in version {
-                if let replica = UInt64(key), let count = value.integerValue, count >= 0 { counts[ReplicaID(replica)] = UInt64(count) }
-            }
-            firstCatchUp.listed[local.uri] = VersionVector(counts)
+        for entry in list.entries {
+            guard let local = daemon.document(uri: entry.uri, id: entry.id) else { continue }
+            firstCatchUp.listed[local.uri] = VersionVector(entry.version)
         }
     }
 
@@ -34,6 +28,6 @@ extension PeerLink {
     func hasCaughtUp(on uri: String) -> Bool {
         guard state == .established, firstCatchUp.listReceived else { return false }
         guard let theirs = firstCatchUp.listed[uri] else { return true }
-        return daemon.document(uri)?.text.versionVector.dominates(theirs) ?? false
+        return daemon.documents[uri]?.text.versionVector.dominates(theirs) ?? false
     }
 }

@@ -2,7 +2,9 @@ import QuireProtocol
 import ReplicatingTypes
 
 /// The bounds a peer's frames are checked against before anything of them is allocated, applied,
-/// logged or relayed (protocol/peer.md, *Bounds*; `Daemon.Configuration` holds the numbers).
+/// logged or relayed (protocol/peer.md, *Bounds*; `DaemonConfiguration` holds the numbers).
+/// What a frame says on its face (names, list sizes, epochs, round IDs) is checked where it is
+/// decoded (`PeerMessage`); what operations and states would make a document hold, here.
 ///
 /// A peer that holds the secret may send any bytes; what it can make this daemon hold is bounded
 /// here: document names (`DocumentName`) and list sizes, then for operations and states the
@@ -10,59 +12,7 @@ import ReplicatingTypes
 /// removed elements or a lying counter costs what it claims) and how far their Lamport counters
 /// run ahead of the document's clock. Kept apart from `PeerLink`'s frame handling, which calls
 /// these once per frame.
-extension PeerLink {
-    /// Why `frame` breaks a bound on its face (a document name, the size of a list), or nil.
-    func boundsViolation(of frame: PeerFrame) -> String? {
-        switch frame {
-        case .operations(let uri, _, _), .state(let uri, _, _):
-            return nameViolation(uri)
-        case .stability(let message):
-            if let round = message["round"]?.stringValue, !Self.isRoundID(round) {
-                return "a stability round ID that is not <replica>:<number>: \"\(DocumentName.displayed(round))\""
-            }
-            return message["uri"]?.stringValue.flatMap(nameViolation)
-        case .presence(let message), .digest(let message):
-            return message["uri"]?.stringValue.flatMap(nameViolation)
-        case .documents(let list):
-            guard let entries = list["documents"]?.arrayValue else { return nil }   // malformed: refused where it is read
-            let configuration = daemon.configuration
-            if entries.count > configuration.maximumDocumentsPerList {
-                return "\(entries.count) documents in one list exceed the limit of \(configuration.maximumDocumentsPerList)"
-            }
-            for entry in entries {
-                if let uri = entry["uri"]?.stringValue, let violation = nameViolation(uri) { return violation }
-                if let replicas = entry["version"]?.objectValue?.count, replicas > configuration.maximumReplicasPerDocument {
-                    return "a version vector of \(replicas) replicas exceeds the limit of \(configuration.maximumReplicasPerDocument)"
-                }
-                // Epochs are kept in the document's metadata: round IDs, as many as a document has replicas.
-                if let epochs = entry["epochs"]?.arrayValue {
-                    if epochs.count > configuration.maximumReplicasPerDocument {
-                        return "\(epochs.count) epochs of one document exceed the limit of \(configuration.maximumReplicasPerDocument)"
-                    }
-                    if let bad = epochs.first(where: { !($0.stringValue.map(Self.isRoundID) ?? false) }) {
-                        return "an epoch that is not a round ID: \"\(DocumentName.displayed(bad.stringValue ?? "(not a string)"))\""
-                    }
-                }
-            }
-            return nil
-        case .hello, .auth, .proof, .heartbeat, .bye:
-            return nil
-        }
-    }
-
-    /// Whether `text` is a stability round's ID as daemons make them: `<replica>:<number>`, in
-    /// decimal, at most 41 characters.
-    static func isRoundID(_ text: String) -> Bool {
-        let parts = text.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
-        return text.utf8.count <= 41 && parts.count == 2
-            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }
-    }
-
-    /// Why `uri` from the peer is not a document name (said safely), or nil.
-    func nameViolation(_ uri: String) -> String? {
-        DocumentName.problem(uri).map { "\($0): \"\(DocumentName.displayed(uri))\"" }
-    }
-
+extension PeerSession {
     /// Why applying `operations` to `text` (this daemon's copy; nil when it has none yet) would
     /// take more than a peer may make it hold, or nil.
     /// - Complexity: O(operations + operations waiting in `text` + its replicas)
@@ -95,7 +45,7 @@ extension PeerLink {
     }
 }
 
-extension PeerLink {
+extension PeerSession {
     /// Why the peer's whole `state` of `uri` breaks a bound: as a new document (all of it is new),
     /// or as the operations this daemon's copy lacks. Nil when it fits.
     func stateBoundsViolation(_ state: ReplicatingText, uri: String, documentID: UInt64) -> String? {
@@ -111,7 +61,7 @@ extension PeerLink {
 
 /// The bounds a frame's growth is held to (protocol/peer.md, *Bounds*), as a pure check: what
 /// `ReplicatingArray.growth(from:)` says a frame would make a document hold, against the numbers
-/// of `Daemon.Configuration`. `PeerLink` checks every operations and state frame with it before
+/// of `DaemonConfiguration`. `PeerLink` checks every operations and state frame with it before
 /// anything of the frame is applied; the benchmark measures what that costs.
 public enum PeerBounds {
     /// Why a copy that would grow by `growth` from Lamport clock `clock` breaks a bound of
@@ -119,7 +69,7 @@ public enum PeerBounds {
     /// the document's bounds only.
     /// - Complexity: O(1)
     public static func violation(of growth: ReplicatingArrayGrowth, clock: UInt64, isState: Bool = false,
-                                 limits: Daemon.Configuration) -> String? {
+                                 limits: DaemonConfiguration) -> String? {
         if !isState, growth.newElements > UInt64(limits.maximumNewElementsPerFrame) {
             return "\(growth.newElements) new elements in one frame exceed the limit of \(limits.maximumNewElementsPerFrame)"
         }

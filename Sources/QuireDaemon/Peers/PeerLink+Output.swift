@@ -38,6 +38,9 @@ extension PeerLink {
         }
     }
 
+    /// Whether output (live or catch-up) waits in the queue.
+    var hasQueuedOutput: Bool { !outbox.isEmpty }
+
     /// Bytes written to the transport and not yet taken by the kernel (0 unless paced).
     var unsentOutputBytes: Int { outbox.unsent }
 
@@ -51,7 +54,7 @@ extension PeerLink {
     /// goodbye goes at once, and what was queued is dropped.
     func send(_ frame: PeerFrame) {
         guard state != .closed, !outputOverflowed else { return }
-        let seals = sentProof || theirProofVerified
+        let seals = channel.sealsOutput
         if case .bye = frame { outbox.dropQueued() }
         let body = frame.body()
         let bytes = body.count + (seals ? 4 + FrameOpener.tagBytes : 4)
@@ -96,7 +99,7 @@ extension PeerLink {
             case .catchUp:
                 guard hasCatchUpRoom else { return }
                 var next: PeerFrame?
-                outbox.updateFrontCatchUp { next = nextFrame(of: &$0) }
+                outbox.updateFrontCatchUp { next = session.nextFrame(of: &$0) }
                 if let frame = next {
                     digests.noteSent(frame)
                     write(body: frame.body(), seals: true, catchUp: true)
@@ -109,52 +112,9 @@ extension PeerLink {
 
     /// Seals the frame of `body` (when `seals`) and hands it to the transport.
     private func write(body: [UInt8], seals: Bool, catchUp: Bool) {
-        let bytes = (seals ? sealer?.seal(body) : nil) ?? PeerFrame.framed(body)
+        let bytes = channel.frame(body, seals: seals)
         bytesOut += bytes.count
         outbox.wrote(bytes.count, catchUp: catchUp)
         write(bytes)
-    }
-
-    /// The next frame `catchUp` owes the peer, nil once it owes nothing more (or no longer may
-    /// send it: the document went or was replaced, or a rebase stands between the copies).
-    /// - Complexity: O(runs + k log k) for the document's k runs to send, on its first frame;
-    ///   O(one frame) after that.
-    private func nextFrame(of catchUp: inout CatchUp) -> PeerFrame? {
-        let document = catchUp.document
-        guard daemon.documents[document.uri] === document, staleAtPeer[document.uri] == nil else { return nil }
-        if catchUp.operations == nil {
-            switch catchUp.kind {
-            case .state:
-                catchUp.operations = []
-                return stateFrame(of: document)
-            case .lacking(let since, let theyHaveNothing, let announceIfNothing):
-                if document.text.scalars.compactedCount > 0, theyHaveNothing {
-                    catchUp.operations = []
-                    return stateFrame(of: document)
-                }
-                guard !isRetired(in: document) else { return nil }
-                let operations = document.text.operations(since: since)
-                catchUp.operations = operations
-                if operations.isEmpty, announceIfNothing { return announcement(of: document) }
-            }
-        }
-        guard let operations = catchUp.operations, catchUp.sent < operations.count, !isRetired(in: document) else { return nil }
-        // The first edits of a document that was only opened when the link came up: from now on
-        // the peer holds it (its tombstones wait for the peer).
-        if let holder = peerReplica, document.sharing.holders[holder] == nil { daemon.markShared(document, holder: holder) }
-        let end = min(catchUp.sent + daemon.configuration.maximumOperationsPerFrame, operations.count)
-        let chunk = Array(operations[catchUp.sent..<end])
-        catchUp.sent = end
-        operationsOut += chunk.count
-        notePeerHas(chunk, of: document.uri)
-        if catchUp.sent == operations.count { catchUp.operations = [] }   // sent: its memory goes now
-        return .operations(uri: document.uri, documentID: document.id, payload: ReplicatingArrayCoding.encode(chunk))
-    }
-
-    /// `document`'s whole state as a frame; from now on the peer holds it.
-    private func stateFrame(of document: SharedDocument) -> PeerFrame {
-        daemon.markShared(document, holder: peerReplica)
-        peerVersions[document.uri] = document.text.versionVector.counts
-        return .state(uri: document.uri, documentID: document.id, payload: document.text.encodedState())
     }
 }

@@ -63,7 +63,7 @@ struct PresenceMessage {
         }
         let color = json["user"]?["color"]?.stringValue.flatMap { Self.isColor($0) ? $0 : nil }
         self.init(uri: uri, documentID: id, origin: origin, sequence: sequence,
-                  user: WireUser(name: PeerLink.displayName(name), color: color), selections: selections)
+                  user: WireUser(name: DisplayText.clean(name), color: color), selections: selections)
     }
 
     private static func encode(_ anchor: SharedDocument.Anchor) -> JSONValue {

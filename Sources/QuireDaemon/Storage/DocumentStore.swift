@@ -1,3 +1,6 @@
+// Storage/: the data directory (replica ID, lock, per-document log and snapshots, recovery of
+// editor views). May call: Documents, the view state types of Editor/ (`EditorView`,
+// `DetachedView`, which it stores) and ReplicatingTypes; never the core or the sessions.
 import Foundation
 import Logging
 import ReplicatingTypes

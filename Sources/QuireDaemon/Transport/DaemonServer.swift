@@ -1,3 +1,6 @@
+// Transport/: bytes from stdio, the Unix socket, TCP and pipes (SwiftNIO) into editor
+// connections and peer links. May call: the `Daemon` (the composition root), `EditorConnection`,
+// `PeerLink` and `PeerChannelHandler`; nothing below calls it but through `PeerTransport`.
 import Foundation
 import Logging
 import NIOCore

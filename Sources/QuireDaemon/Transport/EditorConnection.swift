@@ -46,8 +46,7 @@ public final class EditorConnection {
                 send(Message.errorResponse(id: nil, .parseError(error.description)).json)
             }
         }
-        daemon.flush()
-        daemon.commit()
+        daemon.endRead()
     }
 
     /// Handles one message and sends its reply (the daemon flushes after the read).
@@ -64,4 +63,9 @@ public final class EditorConnection {
     private func send(_ value: JSONValue) {
         write(writer.frame(serializer.serialize(value)))
     }
+}
+
+/// A reopen may hold this connection's messages until the peers caught up (`ReopenWaits`).
+extension EditorConnection: HeldMessageSource {
+    var sessionID: Int { session.id }
 }

@@ -36,7 +36,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        link?.daemonFlush()
+        link?.endRead()
         context.fireChannelReadComplete()
     }
 

@@ -42,8 +42,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             do {
                 let output = PeerOutput(channel: channel)
                 let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) },
-                                                    incoming: incoming, remoteHost: remoteHost)
-                if let accepts { link.isIncoming = accepts }
+                                                    incoming: incoming, accepts: accepts, remoteHost: remoteHost)
                 // Paced: catch-up goes out as the peer reads, and a peer that stops reading is cut.
                 link.paceOutput(later: { output.later($0) })
                 output.onTaken = { [weak link] count in link?.outputTaken(count) }

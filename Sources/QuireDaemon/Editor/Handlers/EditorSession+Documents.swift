@@ -52,7 +52,7 @@ extension SavedDocumentNotification: SessionNotification {
 }
 
 extension ListDocumentsRequest: SessionRequest {
-    func answer(in session: EditorSession) throws(ResponseError) -> DocumentList { DocumentList(session.daemon.documentList) }
+    func answer(in session: EditorSession) throws(ResponseError) -> Result { Result(session.daemon.documentList) }
 }
 
 extension EditorSession {

@@ -58,7 +58,7 @@ extension EditorSession {
         return MergeDocumentRequest.Result(uri: request.uri, merged: copied.unicodeScalars.count)
     }
 
-    /// `operations` of this session's into `document` (through `Daemon.contribute`, or as from
+    /// `operations` of this session's into `document` (through `EditorHost.contribute`, or as from
     /// outside every editor), then one undo step of its own. The daemon checks the document's
     /// room first: when it has none (`documentTooLarge`) nothing changes and no step is kept.
     func contributeStep(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument,

@@ -14,7 +14,7 @@ import ReplicatingTypes
 /// operations that vector lacks (with its whole removal set) and a `want` with its own version
 /// vector, to which the peer answers with the operations this daemon lacks. The next tick asks
 /// again to confirm. Bounds and rates: `DigestExchange`.
-extension PeerLink {
+extension PeerSession {
     /// Once per heartbeat tick: asks the peer about every shared document that changed since it
     /// was last asked about, or whose last round did not agree (at most
     /// `DigestExchange.maximumAsksPerTick`). A new link asks about every document it shares.
@@ -43,13 +43,7 @@ extension PeerLink {
     }
 
     /// A `digest` frame from the authenticated peer.
-    func receiveDigest(_ json: JSONValue) {
-        let message: DigestMessage
-        do {
-            message = try DigestMessage(json: json)
-        } catch {
-            return cut(error.description)
-        }
+    func receiveDigest(_ message: DigestMessage) {
         // A document this daemon does not have, or does not compare on this link: nothing to
         // answer (the document lists bring it first).
         guard let document = repairedDocument(uri: message.uri, id: message.documentID), sharesForRepair(document) else { return }
@@ -76,7 +70,7 @@ extension PeerLink {
         guard digests.mayAnswer(uri: document.uri) else { return }
         let ours = document.digest
         // Catch-up still owed on this link is on the way too, though not built yet.
-        let nothingOnTheWay = ask.received == digests.framesSent && outbox.isEmpty
+        let nothingOnTheWay = ask.received == digests.framesSent && !link.hasQueuedOutput
         let repair = nothingOnTheWay && ask.digest != ours
         if repair {
             digests.expectWant(uri: document.uri)

@@ -1,5 +1,7 @@
 import JSON
+import Logging
 import QuireProtocol
+import ReplicatingTypes
 
 /// Presence across daemons: every editor's cursors and selections, with its user's name and
 /// colour, reach the editors of every daemon that holds the document, relayed through chains,
@@ -7,7 +9,57 @@ import QuireProtocol
 ///
 /// Rate: an editor's cursor updates of one read go out as one `presence` frame per link (the
 /// latest), so typing costs at most one small frame per keystroke and bursts cost one.
-extension Daemon {
+/// May call: the documents (`DocumentLookup`), the editors and the peer links.
+final class PresenceService {
+    private let logger: Logger
+    private let replica: ReplicaID
+    private let clock: DaemonClock
+    private unowned let documentLookup: any DocumentLookup
+    private unowned let sessionRegistry: SessionRegistry
+    private unowned let peerLinks: PeerLinks
+    /// Local editors' presence changes not yet sent to peers.
+    private var pendingPresence: Set<PendingPresence> = []
+    private var lastPresenceNumber = 1_000_000
+    /// Numbers this daemon's presence messages; starts at the wall clock in microseconds, so a
+    /// restarted daemon's messages are newer than any it sent before.
+    private lazy var lastPresenceSequence = UInt64(max(0, clock.wall() * 1_000_000))
+
+    init(logger: Logger, replica: ReplicaID, clock: DaemonClock, documents: any DocumentLookup, sessions: SessionRegistry, links: PeerLinks) {
+        self.logger = logger
+        self.replica = replica
+        self.clock = clock
+        self.documentLookup = documents
+        self.sessionRegistry = sessions
+        self.peerLinks = links
+    }
+
+    private var documents: [String: SharedDocument] { documentLookup.documents }
+    private var sessions: [Int: any EditorEndpoint] { sessionRegistry.sessions }
+    private var links: [Int: any PeerEndpoint] { peerLinks.links }
+
+    /// The number editors here know an editor of another daemon by (above every session id).
+    private func nextPresenceNumber() -> Int {
+        lastPresenceNumber += 1
+        return lastPresenceNumber
+    }
+
+    /// A local session's selections in `document` changed: every other session and, at the
+    /// next end of a read, every peer hears of it.
+    func broadcastSelections(of session: any EditorEndpoint, in document: SharedDocument) {
+        for other in sessions.values where other !== session {
+            other.sendSelections(of: session.id, in: document)
+        }
+        localPresenceChanged(session: session.id, in: document)
+    }
+
+    /// Every session's selections in `document`, for a session that just opened it.
+    func sendAllSelections(in document: SharedDocument, to session: any EditorEndpoint) {
+        for id in document.selections.keys.sorted() where id != session.id {
+            session.sendSelections(of: id, in: document)
+        }
+        sendPeerPresence(in: document, to: session)
+    }
+
     /// The origin key of a session of this daemon.
     func presenceOrigin(of sessionID: Int) -> String { "\(replica.rawValue):\(sessionID)" }
 
@@ -17,11 +69,11 @@ extension Daemon {
     }
 
     /// Sends what changed since the last flush, one frame per editor and document.
-    func sendPendingPresence() {
+    func sendPending() {
         guard !pendingPresence.isEmpty else { return }
         let pending = pendingPresence.sorted { ($0.uri, $0.session) < ($1.uri, $1.session) }
         pendingPresence.removeAll()
-        let established = links.values.filter { $0.state == .established }.sorted { $0.id < $1.id }
+        let established = links.values.filter { $0.isEstablished }.sorted { $0.id < $1.id }
         guard !established.isEmpty else { return }
         for item in pending {
             guard let document = documents[item.uri] else { continue }
@@ -41,7 +93,7 @@ extension Daemon {
 
     /// Everything known of `document`'s presence, for a link that just synced it: this daemon's
     /// editors and those relayed from elsewhere (not those that came by `link` itself).
-    func presenceMessages(of document: SharedDocument, for link: PeerLink) -> [PresenceMessage] {
+    func presenceMessages(of document: SharedDocument, for link: any PeerEndpoint) -> [PresenceMessage] {
         var messages = document.selections.keys.sorted().map { ownPresence(of: $0, in: document) }
         for (origin, presence) in document.peerPresences.sorted(by: { $0.key < $1.key })
         where presence.viaLink != link.id && !presence.selection.selections.isEmpty {
@@ -51,22 +103,13 @@ extension Daemon {
         return messages
     }
 
-    /// A presence frame from an authenticated peer: checked, then held on the link until the end
-    /// of the read (`applyQueuedPresence`), so many messages of one editor in one read count once.
-    func receivePresence(_ json: JSONValue, from link: PeerLink) throws(PresenceMessage.Invalid) {
-        let message = try PresenceMessage(json: json)
-        guard link.queuePresence(message) else {
-            throw PresenceMessage.Invalid(description: "more than \(PeerLink.maximumQueuedPresence) editors' presence waiting in one read")
-        }
-    }
-
     /// Applies what every link's peer said of presence since the last call, the newest message
     /// per editor, as far as each link's rate allows (`Configuration.presencePerSecond`); the rest
     /// waits for the next read or tick, still coalesced. Called at the end of every read.
-    func applyQueuedPresence() {
-        let now = monotonicClock()
-        for link in links.values.sorted(by: { $0.id < $1.id }) where link.state == .established {
-            for message in link.takeQueuedPresence(now: now) where link.state == .established { applyPresence(message, from: link) }
+    func applyQueued() {
+        let now = clock.monotonic()
+        for link in links.values.sorted(by: { $0.id < $1.id }) where link.isEstablished {
+            for message in link.takeQueuedPresence(now: now) where link.isEstablished { applyPresence(message, from: link) }
         }
     }
 
@@ -78,8 +121,8 @@ extension Daemon {
     /// daemon's own link; one about an editor further away only from the link it first came by
     /// (until that link closes). So a peer cannot speak for, spoof or mute the cursor of a daemon
     /// it does not stand between.
-    private func applyPresence(_ message: PresenceMessage, from link: PeerLink) {
-        guard let document = document(uri: message.uri, id: message.documentID) else {
+    private func applyPresence(_ message: PresenceMessage, from link: any PeerEndpoint) {
+        guard let document = documentLookup.document(uri: message.uri, id: message.documentID) else {
             logger.debug("presence of \(message.origin) in \(message.uri) ignored: no such document here")
             return
         }
@@ -87,7 +130,7 @@ extension Daemon {
         let originReplica = message.origin.split(separator: ":").first.flatMap { UInt64($0) }
         if originReplica == replica.rawValue { return }   // our own, come back round
         let direct = originReplica != nil && originReplica == link.peerReplica?.rawValue
-        if !direct, let owner = links.values.first(where: { $0 !== link && $0.state == .established && $0.peerReplica?.rawValue == originReplica }) {
+        if !direct, let owner = links.values.first(where: { $0 !== link && $0.isEstablished && $0.peerReplica?.rawValue == originReplica }) {
             return link.refusedPresence("presence of \(message.origin) is taken only from its own daemon's link \(owner.id)")
         }
         let known = document.peerPresences[message.origin]
@@ -106,12 +149,12 @@ extension Daemon {
         document.peerPresences[message.origin] = message.selections.isEmpty ? nil
             : SharedDocument.PeerPresence(selection: selection, sequence: message.sequence, viaLink: link.id, number: number)
         for session in sessions.values { session.sendSelections(number: number, selection: selection, in: document) }
-        for other in links.values where other !== link && other.state == .established { other.sendPresence(message) }
+        for other in links.values where other !== link && other.isEstablished { other.sendPresence(message) }
     }
 
     /// The link `link` closed: the presence that came by it is gone from this daemon's editors
     /// and, as "left", from the daemons this one relayed it to.
-    func dropPresence(via link: PeerLink) {
+    func dropPresence(via link: any PeerEndpoint) {
         for document in documents.values {
             for (origin, presence) in document.peerPresences where presence.viaLink == link.id {
                 document.peerPresences[origin] = nil
@@ -119,13 +162,13 @@ extension Daemon {
                 for session in sessions.values { session.sendSelections(number: presence.number, selection: left, in: document) }
                 let message = PresenceMessage(uri: document.uri, documentID: document.id, origin: origin, sequence: presence.sequence + 1,
                                               user: presence.selection.user, selections: [])
-                for other in links.values where other !== link && other.state == .established { other.sendPresence(message) }
+                for other in links.values where other !== link && other.isEstablished { other.sendPresence(message) }
             }
         }
     }
 
     /// Every editor's selections in `document` on other daemons, for a session that just opened it.
-    func sendPeerPresence(in document: SharedDocument, to session: EditorSession) {
+    func sendPeerPresence(in document: SharedDocument, to session: any EditorEndpoint) {
         for presence in document.peerPresences.values.sorted(by: { $0.number < $1.number }) where !presence.selection.selections.isEmpty {
             session.sendSelections(number: presence.number, selection: presence.selection, in: document)
         }

@@ -2,11 +2,32 @@ import Glibc
 import QuireProtocol
 import ReplicatingTypes
 
+import Logging
+
 /// Documents bound to files: binding, merging in changes made to the file outside Quire, saving
 /// the merged text atomically, and taking note of an editor's own save. A file's line endings,
 /// BOM and final newline are its binding's `FileFormat`: read and compared as the text editors
-/// show, written back as the file had them.
-extension Daemon {
+/// show, written back as the file had them. Peer traffic never writes files.
+/// May call: the store, the operation path (`OperationSink`: what changed in a file goes in as
+/// edits from outside) and the replica source.
+final class FileBinder {
+    private let logger: Logger
+    private let store: DocumentStore?
+    private unowned let sink: any OperationSink
+    private let replicas: ReplicaLender
+
+    init(logger: Logger, store: DocumentStore?, operations: any OperationSink, replicas: ReplicaLender) {
+        self.logger = logger
+        self.store = store
+        self.sink = operations
+        self.replicas = replicas
+    }
+
+    /// The replica to edit `copy` of `document` as (`ReplicaLender`).
+    private func replica(forEditing copy: ReplicatingText?, of document: SharedDocument) -> ReplicaID {
+        replicas.replica(forEditing: copy, of: document)
+    }
+
     /// Binds `document` to the file at `path` (absolute), whose present content is `content`
     /// (read by the caller before anything changed; nil: no file yet). Binding again to the same
     /// file merges what changed in it outside Quire. When `writtenByEditor`, the file holds what
@@ -67,7 +88,7 @@ extension Daemon {
                                         incoming: Array(text.unicodeScalars))
             var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
             for edit in edits.reversed() where edit.range.upperBound <= scratch.count { operations += scratch.replace(edit.range, with: edit.replacement) }
-            try contributeFromOutside(operations, to: document)
+            try sink.contributeFromOutside(operations, to: document)
             setFile(binding.path, holding: document.text, hash: hash, format: format, of: document)
             logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire, as text")
             return edits.count
@@ -77,7 +98,7 @@ extension Daemon {
         let edits = TextDiff.edits(from: Array(baseText.unicodeScalars), to: Array(text.unicodeScalars))
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         for edit in edits.reversed() { operations += merged.replace(edit.range, with: edit.replacement) }
-        try contributeFromOutside(operations, to: document)
+        try sink.contributeFromOutside(operations, to: document)
         setFile(binding.path, holding: merged, hash: hash, format: format, of: document)
         logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire")
         return edits.count

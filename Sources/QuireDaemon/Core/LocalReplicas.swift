@@ -24,7 +24,7 @@ final class LocalReplicas {
     /// In the order they were minted: the first that fits is lent, so few are used.
     private(set) var pooled: [ReplicaID]
     /// Every replica this daemon made edits as (pooled, retired or used once), for
-    /// `Daemon.impossibleClaim`.
+    /// `ReplicaLender.impossibleClaim`.
     private(set) var own: Set<ReplicaID>
     private let mint: () -> ReplicaID
     /// Called with the pool after it changed, to keep it across restarts.
@@ -67,33 +67,5 @@ final class LocalReplicas {
         let before = pooled.count
         pooled.removeAll { replicas.contains($0) }
         if pooled.count != before { onChange(pooled) }
-    }
-}
-
-extension Daemon {
-    /// The replica to make edits of `document` as on `copy` (nil: a fresh copy of the document
-    /// itself, edited and contributed before anything else happens): never one a live view of
-    /// the document edits as, nor one a kept view of it will want back, and one whose elements
-    /// `copy` holds all of (`LocalReplicas.pick`).
-    func replica(forEditing copy: ReplicatingText?, of document: SharedDocument, preferring: ReplicaID? = nil) -> ReplicaID {
-        var avoiding = Set(sessions.values.compactMap { $0.view(of: document.uri)?.replica })
-        for view in dormantViews.views(of: document.id) where view.replica != preferring { avoiding.insert(view.replica) }
-        return localReplicas.pick(forEditing: copy, of: document.text, avoiding: avoiding, preferring: preferring)
-    }
-
-    /// The store failed: from now on edits reach peers without being logged, so no replica used
-    /// until now may be continued after a restart (the log would lack what peers hold). The
-    /// pool is emptied here and its file removed (an unlink needs no room on a full disk).
-    func forgetReplicaPool(of store: DocumentStore) {
-        localReplicas.onChange = { _ in }   // nothing used from now on is kept for a restart
-        localReplicas.retire(Set(localReplicas.pooled))
-        store.forgetLocalReplicas()
-    }
-
-    /// Keeps the pool for the next run; a failure costs only reuse after a restart.
-    func recordLocalReplicas(_ pool: [ReplicaID]) {
-        do { try store?.recordLocalReplicas(pool) } catch {
-            logger.warning("the replica pool could not be kept (\(error)); a restart makes new replica IDs")
-        }
     }
 }

@@ -1,0 +1,141 @@
+import Logging
+
+/// The peer links of this daemon by id: admission of handshaking links (slots per daemon and
+/// per address), the links' lifecycle as editors hear of it (`peer/changed`, failed attempts
+/// summarised per interval), heartbeats, and the network transport editors ask to listen and
+/// connect. Holds links only as `PeerEndpoint`s. May call: the editors (`EditorNotifier`).
+final class PeerLinks {
+    private(set) var links: [Int: any PeerEndpoint] = [:]
+    private var nextID = 1
+    /// Listening and connecting for `peer/*` requests; set by the server that runs the daemon.
+    weak var transport: PeerTransport?
+    /// Runs when a link closed, after it left the registry and before editors hear of it (its
+    /// presence goes, rounds waiting on it fail, its holders' last contact is noted).
+    var onClosed: (any PeerEndpoint) -> Void = { _ in }
+    private let configuration: DaemonConfiguration
+    private let logger: Logger
+    private let clock: DaemonClock
+    private let sessions: SessionRegistry
+    /// Hosts that peers authenticated from (most recent last, at most 256): their new connections
+    /// are favoured for handshake slots.
+    private var authenticatedHosts: [String] = []
+    /// Failed attempts (never-authenticated links, refused connections) within one interval.
+    private var failedAttempts: (since: Double, reasons: [String: Int])?
+
+    init(configuration: DaemonConfiguration, logger: Logger, clock: DaemonClock, sessions: SessionRegistry) {
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        self.sessions = sessions
+    }
+
+    var inOrder: [any PeerEndpoint] { links.values.sorted { $0.id < $1.id } }
+    var established: [any PeerEndpoint] { inOrder.filter(\.isEstablished) }
+
+    /// Admits a new link made by `make` with the next id, or throws when peering is not allowed
+    /// (no secret, or one too short) or an incoming handshake slot is not free. Incoming
+    /// handshake slots (`maximumUnauthenticatedLinks` in all, `maximumHandshakesPerAddress` per
+    /// `remoteHost`) are refused when full, except that a host that authenticated here before
+    /// takes the slot of the oldest handshake from a host that never did; links this daemon
+    /// starts itself are not counted, so strangers cannot stop it reconnecting to its peers.
+    func admit<Link: PeerEndpoint>(incoming: Bool, remoteHost: String?, make: (_ id: Int, _ secret: [UInt8]) -> Link) throws -> Link {
+        guard let secret = configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
+        guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
+        if incoming {
+            let handshaking = inOrder.filter { $0.state == .handshaking && $0.isIncoming }
+            let known = remoteHost.map { authenticatedHosts.contains($0) } ?? false
+            if let host = remoteHost {
+                let fromHost = handshaking.filter { $0.remoteHost == host }
+                if fromHost.count >= configuration.maximumHandshakesPerAddress {
+                    attemptFailed(reason: "refused: \(fromHost.count) handshakes from \(host) already under way", link: nil)
+                    throw PeeringError.tooManyHandshakesFrom(host, fromHost.count)
+                }
+            }
+            if handshaking.count >= configuration.maximumUnauthenticatedLinks {
+                let stranger = handshaking.first { link in !(link.remoteHost.map { authenticatedHosts.contains($0) } ?? false) }
+                if known, let stranger {
+                    stranger.cut("handshake slot given to \(remoteHost ?? "?"), which authenticated here before")
+                } else {
+                    attemptFailed(reason: "refused: \(handshaking.count) handshakes already under way", link: nil)
+                    throw PeeringError.tooManyHandshakes(handshaking.count)
+                }
+            }
+        }
+        let link = make(nextID, secret)
+        nextID += 1
+        links[link.id] = link
+        return link
+    }
+
+    /// `link` completed its handshake.
+    func established(_ link: any PeerEndpoint) {
+        if let host = link.remoteHost {
+            authenticatedHosts.removeAll { $0 == host }
+            authenticatedHosts.append(host)
+            if authenticatedHosts.count > 256 { authenticatedHosts.removeFirst() }
+        }
+        announce(link, event: "joined", reason: nil)
+    }
+
+    /// `link` closed (it calls this once).
+    func closed(_ link: any PeerEndpoint) {
+        links[link.id] = nil
+        onClosed(link)
+        guard link.wasEstablished else { return attemptFailed(reason: link.closeReason ?? "closed", link: link) }
+        let leftOnPurpose = ["the peer", "shutting", "disconnected by an editor"]
+        announce(link, event: link.closeReason.map { reason in leftOnPurpose.contains { reason.hasPrefix($0) } ? "left" : "failed" } ?? "left",
+                 reason: link.closeReason)
+    }
+
+    /// Tells every editor that a peer joined, left or failed (`peer/changed`).
+    private func announce(_ link: any PeerEndpoint, event: String, reason: String?) {
+        logger.info("peer link \(link.id) \(event)\(reason.map { ": \($0)" } ?? "")")
+        sessions.tellPeerChange(link: link.id, event: event, user: link.peerUser ?? "", address: link.address, reason: reason)
+    }
+
+    /// A link that never authenticated closed, or a connection was refused: editors hear of the
+    /// first of an interval at once and of the rest in one summary when it ends, so a flood of
+    /// attempts costs them one notification per interval.
+    private func attemptFailed(reason: String, link: (any PeerEndpoint)?) {
+        logger.warning("peer attempt failed\(link.map { " (link \($0.id), \($0.address))" } ?? ""): \(reason)")
+        let now = clock.wall()
+        if let window = failedAttempts, now - window.since < configuration.peerFailureSummaryInterval {
+            failedAttempts?.reasons[Self.failureKind(reason), default: 0] += 1
+            return
+        }
+        tellFailureSummary()
+        failedAttempts = (now, [:])
+        sessions.tellPeerChange(link: link?.id ?? 0, event: "failed", user: link?.peerUser ?? "", address: link?.address ?? "", reason: reason)
+    }
+
+    /// Sends the summary of the attempts not told one by one, once their interval is over
+    /// (`now` nil: at once).
+    func tellFailureSummary(now: Double? = nil) {
+        guard let window = failedAttempts else { return }
+        if let now, now - window.since < configuration.peerFailureSummaryInterval { return }
+        failedAttempts = nil
+        let count = window.reasons.values.reduce(0, +)
+        guard count > 0 else { return }
+        let kinds = window.reasons.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+        let summary = "\(count) more peer attempt\(count == 1 ? "" : "s") failed within \(Int(configuration.peerFailureSummaryInterval)) seconds: \(kinds)"
+        logger.warning("\(summary)")
+        sessions.tellPeerChange(link: 0, event: "failed", user: "", address: "", reason: summary)
+    }
+
+    /// What kind of failure `reason` is, for summaries: its words before the first colon.
+    private static func failureKind(_ reason: String) -> String {
+        String(reason.prefix { $0 != ":" }.prefix(60))
+    }
+
+    /// Heartbeats for every link, then digests on the established ones.
+    func tick(now: Double, interval: Double) {
+        for link in inOrder { link.tick(now: now, interval: interval) }
+        for link in inOrder where link.isEstablished { link.sendDueDigests() }
+    }
+
+    /// Closes every link (the daemon is exiting).
+    func closeAll() {
+        for link in links.values { link.close("shutting down") }
+    }
+}

@@ -1,0 +1,113 @@
+import JSON
+import QuireProtocol
+import ReplicatingTypes
+
+// The narrow protocols by which the core's parts reach each other and the sessions above them.
+// A part is given the few of these it needs, never the `Daemon`.
+
+/// Documents by name, for parts that look documents up but never create or rename one.
+protocol DocumentLookup: AnyObject {
+    /// Every document this daemon holds, by name.
+    var documents: [String: SharedDocument] { get }
+    func document(_ uri: String) -> SharedDocument?
+    /// The local copy of a peer's document `uri` with `id` (under `uri`, or `uri#id`).
+    func document(uri: String, id: UInt64) -> SharedDocument?
+}
+
+/// What the core asks of one editor session (implemented by `EditorSession`): the views it
+/// shows, what it still refers to, and the notifications the core sends it.
+protocol EditorEndpoint: AnyObject {
+    var id: Int { get }
+    /// Initialized and not shut down.
+    var isRunning: Bool { get }
+    /// The user its editor named.
+    var user: WireUser { get }
+    /// The documents it has open, by name, sorted.
+    var openDocuments: [String] { get }
+    func view(of uri: String) -> EditorView?
+    /// Elements its view and undo history of `uri` may still refer to.
+    func referencedIDs(in uri: String) -> [ElementIDRange]
+    func forgetView(_ uri: String)
+    func sendSelections(of sessionID: Int, in document: SharedDocument)
+    func sendSelections(number sessionID: Int, selection remote: SharedDocument.RemoteSelection?, in document: SharedDocument)
+    /// Sends one daemon edit per document with operations its editor has not seen.
+    func sendPendingEdits()
+    func showError(_ message: String)
+    func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?)
+    /// A peer's document named `uri` has another history; it is kept here as `copy` (`document/forked`).
+    func sendDocumentForked(uri: String, copy: String, user: String?, address: String)
+}
+
+/// The editors of this daemon as a whole (implemented by `SessionRegistry`).
+protocol EditorNotifier: AnyObject {
+    /// Every live session, in id order.
+    var inOrder: [any EditorEndpoint] { get }
+    /// Whether an editor session shows `document`.
+    func isOpen(_ document: SharedDocument) -> Bool
+}
+
+/// What the core asks of one peer link (implemented by `PeerLink`): its state and identity,
+/// and the frames the core has it send.
+protocol PeerEndpoint: AnyObject {
+    var id: Int { get }
+    var state: PeerLinkState { get }
+    var wasEstablished: Bool { get }
+    var closeReason: String? { get }
+    var isIncoming: Bool { get }
+    var remoteHost: String? { get }
+    /// The peer daemon's replica ID, once it proved the secret.
+    var peerReplica: ReplicaID? { get }
+    var peerUser: String? { get }
+    var address: String { get }
+    var peerFingerprint: String? { get }
+    var expectedFingerprint: String? { get }
+    var isEncrypted: Bool { get }
+    var bytesIn: Int { get }
+    var bytesOut: Int { get }
+    var operationsIn: Int { get }
+    var operationsOut: Int { get }
+    /// Elements this daemon has and the peer is not known to have.
+    var behind: Int { get }
+
+    func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument)
+    func sendPresence(_ message: PresenceMessage)
+    func sendStability(_ message: JSONValue)
+    /// Tells the peer about a document created here after the link came up.
+    func announce(_ document: SharedDocument)
+    /// Sends all of `document` to a peer that lacks it, at the pace the peer reads.
+    func sendWhole(_ document: SharedDocument)
+    /// Asks again for the state of `document` when this copy still has to rebase onto the peer's.
+    func retryRebase(of document: SharedDocument)
+    /// Presence the peer sent that this link's rate allows applying at `now` (monotonic seconds).
+    func takeQueuedPresence(now: Double) -> [PresenceMessage]
+    /// A presence message refused for its origin (logged once per link).
+    func refusedPresence(_ reason: String)
+    /// Heartbeats, dead-peer detection and handshake deadlines.
+    func tick(now: Double, interval: Double)
+    func sendDueDigests()
+    /// Whether this established link's first catch-up of document `uri` is over (`FirstCatchUp`).
+    func hasCaughtUp(on uri: String) -> Bool
+    /// Disconnects a misbehaving peer, saying why.
+    func cut(_ reason: String)
+    /// Closes the link without blame.
+    func close(_ reason: String)
+}
+
+extension PeerEndpoint {
+    var isEstablished: Bool { state == .established }
+}
+
+/// The one path by which operations reach a document, its log, its editors and the peers
+/// (implemented by `OperationRouter`).
+protocol OperationSink: AnyObject {
+    /// Operations that came from outside every editor and peer (a file changed on disk, an undo).
+    func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) throws(ResponseError)
+}
+
+/// An editor connection whose messages a reopen may hold back until the peers caught up
+/// (implemented by `EditorConnection`; `ReopenWaits`).
+protocol HeldMessageSource: AnyObject {
+    var sessionID: Int { get }
+    /// Handles one held message and sends its reply.
+    func process(_ body: [UInt8])
+}
