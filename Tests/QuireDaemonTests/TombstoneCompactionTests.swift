@@ -535,3 +535,10 @@ import QuireTestSupport
         #expect(c.document("doc")?.text.string == texts[0], "the save imported nothing twice")
     }
 }
+
+extension Daemon {
+    /// A stability frame's content from `link`, decoded as the link decodes it (a malformed one cuts it).
+    func receiveStability(_ json: JSONValue, from link: any PeerEndpoint) {
+        do { stability.receive(try StabilityMessage(json: json), from: link) } catch { link.cut(error.description) }
+    }
+}

@@ -45,10 +45,6 @@ extension Daemon {
 
     @discardableResult
     func startStabilityRound(_ document: SharedDocument) -> Bool { stability.startRound(document) }
-    /// A stability frame's content from `link`, decoded as the link decodes it (a malformed one cuts it).
-    func receiveStability(_ json: JSONValue, from link: any PeerEndpoint) {
-        do { stability.receive(try StabilityMessage(json: json), from: link) } catch { link.cut(error.description) }
-    }
     func dropTombstones(of document: SharedDocument) { tombstones.dropTombstones(of: document) }
     func tickStabilityRounds() { stability.tick() }
 }
