@@ -162,8 +162,14 @@ public final class DaemonServer {
             host = String(spec[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             portText = String(spec[spec.index(after: colon)...])
         }
+        let shown = DisplayText.clean(spec, limit: 80)
         guard let host, !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
-            throw PeerNetworkError("\(spec.debugDescription) is not \(defaultHost == nil ? "host:port" : "[host:]port")")
+            throw PeerNetworkError("\"\(shown)\" is not \(defaultHost == nil ? "host:port" : "[host:]port")")
+        }
+        // As an editor's peer/connect and peer/listen: the host is logged, retried and shown.
+        guard host.utf8.count <= 255, host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)
+            && $0.properties.generalCategory != .format && !$0.properties.isWhitespace }) else {
+            throw PeerNetworkError("\"\(shown)\": a host has 1 to 255 bytes with no spaces or control characters")
         }
         return (host, port)
     }
