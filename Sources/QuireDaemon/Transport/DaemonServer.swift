@@ -3,6 +3,7 @@
 // `PeerLink` and `PeerChannelHandler`; nothing below calls it but through `PeerTransport`.
 import Foundation
 import Logging
+import QuireProtocol
 import NIOCore
 import NIOPosix
 
@@ -167,8 +168,7 @@ public final class DaemonServer {
             throw PeerNetworkError("\"\(shown)\" is not \(defaultHost == nil ? "host:port" : "[host:]port")")
         }
         // As an editor's peer/connect and peer/listen: the host is logged, retried and shown.
-        guard host.utf8.count <= 255, host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)
-            && $0.properties.generalCategory != .format && !$0.properties.isWhitespace }) else {
+        guard host.utf8.count <= 255, ParamsReader.isPrintableHost(host) else {
             throw PeerNetworkError("\"\(shown)\": a host has 1 to 255 bytes with no spaces or control characters")
         }
         return (host, port)

@@ -63,11 +63,17 @@ public struct ParamsReader {
         guard !host.isEmpty, host.utf8.count <= 255 else {
             throw .invalidParams("\(path).\(key): a host has 1 to 255 bytes, got \(host.utf8.count)")
         }
-        guard host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)
-            && $0.properties.generalCategory != .format && !$0.properties.isWhitespace }) else {
+        guard Self.isPrintableHost(host) else {
             throw .invalidParams("\(path).\(key): a host has no spaces or control characters, got \(ResponseError.shownMethod(host))")
         }
         return host
+    }
+
+    /// Whether `host` has no spaces, control or invisible format characters (its length is
+    /// checked apart); the one rule for hosts from editors and from the command line.
+    public static func isPrintableHost(_ host: String) -> Bool {
+        host.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)
+            && $0.properties.generalCategory != .format && !$0.properties.isWhitespace }
     }
 
     /// An optional integer that, when present, is not negative (an epoch or revision).
