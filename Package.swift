@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "QuireDaemon",
             dependencies: [
-                "ReplicatingTypes", "QuireProtocol", "JSON", "QuireRelay",
+                "ReplicatingTypes", "QuireProtocol", "JSON", "QuireRelay", "QuireProject",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -62,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "quire",
             dependencies: [
-                "QuireDaemon", "QuireRelay", "ReplicatingTypes",
+                "QuireDaemon", "QuireRelay", "QuireProject", "ReplicatingTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
