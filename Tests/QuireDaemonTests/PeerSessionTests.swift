@@ -48,6 +48,8 @@ import ReplicatingTypes
         }
         func sendPresence(_ message: PresenceMessage) { session.sendPresence(message) }
         func sendStability(_ message: JSONValue) { session.sendStability(message) }
+        var scope: DocumentScope? { .general }
+        func sendProjectFrame(key: String, payload: [UInt8]) {}
         func announce(_ document: SharedDocument) { session.announce(document) }
         func sendWhole(_ document: SharedDocument) { session.sendWhole(document) }
         func retryRebase(of document: SharedDocument) { session.retryRebase(of: document) }

@@ -292,6 +292,12 @@ import QuireTestSupport
         }
         func connect(command: String, fingerprint: String?) throws { asked.append("command \(command)") }
         func connect(relayHost: String, port: Int, fingerprint: String?) throws { asked.append("relay \(relayHost):\(port)") }
+        func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
+            asked.append("connect \(host):\(port) \(scope)")
+        }
+        func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { asked.append("relay \(relayHost):\(port) \(scope)") }
+        func connect(command: String, fingerprint: String?, scope: DocumentScope) throws { asked.append("command \(command) \(scope)") }
+        func disconnect(scope: DocumentScope) { asked.append("disconnect \(scope)") }
     }
 
     @Test func peerRequestsReachTheTransport() {

@@ -68,10 +68,16 @@ protocol PeerEndpoint: AnyObject {
     var operationsOut: Int { get }
     /// Elements this daemon has and the peer is not known to have.
     var behind: Int { get }
+    /// The scope of the secret the link was made with, once established: it carries only
+    /// documents of this scope (protocol/decisions/project-sharing.md).
+    var scope: DocumentScope? { get }
 
     func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument)
     func sendPresence(_ message: PresenceMessage)
     func sendStability(_ message: JSONValue)
+    /// Sends project `key`'s tree operations (peer frame kind 12, `ProjectTreeCoding`); only on a
+    /// link of that project's scope.
+    func sendProjectFrame(key: String, payload: [UInt8])
     /// Tells the peer about a document created here after the link came up.
     func announce(_ document: SharedDocument)
     /// Sends all of `document` to a peer that lacks it, at the pace the peer reads.
@@ -110,4 +116,14 @@ protocol HeldMessageSource: AnyObject {
     var sessionID: Int { get }
     /// Handles one held message and sends its reply.
     func process(_ body: [UInt8])
+}
+
+/// The projects this daemon shares or joined, as the peer links see them (implemented by
+/// `ProjectService`; protocol/decisions/project-sharing.md).
+protocol ProjectFrames: AnyObject {
+    /// A link of project `key`'s scope was established: the service sends it the whole tree.
+    func projectLinkEstablished(_ link: any PeerEndpoint, key: String)
+    /// Tree operations a link of project `key`'s scope sent (the link's scope is checked before).
+    /// Throwing cuts the link with the error's description.
+    func receiveProjectFrame(key: String, payload: [UInt8], from link: any PeerEndpoint) throws
 }

@@ -8,7 +8,7 @@ import Foundation
 /// Guarantees: a document's scope is a function of its name alone (`@<key>/...` is project
 /// `key`'s, any other name is general), so no scope is stored per document and two projects
 /// never share a name.
-enum DocumentScope: Hashable, Sendable, CustomStringConvertible {
+public enum DocumentScope: Hashable, Sendable, CustomStringConvertible {
     case general
     case project(key: String)
 
@@ -46,7 +46,7 @@ enum DocumentScope: Hashable, Sendable, CustomStringConvertible {
         return String(decoding: digits, as: UTF8.self)
     }
 
-    var description: String {
+    public var description: String {
         switch self {
         case .general: return "general"
         case .project(let key): return "project \(key)"

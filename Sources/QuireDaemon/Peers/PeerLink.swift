@@ -229,6 +229,10 @@ public final class PeerLink: PeerSessionLink {
     }
     func sendPresence(_ message: PresenceMessage) { session.sendPresence(message) }
     func sendStability(_ message: JSONValue) { session.sendStability(message) }
+    /// Interim until links carry scopes: every established link has the general scope, and no
+    /// project frame is sent.
+    var scope: DocumentScope? { state == .established ? .general : nil }
+    func sendProjectFrame(key: String, payload: [UInt8]) {}
     func announce(_ document: SharedDocument) { session.announce(document) }
     func sendWhole(_ document: SharedDocument) { session.sendWhole(document) }
     func retryRebase(of document: SharedDocument) { session.retryRebase(of: document) }

@@ -8,11 +8,19 @@ public protocol PeerTransport: AnyObject {
     /// Connects to a peer, reconnecting with backoff when the link drops; with `fingerprint`,
     /// only a peer whose identity key has it is accepted.
     func connect(host: String, port: Int, fingerprint: String?) throws
+    /// The same, proving the secret of `scope` (a joined project's, protocol/decisions/project-sharing.md).
+    func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws
     /// Dials a relay (`quire relay`) until it pairs this daemon with another of the same secret,
     /// and peers over that connection; dials again when the link drops (`protocol/relay.md`).
     func connect(relayHost: String, port: Int, fingerprint: String?) throws
+    /// The same, with the rendezvous value and the secret of `scope`.
+    func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws
     /// Runs a command and peers over its stdin/stdout (for example `ssh host quire peer --stdio`).
     func connect(command: String, fingerprint: String?) throws
+    /// The same, proving the secret of `scope`.
+    func connect(command: String, fingerprint: String?, scope: DocumentScope) throws
+    /// Closes every link of `scope` and stops its dialers (a project no longer shared or followed).
+    func disconnect(scope: DocumentScope)
     /// The ports being listened on.
     var listeningPorts: [Int] { get }
 }

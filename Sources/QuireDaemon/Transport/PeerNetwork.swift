@@ -162,6 +162,24 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         logger.info("dialing the relay \(host):\(port)")
     }
 
+    // Interim until links carry scopes: only the general scope can be dialed.
+    func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
+        guard scope == .general else { throw PeeringError.noSecret }
+        try connect(host: host, port: port, fingerprint: fingerprint)
+    }
+
+    func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
+        guard scope == .general else { throw PeeringError.noSecret }
+        try connect(relayHost: relayHost, port: port, fingerprint: fingerprint)
+    }
+
+    func connect(command: String, fingerprint: String?, scope: DocumentScope) throws {
+        guard scope == .general else { throw PeeringError.noSecret }
+        try connect(command: command, fingerprint: fingerprint)
+    }
+
+    func disconnect(scope: DocumentScope) {}
+
     func connect(command: String, fingerprint: String?) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
