@@ -1,0 +1,152 @@
+import Foundation
+import QuireProject
+import QuireProtocol
+
+// `project/share` and `project/join`: making a project, its secret, its join line, and the links.
+extension ProjectService {
+    /// Shares the folder `root` (absolute; its links resolved): a project with a new secret, or
+    /// the one this daemon made for that folder before (same secret, same line); scans it,
+    /// makes a document per text file, listens on `listen` (default all interfaces, a free port)
+    /// and dials `relay`. Throws, sharing nothing, when the folder cannot be scanned.
+    func share(root requested: String, listen: [HostPort], relay: HostPort?) throws(ResponseError) -> ProjectShareRequest.Result {
+        guard let transport = parts.links.transport else {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "This daemon has no network transport")
+        }
+        guard let resolved = realpath(requested, nil) else {
+            throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) does not exist")
+        }
+        let root = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) is not a folder")
+        }
+        guard root != "/" else { throw .invalidParams("params.root: the whole file system cannot be shared") }
+        let scan: ProjectScanner.Result
+        do { scan = try ProjectScanner().scan(root: root) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share \(DisplayText.clean(root, limit: 200)): \(error)")
+        }
+        let project: SharedProject
+        if let existing = projects.values.first(where: { $0.root == root && $0.role == .host }) {
+            project = existing
+            if !project.active { add(project) }
+        } else {
+            guard let secret = try? PeerSecret.material(from: PeerSecret.generate()) else { throw .internalError("a new secret does not read back") }
+            let key = DocumentScope.projectKey(secret: secret)
+            let last = (root as NSString).lastPathComponent
+            let name = Self.isFolderName(last) ? last : "project"
+            project = SharedProject(key: key, name: name, root: root, role: .host, secret: secret,
+                                    fingerprint: parts.identity.identity.fingerprint, addresses: [], relay: nil, replica: parts.replica)
+            add(project)
+        }
+        importScan(scan, into: project)
+        if project.listeningPorts.isEmpty || !listen.isEmpty {
+            try listenFor(project, on: listen.isEmpty ? [HostPort(host: "0.0.0.0", port: 0)] : listen, transport: transport)
+        }
+        if let relay, project.relay != relay.description {
+            project.relay = relay.description
+            do { try transport.connect(relayHost: relay.host, port: relay.port, fingerprint: nil, scope: project.scope) } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot reach the relay \(relay): \(error)")
+            }
+        }
+        keep(project)
+        let line = try joinLine(of: project)
+        logger.info("project \(project.key) (\(DisplayText.clean(project.name))) shared from \(DisplayText.clean(root, limit: 200)): \(project.tree.view.paths.count) files, \(scan.leftOut.count) left out")
+        return ProjectShareRequest.Result(
+            key: project.key, name: project.name, root: root, line: line, files: project.tree.view.paths.count,
+            skipped: scan.leftOut.prefix(1000).map { .init(path: DisplayText.clean($0.path, limit: 300), reason: $0.reason.description) },
+            addresses: project.addresses)
+    }
+
+    /// Listens for `project`'s partners; its addresses become those the line holds.
+    private func listenFor(_ project: SharedProject, on specs: [HostPort], transport: PeerTransport) throws(ResponseError) {
+        var addresses: [String] = []
+        for spec in specs {
+            let port: Int
+            do { port = try transport.listen(host: spec.host, port: spec.port) } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot listen on \(spec): \(error)")
+            }
+            project.listeningPorts.append(port)
+            let hosts = spec.host == "0.0.0.0" || spec.host == "::" ? HostAddresses.reachable() : [spec.host]
+            addresses += hosts.map { HostPort(host: $0, port: port).description }
+        }
+        var seen: Set<String> = []
+        project.addresses = Array(addresses.filter { seen.insert($0).inserted }.prefix(JoinLine.maximumAddresses))
+    }
+
+    /// The line a partner runs to join `project`.
+    func joinLine(of project: SharedProject) throws(ResponseError) -> String {
+        do {
+            let addresses = try project.addresses.map { text throws(JoinLineError) in try PeerAddress(text) }
+            let relay = try project.relay.map { text throws(JoinLineError) in try PeerAddress(text) }
+            return try JoinLine(name: project.name, addresses: addresses, secret: project.secret, fingerprint: project.fingerprint,
+                                relay: relay).encoded
+        } catch {
+            throw .internalError("project \(project.key): its join line cannot be made: \(error)")
+        }
+    }
+
+    /// Joins the project of `text` (a join line) into `directory` (default: its name under
+    /// `workingDirectory`), which must be empty or not exist; dials the line's addresses (or
+    /// relay) with its secret, pinned to its fingerprint.
+    func join(line text: String, directory requested: String?, workingDirectory: String) throws(ResponseError) -> ProjectJoinRequest.Result {
+        let line: JoinLine
+        do { line = try JoinLine(parsing: text) } catch { throw .invalidParams("params.line: \(error)") }
+        guard let transport = parts.links.transport else {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "This daemon has no network transport")
+        }
+        let key = DocumentScope.projectKey(secret: line.secret)
+        if let existing = projects[key], existing.active {
+            return ProjectJoinRequest.Result(key: key, name: existing.name, directory: existing.root, files: existing.tree.view.paths.count)
+        }
+        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
+        let project: SharedProject
+        if let existing = projects[key], existing.root == directory {
+            project = existing
+        } else {
+            project = SharedProject(key: key, name: line.name, root: directory, role: .joined, secret: line.secret,
+                                    fingerprint: line.fingerprintText, addresses: line.addresses.map(\.description),
+                                    relay: line.relay?.description, replica: parts.replica)
+        }
+        add(project)
+        do { try dial(project, transport: transport) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect to \(DisplayText.clean(project.name)): \(error)")
+        }
+        logger.info("project \(key) (\(DisplayText.clean(project.name))) joined into \(DisplayText.clean(directory, limit: 200))")
+        return ProjectJoinRequest.Result(key: key, name: project.name, directory: directory, files: project.tree.view.paths.count)
+    }
+
+    /// `path` made ready to hold a joined project: created when missing; an existing folder
+    /// must be empty (or be the folder `previous` already joined into). Returns it with links resolved.
+    private func prepare(_ path: String, reusing previous: SharedProject?) throws(ResponseError) -> String {
+        var info = stat()
+        if lstat(path, &info) != 0 {
+            do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot make \(DisplayText.clean(path, limit: 200)): \(error.localizedDescription)")
+            }
+        }
+        guard let resolved = realpath(path, nil) else { throw .invalidParams("params.directory: \(DisplayText.clean(path, limit: 200)) cannot be reached") }
+        let directory = String(cString: resolved)
+        free(resolved)
+        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not a folder")
+        }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        guard entries.isEmpty || previous?.root == directory else {
+            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not empty; join into a new or empty folder")
+        }
+        return directory
+    }
+
+    /// Dials a joined project's host at each address of its line, or its relay.
+    func dial(_ project: SharedProject, transport: PeerTransport) throws {
+        for text in project.addresses {
+            let address = try PeerAddress(text)
+            try transport.connect(host: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
+        }
+        if let relay = project.relay {
+            let address = try PeerAddress(relay)
+            try transport.connect(relayHost: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
+        }
+    }
+}
