@@ -76,7 +76,8 @@ extension ProjectService {
         if document.file?.path != project.absolute(path) {
             try? parts.files.bind(document, toFile: project.absolute(path), content: Array(text.utf8), writtenByEditor: true)
         }
-        project.writtenRevisions[file] = document.revision
+        // The writer compares the document with what is on disk now (it may hold more).
+        project.writtenRevisions[file] = nil
     }
 
     /// A file changed on disk: what changed since the daemon last wrote or read it goes into its
