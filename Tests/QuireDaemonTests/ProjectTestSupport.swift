@@ -110,7 +110,7 @@ enum ProjectFixture {
 
     /// A link of project `key`'s scope, registered with `daemon` as established.
     static func link(to daemon: Daemon, key: String) throws -> RecordingLink {
-        try daemon.peerLinks.admit(incoming: false, remoteHost: nil) { id, _ in RecordingLink(id: id, scope: .project(key: key)) }
+        try daemon.peerLinks.admit(incoming: false, remoteHost: nil, scope: .project(key: key)) { id, _ in RecordingLink(id: id, scope: .project(key: key)) }
     }
 
     /// `project/share` of `root` by a new editor of `daemon`.

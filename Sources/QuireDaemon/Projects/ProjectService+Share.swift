@@ -29,7 +29,7 @@ extension ProjectService {
         let project: SharedProject
         if let existing = projects.values.first(where: { $0.root == root && $0.role == .host }) {
             project = existing
-            if !project.active { add(project) }
+            if !project.active { try add(project) }
         } else {
             guard let secret = try? PeerSecret.material(from: PeerSecret.generate()) else { throw .internalError("a new secret does not read back") }
             let key = DocumentScope.projectKey(secret: secret)
@@ -37,7 +37,7 @@ extension ProjectService {
             let name = Self.isFolderName(last) ? last : "project"
             project = SharedProject(key: key, name: name, root: root, role: .host, secret: secret,
                                     fingerprint: parts.identity.identity.fingerprint, addresses: [], relay: nil, replica: parts.replica)
-            add(project)
+            try add(project)
         }
         importScan(scan, into: project)
         if project.listeningPorts.isEmpty || !listen.isEmpty {
@@ -108,7 +108,7 @@ extension ProjectService {
                                     fingerprint: line.fingerprintText, addresses: line.addresses.map(\.description),
                                     relay: line.relay?.description, replica: parts.replica)
         }
-        add(project)
+        try add(project)
         do { try dial(project, transport: transport) } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect to \(DisplayText.clean(project.name)): \(error)")
         }

@@ -34,8 +34,9 @@ final class ProjectService: ProjectFrames {
     var logger: Logger { parts.logger }
     /// Every project this daemon knows, stopped ones included, by key.
     private(set) var projects: [String: SharedProject] = [:]
-    /// Registers a project's secret with the daemon (`Daemon.addPeerSecret`).
-    var registerSecret: ([UInt8], DocumentScope) -> Void = { _, _ in }
+    /// Registers a project's secret with the daemon (`Daemon.addPeerSecret`); throws when the
+    /// daemon holds as many project secrets as it may.
+    var registerSecret: ([UInt8], DocumentScope) throws -> Void = { _, _ in }
     /// Forgets it (`Daemon.removePeerSecret`).
     var unregisterSecret: (DocumentScope) -> Void = { _ in }
     /// Sends a notification to every editor.
@@ -61,7 +62,7 @@ final class ProjectService: ProjectFrames {
             do {
                 let project = try ProjectRecordFile(dataDirectory: store.path, key: key).load(replica: parts.replica)
                 projects[key] = project
-                if project.active { activate(project) }
+                if project.active { try activate(project) }
                 logger.info("project \(key) (\(DisplayText.clean(project.name))) loaded: \(project.tree.view.paths.count) files, \(project.role.rawValue)")
             } catch {
                 logger.warning("project \(key) in \(store.path)/projects is not loaded: \(DisplayText.clean("\(error)", limit: 300))")
@@ -90,9 +91,9 @@ final class ProjectService: ProjectFrames {
     }
 
     /// Registers `project`'s secret, watches its folder and starts the disk work.
-    private func activate(_ project: SharedProject) {
+    private func activate(_ project: SharedProject) throws {
+        try registerSecret(project.secret, project.scope)
         project.active = true
-        registerSecret(project.secret, project.scope)
         if project.watcher == nil { project.watcher = ProjectWatcher(root: project.root, logger: logger) }
         project.watcher?.watch(folders: Set(project.tree.view.paths.values.flatMap(\.ancestors)))
         project.needsScan = true
@@ -157,21 +158,22 @@ final class ProjectService: ProjectFrames {
             throw .invalidParams("params.key: this daemon shares or follows no project \(key)")
         }
         project.active = false
-        parts.links.transport?.disconnect(scope: project.scope)
-        for link in parts.links.inOrder where link.scope == project.scope { link.close("the project \(project.key) was stopped") }
         for port in project.listeningPorts { _ = parts.links.transport?.stopListening(port: port) }
         project.listeningPorts = []
-        unregisterSecret(project.scope)
+        unregisterSecret(project.scope)   // its dialers stop and its links close
         project.watcher = nil
         keep(project)
         keepTree(project)
         logger.info("project \(key) (\(DisplayText.clean(project.name))) stopped")
     }
 
-    /// Adds a new or loaded project and makes it active.
-    func add(_ project: SharedProject) {
+    /// Adds a new or stopped project and makes it active; throws (-32016), adding nothing, when
+    /// the daemon cannot hold its secret.
+    func add(_ project: SharedProject) throws(ResponseError) {
+        do { try activate(project) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share or join another project: \(error)")
+        }
         projects[project.key] = project
-        activate(project)
         keep(project)
     }
 
