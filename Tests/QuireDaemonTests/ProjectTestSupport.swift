@@ -56,10 +56,10 @@ final class RecordingLink: PeerEndpoint {
         self.scope = scope
     }
 
-    /// The tree operations sent so far, decoded, then forgotten.
+    /// The tree operations sent so far, decoded, then forgotten (file format frames are skipped).
     func takeOperations() throws -> [ProjectTree.Operation] {
         defer { frames = [] }
-        return try frames.flatMap { try ProjectTree.Operation.decode($0.payload) }
+        return try frames.filter { $0.payload.first != ProjectFormats.tag }.flatMap { try ProjectTree.Operation.decode($0.payload) }
     }
 
     func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) {}

@@ -18,6 +18,7 @@ extension ProjectService {
         let operations = project.tree.operations
         logger.info("peer link \(link.id): project \(key) link up; sending its tree (\(operations.count) files)")
         send(operations, of: project, to: [link])
+        sendFormats(of: operations.map(\.file), in: project, to: [link])
     }
 
     func receiveProjectFrame(key: String, payload: [UInt8], from link: any PeerEndpoint) throws {
@@ -26,6 +27,10 @@ extension ProjectService {
         }
         guard link.scope == project.scope else {
             throw ProjectFrameError(description: "tree operations for project \(key) on a link of another scope")
+        }
+        if payload.first == ProjectFormats.tag {
+            try receiveFormats(payload, in: project)
+            return
         }
         let operations: [ProjectTree.Operation]
         do { operations = try ProjectTree.Operation.decode(payload) } catch {
@@ -50,8 +55,37 @@ extension ProjectService {
     /// link of its scope, the tree is kept and the disk brought up to date.
     func treeChanged(_ project: SharedProject, by operations: [ProjectTree.Operation], except source: (any PeerEndpoint)? = nil) {
         project.treeDirty = true
-        send(operations, of: project, to: links(of: project).filter { $0.id != source?.id })
+        let others = links(of: project).filter { $0.id != source?.id }
+        send(operations, of: project, to: others)
+        sendFormats(of: operations.map(\.file), in: project, to: others)
         if schedule == nil { keepTree(project) }
+    }
+
+    /// The format of `file` as this daemon knows it: its bound document's, else what a peer told.
+    func format(of file: FileID, in project: SharedProject) -> FileFormat? {
+        parts.documents.document(project.uri(of: file))?.file?.format ?? project.formats[file]
+    }
+
+    /// Tells `links` the formats of those of `files` that are not plain (`ProjectFormats`).
+    private func sendFormats(of files: [FileID], in project: SharedProject, to links: [any PeerEndpoint]) {
+        guard !links.isEmpty else { return }
+        let formats = files.compactMap { file in format(of: file, in: project).flatMap { $0 == .plain ? nil : (file, $0) } }
+        var start = 0
+        while start < formats.count {
+            let end = min(formats.count, start + Self.operationsPerFrame)
+            let payload = ProjectFormats.encode(Array(formats[start..<end]))
+            for link in links { link.sendProjectFrame(key: project.key, payload: payload) }
+            start = end
+        }
+    }
+
+    /// Formats a peer told, for files of the tree (others are ignored: the tree comes first).
+    private func receiveFormats(_ payload: [UInt8], in project: SharedProject) throws {
+        let formats: [(file: FileID, format: FileFormat)]
+        do { formats = try ProjectFormats.decode(payload) } catch {
+            throw ProjectFrameError(description: "project \(project.key): a file formats frame does not decode: \(error)")
+        }
+        for (file, format) in formats where project.tree.knows(file) { project.formats[file] = format }
     }
 
     /// Sends `operations` of `project` to `links`, in frames of at most `operationsPerFrame`.

@@ -31,7 +31,7 @@ extension ProjectService {
             }
             guard last == nil || last?.path != path || project.writtenRevisions[file] != document.revision else { continue }
             if let hold = project.heldAt[file], hold.revision == document.revision, hold.path == path { continue }
-            let format = document.file?.format ?? .plain
+            let format = document.file?.format ?? project.formats[file] ?? .plain
             wanted[file] = ProjectWriter.Wanted(path: path, text: String(decoding: format.encode(document.text.string), as: UTF8.self))
             documentsByFile[file] = document
             if let last { known[file] = last }

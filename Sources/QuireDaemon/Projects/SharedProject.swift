@@ -51,6 +51,8 @@ final class SharedProject {
     var stamps: [FileID: Stamp] = [:]
     /// The document revision last written to or read from disk, per file.
     var writtenRevisions: [FileID: UInt64] = [:]
+    /// The formats peers told for files (`ProjectFormats`); a bound document's own comes first.
+    var formats: [FileID: FileFormat] = [:]
     /// Files the writer held (the document revision and path then): not tried again until
     /// either changes or the disk is scanned.
     var heldAt: [FileID: (revision: UInt64, path: ProjectPath)] = [:]
