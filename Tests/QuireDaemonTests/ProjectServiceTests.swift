@@ -249,9 +249,11 @@ import ReplicatingTypes
         let data = DaemonProcess.temporaryDirectory("projects-data")
         var key = "", line: JSONValue?
         var tree: ProjectTree?
+        var listenedBefore = 0
         do {
             let store = try DocumentStore(path: data, logger: Logger(label: "test"))
-            let (daemon, _) = ProjectFixture.daemon(200, store: store)
+            let (daemon, transport) = ProjectFixture.daemon(200, store: store)
+            defer { listenedBefore = transport.listened.first?.port ?? -1 }
             let result = try #require(ProjectFixture.share(daemon, root: root)["result"])
             key = try #require(result["key"]?.stringValue)
             line = result["line"]
@@ -262,13 +264,58 @@ import ReplicatingTypes
             #expect(mode == 0o600)
         }
         let store = try DocumentStore(path: data, logger: Logger(label: "test"))
-        let (daemon, _) = ProjectFixture.daemon(200, store: store)
+        let (daemon, transport) = ProjectFixture.daemon(200, store: store)
         let project = try #require(daemon.projects.project(key: key))
+        // Started by the server: it listens again on the port the line holds.
+        let schedule = ManualSchedule()
+        daemon.projects.start(schedule: schedule.schedule)
+        #expect(transport.listened.map(\.port) == [listenedBefore], "\(transport.listened)")
         #expect(project.tree == tree && project.active && project.root == root)
         #expect(project.known.count == 3, "what was on disk is known again")
         // Nothing changed on disk: nothing to read; sharing again gives the same line.
         daemon.projects.scanDisk(project)
         #expect(daemon.documents.count == 3)
         #expect(ProjectFixture.share(daemon, root: root)["result"]?["line"] == line)
+    }
+
+    @Test func theTimerReadsWhatTheWatcherSawAndWritesWhatChanged() throws {
+        let root = try ProjectFixture.folder(Self.files)
+        let (daemon, _) = ProjectFixture.daemon(210)
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let schedule = ManualSchedule()
+        daemon.projects.start(schedule: schedule.schedule)
+        #expect(schedule.due.count == 1 && schedule.due.first?.delay == ProjectService.writeDelay)
+        schedule.runDue()   // the first scan after sharing: nothing changed
+        let readme = try #require(project.tree.view.files[try ProjectPath("README.md")])
+        let document = try #require(daemon.documents["@\(key)/\(readme)"])
+        let revision = document.revision
+        // A change on disk: the watcher tells the next tick, which reads it (no re-scan due yet).
+        try ProjectFixture.write(Array("# Hello\nagain\n".utf8), to: root + "/README.md")
+        schedule.runDue()
+        #expect(document.text.string == "# Hello\nagain\n" && document.revision != revision)
+        // A change of the document: the next tick writes it.
+        var scratch = document.text
+        scratch.replica = ReplicaID(78)
+        try daemon.router.contributeFromOutside(scratch.replace(0..<1, with: Array("##".unicodeScalars)), to: document)
+        schedule.runDue()
+        #expect(ProjectFixture.read(root + "/README.md") == "## Hello\nagain\n")
+        #expect(schedule.due.count == 1, "one tick at a time")
+    }
+
+    @Test func aDamagedFormatsFrameIsRefused() throws {
+        let root = try ProjectFixture.folder(Self.files)
+        let (daemon, _) = ProjectFixture.daemon(220)
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        let file = try #require(daemon.projects.project(key: key)?.tree.operations.first?.file)
+        let good = ProjectFormats.encode([(file, FileFormat(crlf: true, bom: false, finalNewline: true))])
+        try daemon.projects.receiveProjectFrame(key: key, payload: good, from: link)
+        #expect(daemon.projects.project(key: key)?.formats[file]?.crlf == true)
+        for bad in [[ProjectFormats.tag, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], Array(good.dropLast()), good + [0], [ProjectFormats.tag, 1, 1, 1, 0x80]] {
+            #expect(throws: ProjectFrameError.self) { try daemon.projects.receiveProjectFrame(key: key, payload: bad, from: link) }
+        }
+        let general = try daemon.peerLinks.admit(incoming: false, remoteHost: nil) { id, _ in RecordingLink(id: id, scope: .general) }
+        #expect(throws: ProjectFrameError.self) { try daemon.projects.receiveProjectFrame(key: key, payload: good, from: general) }
     }
 }

@@ -119,3 +119,17 @@ enum ProjectFixture {
         return editor.request("project/share", ["root": .string(root)])
     }
 }
+
+/// Work scheduled on the daemon's loop, run when the test says.
+final class ManualSchedule {
+    private(set) var due: [(delay: Double, work: () -> Void)] = []
+
+    func schedule(_ delay: Double, _ work: @escaping () -> Void) { due.append((delay, work)) }
+
+    /// Runs what is due now (what that schedules waits for the next call).
+    func runDue() {
+        let work = due
+        due = []
+        for item in work { item.work() }
+    }
+}

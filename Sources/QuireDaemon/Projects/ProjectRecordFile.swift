@@ -1,5 +1,6 @@
 import Foundation
 import QuireProject
+import QuireProtocol
 import ReplicatingTypes
 
 /// A project's record in the data directory, `projects/<key>/`: `project.json` (mode 0600: it
@@ -26,6 +27,7 @@ struct ProjectRecordFile {
         var addresses: [String]
         var relay: String?
         var active: Bool
+        var listen: [String]?
     }
 
     /// One line of `known.json`.
@@ -54,7 +56,8 @@ struct ProjectRecordFile {
         try FileSystem.makeDirectory(directory.components(separatedBy: "/").dropLast().joined(separator: "/"))
         try FileSystem.makeDirectory(directory)
         let record = Record(key: project.key, name: project.name, root: project.root, role: project.role, secret: Hex.encode(project.secret),
-                            fingerprint: project.fingerprint, addresses: project.addresses, relay: project.relay, active: project.active)
+                            fingerprint: project.fingerprint, addresses: project.addresses, relay: project.relay, active: project.active,
+                            listen: project.listen)
         try FileSystem.writeAtomically(Array(try JSONEncoder().encode(record)), to: directory + "/project.json", mode: 0o600)
     }
 
@@ -92,6 +95,7 @@ struct ProjectRecordFile {
                                     secret: secret, fingerprint: record.fingerprint, addresses: record.addresses, relay: record.relay,
                                     replica: replica)
         project.active = record.active
+        project.listen = Array((record.listen ?? []).prefix(ProjectShareRequest.maximumListen))
         if let treeBytes = try FileSystem.read(directory + "/tree") {
             guard treeBytes.count <= Self.maximumTreeBytes else { throw StorageError("\(directory)/tree is over \(Self.maximumTreeBytes) bytes") }
             for operation in try ProjectTree.Operation.decode(treeBytes) { try project.tree.apply(operation) }

@@ -40,8 +40,12 @@ extension ProjectService {
             try add(project)
         }
         importScan(scan, into: project)
-        if project.listeningPorts.isEmpty || !listen.isEmpty {
-            try listenFor(project, on: listen.isEmpty ? [HostPort(host: "0.0.0.0", port: 0)] : listen, transport: transport)
+        if !listen.isEmpty {
+            try listenFor(project, on: listen, transport: transport)
+        } else if project.listeningPorts.isEmpty, !project.listen.isEmpty {
+            try relisten(project, transport: transport)
+        } else if project.listeningPorts.isEmpty {
+            try listenFor(project, on: [HostPort(host: "0.0.0.0", port: 0)], transport: transport)
         }
         if let relay, project.relay != relay.description {
             project.relay = relay.description
@@ -59,19 +63,30 @@ extension ProjectService {
     }
 
     /// Listens for `project`'s partners; its addresses become those the line holds.
-    private func listenFor(_ project: SharedProject, on specs: [HostPort], transport: PeerTransport) throws(ResponseError) {
+    func listenFor(_ project: SharedProject, on specs: [HostPort], transport: PeerTransport) throws(ResponseError) {
         var addresses: [String] = []
+        project.listen = []
         for spec in specs {
             let port: Int
             do { port = try transport.listen(host: spec.host, port: spec.port) } catch {
                 throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot listen on \(spec): \(error)")
             }
             project.listeningPorts.append(port)
+            project.listen.append(HostPort(host: spec.host, port: port).description)
             let hosts = spec.host == "0.0.0.0" || spec.host == "::" ? HostAddresses.reachable() : [spec.host]
             addresses += hosts.map { HostPort(host: $0, port: port).description }
         }
         var seen: Set<String> = []
         project.addresses = Array(addresses.filter { seen.insert($0).inserted }.prefix(JoinLine.maximumAddresses))
+    }
+
+    /// Listens again where `project` listened before (a restart, or sharing again after a
+    /// stop): the same ports, so the line given out stays valid.
+    func relisten(_ project: SharedProject, transport: PeerTransport) throws(ResponseError) {
+        let specs = try project.listen.map { text throws(ResponseError) in try HostPort(text, path: "listen", allowsPortZero: false) }
+        let addresses = project.addresses
+        try listenFor(project, on: specs, transport: transport)
+        project.addresses = addresses
     }
 
     /// The line a partner runs to join `project`.

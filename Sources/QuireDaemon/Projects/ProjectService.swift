@@ -99,10 +99,17 @@ final class ProjectService: ProjectFrames {
         project.needsScan = true
     }
 
-    /// Dials a joined project's host again (after a restart).
+    /// Listens again where a shared project listened, or dials a joined project's host again
+    /// (after a restart).
     private func reconnect(_ project: SharedProject) {
-        guard project.role == .joined, let transport = parts.links.transport else { return }
-        do { try dial(project, transport: transport) } catch {
+        guard let transport = parts.links.transport else { return }
+        do {
+            if project.role == .host {
+                try relisten(project, transport: transport)
+            } else {
+                try dial(project, transport: transport)
+            }
+        } catch {
             logger.warning("project \(project.key): cannot reconnect: \(DisplayText.clean("\(error)", limit: 200))")
         }
     }

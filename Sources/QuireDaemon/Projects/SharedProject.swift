@@ -59,8 +59,11 @@ final class SharedProject {
     /// Shared or followed now; a stopped project keeps its record (sharing the root again reuses
     /// its secret) but has no secret registered and no disk work.
     var active = true
-    /// The port listened on for this project (host), if any.
+    /// The ports listened on for this project (host), if any.
     var listeningPorts: [Int] = []
+    /// Where it listens (`host:port`, the port as bound): listened on again after a restart, so
+    /// the join line stays valid.
+    var listen: [String] = []
     /// The tree changed since it was last kept.
     var treeDirty = false
     /// Something on disk may have changed: scan before the next write.
