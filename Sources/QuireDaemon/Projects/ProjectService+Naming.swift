@@ -10,7 +10,7 @@ extension ProjectService {
     /// Nil: the file is in no project (or ignored, or cannot be a file of it).
     func documentName(ofFile path: String) -> String? {
         guard let (project, projectPath) = locate(path) else { return nil }
-        if let file = project.tree.view.files[projectPath] { return project.uri(of: file) }
+        if let file = project.view.files[projectPath] { return project.uri(of: file) }
         guard !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
         let operation: ProjectTree.Operation
         do { operation = try project.tree.create(at: projectPath) } catch {

@@ -18,7 +18,7 @@ extension ProjectService {
     /// read by its size, time and inode before its text is read again.
     func importScan(_ scan: ProjectScanner.Result, into project: SharedProject) {
         project.heldAt = [:]
-        let view = project.tree.view
+        let view = project.view
         var openPaths: Set<ProjectPath> = []
         var known: [FileID: ProjectWriter.Wanted] = [:]
         for (file, last) in project.known {

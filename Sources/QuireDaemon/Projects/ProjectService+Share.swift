@@ -55,9 +55,9 @@ extension ProjectService {
         }
         keep(project)
         let line = try joinLine(of: project)
-        logger.info("project \(project.key) (\(DisplayText.clean(project.name))) shared from \(DisplayText.clean(root, limit: 200)): \(project.tree.view.paths.count) files, \(scan.leftOut.count) left out")
+        logger.info("project \(project.key) (\(DisplayText.clean(project.name))) shared from \(DisplayText.clean(root, limit: 200)): \(project.view.paths.count) files, \(scan.leftOut.count) left out")
         return ProjectShareRequest.Result(
-            key: project.key, name: project.name, root: root, line: line, files: project.tree.view.paths.count,
+            key: project.key, name: project.name, root: root, line: line, files: project.view.paths.count,
             skipped: scan.leftOut.prefix(1000).map { .init(path: DisplayText.clean($0.path, limit: 300), reason: $0.reason.description) },
             addresses: project.addresses)
     }
@@ -112,7 +112,7 @@ extension ProjectService {
         }
         let key = DocumentScope.projectKey(secret: line.secret)
         if let existing = projects[key], existing.active {
-            return ProjectJoinRequest.Result(key: key, name: existing.name, directory: existing.root, files: existing.tree.view.paths.count)
+            return ProjectJoinRequest.Result(key: key, name: existing.name, directory: existing.root, files: existing.view.paths.count)
         }
         let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
         let project: SharedProject
@@ -128,7 +128,7 @@ extension ProjectService {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect to \(DisplayText.clean(project.name)): \(error)")
         }
         logger.info("project \(key) (\(DisplayText.clean(project.name))) joined into \(DisplayText.clean(directory, limit: 200))")
-        return ProjectJoinRequest.Result(key: key, name: project.name, directory: directory, files: project.tree.view.paths.count)
+        return ProjectJoinRequest.Result(key: key, name: project.name, directory: directory, files: project.view.paths.count)
     }
 
     /// `path` made ready to hold a joined project: created when missing; an existing folder

@@ -16,7 +16,7 @@ extension ProjectService {
     /// since the daemon last wrote or read it is held and read first (`needsScan`).
     func syncDisk(_ project: SharedProject) {
         guard project.active else { return }
-        let view = project.tree.view
+        let view = project.view
         var wanted: [FileID: ProjectWriter.Wanted] = [:]
         var known: [FileID: ProjectWriter.Wanted] = [:]
         var open: Set<ProjectPath> = []

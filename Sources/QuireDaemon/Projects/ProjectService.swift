@@ -63,7 +63,7 @@ final class ProjectService: ProjectFrames {
                 let project = try ProjectRecordFile(dataDirectory: store.path, key: key).load(replica: parts.replica)
                 projects[key] = project
                 if project.active { try activate(project) }
-                logger.info("project \(key) (\(DisplayText.clean(project.name))) loaded: \(project.tree.view.paths.count) files, \(project.role.rawValue)")
+                logger.info("project \(key) (\(DisplayText.clean(project.name))) loaded: \(project.view.paths.count) files, \(project.role.rawValue)")
             } catch {
                 logger.warning("project \(key) in \(store.path)/projects is not loaded: \(DisplayText.clean("\(error)", limit: 300))")
             }
@@ -95,7 +95,7 @@ final class ProjectService: ProjectFrames {
         try registerSecret(project.secret, project.scope)
         project.active = true
         if project.watcher == nil { project.watcher = ProjectWatcher(root: project.root, logger: logger) }
-        project.watcher?.watch(folders: Set(project.tree.view.paths.values.flatMap(\.ancestors)))
+        project.watcher?.watch(folders: Set(project.view.paths.values.flatMap(\.ancestors)))
         project.needsScan = true
     }
 
@@ -154,7 +154,7 @@ final class ProjectService: ProjectFrames {
     func list() -> [ProjectListRequest.Entry] {
         projects.values.filter(\.active).sorted { $0.key < $1.key }.map { project in
             ProjectListRequest.Entry(key: project.key, name: project.name, root: project.root, role: project.role.rawValue,
-                                     files: project.tree.view.paths.count, links: links(of: project).count)
+                                     files: project.view.paths.count, links: links(of: project).count)
         }
     }
 

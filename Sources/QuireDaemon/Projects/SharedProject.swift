@@ -45,7 +45,17 @@ final class SharedProject {
     var fingerprint: String
     var addresses: [String]
     var relay: String?
-    var tree: ProjectTree
+    var tree: ProjectTree {
+        didSet { cachedView = nil }
+    }
+    private var cachedView: ProjectView?
+    /// `tree.view`, computed once per change of the tree (the disk passes ask for it every 200 ms).
+    var view: ProjectView {
+        if let cachedView { return cachedView }
+        let view = tree.view
+        cachedView = view
+        return view
+    }
     /// What the daemon last wrote to or read from disk for each file (path and bytes as text).
     var known: [FileID: ProjectWriter.Wanted] = [:]
     var stamps: [FileID: Stamp] = [:]
