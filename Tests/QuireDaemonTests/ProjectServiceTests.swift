@@ -265,6 +265,10 @@ import ReplicatingTypes
         }
         let store = try DocumentStore(path: data, logger: Logger(label: "test"))
         let (daemon, transport) = ProjectFixture.daemon(200, store: store)
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let holdsData = editor.request("project/share", ["root": .string((data as NSString).deletingLastPathComponent)])
+        #expect(holdsData["error"]?["message"]?.stringValue?.contains("data directory") == true, "the secrets are never shared: \(holdsData)")
         let project = try #require(daemon.projects.project(key: key))
         // Started by the server: it listens again on the port the line holds.
         let schedule = ManualSchedule()

@@ -22,6 +22,14 @@ extension ProjectService {
             throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) is not a folder")
         }
         guard root != "/" else { throw .invalidParams("params.root: the whole file system cannot be shared") }
+        if let data = parts.store?.path, let real = realpath(data, nil) {
+            // The data directory holds every project's secret: it is never shared.
+            let dataPath = String(cString: real)
+            free(real)
+            guard !(dataPath + "/").hasPrefix(root + "/") else {
+                throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) holds this daemon's data directory (\(DisplayText.clean(dataPath, limit: 200))), which is never shared")
+            }
+        }
         let scan: ProjectScanner.Result
         do { scan = try ProjectScanner().scan(root: root) } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share \(DisplayText.clean(root, limit: 200)): \(error)")
