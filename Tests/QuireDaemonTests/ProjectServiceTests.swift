@@ -322,4 +322,32 @@ import ReplicatingTypes
         let general = try daemon.peerLinks.admit(incoming: false, remoteHost: nil) { id, _ in RecordingLink(id: id, scope: .general) }
         #expect(throws: ProjectFrameError.self) { try daemon.projects.receiveProjectFrame(key: key, payload: good, from: general) }
     }
+
+    @Test func aFileDeletedByAPeerWhileOpenComesBackWhenItsChangeIsSaved() throws {
+        let root = try ProjectFixture.folder(Self.files)
+        let (daemon, _) = ProjectFixture.daemon(230)
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let key = try #require(ProjectFixture.share(daemon, root: root, editor: editor)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        let path = root + "/README.md"
+        let uri = try #require(editor.request("document/open", ["file": .string(path), "text": "# Hello\n", "ifShared": true])["result"]?["uri"]?.stringValue)
+        let file = try #require(project.view.files[try ProjectPath("README.md")])
+        // The partner deletes it while it is open here: the file stays under the buffer.
+        let delete = ProjectTree.Operation(file: file, path: nil, timestamp: LamportTimestamp(counter: 1000, replica: ReplicaID(999)))
+        try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode([delete]), from: link)
+        daemon.projects.syncDisk()
+        #expect(project.view.paths[file] == nil && FileManager.default.fileExists(atPath: path))
+        // The editor saves a change and closes: the file is not removed but comes back to the tree.
+        try ProjectFixture.write(Array("# Hello\nkept\n".utf8), to: path)
+        _ = editor.request("document/close", ["uri": .string(uri)])
+        daemon.projects.syncDisk()
+        #expect(ProjectFixture.read(path) == "# Hello\nkept\n", "a change on disk is never removed unread")
+        daemon.projects.scanDisk(project)
+        daemon.projects.syncDisk()
+        #expect(project.view.paths[file]?.string == "README.md")
+        #expect(try link.takeOperations().contains { $0.file == file && $0.path?.string == "README.md" })
+        #expect(daemon.documents[uri]?.text.string == "# Hello\nkept\n" && ProjectFixture.read(path) == "# Hello\nkept\n")
+    }
 }

@@ -46,7 +46,15 @@ extension ProjectService {
         let changes = ProjectChanges.between(known: known, disk: disk)
         guard !changes.isEmpty else { return }
         var operations: [ProjectTree.Operation] = []
-        for (file, text) in changes.edits.sorted(by: { $0.key < $1.key }) { readEdit(of: file, text: text, in: project) }
+        for (file, text) in changes.edits.sorted(by: { $0.key < $1.key }) {
+            readEdit(of: file, text: text, in: project)
+            // A file the tree deleted that was changed on disk meanwhile (saved from a buffer
+            // still open) comes back at its path, with everything in it (project-tree.md).
+            if view.paths[file] == nil, let path = project.known[file]?.path, project.tree.isFree(path),
+               let operation = try? project.tree.move(file, to: path) {
+                operations.append(operation)
+            }
+        }
         for (file, path) in changes.renames.sorted(by: { $0.key < $1.key }) {
             do { operations += try project.tree.move(file, replacing: path) } catch {
                 logger.warning("project \(project.key): a rename to \(DisplayText.clean(path.string)) is not taken: \(error)")

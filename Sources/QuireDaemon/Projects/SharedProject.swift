@@ -111,14 +111,4 @@ final class SharedProject {
         let relative = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
         return try? ProjectPath(relative)
     }
-
-    /// The file whose document is named `uri`, if it is one of this project's.
-    func file(ofURI uri: String) -> FileID? {
-        let prefix = "@\(key)/"
-        guard uri.hasPrefix(prefix) else { return nil }
-        let parts = uri.dropFirst(prefix.count).split(separator: "-")
-        guard parts.count == 2, let replica = UInt64(parts[0], radix: 16), let serial = UInt64(parts[1], radix: 16) else { return nil }
-        let file = FileID(replica: ReplicaID(replica), serial: serial)
-        return tree.knows(file) ? file : nil
-    }
 }
