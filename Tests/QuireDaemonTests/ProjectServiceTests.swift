@@ -242,6 +242,11 @@ import ReplicatingTypes
         let reply = editor.request("project/join", ["line": line, "directory": .string(full)])
         #expect(reply["error"]?["code"] == -32602 && reply["error"]?["message"]?.stringValue?.contains("not empty") == true, "\(reply)")
         #expect(joiner.projects.projects.isEmpty)
+        // Nor into a project this daemon shares.
+        _ = try #require(editor.request("project/share", ["root": .string(full)])["result"])
+        let inside = editor.request("project/join", ["line": line, "directory": .string(full + "/sub")])
+        #expect(inside["error"]?["code"] == -32602 && inside["error"]?["message"]?.stringValue?.contains("lies in the project") == true, "\(inside)")
+        #expect(joiner.projects.projects.count == 1 && !FileManager.default.fileExists(atPath: full + "/sub"), "nothing made")
     }
 
     @Test func aRestartLoadsTheProject() throws {

@@ -30,6 +30,9 @@ extension ProjectService {
                 throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) holds this daemon's data directory (\(DisplayText.clean(dataPath, limit: 200))), which is never shared")
             }
         }
+        if let other = projects.values.first(where: { $0.active && $0.role == .joined && $0.root == root }) {
+            throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) holds the project \(DisplayText.clean(other.name)) joined from another daemon; it is shared already")
+        }
         let scan: ProjectScanner.Result
         do { scan = try ProjectScanner().scan(root: root) } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share \(DisplayText.clean(root, limit: 200)): \(error)")
@@ -140,23 +143,38 @@ extension ProjectService {
     }
 
     /// `path` made ready to hold a joined project: created when missing; an existing folder
-    /// must be empty (or be the folder `previous` already joined into). Returns it with links resolved.
-    private func prepare(_ path: String, reusing previous: SharedProject?) throws(ResponseError) -> String {
+    /// must be empty (or be the folder `previous` already joined into); never inside an active
+    /// project. Checked before anything is made; returns it with links resolved.
+    private func prepare(_ requested: String, reusing previous: SharedProject?) throws(ResponseError) -> String {
+        let path = (requested as NSString).standardizingPath
+        // The nearest folder that exists, links resolved, and the rest of the path under it.
+        var existing = path, rest: [String] = []
         var info = stat()
-        if lstat(path, &info) != 0 {
-            do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
-                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot make \(DisplayText.clean(path, limit: 200)): \(error.localizedDescription)")
-            }
+        while lstat(existing, &info) != 0, existing != "/" {
+            rest.insert((existing as NSString).lastPathComponent, at: 0)
+            existing = (existing as NSString).deletingLastPathComponent
         }
-        guard let resolved = realpath(path, nil) else { throw .invalidParams("params.directory: \(DisplayText.clean(path, limit: 200)) cannot be reached") }
-        let directory = String(cString: resolved)
+        guard let resolved = realpath(existing, nil) else {
+            throw .invalidParams("params.directory: \(DisplayText.clean(path, limit: 200)) cannot be reached")
+        }
+        let base = String(cString: resolved)
         free(resolved)
-        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not a folder")
+        let directory = rest.isEmpty ? base : (base == "/" ? "" : base) + "/" + rest.joined(separator: "/")
+        if let other = project(containing: directory + "/x"), other.root != previous?.root || other.root != directory {
+            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
         }
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        guard entries.isEmpty || previous?.root == directory else {
-            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not empty; join into a new or empty folder")
+        if rest.isEmpty {
+            guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not a folder")
+            }
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            guard entries.isEmpty || previous?.root == directory else {
+                throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not empty; join into a new or empty folder")
+            }
+        } else {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot make \(DisplayText.clean(directory, limit: 200)): \(error.localizedDescription)")
+            }
         }
         return directory
     }
