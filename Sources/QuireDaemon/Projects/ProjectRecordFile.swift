@@ -67,7 +67,7 @@ struct ProjectRecordFile {
 
     func saveKnown(_ project: SharedProject) throws {
         let entries = project.known.sorted { $0.key < $1.key }.map { file, wanted in
-            Known(file: file, path: wanted.path, sha256: TextHash.sha256Hex(bytes: Array(wanted.text.utf8)), stamp: project.stamps[file])
+            Known(file: file, path: wanted.path, sha256: project.knownHashes[file] ?? "", stamp: project.stamps[file])
         }
         try FileSystem.writeAtomically(Array(try JSONEncoder().encode(entries)), to: directory + "/known.json", mode: 0o600)
     }
@@ -105,7 +105,7 @@ struct ProjectRecordFile {
                 let disk = (try? ProjectReader.text(of: entry.path, root: record.root)) ?? ""
                 let matches = TextHash.sha256Hex(bytes: Array(disk.utf8)) == entry.sha256
                 // A text the file cannot hold (a NUL) stands for "changed since": never equal to the disk.
-                project.known[entry.file] = ProjectWriter.Wanted(path: entry.path, text: matches ? disk : "\u{0}changed")
+                project.setKnown(entry.file, ProjectWriter.Wanted(path: entry.path, text: matches ? disk : "\u{0}changed"))
                 if matches, let stamp = entry.stamp { project.stamps[entry.file] = stamp }
             }
         }

@@ -18,7 +18,7 @@ extension ProjectService {
             return nil
         }
         if let text = try? ProjectReader.text(of: projectPath, root: project.root) {
-            project.known[operation.file] = ProjectWriter.Wanted(path: projectPath, text: text)
+            project.setKnown(operation.file, ProjectWriter.Wanted(path: projectPath, text: text))
             project.stamps[operation.file] = SharedProject.Stamp.of(project.absolute(projectPath))
         }
         project.watcher?.watch(folders: Set(projectPath.ancestors))

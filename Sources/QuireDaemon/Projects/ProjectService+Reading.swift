@@ -64,7 +64,7 @@ extension ProjectService {
         }
         for file in changes.deletes.sorted() {
             if let operation = try? project.tree.delete(file) { operations.append(operation) }
-            project.known[file] = nil
+            project.setKnown(file, nil)
             project.stamps[file] = nil
             project.writtenRevisions[file] = nil
         }
@@ -77,7 +77,7 @@ extension ProjectService {
     /// Takes note that `file` is at `path` on disk with `text`, as the daemon read it, and binds
     /// its document there.
     private func record(_ file: FileID, at path: ProjectPath, text: String, in project: SharedProject) {
-        project.known[file] = ProjectWriter.Wanted(path: path, text: text)
+        project.setKnown(file, ProjectWriter.Wanted(path: path, text: text))
         project.stamps[file] = SharedProject.Stamp.of(project.absolute(path))
         project.watcher?.watch(folders: Set(path.ancestors))
         guard let document = parts.documents.document(project.uri(of: file)) else { return }

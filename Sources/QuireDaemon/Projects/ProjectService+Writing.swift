@@ -72,12 +72,12 @@ extension ProjectService {
             }
             project.heldAt[file] = nil
             guard let now = plan.known[file] else {
-                project.known[file] = nil
+                project.setKnown(file, nil)
                 project.stamps[file] = nil
                 project.writtenRevisions[file] = nil
                 continue
             }
-            project.known[file] = now
+            project.setKnown(file, now)
             project.stamps[file] = SharedProject.Stamp.of(project.absolute(now.path))
             folders.formUnion(now.path.ancestors)
             if let document = documents[file] {

@@ -56,8 +56,11 @@ final class SharedProject {
         cachedView = view
         return view
     }
-    /// What the daemon last wrote to or read from disk for each file (path and bytes as text).
-    var known: [FileID: ProjectWriter.Wanted] = [:]
+    /// What the daemon last wrote to or read from disk for each file (path and bytes as text);
+    /// changed through `setKnown`, which keeps its hash.
+    private(set) var known: [FileID: ProjectWriter.Wanted] = [:]
+    /// SHA-256 (hex) of each known text, as kept in `known.json`.
+    private(set) var knownHashes: [FileID: String] = [:]
     var stamps: [FileID: Stamp] = [:]
     /// The document revision last written to or read from disk, per file.
     var writtenRevisions: [FileID: UInt64] = [:]
@@ -96,6 +99,12 @@ final class SharedProject {
     }
 
     var scope: DocumentScope { .project(key: key) }
+
+    /// Records what the daemon wrote or read at `file`'s place (nil: nothing of it on disk).
+    func setKnown(_ file: FileID, _ wanted: ProjectWriter.Wanted?) {
+        known[file] = wanted
+        knownHashes[file] = wanted.map { TextHash.sha256Hex(bytes: Array($0.text.utf8)) }
+    }
 
     /// The document name of `file`.
     func uri(of file: FileID) -> String { DocumentScope.projectURI(key: key, file: file.description) }
