@@ -70,7 +70,7 @@ extension ProjectService {
         }
         operations += readCreates(changes.creates, into: project)
         logger.info("project \(project.key): read from disk: \(changes.edits.count) edits, \(changes.creates.count) new files, \(changes.deletes.count) deletes, \(changes.renames.count) renames")
-        project.treeDirty = true
+        project.knownDirty = true
         if !operations.isEmpty { treeChanged(project, by: operations) }
     }
 

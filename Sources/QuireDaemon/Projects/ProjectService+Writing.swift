@@ -44,7 +44,7 @@ extension ProjectService {
             known[file] = last
         }
         if !wanted.isEmpty || !known.isEmpty { write(project, wanted: wanted, known: known, open: open, documents: documentsByFile) }
-        if project.treeDirty { keepTree(project) }
+        if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
         reportProgress(project, view: view)
     }
 
@@ -89,7 +89,7 @@ extension ProjectService {
         project.watcher?.watch(folders: folders)
         if !plan.actions.isEmpty {
             logger.info("project \(project.key): \(plan.actions.count) changes written to disk")
-            project.treeDirty = true   // `known` is kept with the tree
+            project.knownDirty = true
         }
     }
 

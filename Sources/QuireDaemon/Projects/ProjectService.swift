@@ -86,6 +86,7 @@ final class ProjectService: ProjectFrames {
             if project.watcher?.takeEvents() == true || ticks % rescanEvery == 0 { project.needsScan = true }
             if project.needsScan { scanDisk(project) }
             syncDisk(project)
+            if project.knownDirty, ticks % rescanEvery == 0 { keepTree(project) }
         }
         schedule?(Self.writeDelay) { [weak self] in self?.tick() }
     }
@@ -126,6 +127,7 @@ final class ProjectService: ProjectFrames {
 
     func keepTree(_ project: SharedProject) {
         project.treeDirty = false
+        project.knownDirty = false
         guard let store = parts.store else { return }
         let file = ProjectRecordFile(dataDirectory: store.path, key: project.key)
         do {

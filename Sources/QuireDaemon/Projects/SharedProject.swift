@@ -79,6 +79,9 @@ final class SharedProject {
     var listen: [String] = []
     /// The tree changed since it was last kept.
     var treeDirty = false
+    /// `known` changed since it was last kept (kept with the tree, or on a re-scan tick: a stale
+    /// `known.json` only costs a re-read after a restart).
+    var knownDirty = false
     /// Something on disk may have changed: scan before the next write.
     var needsScan = false
     /// The last `project/progress` sent (files, written).
