@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Logging
 import Testing
 @testable import QuireDaemon
 import QuireProject
@@ -78,5 +79,37 @@ import QuireTestSupport
         })
         #expect(ProjectFixture.read(root + "/src/deep/util.swift") == "let x = 1\r\nlet y = 2\r\n", "untouched files keep their bytes")
         _ = wire
+    }
+
+    @Test func whatATimerPassReadsFromDiskGoesOutWithoutWaitingForAnotherRead() throws {
+        let root = try ProjectFixture.folder(["a.txt": Array("one\n".utf8)], name: "timed")
+        let net = PeerTestNetwork()
+        let store = try DocumentStore(path: DaemonProcess.temporaryDirectory("timed-data"), durability: .sync, logger: Logger(label: "test"))
+        let host = net.makeDaemon(700, store: store), joiner = net.makeDaemon(800)
+        let hostTransport = RecordingTransport(), joinerTransport = RecordingTransport()
+        host.transport = hostTransport
+        joiner.transport = joinerTransport
+        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
+        hostEditor.initialize(user: "ann")
+        joinerEditor.initialize(user: "bob")
+        let shared = try #require(hostEditor.request("project/share", ["root": .string(root)])["result"])
+        let key = try #require(shared["key"]?.stringValue)
+        let directory = DaemonProcess.temporaryDirectory("timed-join") + "/copy"
+        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
+        let wire = try net.link(joiner, host, scope: .project(key: key))
+        #expect(Self.settle(net, [host, joiner]) { ProjectFixture.read(directory + "/a.txt") == "one\n" })
+        let schedule = ManualSchedule()
+        host.projects.start(schedule: schedule.schedule)
+        schedule.runDue()
+        net.pump([host, joiner])
+        // The host's disk changes; its next timer pass reads it, and the edit leaves at once
+        // (made durable first), not when some editor or peer next sends something.
+        try ProjectFixture.write(Array("one\ntwo\n".utf8), to: root + "/a.txt")
+        wire.bToA = []
+        schedule.runDue()
+        #expect(!wire.bToA.isEmpty, "the edit waits for nothing")
+        net.pump([host, joiner])
+        let file = try #require(host.projects.project(key: key)?.view.files[try ProjectPath("a.txt")])
+        #expect(joiner.documents["@\(key)/\(file)"]?.text.string == "one\ntwo\n")
     }
 }

@@ -120,6 +120,7 @@ public final class Daemon {
         projects.notifyEditors = { [unowned self] notification in
             for session in sessionRegistry.inOrder { (session as? EditorSession)?.send(notification.message) }
         }
+        projects.endRead = { [unowned self] in gate.endRead() }
         projectFrames = projects
         peerLinks.onClosed = { [unowned self] link in
             presence.dropPresence(via: link)

@@ -45,6 +45,7 @@ extension ProjectService {
         }
         let changes = ProjectChanges.between(known: known, disk: disk)
         guard !changes.isEmpty else { return }
+        passesWithChanges &+= 1
         var operations: [ProjectTree.Operation] = []
         for (file, text) in changes.edits.sorted(by: { $0.key < $1.key }) {
             readEdit(of: file, text: text, in: project)

@@ -88,6 +88,7 @@ extension ProjectService {
         }
         project.watcher?.watch(folders: folders)
         if !plan.actions.isEmpty {
+            passesWithChanges &+= 1
             logger.info("project \(project.key): \(plan.actions.count) changes written to disk")
             project.knownDirty = true
         }

@@ -41,6 +41,11 @@ final class ProjectService: ProjectFrames {
     var unregisterSecret: (DocumentScope) -> Void = { _ in }
     /// Sends a notification to every editor.
     var notifyEditors: (any DaemonNotification) -> Void = { _ in }
+    /// Ends a timer pass that changed something as a read ends (`OutputGate.endRead`): what it
+    /// logged is made durable and its edits go to editors and peers.
+    var endRead: () -> Void = {}
+    /// Counts the disk passes that changed documents, the tree or the disk.
+    var passesWithChanges = 0
     /// Runs work on the daemon's event loop after a delay (seconds); nil (tests): the caller
     /// drives `syncDisk` and `scanDisk`.
     private(set) var schedule: ((Double, @escaping () -> Void) -> Void)?
@@ -81,6 +86,7 @@ final class ProjectService: ProjectFrames {
 
     private func tick() {
         ticks &+= 1
+        let before = passesWithChanges
         let rescanEvery = max(1, Int(Self.rescanInterval / Self.writeDelay))
         for project in projects.values.sorted(by: { $0.key < $1.key }) where project.active {
             if project.watcher?.takeEvents() == true || ticks % rescanEvery == 0 { project.needsScan = true }
@@ -88,6 +94,7 @@ final class ProjectService: ProjectFrames {
             syncDisk(project)
             if project.knownDirty, ticks % rescanEvery == 0 { keepTree(project) }
         }
+        if passesWithChanges != before { endRead() }
         schedule?(Self.writeDelay) { [weak self] in self?.tick() }
     }
 
