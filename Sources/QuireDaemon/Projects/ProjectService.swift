@@ -66,8 +66,10 @@ final class ProjectService: ProjectFrames {
         for key in ProjectRecordFile.keys(in: store.path) {
             do {
                 let project = try ProjectRecordFile(dataDirectory: store.path, key: key).load(replica: parts.replica)
+                let wasActive = project.active
+                project.active = false   // until its secret is held
                 projects[key] = project
-                if project.active { try activate(project) }
+                if wasActive { try activate(project) }
                 logger.info("project \(key) (\(DisplayText.clean(project.name))) loaded: \(project.view.paths.count) files, \(project.role.rawValue)")
             } catch {
                 logger.warning("project \(key) in \(store.path)/projects is not loaded: \(DisplayText.clean("\(error)", limit: 300))")
