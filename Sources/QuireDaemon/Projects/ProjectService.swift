@@ -52,6 +52,9 @@ final class ProjectService: ProjectFrames {
     /// How long after a change the disk is written, and how often the folders are re-scanned.
     static let writeDelay = 0.2
     static let rescanInterval = 3.0
+    /// The re-scan interval of a project whose every folder is watched (the scan reads the first
+    /// block of every file: the watch tells sooner and costs nothing).
+    static let watchedRescanInterval = 15.0
     private var ticks = 0
 
     init(_ parts: Parts) {
@@ -77,8 +80,9 @@ final class ProjectService: ProjectFrames {
         }
     }
 
-    /// Starts the disk timers: a write pass every `writeDelay` seconds while anything changed,
-    /// a re-scan every `rescanInterval`.
+    /// Starts the disk timers: a pass every `writeDelay` seconds (what the watch saw is read,
+    /// what changed is written), a re-scan every `rescanInterval` (`watchedRescanInterval` when
+    /// every folder is watched).
     func start(schedule: @escaping (Double, @escaping () -> Void) -> Void) {
         guard self.schedule == nil else { return }
         self.schedule = schedule
@@ -90,8 +94,10 @@ final class ProjectService: ProjectFrames {
         ticks &+= 1
         let before = passesWithChanges
         let rescanEvery = max(1, Int(Self.rescanInterval / Self.writeDelay))
+        let watchedRescanEvery = max(1, Int(Self.watchedRescanInterval / Self.writeDelay))
         for project in projects.values.sorted(by: { $0.key < $1.key }) where project.active {
-            if project.watcher?.takeEvents() == true || ticks % rescanEvery == 0 { project.needsScan = true }
+            let every = project.watcher?.watchesAll == true ? watchedRescanEvery : rescanEvery
+            if project.watcher?.takeEvents() == true || ticks % every == 0 { project.needsScan = true }
             if project.needsScan { scanDisk(project) }
             syncDisk(project)
             if project.knownDirty, ticks % rescanEvery == 0 { keepTree(project) }

@@ -26,12 +26,19 @@ final class ProjectWatcher {
 
     deinit { close(descriptor) }
 
+    /// Whether every folder asked for is watched (none past the bound, none refused).
+    private(set) var watchesAll = true
+
     /// Watches the folders (relative to the root, "" for the root) not watched yet.
     func watch(folders: Set<String>) {
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DONT_FOLLOW | IN_ONLYDIR)
-        for folder in folders.sorted() where !watched.contains(folder) && watched.count < Self.maximumWatches {
+        for folder in folders.sorted() where !watched.contains(folder) {
+            guard watched.count < Self.maximumWatches else {
+                watchesAll = false
+                return
+            }
             let path = folder.isEmpty ? root : root + "/" + folder
-            if inotify_add_watch(descriptor, path, mask) >= 0 { watched.insert(folder) }
+            if inotify_add_watch(descriptor, path, mask) >= 0 { watched.insert(folder) } else { watchesAll = false }
         }
     }
 

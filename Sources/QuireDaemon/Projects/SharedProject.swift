@@ -109,8 +109,15 @@ final class SharedProject {
         knownHashes[file] = wanted.map { TextHash.sha256Hex(bytes: Array($0.text.utf8)) }
     }
 
-    /// The document name of `file`.
-    func uri(of file: FileID) -> String { DocumentScope.projectURI(key: key, file: file.description) }
+    private var uris: [FileID: String] = [:]
+
+    /// The document name of `file` (made once: the disk pass asks for every file's every 200 ms).
+    func uri(of file: FileID) -> String {
+        if let uri = uris[file] { return uri }
+        let uri = DocumentScope.projectURI(key: key, file: file.description)
+        if uris.count < ProjectTree.maximumFiles { uris[file] = uri }
+        return uri
+    }
 
     /// The absolute path of `path` in the project folder.
     func absolute(_ path: ProjectPath) -> String { root + "/" + path.string }
