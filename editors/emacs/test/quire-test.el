@@ -1482,6 +1482,105 @@ range, across line breaks; records that do not match the buffer give nil
       (setq quire--before nil)
       (should-not (quire--exact-change 3 4 1)))))
 
+(defun quire-test--where ()
+  "Where the selected window is: \"FILE:LINE:COLUMN\" (line from 1)."
+  (with-current-buffer (window-buffer (selected-window))
+    (save-excursion
+      (goto-char (window-point (selected-window)))
+      (format "%s:%d:%d" (file-name-nondirectory (or buffer-file-name (buffer-name)))
+              (line-number-at-pos) (current-column)))))
+
+(ert-deftest quire-test-who-jump-and-follow ()
+  "Who is here, jump and follow (`quire/who') against a partner editor on the
+same daemon (otto): `quire-who' lists him with his file and line,
+`quire-jump' goes to his cursor (visiting his file by path), `quire-follow'
+moves this window as his cursor moves, to another line and to another file,
+and stops when this Emacs moves."
+  (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
+         (quire-command (list binary "attach" socket))
+         (quire-user-name "emma")
+         (dir (file-name-as-directory (file-truename (make-temp-file "quire-who" t))))
+         (default-directory dir)
+         (otto nil))
+    (make-directory (concat dir ".git"))   ; the project root: files are named from here
+    (pcase-dolist (`(,file . ,text) '(("a.txt" . "a one\na two\na three\na four\n")
+                                      ("b.txt" . "b one\nb two\nb three\n")
+                                      ("c.txt" . "c one\nc two\nc three\nc four\nc five\n")))
+      (write-region text nil (concat dir file)))
+    (cl-flet ((otto-at (uri line character)
+                (let ((position (list :line line :character character)))
+                  (jsonrpc-notify otto :cursor/update
+                                  (list :uri uri :epoch 0 :revision 0
+                                        :selections (vector (list :start position :end position)))))))
+      (unwind-protect
+          (progn
+            (find-file (concat dir "a.txt"))
+            (quire-share)
+            (should (equal (plist-get quire--state :uri) "a.txt"))
+            (goto-char (point-min))
+            (forward-line 1)
+            (forward-char 2)
+            (quire--send-cursor)
+            ;; Otto, under a name no other test's editor left on this daemon has.
+            (setq otto (jsonrpc-process-connection
+                        :name "otto" :notification-dispatcher #'ignore :request-dispatcher #'ignore
+                        :process (make-process :name "otto" :command (list binary "attach" socket)
+                                               :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)))
+            (jsonrpc-request otto :initialize '(:user (:name "otto-who") :capabilities (:general (:positionEncodings ["utf-32"]))))
+            (jsonrpc-request otto :document/open '(:uri "a.txt" :text ""))
+            (dolist (file '("b.txt" "c.txt"))
+              (should (equal (plist-get (jsonrpc-request otto :document/open
+                                                         (list :file (concat dir file)
+                                                               :text (with-temp-buffer (insert-file-contents (concat dir file))
+                                                                                       (buffer-string))))
+                                        :uri)
+                             file)))
+            ;; Who: otto on line 4 of a.txt, emma (you) on line 2.
+            (otto-at "a.txt" 3 2)
+            ;; (Editors of earlier tests may still be listed: this daemon serves every test.)
+            (should (quire-test--wait (lambda () (string-match-p "^Quire: here: emma (you) a\\.txt:2, .*otto-who a\\.txt:4"
+                                                                 (quire-who)))))
+            ;; Jump: to his cursor in a.txt, then, once he is in b.txt, which this Emacs does not
+            ;; visit, to b.txt.
+            (quire-jump "otto-who")
+            (should (equal (quire-test--where) "a.txt:4:2"))
+            (otto-at "b.txt" 2 4)
+            (should (quire-test--wait (lambda () (string-match-p "otto-who b\\.txt:3" (quire-who)))))
+            (quire-jump "otto-who")
+            (should (equal (quire-test--where) "b.txt:3:4"))
+            (should (equal (plist-get quire--state :uri) "b.txt"))
+            (should (equal (buffer-string) "b one\nb two\nb three\n"))
+            ;; Follow: from a.txt, this window goes to him in b.txt, follows him to another
+            ;; line, back to a.txt (by his cursor notification), and into c.txt, not visited here.
+            (switch-to-buffer (find-buffer-visiting (concat dir "a.txt")))
+            (goto-char (point-min))
+            (quire-follow "otto-who")
+            (should (equal quire--following "otto-who"))
+            (should (equal (quire-test--where) "b.txt:3:4"))
+            (otto-at "b.txt" 0 1)
+            (should (quire-test--wait (lambda () (equal (quire-test--where) "b.txt:1:1"))))
+            (otto-at "a.txt" 2 0)
+            (should (quire-test--wait (lambda () (equal (quire-test--where) "a.txt:3:0"))))
+            (otto-at "c.txt" 4 3)
+            (should (quire-test--wait (lambda () (equal (quire-test--where) "c.txt:5:3"))))
+            (should (equal (plist-get (buffer-local-value 'quire--state (window-buffer (selected-window))) :uri) "c.txt"))
+            (should (equal quire--following "otto-who"))
+            ;; Emma moves: the follow ends and says so; otto's next move leaves her where she is.
+            (set-window-point (selected-window) (with-current-buffer (window-buffer (selected-window)) (point-min)))
+            (should (quire-test--wait (lambda () (null quire--following))))
+            (should (quire-test--said "stopped following otto-who (you moved)"))
+            (otto-at "c.txt" 2 0)
+            (should (quire-test--wait
+                     (lambda () (with-current-buffer (window-buffer (selected-window))
+                                  (seq-find (lambda (o) (string-match-p "otto-who" (or (overlay-get o 'after-string) "")))
+                                            (overlays-in (point-min) (point-max)))))))
+            (should (equal (quire-test--where) "c.txt:1:0")))
+        (quire-stop)
+        (when otto (ignore-errors (jsonrpc-shutdown otto)))
+        (dolist (file '("a.txt" "b.txt" "c.txt"))
+          (when-let ((buffer (find-buffer-visiting (concat dir file))))
+            (with-current-buffer buffer (set-buffer-modified-p nil) (kill-buffer))))))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here
