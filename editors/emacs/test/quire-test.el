@@ -1579,7 +1579,75 @@ and stops when this Emacs moves."
         (when otto (ignore-errors (jsonrpc-shutdown otto)))
         (dolist (file '("a.txt" "b.txt" "c.txt"))
           (when-let ((buffer (find-buffer-visiting (concat dir file))))
-            (with-current-buffer buffer (set-buffer-modified-p nil) (kill-buffer))))))))
+            (with-current-buffer buffer (set-buffer-modified-p nil) (kill-buffer))))
+        (delete-directory dir t)))))
+
+(ert-deftest quire-test-opening-a-project-file-joins-its-document ()
+  "Once a project is shared on the daemon running for this user (`project/share',
+as `quire share' asks it), visiting one of its files starts this Emacs's
+`quire', which attaches to that daemon, and joins its document with no
+command; a file created in it too; a file outside it stays unshared.
+The daemon is this test's own, started as an editor starts one (plain
+`quire', its stdio the host editor's) in a data directory of its own: it
+listens for more editors at the data directory's editor socket."
+  (let* ((binary (getenv "QUIRE_BINARY"))
+         (data (file-truename (make-temp-file "quire-data" t)))
+         (process-environment (cons (concat "XDG_DATA_HOME=" data) process-environment))
+         (quire-command (list binary))
+         (quire--stopping nil)   ; as in an Emacs where no one ran `quire-stop'
+         (dir (file-name-as-directory (file-truename (make-temp-file "quire-project" t))))
+         (outside (file-truename (make-temp-file "quire-outside" nil ".txt" "not shared\n")))
+         (host-process (make-process :name "host" :command (list binary) :connection-type 'pipe
+                                     :coding 'utf-8-emacs-unix :noquery t))
+         (host (jsonrpc-process-connection :name "host" :process host-process
+                                           :notification-dispatcher #'ignore :request-dispatcher #'ignore))
+         (key nil))
+    (make-directory (concat dir "src"))
+    (write-region "def greet():\n    return \"hi\"\n" nil (concat dir "src/greet.py"))
+    (unwind-protect
+        (progn
+          ;; The host, the daemon's first editor, shares the folder and opens greet.py.
+          (jsonrpc-request host :initialize '(:user (:name "hana") :capabilities (:general (:positionEncodings ["utf-32"]))))
+          (setq key (plist-get (jsonrpc-request host :project/share (list :root dir :listen ["127.0.0.1:0"])) :key))
+          (should (stringp key))
+          (let ((uri (plist-get (jsonrpc-request host :document/open
+                                                 (list :file (concat dir "src/greet.py") :ifShared t
+                                                       :text "def greet():\n    return \"hi\"\n"))
+                                :uri)))
+            (should (string-prefix-p "@" uri))
+            ;; This Emacs, with no daemon of its own, visits the file: it finds the running
+            ;; daemon's editor socket, starts `quire' (which attaches to it) and joins.
+            (should (quire-test--wait #'quire--daemon-running-p))
+            (should-not quire--connection)
+            (find-file (concat dir "src/greet.py"))
+            (should quire-mode)
+            (should (equal (plist-get quire--state :uri) uri))
+            (jsonrpc-request host :document/edit
+                             (list :uri uri :epoch 0 :revision 0
+                                   :changes (vector (list :range '(:start (:line 1 :character 11) :end (:line 1 :character 15))
+                                                          :text "\"hello\""))))
+            (should (quire-test--wait (lambda () (equal (buffer-string) "def greet():\n    return \"hello\"\n")))))
+          ;; A file created in the project: a new file of it, joined too.
+          (find-file (concat dir "src/new.py"))
+          (should quire-mode)
+          (should (string-prefix-p "@" (plist-get quire--state :uri)))
+          ;; A file outside the project: left alone.
+          (find-file outside)
+          (should-not quire-mode)
+          (should-not (seq-find (lambda (document) (string-match-p "outside" (plist-get document :uri)))
+                                (jsonrpc-request host :document/list (make-hash-table)))))
+      (quire-stop)
+      (when key (ignore-errors (jsonrpc-request host :project/stop (list :key key))))
+      (ignore-errors (jsonrpc-request host :shutdown (make-hash-table)))
+      (ignore-errors (jsonrpc-notify host :exit (make-hash-table)))
+      (quire-test--wait (lambda () (not (process-live-p host-process))))
+      (ignore-errors (jsonrpc-shutdown host))
+      (dolist (file (list (concat dir "src/greet.py") (concat dir "src/new.py") outside))
+        (when-let ((buffer (find-buffer-visiting file)))
+          (with-current-buffer buffer (set-buffer-modified-p nil) (kill-buffer))))
+      (delete-directory data t)
+      (delete-directory dir t)
+      (delete-file outside))))
 
 (provide 'quire-test)
 
