@@ -61,6 +61,18 @@ import QuireTestSupport
         #expect(bobPlaces.map { $0["uri"] } == ["scratch"])
     }
 
+    @Test func namesAreShownCleaned() throws {
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = TestEditor(daemon: daemon), bob = TestEditor(daemon: daemon)
+        ann.initialize(user: "ann")
+        bob.initialize(user: " b\u{1B}[2Jo\u{202E}b\n ")
+        ann.open("doc", text: "x\n")
+        bob.open("doc", text: "")
+        Self.cursor(bob, in: "doc", line: 0, character: 1)
+        #expect(Self.who(ann).compactMap { $0["name"]?.stringValue } == ["b[2Job"],
+                "control and format characters dropped, spaces trimmed")
+    }
+
     @Test func positionsAreInTheAskingEditorsEncodingAndText() throws {
         let daemon = ConcurrentEditingTests.makeDaemon()
         let ann = TestEditor(daemon: daemon), bob = TestEditor(daemon: daemon), cy = TestEditor(daemon: daemon)
