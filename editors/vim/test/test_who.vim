@@ -74,15 +74,9 @@ Check(Messages() =~ 'here: otto a.txt:4, vera (you) a.txt:2', ':QuireWho said: '
 QuireJump otto
 Check(bufname() == 'a.txt' && line('.') == 4 && col('.') == 3, 'jump in a.txt: at ' .. bufname() .. ':' .. line('.') .. ':' .. col('.'))
 OttoAt('b.txt', 2, 4)
-var tries = 0
-while tries < 100
-  execute('QuireWho')
-  if Messages() =~ 'here: otto b.txt:3'
-    break
-  endif
-  sleep 20m
-  tries += 1
-endwhile
+# (Cursor updates are notifications: wait until the daemon has his, as he sees it himself.)
+WaitFor(() => get(get(filter(ch_evalexpr(otto, {method: 'quire/who', params: {}}).result.people, (_, p) => p.self), 0, {}), 'at', [{}])[0]
+  ->get('uri', '') == 'b.txt', 'the daemon to have otto in b.txt')
 QuireJump otto
 Check(bufname() =~ 'b.txt$' && line('.') == 3 && col('.') == 5, 'jump to b.txt: at ' .. bufname() .. ':' .. line('.') .. ':' .. col('.'))
 Check(quire#SharedName() == 'b.txt', 'b.txt joined on jump: shared as "' .. quire#SharedName() .. '"')
