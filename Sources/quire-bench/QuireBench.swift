@@ -17,7 +17,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, relay, storage, checks, project, scan, handshake (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, relay, storage, checks, project, share, scan, handshake (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
@@ -25,6 +25,9 @@ struct QuireBench: ParsableCommand {
 
     @Option(help: "Project sizes (files) for --only project, comma-separated.")
     var projectSizes = "500,2000,8000"
+
+    @Option(help: "Project sizes (files) for --only share, comma-separated.")
+    var shareSizes = "500,2000"
 
     @Flag(help: "Print one JSON object per trace.")
     var json = false
@@ -75,7 +78,7 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,relay,storage,checks,project,scan,handshake").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,relay,storage,checks,project,share,scan,handshake").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
@@ -85,6 +88,7 @@ struct QuireBench: ParsableCommand {
         if traces.isEmpty && parts.contains("storage") { try runStorageBenchmark(paths) }
         if traces.isEmpty && parts.contains("checks") { try runChecksBenchmark(paths) }
         if traces.isEmpty && parts.contains("project") { try runProjectBenchmark() }
+        if traces.isEmpty && parts.contains("share") { try runShareBenchmark() }
         if traces.isEmpty && parts.contains("scan") { try runScanBenchmark() }
         if traces.isEmpty && parts.contains("code") { runCodeBenchmark() }
         for path in paths where parts.contains("traces") {
@@ -372,7 +376,7 @@ struct QuireBench: ParsableCommand {
         }
     }
 
-    private func ms(_ seconds: Double) -> String { String(format: "%8.2f ms", seconds * 1000) }
+    func ms(_ seconds: Double) -> String { String(format: "%8.2f ms", seconds * 1000) }
     func fmt(_ x: Double) -> String { String(format: "%.2f", x) }
 }
 

@@ -4,6 +4,7 @@
 Usage: quire_probe.py QUIRE SOCKET list            -> the document names, one per line
        quire_probe.py QUIRE SOCKET text URI        -> the document's text (joining it; it must exist)
        quire_probe.py QUIRE SOCKET links           -> how many peer links are up (quire/status summary)
+       quire_probe.py QUIRE SOCKET who             -> "name path-or-uri line" per place of each person (quire/who)
 Messages go one JSON object per line (line mode), so no framing is needed.
 """
 import json
@@ -46,6 +47,10 @@ def main():
         sys.stdout.write(ask(quire, socket, [("document/open", {"uri": uri}), ("document/text", {"uri": uri})])[1]["text"])
     elif command == "links":
         print(ask(quire, socket, [("quire/status", {})])[0]["summary"]["linksUp"])
+    elif command == "who":
+        for person in ask(quire, socket, [("quire/who", {})])[0]["people"]:
+            for place in person["at"]:
+                print(person["name"], place.get("path") or place["uri"], place["line"] + 1)
     else:
         raise SystemExit(__doc__)
 
