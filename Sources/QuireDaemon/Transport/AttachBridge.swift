@@ -4,14 +4,16 @@ import NIOPosix
 
 /// `quire attach PATH`: connects to a running daemon's Unix socket and bridges this process's
 /// stdin and stdout to it, so an editor can start `quire attach` as if it were the daemon.
-/// Only a daemon that runs as the same user (`SO_PEERCRED`) is attached to.
+/// Only a daemon that runs as the same user (`SO_PEERCRED`) is attached to. `quire peer
+/// --stdio` bridges the same way to the peer socket of the daemon holding its data directory.
 public enum AttachBridge {
     /// Runs until the daemon closes and everything it sent has been written to stdout; returns
     /// 0 then, 1 on failure. End of stdin is passed on (after what was read from it) as the end
     /// of the socket's output, so `printf REQUEST | quire attach` gets its whole reply.
-    public static func run(socketPath: String) throws -> Int32 {
+    /// `command` names the bridge in errors (`quire attach`, `quire peer --stdio`).
+    public static func run(socketPath: String, command: String = "quire attach") throws -> Int32 {
         guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
-            throw PeerNetworkError("quire attach needs pipes, sockets or a terminal on stdin and stdout, as an editor gives it")
+            throw PeerNetworkError("\(command) needs pipes, sockets or a terminal on stdin and stdout, as an editor or ssh gives it")
         }
         // Unlike the daemon, the bridge just dies of a stop signal; it must only not inherit them blocked.
         var stopSignals = DaemonServer.stopSignals()
@@ -45,7 +47,7 @@ public enum AttachBridge {
         guard daemonUID == getuid() else {
             socketChannel.close(promise: nil)
             let who = daemonUID.map { "uid \($0)" } ?? "a process the kernel does not name"
-            throw PeerNetworkError("the daemon at \(socketPath) runs as \(who), not as you (uid \(getuid())); quire attach sends nothing to it")
+            throw PeerNetworkError("the daemon at \(socketPath) runs as \(who), not as you (uid \(getuid())); \(command) sends nothing to it")
         }
         let output = dup(1)
         dup2(2, 1)

@@ -36,7 +36,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     /// `accepts`: on a link through a relay, the role the relay gave; the link is one this daemon
     /// started, so it is not counted against the incoming handshake slots.
-    private func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
+    func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
                          onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {

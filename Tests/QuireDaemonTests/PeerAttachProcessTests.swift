@@ -1,0 +1,119 @@
+import Foundation
+import JSON
+import QuireDaemon
+import Testing
+import QuireTestSupport
+
+/// `quire peer --stdio` against a data directory a running daemon holds bridges to that
+/// daemon's peer socket, so `--connect-command 'ssh host quire peer --stdio'` reaches it (issue
+/// 21); against a free directory it is a daemon of its own as before. Real processes: a local
+/// command stands in for ssh.
+@Suite(.serialized) struct PeerAttachProcessTests {
+    static let secret = PeerProcessTests.secret
+
+    /// A daemon holding `dataDir`, with an editor that has opened `doc`; returns both once the
+    /// daemon accepts peer links on its peer socket.
+    static func holder(dataDir: String, user: String, text: String, arguments: [String] = []) throws -> (DaemonProcess, TestEditor) {
+        let daemon = try DaemonProcess(arguments: ["--data-dir", dataDir, "--user-name", user] + arguments, environment: secret)
+        let editor = TestEditor(process: daemon)
+        editor.initialize(user: user)
+        editor.open("doc", text: text)
+        #expect(SocketSessionTests.waitForFile(EditorSocketLocation(dataDirectory: dataDir).peerSocketPath), "the holder makes its peer socket")
+        return (daemon, editor)
+    }
+
+    /// The command a connecting daemon runs, as it would run `ssh host quire peer --stdio`.
+    static func peerCommand(dataDir: String, extra: String = "") -> String {
+        "'\(DaemonProcess.binary.path)' peer --stdio --data-dir '\(dataDir)'\(extra)"
+    }
+
+    /// The first link `editor`'s daemon reports once it is established.
+    static func establishedLink(_ editor: TestEditor, timeout: TimeInterval = 20) -> JSONValue? {
+        var found: JSONValue?
+        _ = waitUntil(timeout: timeout) {
+            found = editor.request("peer/status")["result"]?["links"]?.arrayValue?.first { $0["state"] == "established" }
+            return found != nil
+        }
+        return found
+    }
+
+    @Test func theBridgeReachesTheRunningDaemonItsDocumentsAndItsKey() throws {
+        let dataDir = DaemonProcess.temporaryDirectory("attach-held") + "/data"
+        let (held, bob) = try Self.holder(dataDir: dataDir, user: "bob", text: "kept by the running daemon\n")
+        let bobKey = bob.request("peer/status")["result"]?["fingerprint"]?.stringValue
+        #expect(bobKey != nil)
+        // No secret reaches the command (nor is one given to it): the bridge needs none.
+        let ann = try DaemonProcess(arguments: ["--connect-command", Self.peerCommand(dataDir: dataDir), "--user-name", "ann", "--ephemeral"],
+                                    environment: Self.secret)
+        let a = TestEditor(process: ann)
+        a.initialize(user: "ann")
+        let link = Self.establishedLink(a)
+        #expect(link?["fingerprint"]?.stringValue == bobKey, "the far end is the running daemon: its key")
+        #expect(link?["user"] == "bob")
+        #expect(a.waitForDocument("doc", characters: "kept by the running daemon\n".unicodeScalars.count), "its documents")
+        a.open("doc", text: "")
+        #expect(a.string == "kept by the running daemon\n")
+        // The running daemon sees an incoming link from its peer socket, and edits flow both ways.
+        let bobsLink = Self.establishedLink(bob)
+        #expect(bobsLink?["address"] == "peer socket")
+        a.edit(0..<0, with: "ann: ")
+        #expect(waitUntil { bob.request("document/text", ["uri": "doc"])["result"]?["text"] == "ann: kept by the running daemon\n" })
+        #expect(!ann.log.contains("memory only") && !ann.log.contains("in use by another quire"), "\(ann.log)")
+        PeerProcessTests.shutDown([a], [ann])
+        // The bridge ended with its link; the running daemon serves on.
+        #expect(waitUntil { bob.request("peer/status")["result"]?["links"]?.arrayValue?.isEmpty == true })
+        PeerProcessTests.shutDown([bob], [held])
+    }
+
+    @Test func anUnheldDirectoryStillGetsADaemonOfItsOwn() throws {
+        let work = DaemonProcess.temporaryDirectory("attach-free")
+        let dataDir = work + "/data"
+        let secretFile = work + "/secret"
+        #expect(FileManager.default.createFile(atPath: secretFile, contents: Data((PeerTestNetwork.secret + "\n").utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let ann = try DaemonProcess(arguments: ["--connect-command", Self.peerCommand(dataDir: dataDir, extra: " --user-name carol --secret-file '\(secretFile)'"),
+                                                "--user-name", "ann", "--ephemeral"], environment: Self.secret)
+        let a = TestEditor(process: ann)
+        a.initialize(user: "ann")
+        let link = Self.establishedLink(a)
+        #expect(link?["user"] == "carol")
+        let farKey = link?["fingerprint"]?.stringValue
+        PeerProcessTests.shutDown([a], [ann])
+        // The far daemon kept its key in that directory: a daemon started on it later has it.
+        #expect(waitUntil { !FileManager.default.fileExists(atPath: EditorSocketLocation(dataDirectory: dataDir).peerSocketPath) },
+                "the far daemon ended and removed its peer socket")
+        let later = try DaemonProcess(arguments: ["--data-dir", dataDir], environment: Self.secret)
+        let l = TestEditor(process: later)
+        l.initialize()
+        #expect(farKey != nil && l.request("peer/status")["result"]?["fingerprint"]?.stringValue == farKey)
+        PeerProcessTests.shutDown([l], [later])
+    }
+
+    @Test func withoutASecretOnlyABridgeRuns() throws {
+        // Nothing holds the directory: this one would be a daemon, and refuses without a secret.
+        let dataDir = DaemonProcess.temporaryDirectory("attach-nosecret") + "/data"
+        let lone = try DaemonProcess(arguments: ["peer", "--stdio", "--data-dir", dataDir])
+        #expect(lone.waitForExit() != 0)
+        #expect(lone.log.contains("peering needs a shared secret"), "\(lone.log)")
+        #expect(!FileManager.default.fileExists(atPath: dataDir), "refused before making anything")
+    }
+
+    @Test func thePeerSocketIsPrivateAndCutsAStranger() throws {
+        let dataDir = DaemonProcess.temporaryDirectory("attach-stranger") + "/data"
+        let (held, bob) = try Self.holder(dataDir: dataDir, user: "bob", text: "private\n")
+        let path = EditorSocketLocation(dataDirectory: dataDir).peerSocketPath
+        var info = stat()
+        #expect(lstat(path, &info) == 0)
+        #expect(info.st_mode & S_IFMT == S_IFSOCK && info.st_mode & 0o777 == 0o600 && info.st_uid == getuid())
+        // A client of this user that does not speak the handshake is cut off, as on TCP.
+        let fd = try EditorSocketSecurityTests.connect(path)
+        defer { close(fd) }
+        let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        #expect(held.waitForLog(containing: "cut off") != nil, "\(held.log)")
+        #expect(PeerSecurityProcessTests.closedByDaemon(fd, timeout: 10))
+        #expect(bob.request("document/text", ["uri": "doc"])["result"]?["text"] == "private\n")
+        PeerProcessTests.shutDown([bob], [held])
+        #expect(!FileManager.default.fileExists(atPath: path), "the peer socket goes with its daemon")
+    }
+}
