@@ -56,13 +56,13 @@ struct Peer: ParsableCommand {
             throw secretMissing
         }
         let opened = try storage.openStore(logger: logger, joiningHeld: mayBridge)
-        if case .heldBy = opened, let directory = storage.dataDirectoryPath {
+        if mayBridge, case .heldBy = opened, let directory = storage.dataDirectoryPath {
             let path = EditorSocketLocation(dataDirectory: directory).peerSocketPath
             if let status = joinRunningDaemon(socketPath: path, command: "quire peer --stdio", logger: logger) {
                 throw ExitCode(status)
             }
             if storage.dataDir != nil {
-                throw ValidationError("the data directory \(directory) is in use by another quire, which takes no peer links on \(path) (see its log)")
+                throw ValidationError("the data directory \(directory) is in use by another quire, and this one cannot bridge to its peer socket \(path) (see the warning above)")
             }
         }
         guard configuration.peerSecret != nil else { throw secretMissing }

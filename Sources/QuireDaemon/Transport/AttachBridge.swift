@@ -27,6 +27,9 @@ public enum AttachBridge {
         let daemonUIDPromise = group.next().makePromise(of: uid_t?.self)
         let connecting = ClientBootstrap(group: group)
             .channelOption(.allowRemoteHalfClosure, value: true)
+            // Nothing is read from the daemon before stdout is bridged (below): a daemon that
+            // speaks first (a peer link's hello) would otherwise lose its first bytes.
+            .channelOption(.autoRead, value: false)
             .channelInitializer { channel in
                 socket = channel
                 // The daemon closed: exit only once everything it sent has been written to stdout
@@ -64,6 +67,7 @@ public enum AttachBridge {
                 }))
             }
             .takingOwnershipOfDescriptors(input: 0, output: output).wait()
+        try socketChannel.setOption(.autoRead, value: true).wait()
         let status = try donePromise.futureResult.wait()
         try? group.next().submit { stdio?.close(promise: nil) }.wait()
         socketChannel.close(promise: nil)
