@@ -116,4 +116,43 @@ import QuireTestSupport
         PeerProcessTests.shutDown([bob], [held])
         #expect(!FileManager.default.fileExists(atPath: path), "the peer socket goes with its daemon")
     }
+
+    /// A daemon run as another user (root only, through setpriv): root passes the socket's
+    /// 0600 mode, and SO_PEERCRED refuses it before anything is read, logged with its uid.
+    @Test func thePeerSocketRefusesAnotherUser() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let work = DaemonProcess.temporaryDirectory("attach-cross")
+        chmod(work, 0o755)
+        let run = work + "/run"
+        mkdir(run, 0o700)
+        #expect(chown(run, 54321, 54321) == 0)
+        let logPath = work + "/other.log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let other = Process()
+        other.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        other.arguments = ["--reuid=54321", "--regid=54321", "--clear-groups", DaemonProcess.binary.path,
+                           "--no-stdio", "--socket", run + "/editors.sock", "--data-dir", run + "/data", "--log-level", "info"]
+        other.environment = ["HOME": run, "PATH": "/usr/bin:/bin", "QUIRE_SECRET": PeerTestNetwork.secret]
+        other.standardInput = FileHandle.nullDevice
+        other.standardError = log
+        try other.run()
+        defer { if other.isRunning { other.terminate() } }
+        func logged(_ needle: String) -> Bool {
+            waitUntil { ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").contains(needle) }
+        }
+        guard logged("accepting peer links on") else {
+            Issue.record("the other user's daemon did not start: \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+            return
+        }
+        let fd = try EditorSocketSecurityTests.connect(run + "/data/peer.sock")
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        #expect(n == 0, "closed with nothing sent: not even the daemon's hello")
+        #expect(logged("refused a peer connection from uid 0"))
+        other.terminate()
+    }
 }
