@@ -92,7 +92,8 @@ import QuireTestSupport
     @Test func withoutASecretOnlyABridgeRuns() throws {
         // Nothing holds the directory: this one would be a daemon, and refuses without a secret.
         let dataDir = DaemonProcess.temporaryDirectory("attach-nosecret") + "/data"
-        let lone = try DaemonProcess(arguments: ["peer", "--stdio", "--data-dir", dataDir])
+        // An empty QUIRE_SECRET is none, whatever the test process's environment holds.
+        let lone = try DaemonProcess(arguments: ["peer", "--stdio", "--data-dir", dataDir], environment: ["QUIRE_SECRET": ""])
         #expect(lone.waitForExit() != 0)
         #expect(lone.log.contains("peering needs a shared secret"), "\(lone.log)")
         #expect(!FileManager.default.fileExists(atPath: dataDir), "refused before making anything")
@@ -154,5 +155,34 @@ import QuireTestSupport
         #expect(n == 0, "closed with nothing sent: not even the daemon's hello")
         #expect(logged("refused a peer connection from uid 0"))
         other.terminate()
+    }
+}
+
+/// A daemon stopping while a `--connect` host is still being looked up.
+@Suite(.serialized) struct ShutdownDuringLookupTests {
+    /// The lookup answers as the event loop shuts down: its answer must not be handed to the
+    /// stopped loop (SwiftNIO prints "Cannot schedule tasks on an EventLoop that has already shut
+    /// down" when it is). Timing decides whether a run hits the window (about one run in three
+    /// on a resolver that fails fast), so it is tried several times.
+    @Test func aLookupUnderWayAtShutdownReachesNoStoppedLoop() throws {
+        for _ in 0..<12 {
+            let process = Process()
+            process.executableURL = DaemonProcess.binary
+            process.arguments = ["--ephemeral", "--connect", "nosuchhost.invalid:7070"]
+            process.environment = DaemonProcess.isolatedEnvironment(PeerProcessTests.secret)
+            let input = Pipe(), output = Pipe(), errors = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            // End of input at once: the daemon stops while it looks the host up.
+            try input.fileHandleForWriting.close()
+            // To the end of stderr: everything the process wrote, up to its exit.
+            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            _ = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1, "end of input without shutdown: status 1")
+            #expect(!log.localizedCaseInsensitiveContains("cannot schedule tasks"), "\(log)")
+        }
     }
 }

@@ -21,6 +21,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     private var heartbeat: RepeatedTask?
     private let heartbeatInterval: Double
     private var stopping = false
+    /// Host lookups answer only while the loop runs (`GatedResolver`); closed by `shutdown()`.
+    private let resolverGate = ResolverGate()
 
     init(daemon: Daemon, group: EventLoopGroup, logger: Logger, heartbeatInterval: Double = 5) {
         self.daemon = daemon
@@ -157,6 +159,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             }
         }
         ClientBootstrap(group: loop)
+            .resolver(GatedResolver(loop: loop, gate: resolverGate))
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in
@@ -183,6 +186,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             [weak self] accepts, onClose in
             self?.handler(address: "relay \(host):\(port)", incoming: false, accepts: accepts, fingerprint: fingerprint, scope: scope, onClose: onClose)
         }
+        dialer.resolverGate = resolverGate
         relays.append(dialer)
         dialer.start()
         logger.info("dialing the relay \(host):\(port)\(scope == .general ? "" : " for \(scope)")")
@@ -250,6 +254,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     func shutdown() {
         stopping = true
+        // Before the loop shuts down: a lookup answering later must not reach it.
+        resolverGate.close()
         heartbeat?.cancel()
         for dial in dials { dial.stopped = true }
         for relay in relays { relay.stopDialing() }
