@@ -118,6 +118,110 @@ import QuireTestSupport
         #expect(!FileManager.default.fileExists(atPath: path), "the peer socket goes with its daemon")
     }
 
+    /// A data directory made by a daemon that has ended, then locked by this test, which plays
+    /// a holder that has not opened its peer socket (yet). Returns the directory and the lock.
+    static func lockedDirectory(_ label: String) throws -> (String, Int32) {
+        let dataDir = DaemonProcess.temporaryDirectory(label) + "/data"
+        let maker = try DaemonProcess(arguments: ["--data-dir", dataDir])
+        maker.closeInput()
+        _ = maker.waitForExit()
+        let fd = open(dataDir + "/lock", O_RDWR)
+        #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return (dataDir, fd)
+    }
+
+    /// `quire peer --stdio` with raw pipes (no framing): the bridge copies bytes as they are.
+    static func rawPeer(dataDir: String, logLevel: String = "warning") throws -> (Process, Pipe, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = DaemonProcess.binary
+        process.arguments = ["peer", "--stdio", "--data-dir", dataDir, "--log-level", logLevel]
+        process.environment = DaemonProcess.isolatedEnvironment(["QUIRE_SECRET": ""])
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        return (process, input, output, errors)
+    }
+
+    @Test func aHolderThatTakesNoPeerLinksIsAClearError() throws {
+        let (dataDir, lock) = try Self.lockedDirectory("attach-nosocket")
+        defer { close(lock) }
+        let (process, input, output, errors) = try Self.rawPeer(dataDir: dataDir)
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        _ = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        #expect(process.terminationStatus != 0)
+        #expect(log.contains("is in use by another quire, and this one cannot bridge to its peer socket"), "\(log)")
+        #expect(!log.contains("Fatal error") && !log.contains("crashed"), "\(log)")
+        #expect(!FileManager.default.fileExists(atPath: EditorSocketLocation(dataDirectory: dataDir).peerSocketPath))
+    }
+
+    /// The holder opens its peer socket only after the bridge started trying: the bridge waits
+    /// for it, then copies the holder's bytes to stdout and its stdin to the holder. (That the
+    /// holder's very first bytes are not lost, though it speaks at once, is pinned by the test
+    /// with a real daemon above: its hello is the first thing on the link.)
+    @Test func theBridgeWaitsForAHolderThatIsStartingAndCopiesBothWays() throws {
+        let (dataDir, lock) = try Self.lockedDirectory("attach-starting")
+        defer { close(lock) }
+        let (process, input, output, errors) = try Self.rawPeer(dataDir: dataDir, logLevel: "info")
+        defer { if process.isRunning { process.terminate() } }
+        // Wait until the bridge has found the directory held, then open the socket.
+        let collected = LockedText()
+        Thread {
+            while true {
+                let data = errors.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                collected.append(String(decoding: data, as: UTF8.self))
+            }
+        }.start()
+        #expect(waitUntil { collected.text.contains("joining it") }, "\(collected.text)")
+        let path = EditorSocketLocation(dataDirectory: dataDir).peerSocketPath
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(listener, 4) == 0)
+        defer { unlink(path) }
+        var pollfd = Glibc.pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        guard poll(&pollfd, 1, 10_000) == 1 else {
+            Issue.record("the bridge did not connect while retrying: \(collected.text)")
+            return
+        }
+        let connection = accept(listener, nil, nil)
+        #expect(connection >= 0)
+        defer { close(connection) }
+        let greeting = Array("hello from the holder".utf8)
+        #expect(greeting.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) } == greeting.count)
+        let received = LockedText()
+        Thread {
+            while true {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                received.append(String(decoding: data, as: UTF8.self))
+            }
+        }.start()
+        #expect(waitUntil { received.text.utf8.count >= greeting.count })
+        #expect(received.text == "hello from the holder", "the holder's first bytes reach stdout")
+        try input.fileHandleForWriting.write(contentsOf: Data("ping".utf8))
+        try input.fileHandleForWriting.close()
+        var fromBridge = [UInt8](repeating: 0, count: 64)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var got: [UInt8] = []
+        while got.count < 4 {
+            let n = fromBridge.withUnsafeMutableBytes { read(connection, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            got += fromBridge[0..<n]
+        }
+        #expect(got == Array("ping".utf8), "stdin reaches the holder")
+    }
+
     /// A daemon run as another user (root only, through setpriv): root passes the socket's
     /// 0600 mode, and SO_PEERCRED refuses it before anything is read, logged with its uid.
     @Test func thePeerSocketRefusesAnotherUser() throws {
@@ -185,4 +289,12 @@ import QuireTestSupport
             #expect(!log.localizedCaseInsensitiveContains("cannot schedule tasks"), "\(log)")
         }
     }
+}
+
+/// Text appended by one thread and read by another.
+final class LockedText: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = ""
+    var text: String { lock.withLock { value } }
+    func append(_ more: String) { lock.withLock { value += more } }
 }

@@ -22,6 +22,10 @@ public enum AttachBridge {
         defer { try? group.syncShutdownGracefully() }
         let donePromise = group.next().makePromise(of: Int32.self)
         let done = ExitLatch(donePromise)
+        // However this ends (a daemon not listening yet, another user's), the exit promise is
+        // settled on the loop before the loop goes: SwiftNIO traps on an unsettled promise in
+        // debug builds, which killed a retrying bridge at its first failed attempt.
+        defer { try? group.next().submit { done.finish(1) }.wait() }
         nonisolated(unsafe) var stdio: Channel?
         nonisolated(unsafe) var socket: Channel?
         let daemonUIDPromise = group.next().makePromise(of: uid_t?.self)
