@@ -162,13 +162,13 @@ public final class Daemon {
     /// scope (a project's: `@<key>/...`). Throws `PeeringError` when the secret is shorter than
     /// `PeerSecret.minimumMaterialBytes`, is not the secret of the project's key
     /// (`DocumentScope.projectKey(secret:)`), or a 65th project secret would be held.
-    func addPeerSecret(_ secret: [UInt8], scope: DocumentScope) throws {
+    public func addPeerSecret(_ secret: [UInt8], scope: DocumentScope) throws {
         try peerLinks.addSecret(secret, scope: scope)
     }
 
     /// Forgets the secret of `scope`: the transport stops dialing with it, and every link of that
     /// scope closes (a handshake with it under way is refused when it completes).
-    func removePeerSecret(scope: DocumentScope) {
+    public func removePeerSecret(scope: DocumentScope) {
         peerLinks.transport?.disconnect(scope: scope)
         peerLinks.removeSecret(scope: scope)
     }
@@ -177,7 +177,7 @@ public final class Daemon {
     func peerSecret(of scope: DocumentScope) -> [UInt8]? { peerLinks.secrets.secret(for: scope) }
 
     /// Whether a secret of `scope` is held.
-    func holdsPeerSecret(of scope: DocumentScope) -> Bool { peerLinks.isHeld(scope) }
+    public func holdsPeerSecret(of scope: DocumentScope) -> Bool { peerLinks.isHeld(scope) }
 
     /// Closes every link of `scope` (`PeerTransport.disconnect(scope:)` calls it after stopping
     /// the dialers).
