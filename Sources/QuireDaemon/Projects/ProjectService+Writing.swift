@@ -21,8 +21,11 @@ extension ProjectService {
         var known: [FileID: ProjectWriter.Wanted] = [:]
         var open: Set<ProjectPath> = []
         var documentsByFile: [FileID: SharedDocument] = [:]
+        let links = parts.links.established.filter { $0.scope == project.scope }
         for (file, path) in view.paths {
             guard let document = parts.documents.document(project.uri(of: file)) else { continue }   // not here yet
+            // Its text is still on the way: written once it is, never empty first.
+            guard links.isEmpty || links.contains(where: { $0.hasCaughtUp(on: document.uri) }) else { continue }
             let last = project.known[file]
             if parts.sessions.isOpen(document) {
                 open.insert(path)
