@@ -298,6 +298,9 @@ import QuireTestSupport
         func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { asked.append("relay \(relayHost):\(port) \(scope)") }
         func connect(command: String, fingerprint: String?, scope: DocumentScope) throws { asked.append("command \(command) \(scope)") }
         func disconnect(scope: DocumentScope) { asked.append("disconnect \(scope)") }
+        func connect(addresses: [(host: String, port: Int)], fingerprint: String?, scope: DocumentScope) throws {
+            asked.append("connect \(addresses.map { "\($0.host):\($0.port)" }.joined(separator: " or ")) \(scope)")
+        }
     }
 
     @Test func peerRequestsReachTheTransport() {

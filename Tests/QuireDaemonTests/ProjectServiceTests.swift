@@ -216,6 +216,7 @@ import ReplicatingTypes
         let joined = editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
         #expect(joined["result"]?["key"]?.stringValue == key && joined["result"]?["name"] == "proj", "\(joined)")
         #expect(joinerTransport.connected.contains { $0.scope == .project(key: key) && $0.host == "127.0.0.1" })
+        #expect(joinerTransport.dials.count == 1, "the line's addresses are alternatives of one dial: \(joinerTransport.dials)")
         #expect(editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(root)])["result"]?["key"]?.stringValue == key,
                 "joining again is the same project")
         let joinedProject = try #require(joiner.projects.project(key: key))

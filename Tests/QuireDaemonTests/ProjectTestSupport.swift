@@ -14,6 +14,8 @@ final class RecordingTransport: PeerTransport {
     var relays: [(host: String, port: Int, scope: DocumentScope)] = []
     var commands: [(command: String, fingerprint: String?, scope: DocumentScope)] = []
     var disconnected: [DocumentScope] = []
+    /// Each dial of alternative addresses (one link wanted), as `host:port`s.
+    var dials: [[String]] = []
     var stopped: [Int] = []
     private var nextPort = 40_000
 
@@ -26,6 +28,10 @@ final class RecordingTransport: PeerTransport {
     func stopListening(port: Int) -> Bool { stopped.append(port); return true }
     func connect(host: String, port: Int, fingerprint: String?) throws { connected.append((host, port, fingerprint, .general)) }
     func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { connected.append((host, port, fingerprint, scope)) }
+    func connect(addresses: [(host: String, port: Int)], fingerprint: String?, scope: DocumentScope) throws {
+        dials.append(addresses.map { "\($0.host):\($0.port)" })
+        for address in addresses { connected.append((address.host, address.port, fingerprint, scope)) }
+    }
     func connect(relayHost: String, port: Int, fingerprint: String?) throws { relays.append((relayHost, port, .general)) }
     func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { relays.append((relayHost, port, scope)) }
     func connect(command: String, fingerprint: String?) throws {}

@@ -186,10 +186,12 @@ extension ProjectService {
             try transport.connect(command: Self.peerCommand(via: via), fingerprint: project.fingerprint, scope: project.scope)
             return
         }
-        for text in project.addresses {
+        // One link to the host, through the first of its addresses that answers.
+        let addresses = try project.addresses.map { text throws in
             let address = try PeerAddress(text)
-            try transport.connect(host: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
+            return (host: address.host, port: Int(address.port))
         }
+        try transport.connect(addresses: addresses, fingerprint: project.fingerprint, scope: project.scope)
         if let relay = project.relay {
             let address = try PeerAddress(relay)
             try transport.connect(relayHost: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)

@@ -131,10 +131,15 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     }
 
     func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
+        try connect(addresses: [(host, port)], fingerprint: fingerprint, scope: scope)
+    }
+
+    func connect(addresses: [(host: String, port: Int)], fingerprint: String?, scope: DocumentScope) throws {
+        guard !addresses.isEmpty else { return }
         try requireSecret(of: scope)
         let dial = Dial(scope: scope)
         dials.append(dial)
-        connect(host: host, port: port, fingerprint: fingerprint, dial: dial, attempt: 0)
+        connect(addresses: addresses, index: 0, fingerprint: fingerprint, dial: dial, attempt: 0)
     }
 
     /// A project's secret must be held to dial with it (the general one is checked as each link
@@ -143,23 +148,36 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         guard scope == .general || daemon.holdsPeerSecret(of: scope) else { throw PeeringError.noSecretOf(scope) }
     }
 
-    /// Connects, and after the link drops (or the connection fails) tries again with exponential
-    /// backoff from 0.5 s up to 30 s; a link that got established resets the backoff. Stops once
-    /// `dial` is stopped (`disconnect(scope:)`, shutdown).
-    private func connect(host: String, port: Int, fingerprint: String?, dial: Dial, attempt: Int) {
+    /// Connects to `addresses[index]`; a connection that fails, or a link that ends before it was
+    /// established, tries the next address at once. After the last one, or once an established
+    /// link drops, it starts again from the first with exponential backoff from 0.5 s up to 30 s
+    /// (a link that got established resets it). Stops once `dial` is stopped
+    /// (`disconnect(scope:)`, shutdown), or when the last address refused our secret or version.
+    private func connect(addresses: [(host: String, port: Int)], index: Int, fingerprint: String?, dial: Dial, attempt: Int) {
         guard !stopping, !dial.stopped else { return }
+        let (host, port) = addresses[index]
         let retry: (String, Bool) -> Void = { [weak self] reason, wasEstablished in
             guard let self else { return }
-            guard !self.stopping, !dial.stopped, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
-                  !reason.contains("disconnected by an editor") else {
+            guard !self.stopping, !dial.stopped, !reason.contains("disconnected by an editor") else {
                 self.dials.removeAll { $0 === dial }   // this dial is over
+                return
+            }
+            if !wasEstablished, index + 1 < addresses.count {
+                self.logger.info("peer \(host):\(port): \(reason); trying \(addresses[index + 1].host):\(addresses[index + 1].port)")
+                self.loop.execute {
+                    self.connect(addresses: addresses, index: index + 1, fingerprint: fingerprint, dial: dial, attempt: attempt)
+                }
+                return
+            }
+            guard !reason.contains("authentication failed"), !reason.contains("version mismatch") else {
+                self.dials.removeAll { $0 === dial }
                 return
             }
             let next = wasEstablished ? 0 : attempt + 1
             let delay = min(30.0, 0.5 * pow(2.0, Double(min(next, 6))))
             self.logger.info("peer \(host):\(port): reconnecting in \(delay) s (\(reason))")
             self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) {
-                self.connect(host: host, port: port, fingerprint: fingerprint, dial: dial, attempt: next)
+                self.connect(addresses: addresses, index: 0, fingerprint: fingerprint, dial: dial, attempt: next)
             }
         }
         ClientBootstrap(group: loop)
