@@ -124,4 +124,21 @@ import ReplicatingTypes
         let joined = try joiner.projects.join(line: line, directory: home + "/visible", workingDirectory: home)
         #expect(joined.directory == home + "/visible")
     }
+
+    /// Tree frames on a link of another scope (the general secret, another project) or for a
+    /// project this daemon does not hold change nothing and are refused.
+    @Test func treeFramesOutsideTheLinksScopeAreRefused() throws {
+        let root = try ProjectFixture.folder(["a.txt": Array("a\n".utf8)], name: "scoped")
+        let (host, _) = ProjectFixture.daemon(2100)
+        let key = try #require(ProjectFixture.share(host, root: root)["result"]?["key"]?.stringValue)
+        let operation = ProjectTree.Operation(file: FileID(replica: ReplicaID(999), serial: 1), path: try ProjectPath("planted.txt"),
+                                              timestamp: LamportTimestamp(counter: 5, replica: ReplicaID(999)))
+        let payload = ProjectTree.Operation.encode([operation])
+        let general = RecordingLink(id: 90, scope: .general)
+        let other = RecordingLink(id: 91, scope: .project(key: "0123456789abcdef"))
+        #expect(throws: ProjectFrameError.self) { try host.projects.receiveProjectFrame(key: key, payload: payload, from: general) }
+        #expect(throws: ProjectFrameError.self) { try host.projects.receiveProjectFrame(key: key, payload: payload, from: other) }
+        #expect(throws: ProjectFrameError.self) { try host.projects.receiveProjectFrame(key: "0123456789abcdef", payload: payload, from: other) }
+        #expect(host.projects.project(key: key)?.view.paths.count == 1)
+    }
 }
