@@ -141,4 +141,35 @@ import ReplicatingTypes
         #expect(throws: ProjectFrameError.self) { try host.projects.receiveProjectFrame(key: "0123456789abcdef", payload: payload, from: other) }
         #expect(host.projects.project(key: key)?.view.paths.count == 1)
     }
+
+    /// The host had a file open by name before sharing its folder (a document of its own, not
+    /// the project's): a partner's change to that file is not written under the open buffer.
+    @Test func aFileOpenByNameBeforeSharingIsNotWrittenUnderTheBuffer() throws {
+        let root = try ProjectFixture.folder(["a.txt": Array("a\n".utf8)], name: "openfirst")
+        let net = PeerTestNetwork()
+        let host = net.makeDaemon(2200), joiner = net.makeDaemon(2300)
+        let hostTransport = RecordingTransport(), joinerTransport = RecordingTransport()
+        host.transport = hostTransport
+        joiner.transport = joinerTransport
+        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
+        hostEditor.initialize(user: "ann")
+        joinerEditor.initialize(user: "mallory")
+        let opened = hostEditor.request("document/open", ["file": .string(root + "/a.txt"), "text": "a\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue)
+        #expect(!uri.hasPrefix("@"), "opened before the folder is shared: a document of its own")
+        let shared = try #require(hostEditor.request("project/share", ["root": .string(root)])["result"])
+        let key = try #require(shared["key"]?.stringValue)
+        let directory = DaemonProcess.temporaryDirectory("openfirst-join") + "/copy"
+        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
+        let wire = try net.link(joiner, host, scope: .project(key: key))
+        #expect(ProjectPeerTests.settle(net, [host, joiner]) { ProjectFixture.read(directory + "/a.txt") == "a\n" })
+        try ProjectFixture.write(Array("changed by the partner\n".utf8), to: directory + "/a.txt")
+        for project in joiner.projects.projects.values { project.needsScan = true }
+        let hostProject = try #require(host.projects.project(key: key))
+        let file = try #require(hostProject.view.files[try ProjectPath("a.txt")])
+        #expect(ProjectPeerTests.settle(net, [host, joiner]) { host.documents["@\(key)/\(file)"]?.text.string == "changed by the partner\n" })
+        _ = ProjectPeerTests.settle(net, [host, joiner]) { true }
+        #expect(ProjectFixture.read(root + "/a.txt") == "a\n", "the open buffer is the editor's to save")
+        _ = wire
+    }
 }

@@ -57,7 +57,10 @@ extension ProjectService {
             if project.role == .host, Self.decidesSharing(last.path) { continue }   // a host's ignore file is not removed
             known[file] = last
         }
-        if !wanted.isEmpty || !known.isEmpty { write(project, wanted: wanted, known: known, open: open, documents: documentsByFile) }
+        if !wanted.isEmpty || !known.isEmpty {
+            open.formUnion(pathsOpenOutsideTheProject(in: project))
+            write(project, wanted: wanted, known: known, open: open, documents: documentsByFile)
+        }
         if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
         reportProgress(project, view: view)
     }
@@ -78,6 +81,20 @@ extension ProjectService {
         if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
         project.heldAt[file] = (revision, path)
         logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: a partner's change to a file that decides what this daemon shares waits for the host to save it")
+    }
+
+    /// Files of `project` an editor has open as another document (opened by name before the
+    /// folder was shared, or by a client that names files itself): their buffers are the
+    /// editor's too, so the writer holds them like the project's own open files.
+    private func pathsOpenOutsideTheProject(in project: SharedProject) -> Set<ProjectPath> {
+        let prefix = "@\(project.key)/"
+        var paths: Set<ProjectPath> = []
+        for session in parts.sessions.sessions.values {
+            for uri in session.openDocuments where !uri.hasPrefix(prefix) {
+                if let file = parts.documents.document(uri)?.file?.path, let path = project.projectPath(ofAbsolute: file) { paths.insert(path) }
+            }
+        }
+        return paths
     }
 
     /// A file that would pass `diskLimits` is not written (logged once per revision and path).
