@@ -125,6 +125,11 @@ extension ProjectService {
         if let existing = projects[key], existing.active {
             return ProjectJoinRequest.Result(key: key, name: existing.name, directory: existing.root, files: existing.view.paths.count)
         }
+        guard requested != nil || !line.name.hasPrefix(".") else {
+            // The name comes from the host: `.ssh` or `.config` under a home folder would let it
+            // write `authorized_keys` or an autostart entry. A hidden folder must be asked for.
+            throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) starts with `.` (a hidden folder); give params.directory to join it")
+        }
         let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
         let project: SharedProject
         if let existing = projects[key], existing.root == directory {
