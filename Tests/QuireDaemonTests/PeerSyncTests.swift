@@ -286,6 +286,10 @@ import QuireTestSupport
         var asked: [String] = []
         var listeningPorts: [Int] = []
         func listen(host: String, port: Int) throws -> Int { asked.append("listen \(host):\(port)"); listeningPorts.append(7070); return 7070 }
+        func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int {
+            asked.append("listen \(host):\(port) \(scope.map(\.description) ?? "any")")
+            return 7070
+        }
         func stopListening(port: Int) -> Bool { asked.append("stop \(port)"); return listeningPorts.contains(port) }
         func connect(host: String, port: Int, fingerprint: String?) throws {
             asked.append("connect \(host):\(port)" + (fingerprint.map { " pinned \($0)" } ?? ""))

@@ -28,6 +28,8 @@ import ReplicatingTypes
         let key = try #require(result["key"]?.stringValue)
         let project = try #require(daemon.projects.project(key: key))
         #expect(result["files"] == 3, "README.md, src/main.swift and .gitignore: \(result)")
+        #expect(!transport.listenedScopes.isEmpty && transport.listenedScopes.allSatisfy { $0 == .project(key: key) },
+                "the project's port takes its secret only: \(transport.listenedScopes)")
         #expect(result["name"]?.stringValue == "proj")
         let skipped = result["skipped"]?.arrayValue ?? []
         #expect(skipped.count == 1 && skipped.first?["path"] == "logo.png" && skipped.first?["reason"]?.stringValue?.contains("binary") == true, "\(skipped)")

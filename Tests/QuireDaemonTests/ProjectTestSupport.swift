@@ -16,10 +16,15 @@ final class RecordingTransport: PeerTransport {
     var disconnected: [DocumentScope] = []
     /// Each dial of alternative addresses (one link wanted), as `host:port`s.
     var dials: [[String]] = []
+    /// The scope each listen was for (nil: every secret).
+    var listenedScopes: [DocumentScope?] = []
     var stopped: [Int] = []
     private var nextPort = 40_000
 
-    func listen(host: String, port: Int) throws -> Int {
+    func listen(host: String, port: Int) throws -> Int { try listen(host: host, port: port, scope: nil) }
+
+    func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int {
+        listenedScopes.append(scope)
         let bound = port == 0 ? nextPort : port
         nextPort += 1
         listened.append((host, bound))

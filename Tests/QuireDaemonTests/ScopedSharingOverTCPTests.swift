@@ -122,6 +122,27 @@ import Testing
         #expect(host.scopes() == [.project(key: project.key)])
     }
 
+    @Test func aProjectsListenerTakesOnlyThatProjectsSecret() throws {
+        let project = try ScopedSharingTests.project(), other = try ScopedSharingTests.project()
+        let host = try Node(600, projects: [project.secret, other.secret])
+        let generalPeer = try Node(700)
+        let otherPeer = try Node(800, secret: nil, projects: [other.secret])
+        let partner = try Node(900, secret: nil, projects: [project.secret])
+        defer { for node in [host, generalPeer, otherPeer, partner] { node.stop() } }
+        try host.open("notes", text: "general text\n")
+        let port = try host.run { _ in try host.transport.listen(host: "127.0.0.1", port: 0, scope: .project(key: project.key)) }
+        try generalPeer.run { _ in try generalPeer.transport.connect(host: "127.0.0.1", port: port, fingerprint: nil) }
+        try otherPeer.run { _ in try otherPeer.transport.connect(host: "127.0.0.1", port: port, fingerprint: nil, scope: .project(key: other.key)) }
+        try partner.run { _ in try partner.transport.connect(host: "127.0.0.1", port: port, fingerprint: nil, scope: .project(key: project.key)) }
+        #expect(waitUntil { partner.scopes() == [.project(key: project.key)] })
+        // The other two proved secrets the host holds, but not the one this port is for.
+        #expect(waitUntil { generalPeer.log.all.contains { $0.contains("authentication failed") } && otherPeer.log.all.contains { $0.contains("authentication failed") } },
+                "\(generalPeer.log.all.suffix(3)) \(otherPeer.log.all.suffix(3))")
+        #expect(generalPeer.scopes().isEmpty && otherPeer.scopes().isEmpty)
+        #expect(generalPeer.documentNames().isEmpty, "the general document never left through the project's port")
+        #expect(host.scopes() == [.project(key: project.key)])
+    }
+
     @Test func twoDaemonsMeetAtARelayWithAProjectsSecretOnly() throws {
         let project = try ScopedSharingTests.project()
         let projectDocument = DocumentScope.projectURI(key: project.key, file: "f-2")

@@ -3,6 +3,10 @@
 public protocol PeerTransport: AnyObject {
     /// Starts accepting peers; returns the port actually bound (port 0 picks one).
     func listen(host: String, port: Int) throws -> Int
+    /// The same, for links of `scope` only: a connector proving another secret this daemon holds
+    /// fails as with a wrong one (a project's listener never opens the general documents or
+    /// another project's to whoever reaches its port). nil: every secret held.
+    func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int
     /// Stops accepting new peers; live links stay up.
     func stopListening(port: Int) -> Bool
     /// Connects to a peer, reconnecting with backoff when the link drops; with `fingerprint`,

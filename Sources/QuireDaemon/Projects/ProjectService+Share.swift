@@ -79,7 +79,7 @@ extension ProjectService {
         project.listen = []
         for spec in specs {
             let port: Int
-            do { port = try transport.listen(host: spec.host, port: spec.port) } catch {
+            do { port = try transport.listen(host: spec.host, port: spec.port, scope: project.scope) } catch {
                 throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot listen on \(spec): \(error)")
             }
             project.listeningPorts.append(port)

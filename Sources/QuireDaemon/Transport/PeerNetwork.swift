@@ -65,13 +65,17 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     /// Binds synchronously (so the reply can name the port, without waiting on the event loop),
     /// then hands the socket to NIO.
     func listen(host: String, port: Int) throws -> Int {
+        try listen(host: host, port: port, scope: nil)
+    }
+
+    func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int {
         let (socket, bound) = try Self.bindListeningSocket(host: host, port: port)
         ServerBootstrap(group: loop)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 let remote = channel.remoteAddress.map { "\($0)" } ?? "?"
                 return channel.pipeline.addHandler(handler(address: "tcp from \(remote)", incoming: true,
-                                                           remoteHost: channel.remoteAddress?.ipAddress ?? remote))
+                                                           remoteHost: channel.remoteAddress?.ipAddress ?? remote, scope: scope))
             }
             .withBoundSocket(socket)
             .whenComplete { [self] result in
@@ -80,7 +84,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
                 case .failure(let error): logger.error("cannot listen on \(host):\(bound): \(error)")
                 }
             }
-        logger.info("listening for peers on \(host):\(bound)")
+        logger.info("listening for peers on \(host):\(bound)\(scope.map { " (\($0) only)" } ?? "")")
         return bound
     }
 
