@@ -14,7 +14,7 @@ struct Quire: ParsableCommand {
         abstract: "Collaborative text-editing daemon: editors attach over stdio with JSON-RPC 2.0, daemons pair as peers.",
         discussion: "Without a subcommand, `quire` is `quire serve`. The protocols are described in protocol/README.md and protocol/peer.md.",
         version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion), peer protocol \(PeerLink.protocolVersion))",
-        subcommands: [Serve.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
+        subcommands: [Serve.self, ShareCommand.self, JoinCommand.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -277,13 +277,17 @@ struct StorageOptions: ParsableArguments {
     }
 
     /// The data directory asked for. A directory named with --data-dir that cannot be used is an
-    /// error. When the default one is held by another daemon, the caller joins that daemon as
-    /// one of its editors; when it cannot be used otherwise, documents are kept in memory.
-    func openStore(logger: Logger) throws -> Storage {
+    /// error (unless `joinNamedHolder` and another daemon holds it). When the default one is held
+    /// by another daemon, the caller joins that daemon as one of its editors; when it cannot be
+    /// used otherwise, documents are kept in memory.
+    func openStore(logger: Logger, joinNamedHolder: Bool = false) throws -> Storage {
         guard !ephemeral else { return .memory }
         let mode = DocumentStore.Durability(rawValue: durability) ?? .sync
         if let dataDir {
             do { return .store(try DocumentStore(path: dataDir, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger)) } catch {
+                if joinNamedHolder, let error = error as? StorageError, error.isLockHeld {
+                    return .heldBy(editorSocket: EditorSocketLocation(dataDirectory: dataDir).socketPath)
+                }
                 throw ValidationError("\(error)")
             }
         }
