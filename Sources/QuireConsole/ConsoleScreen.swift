@@ -80,11 +80,12 @@ public enum ConsoleScreen {
     // MARK: Live lines
 
     /// The line for notification `method` about project `key`; nil for one that names another
-    /// project (`key` of `project/progress`, `project` of `peer/changed`) or says nothing to show.
+    /// project or scope (`key` of `project/progress`, `scope` of `peer/changed`, as `peer/status`
+    /// words it: `project <key>`) or says nothing to show.
     public static func liveLine(method: String, params: JSONValue, key: String) -> String? {
         switch method {
         case "peer/changed":
-            if let project = params["project"]?.stringValue, project != key { return nil }
+            if let scope = params["scope"]?.stringValue, scope != projectScope(key) { return nil }
             return peerChanged(params)
         case "project/progress":
             guard let progress = ProjectProgress(params), progress.key == key else { return nil }
@@ -93,6 +94,9 @@ public enum ConsoleScreen {
             return nil
         }
     }
+
+    /// A project's scope as `peer/status` names it.
+    public static func projectScope(_ key: String) -> String { "project \(key)" }
 
     /// What a `peer/changed` notification says, as one line; nil when it is not one.
     public static func peerChanged(_ params: JSONValue) -> String? {

@@ -65,6 +65,31 @@ final class ConsoleSession: @unchecked Sendable {
         }
     }
 
+    /// Links of another scope (a held daemon's other projects, its general links): their
+    /// joins and leaves are not this command's. Used only on the command's main thread.
+    private var foreignLinks: Set<Int64> = []
+
+    /// The line to print for notification `method` about project `key`, if any. A link that
+    /// joined is looked up in `peer/status`: one of another scope is left out, with its leaving.
+    func liveLine(method: String, params: JSONValue, key: String) -> String? {
+        if method == "peer/changed", let link = params["link"]?.integerValue, link != 0 {
+            switch params["event"]?.stringValue {
+            case "joined"?:
+                let status = try? console.request("peer/status", timeout: 10)
+                let entry = status?["links"]?.arrayValue?.first { $0["link"]?.integerValue == link }
+                if let scope = entry?["scope"]?.stringValue, scope != ConsoleScreen.projectScope(key) {
+                    foreignLinks.insert(link)
+                    return nil
+                }
+            case "left"?:
+                if foreignLinks.remove(link) != nil { return nil }
+            default:
+                break
+            }
+        }
+        return ConsoleScreen.liveLine(method: method, params: params, key: key)
+    }
+
     /// Whether a stop signal is waiting in the queue.
     var stopRequested: Bool {
         queue.lock()

@@ -95,7 +95,7 @@ struct JoinCommand: ParsableCommand {
                     terminal.say(ConsoleScreen.joined(name: project.name, files: progress.files, directory: project.directory))
                 }
             case .notification(let method, let params):
-                if let shown = ConsoleScreen.liveLine(method: method, params: params, key: project.key) { terminal.event(shown) }
+                if let shown = session.liveLine(method: method, params: params, key: project.key) { terminal.event(shown) }
             }
         }
     }

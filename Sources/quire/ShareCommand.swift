@@ -85,7 +85,7 @@ struct ShareCommand: ParsableCommand {
             case .daemonGone(let reason):
                 return session.fail("\(reason); sharing \"\(project.name)\" stopped")
             case .notification(let method, let params):
-                if let line = ConsoleScreen.liveLine(method: method, params: params, key: project.key) { session.terminal.event(line) }
+                if let line = session.liveLine(method: method, params: params, key: project.key) { session.terminal.event(line) }
             }
         }
     }

@@ -81,10 +81,11 @@ import Testing
         let progress: JSONValue = ["key": .string(ours), "name": "greeter", "files": 10, "written": 5, "bytes": 2048]
         #expect(ConsoleScreen.liveLine(method: "project/progress", params: progress, key: ours) == "\"greeter\": 5 of 10 files on disk (2.0 KB, 50%)")
         #expect(ConsoleScreen.liveLine(method: "project/progress", params: progress, key: "0000000000000000") == nil)
-        let elsewhere: JSONValue = ["event": "joined", "link": 2, "user": "bob", "address": "", "project": "0000000000000000"]
+        let elsewhere: JSONValue = ["event": "joined", "link": 2, "user": "bob", "address": "", "scope": "project 0000000000000000"]
         #expect(ConsoleScreen.liveLine(method: "peer/changed", params: elsewhere, key: ours) == nil)
-        let here: JSONValue = ["event": "joined", "link": 2, "user": "bob", "address": "", "project": .string(ours)]
+        let here: JSONValue = ["event": "joined", "link": 2, "user": "bob", "address": "", "scope": .string("project " + ours)]
         #expect(ConsoleScreen.liveLine(method: "peer/changed", params: here, key: ours) == "bob joined.")
+        #expect(ConsoleScreen.liveLine(method: "peer/changed", params: ["event": "joined", "link": 2, "user": "bob", "scope": "general"], key: ours) == nil)
         #expect(ConsoleScreen.liveLine(method: "document/edit", params: here, key: ours) == nil)
     }
 
