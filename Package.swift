@@ -87,7 +87,7 @@ let package = Package(
         ),
         .testTarget(name: "ReplicatingTypesTests", dependencies: ["ReplicatingTypes", "EditingTraces"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "QuireProjectTests", dependencies: ["QuireProject", "ReplicatingTypes", "EditingTraces"]),
+        .testTarget(name: "QuireProjectTests", dependencies: ["QuireProject", "ReplicatingTypes", "EditingTraces", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "QuireProtocolTests", dependencies: ["QuireProtocol", "JSON"]),
         .testTarget(
             name: "QuireConsoleTests",

@@ -48,14 +48,14 @@ final class PeerTestNetwork {
     /// Links two daemons and starts both handshakes: `a` connects, `b` accepts.
     @discardableResult
     /// `host`: the address `b` sees the connection come from (for its handshake slots).
-    /// `paced`: see `Wire.paced`.
-    func link(_ a: Daemon, _ b: Daemon, host: String? = nil, paced: Bool = false) throws -> Wire {
+    /// `paced`: see `Wire.paced`. `scope`: the secret `a` dials with (the general one when nil).
+    func link(_ a: Daemon, _ b: Daemon, host: String? = nil, paced: Bool = false, scope: DocumentScope? = nil) throws -> Wire {
         let wire = Wire()
         wire.a = try a.makePeerLink(write: { [weak wire] bytes in
             guard let wire, wire.open else { return }
             wire.aToB.append(bytes)
             wire.largestWrite = max(wire.largestWrite, bytes.count)
-        }, close: { [weak wire] in wire?.open = false }, incoming: false)
+        }, close: { [weak wire] in wire?.open = false }, incoming: false, scope: scope)
         wire.b = try b.makePeerLink(write: { [weak wire] bytes in
             guard let wire, wire.open else { return }
             wire.bToA.append(bytes)

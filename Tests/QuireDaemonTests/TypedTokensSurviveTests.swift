@@ -70,7 +70,7 @@ import QuireTestSupport
             .joined(separator: "\n") + "\n"
 
         var daemon: Daemon? = try EditIntentTests.daemon(at: path)
-        var people = ["ann", "bob", "cy"].map { name in Person(name: name, editor: TestEditor(daemon: daemon!)) }
+        let people = ["ann", "bob", "cy"].map { name in Person(name: name, editor: TestEditor(daemon: daemon!)) }
         for person in people {
             person.editor.initialize(user: person.name, encodings: ["utf-8"])
             person.editor.open("doc", text: initial)

@@ -140,13 +140,48 @@ public final class Daemon {
     /// this side accepts, and shows nothing that depends on the secret before the peer proved it.
     /// `accepts`: on a link through a relay (one this daemon started, so `incoming` is false and
     /// it takes no incoming handshake slot), the role the relay gave it.
+    /// `scope`: the secret the link speaks with (a link this daemon dials: the general one when
+    /// nil); on an incoming link nil tries every secret held on the connector's proof.
     public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void, incoming: Bool = true,
-                             accepts: Bool? = nil, remoteHost: String? = nil) throws -> PeerLink {
-        try peerLinks.admit(incoming: incoming, remoteHost: remoteHost) { id, secret in
-            PeerLink(id: id, daemon: peerHost, secret: secret, nonce: randomBytes(32), incoming: accepts ?? incoming,
+                             accepts: Bool? = nil, remoteHost: String? = nil, scope: DocumentScope? = nil) throws -> PeerLink {
+        try peerLinks.admit(incoming: incoming, remoteHost: remoteHost, scope: scope) { id, secrets in
+            PeerLink(id: id, daemon: peerHost, secrets: secrets, nonce: randomBytes(32), incoming: accepts ?? incoming,
                      remoteHost: remoteHost, write: write, close: close)
         }
     }
+
+    // MARK: Secrets and projects (protocol/decisions/project-sharing.md)
+
+    /// The project service: it hears of project links and their project frames (kind 12).
+    weak var projectFrames: (any ProjectFrames)? {
+        get { peerHost.projectFrames }
+        set { peerHost.projectFrames = newValue }
+    }
+
+    /// Holds `secret` for `scope` from now on: links made with it carry only documents of that
+    /// scope (a project's: `@<key>/...`). Throws `PeeringError` when the secret is shorter than
+    /// `PeerSecret.minimumMaterialBytes`, is not the secret of the project's key
+    /// (`DocumentScope.projectKey(secret:)`), or a 65th project secret would be held.
+    func addPeerSecret(_ secret: [UInt8], scope: DocumentScope) throws {
+        try peerLinks.addSecret(secret, scope: scope)
+    }
+
+    /// Forgets the secret of `scope`: the transport stops dialing with it, and every link of that
+    /// scope closes (a handshake with it under way is refused when it completes).
+    func removePeerSecret(scope: DocumentScope) {
+        peerLinks.transport?.disconnect(scope: scope)
+        peerLinks.removeSecret(scope: scope)
+    }
+
+    /// The secret links of `scope` are made with, if held (for the relay's rendezvous value).
+    func peerSecret(of scope: DocumentScope) -> [UInt8]? { peerLinks.secrets.secret(for: scope) }
+
+    /// Whether a secret of `scope` is held.
+    func holdsPeerSecret(of scope: DocumentScope) -> Bool { peerLinks.isHeld(scope) }
+
+    /// Closes every link of `scope` (`PeerTransport.disconnect(scope:)` calls it after stopping
+    /// the dialers).
+    func closePeerLinks(of scope: DocumentScope, reason: String) { peerLinks.close(scope: scope, reason: reason) }
 
     /// Heartbeats for every link, queued presence, the failure summary and the rounds' patience;
     /// the server calls it every `interval` seconds.

@@ -9,7 +9,8 @@ import ReplicatingTypes
 /// Guarantees: a local edit that would take a document past the elements a document may hold
 /// (`ElementRoom`) is refused with `documentTooLarge` before anything changes, so every local
 /// edit is held to the bound peers hold it to; a peer's operations go in only when new, so
-/// chains and meshes converge without echoes. Editors hear at the next end of a read.
+/// chains and meshes converge without echoes. Operations go only on links that carry the
+/// document (of its scope). Editors hear at the next end of a read.
 /// May call: the store, the editors' views, the peer links, the view keeper, the document
 /// registry (sharing records) and the stability rounds' state (an editor moved).
 final class OperationRouter: OperationSink {
@@ -89,7 +90,7 @@ final class OperationRouter: OperationSink {
         registry.markShared(document, holder: origin.peerReplica)
         store?.adopt(document.text, forDocument: document.id)
         logger.info("document \(document.uri) taken whole from peer link \(origin.id): \(state.count) characters")
-        for link in links.links.values where link !== origin { link.sendWhole(document) }
+        for link in links.links.values where link !== origin && link.carries(document.uri) { link.sendWhole(document) }
     }
 
     /// Applies `operations` to `document`, logs them, and queues them for every session that has
@@ -110,6 +111,6 @@ final class OperationRouter: OperationSink {
         guard !operations.isEmpty else { return }
         if !logged { store?.append(operations, toDocument: document.id, editID: editID) }
         for session in sessions.sessions.values where session !== origin { session.view(of: document.uri)?.enqueue(operations) }
-        for link in links.links.values where link !== originLink { link.sendOperations(operations, of: document) }
+        for link in links.links.values where link !== originLink && link.carries(document.uri) { link.sendOperations(operations, of: document) }
     }
 }

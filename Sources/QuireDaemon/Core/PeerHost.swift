@@ -30,6 +30,10 @@ protocol PeerHost: AnyObject {
     func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint)
     func peerLinkEstablished(_ link: any PeerEndpoint)
     func peerLinkClosed(_ link: any PeerEndpoint)
+    /// The project service, for project frames and project links (nil when none runs).
+    var projectFrames: (any ProjectFrames)? { get }
+    /// Whether the secret of `scope` is still held (a link made with one removed meanwhile is cut).
+    func isHeld(_ scope: DocumentScope) -> Bool
 }
 
 extension PeerHost {
@@ -57,6 +61,8 @@ final class PeerServices: PeerHost {
     }
 
     private let parts: Parts
+    /// Set by the daemon (`Daemon.projectFrames`).
+    weak var projectFrames: (any ProjectFrames)?
 
     init(_ parts: Parts) { self.parts = parts }
 
@@ -96,4 +102,5 @@ final class PeerServices: PeerHost {
     func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint) { parts.stability.receive(message, from: link) }
     func peerLinkEstablished(_ link: any PeerEndpoint) { parts.links.established(link) }
     func peerLinkClosed(_ link: any PeerEndpoint) { parts.links.closed(link) }
+    func isHeld(_ scope: DocumentScope) -> Bool { parts.links.isHeld(scope) }
 }

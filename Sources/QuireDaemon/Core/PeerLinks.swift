@@ -13,6 +13,8 @@ final class PeerLinks {
     /// presence goes, rounds waiting on it fail, its holders' last contact is noted).
     var onClosed: (any PeerEndpoint) -> Void = { _ in }
     private let configuration: DaemonConfiguration
+    /// The secrets links are made with, by scope (`PeerSecrets`).
+    private(set) var secrets: PeerSecrets
     private let logger: Logger
     private let clock: DaemonClock
     private let sessions: SessionRegistry
@@ -24,6 +26,7 @@ final class PeerLinks {
 
     init(configuration: DaemonConfiguration, logger: Logger, clock: DaemonClock, sessions: SessionRegistry) {
         self.configuration = configuration
+        secrets = PeerSecrets(general: configuration.peerSecret)
         self.logger = logger
         self.clock = clock
         self.sessions = sessions
@@ -32,15 +35,18 @@ final class PeerLinks {
     var inOrder: [any PeerEndpoint] { links.values.sorted { $0.id < $1.id } }
     var established: [any PeerEndpoint] { inOrder.filter(\.isEstablished) }
 
-    /// Admits a new link made by `make` with the next id, or throws when peering is not allowed
-    /// (no secret, or one too short) or an incoming handshake slot is not free. Incoming
+    /// Admits a new link made by `make` with the next id and the secrets it may speak with, or
+    /// throws when peering is not allowed (no secret, or one too short) or an incoming handshake
+    /// slot is not free. `scope`: the one secret the link speaks with; nil on an incoming link:
+    /// every secret held, the connector's proof picks one (nil on a link this daemon dials:
+    /// the general secret). Incoming
     /// handshake slots (`maximumUnauthenticatedLinks` in all, `maximumHandshakesPerAddress` per
     /// `remoteHost`) are refused when full, except that a host that authenticated here before
     /// takes the slot of the oldest handshake from a host that never did; links this daemon
     /// starts itself are not counted, so strangers cannot stop it reconnecting to its peers.
-    func admit<Link: PeerEndpoint>(incoming: Bool, remoteHost: String?, make: (_ id: Int, _ secret: [UInt8]) -> Link) throws -> Link {
-        guard let secret = configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
-        guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
+    func admit<Link: PeerEndpoint>(incoming: Bool, remoteHost: String?, scope: DocumentScope? = nil,
+                                    make: (_ id: Int, _ secrets: [(scope: DocumentScope, secret: [UInt8])]) -> Link) throws -> Link {
+        let candidates = try secretsFor(incoming: incoming, scope: scope)
         if incoming {
             let handshaking = inOrder.filter { $0.state == .handshaking && $0.isIncoming }
             let known = remoteHost.map { authenticatedHosts.contains($0) } ?? false
@@ -61,10 +67,47 @@ final class PeerLinks {
                 }
             }
         }
-        let link = make(nextID, secret)
+        let link = make(nextID, candidates)
         nextID += 1
         links[link.id] = link
         return link
+    }
+
+    /// The secrets a new link may speak with (see `admit`).
+    private func secretsFor(incoming: Bool, scope: DocumentScope?) throws -> [(scope: DocumentScope, secret: [UInt8])] {
+        // A secret too short is never spoken with; when it is the only one, that is the refusal.
+        let usable = secrets.all.filter { $0.secret.count >= PeerSecret.minimumMaterialBytes }
+        let weak = secrets.all.count > usable.count
+        if incoming, scope == nil {
+            guard !usable.isEmpty else { throw weak ? PeeringError.weakSecret : PeeringError.noSecret }
+            return usable
+        }
+        let scope = scope ?? .general
+        guard let secret = secrets.secret(for: scope) else { throw scope == .general ? PeeringError.noSecret : PeeringError.noSecretOf(scope) }
+        guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
+        return [(scope, secret)]
+    }
+
+    /// Holds `secret` for `scope` from now on (`PeerSecrets.add`).
+    func addSecret(_ secret: [UInt8], scope: DocumentScope) throws {
+        try secrets.add(secret, scope: scope)
+        logger.info("peer secret of \(scope) added")
+    }
+
+    /// Forgets the secret of `scope` and closes every link of that scope (a link still in its
+    /// handshake is refused when it completes: `isHeld`).
+    func removeSecret(scope: DocumentScope) {
+        guard secrets.remove(scope: scope) else { return }
+        logger.info("peer secret of \(scope) removed")
+        close(scope: scope, reason: "no longer shared: the secret of \(scope) was removed")
+    }
+
+    /// Whether the secret of `scope` is still held (a link of a secret removed meanwhile is cut).
+    func isHeld(_ scope: DocumentScope) -> Bool { secrets.holds(scope) }
+
+    /// Closes every link of `scope` with `reason`.
+    func close(scope: DocumentScope, reason: String) {
+        for link in inOrder where link.scope == scope { link.close(reason) }
     }
 
     /// `link` completed its handshake.
@@ -82,7 +125,7 @@ final class PeerLinks {
         links[link.id] = nil
         onClosed(link)
         guard link.wasEstablished else { return attemptFailed(reason: link.closeReason ?? "closed", link: link) }
-        let leftOnPurpose = ["the peer", "shutting", "disconnected by an editor"]
+        let leftOnPurpose = ["the peer", "shutting", "disconnected by an editor", "no longer shared"]
         announce(link, event: link.closeReason.map { reason in leftOnPurpose.contains { reason.hasPrefix($0) } ? "left" : "failed" } ?? "left",
                  reason: link.closeReason)
     }
@@ -138,4 +181,10 @@ final class PeerLinks {
     func closeAll() {
         for link in links.values { link.close("shutting down") }
     }
+}
+
+extension PeerEndpoint {
+    /// Whether this link is up and carries the document named `uri` (one of its scope,
+    /// protocol/peer.md, *Which documents*).
+    func carries(_ uri: String) -> Bool { isEstablished && scope?.contains(uri: uri) == true }
 }

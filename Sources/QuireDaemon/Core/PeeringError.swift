@@ -1,9 +1,15 @@
-/// Why a peer link could not be made.
+/// Why a peer link could not be made, or a secret not held.
 public enum PeeringError: Error, CustomStringConvertible {
     case noSecret
     case weakSecret
     case tooManyHandshakes(Int)
     case tooManyHandshakesFrom(String, Int)
+    /// No secret of this scope is held (a project neither shared nor joined here).
+    case noSecretOf(DocumentScope)
+    /// A project secret given for a key it does not derive.
+    case secretNotOfScope(DocumentScope)
+    /// More project secrets than a daemon holds at once.
+    case tooManySecrets(Int)
 
     public var description: String {
         switch self {
@@ -11,6 +17,9 @@ public enum PeeringError: Error, CustomStringConvertible {
         case .weakSecret: return "the peer secret is too short (fewer than \(PeerSecret.minimumMaterialBytes) bytes): run `quire secret` for one"
         case .tooManyHandshakes(let count): return "\(count) peer handshakes are already under way"
         case .tooManyHandshakesFrom(let host, let count): return "\(count) peer handshakes from \(host) are already under way"
+        case .noSecretOf(let scope): return "no secret of \(scope) is held here (share or join the project first)"
+        case .secretNotOfScope(let scope): return "the secret given for \(scope) is not that project's secret (its key differs)"
+        case .tooManySecrets(let limit): return "this daemon already holds \(limit) project secrets, the most it holds at once"
         }
     }
 }

@@ -6,6 +6,7 @@ import ReplicatingTypes
 /// Presence across daemons: every editor's cursors and selections, with its user's name and
 /// colour, reach the editors of every daemon that holds the document, relayed through chains,
 /// placed in each receiver's own view, and cleared when the editor or the link they came by goes.
+/// Presence of a document goes only on links that carry it (of its scope).
 ///
 /// Rate: an editor's cursor updates of one read go out as one `presence` frame per link (the
 /// latest), so typing costs at most one small frame per keystroke and bursts cost one.
@@ -78,7 +79,7 @@ final class PresenceService {
         for item in pending {
             guard let document = documents[item.uri] else { continue }
             let message = ownPresence(of: item.session, in: document)
-            for link in established { link.sendPresence(message) }
+            for link in established where link.carries(document.uri) { link.sendPresence(message) }
         }
     }
 
@@ -130,7 +131,7 @@ final class PresenceService {
         let originReplica = message.origin.split(separator: ":").first.flatMap { UInt64($0) }
         if originReplica == replica.rawValue { return }   // our own, come back round
         let direct = originReplica != nil && originReplica == link.peerReplica?.rawValue
-        if !direct, let owner = links.values.first(where: { $0 !== link && $0.isEstablished && $0.peerReplica?.rawValue == originReplica }) {
+        if !direct, let owner = links.values.first(where: { $0 !== link && $0.carries(message.uri) && $0.peerReplica?.rawValue == originReplica }) {
             return link.refusedPresence("presence of \(message.origin) is taken only from its own daemon's link \(owner.id)")
         }
         let known = document.peerPresences[message.origin]
@@ -149,7 +150,7 @@ final class PresenceService {
         document.peerPresences[message.origin] = message.selections.isEmpty ? nil
             : SharedDocument.PeerPresence(selection: selection, sequence: message.sequence, viaLink: link.id, number: number)
         for session in sessions.values { session.sendSelections(number: number, selection: selection, in: document) }
-        for other in links.values where other !== link && other.isEstablished { other.sendPresence(message) }
+        for other in links.values where other !== link && other.carries(message.uri) { other.sendPresence(message) }
     }
 
     /// The link `link` closed: the presence that came by it is gone from this daemon's editors
@@ -162,7 +163,7 @@ final class PresenceService {
                 for session in sessions.values { session.sendSelections(number: presence.number, selection: left, in: document) }
                 let message = PresenceMessage(uri: document.uri, documentID: document.id, origin: origin, sequence: presence.sequence + 1,
                                               user: presence.selection.user, selections: [])
-                for other in links.values where other !== link && other.isEstablished { other.sendPresence(message) }
+                for other in links.values where other !== link && other.carries(document.uri) { other.sendPresence(message) }
             }
         }
     }

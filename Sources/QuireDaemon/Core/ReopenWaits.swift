@@ -115,17 +115,25 @@ final class ReopenWaits {
     /// Whether a reopen of `uri` need not wait: every configured peer's link finished its first
     /// catch-up of it; after the start-up window, only links that are up and still catching up
     /// are waited for (a peer that stays away does not make every later reopen wait).
+    /// Only links that carry the document count (those of its scope): the configured peers are
+    /// general, so a project's document waits only for project links up and catching up.
     func mayGo(_ uri: String, now: Double) -> Bool {
         if configuredPeersCaughtUp(on: uri) { return true }
-        guard now >= startedAt + configuration.reopenCatchUpWait else { return false }
-        return !links.links.values.contains { !$0.isIncoming && $0.state == .established && !$0.hasCaughtUp(on: uri) }
+        guard now >= startedAt + configuration.reopenCatchUpWait || DocumentScope(uri: uri) != .general else { return false }
+        return !dialedLinks(carrying: uri).contains { $0.state == .established && !$0.hasCaughtUp(on: uri) }
     }
 
     /// Whether as many peers as were configured have links here that finished their first
     /// catch-up of `uri` (links this daemon made; each peer counted once).
     private func configuredPeersCaughtUp(on uri: String) -> Bool {
-        let caughtUp = Set(links.links.values.filter { !$0.isIncoming && $0.hasCaughtUp(on: uri) }.compactMap(\.peerReplica))
+        guard DocumentScope(uri: uri) == .general else { return false }
+        let caughtUp = Set(dialedLinks(carrying: uri).filter { $0.hasCaughtUp(on: uri) }.compactMap(\.peerReplica))
         return caughtUp.count >= configuredPeers
+    }
+
+    /// The links this daemon made that carry document `uri` (of its scope).
+    private func dialedLinks(carrying uri: String) -> [any PeerEndpoint] {
+        links.links.values.filter { !$0.isIncoming && $0.scope?.contains(uri: uri) == true }
     }
 
     /// Whether `body` may be a `document/open` (a cheap look before parsing).

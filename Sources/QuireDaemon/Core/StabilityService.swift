@@ -40,7 +40,8 @@ final class StabilityService {
     /// one of this daemon's rounds for it is under way. Returns whether one started.
     @discardableResult
     func startRound(_ document: SharedDocument, retiring: Set<ReplicaID> = []) -> Bool {
-        let established = links.values.filter { $0.isEstablished }
+        // Only the links of the document's scope take part (the others never carry it).
+        let established = links.values.filter { $0.carries(document.uri) }
         guard document.everShared, !established.isEmpty,
               !stabilityRounds.active.values.contains(where: { $0.document === document && $0.parent == nil }) else { return false }
         let candidates = document.text.scalars.removedIDs
@@ -137,7 +138,7 @@ final class StabilityService {
             link.sendStability(echo(key, uri: uri, failure: "too many stability rounds of \(uri) under way on replica \(replica.rawValue)"))
         } else {
             let retiring = message.retire
-            let others = links.values.filter { $0.isEstablished && $0 !== link }
+            let others = links.values.filter { $0.carries(uri) && $0 !== link }
             let round = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
                                               removed: document.text.scalars.removedIDs, candidates: [], retiring: retiring)
             stabilityRounds.active[key] = round

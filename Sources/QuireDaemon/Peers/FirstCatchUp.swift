@@ -25,8 +25,9 @@ extension PeerSession {
 
     /// Whether this established link's first catch-up of document `uri` is over: the peer's first
     /// list arrived, and this copy holds everything the peer listed of it (or it listed none).
+    /// Never, for a document outside the link's scope (the link does not carry it).
     func hasCaughtUp(on uri: String) -> Bool {
-        guard state == .established, firstCatchUp.listReceived else { return false }
+        guard state == .established, carries(uri), firstCatchUp.listReceived else { return false }
         guard let theirs = firstCatchUp.listed[uri] else { return true }
         return daemon.documents[uri]?.text.versionVector.dominates(theirs) ?? false
     }

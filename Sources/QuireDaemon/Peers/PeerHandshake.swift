@@ -14,15 +14,19 @@ import Crypto
 ///    ephemeral private keys can test a guess of the secret against it (a passive listener cannot).
 /// 3. The two directions use different keys (each derived with its sender's nonce), so a frame
 ///    cannot be reflected back to its sender either.
+/// 4. A side that holds several secrets (an accepting daemon with project secrets,
+///    protocol/decisions/project-sharing.md) derives one agreement per secret from the same
+///    key exchange; only the one of the connector's secret opens and verifies its proof.
 struct PeerHandshake {
     static let label = "quire-peer-5"
 
-    private let secret: [UInt8]
+    private let secrets: [[UInt8]]
     let ourNonce: [UInt8]
     private let ephemeral = Curve25519.KeyAgreement.PrivateKey()
 
-    init(secret: [UInt8], nonce: [UInt8]) {
-        self.secret = secret
+    /// `secrets`: the secrets this side may speak with (a connector: the one it dials with).
+    init(secrets: [[UInt8]], nonce: [UInt8]) {
+        self.secrets = secrets
         ourNonce = nonce
     }
 
@@ -55,8 +59,9 @@ struct PeerHandshake {
         var description: String
     }
 
-    /// Derives the session from our hello body, theirs, and their nonce and ephemeral key.
-    func agree(ourHello: [UInt8], theirHello: [UInt8], theirNonce: [UInt8], theirKey: [UInt8]) throws(Failure) -> Agreement {
+    /// Derives the session from our hello body, theirs, and their nonce and ephemeral key: one
+    /// agreement per secret, in the order of `secrets`.
+    func agree(ourHello: [UInt8], theirHello: [UInt8], theirNonce: [UInt8], theirKey: [UInt8]) throws(Failure) -> [Agreement] {
         guard theirNonce != ourNonce else { throw Failure(description: "the peer sent back our own hello") }
         let shared: [UInt8]
         do {
@@ -75,14 +80,16 @@ struct PeerHandshake {
             hash.update(data: hello)
         }
         let transcript = Array(hash.finalize())
-        let material = SymmetricKey(data: shared + secret)
-        func key(_ purpose: String, sentBy nonce: [UInt8]) -> SymmetricKey {
-            HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: transcript,
-                                   info: Array("\(Self.label) \(purpose) ".utf8) + nonce, outputByteCount: 32)
+        return secrets.map { secret in
+            let material = SymmetricKey(data: shared + secret)
+            func key(_ purpose: String, sentBy nonce: [UInt8]) -> SymmetricKey {
+                HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: transcript,
+                                       info: Array("\(Self.label) \(purpose) ".utf8) + nonce, outputByteCount: 32)
+            }
+            return Agreement(transcript: transcript, sealer: FrameSealer(key: key("frames", sentBy: ourNonce)),
+                             opener: FrameOpener(key: key("frames", sentBy: theirNonce)),
+                             ourProofKey: key("proof", sentBy: ourNonce), theirProofKey: key("proof", sentBy: theirNonce))
         }
-        return Agreement(transcript: transcript, sealer: FrameSealer(key: key("frames", sentBy: ourNonce)),
-                         opener: FrameOpener(key: key("frames", sentBy: theirNonce)),
-                         ourProofKey: key("proof", sentBy: ourNonce), theirProofKey: key("proof", sentBy: theirNonce))
     }
 
     /// What a side's identity key signs: the transcript and the signer's nonce.

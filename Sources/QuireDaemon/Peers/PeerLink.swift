@@ -103,15 +103,22 @@ public final class PeerLink: PeerSessionLink {
     private var lastHeard: Double?
     private var lastSent: Double?
 
-    init(id: Int, daemon: any PeerHost, secret: [UInt8], nonce: [UInt8], incoming: Bool, remoteHost: String?,
+    /// The scopes of the secrets the channel may speak with, in its order.
+    private let secretScopes: [DocumentScope]
+
+    /// `secrets`: what the link may speak with (a connector: the one of the scope it dials;
+    /// an accepting side: every secret held, the connector's proof picks one).
+    init(id: Int, daemon: any PeerHost, secrets: [(scope: DocumentScope, secret: [UInt8])], nonce: [UInt8], incoming: Bool, remoteHost: String?,
          write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void) {
         self.id = id
         self.daemon = daemon
         self.write = daemon.gated(write)
         self.closeTransport = close
         self.remoteHost = remoteHost
+        let secrets = incoming ? secrets : Array(secrets.prefix(1))
+        secretScopes = secrets.map(\.scope)
         let configuration = daemon.configuration
-        channel = SecureChannel(secret: secret, nonce: nonce, incoming: incoming, handshakeFrameBytes: configuration.maximumHandshakeFrameBytes,
+        channel = SecureChannel(secrets: secrets.map(\.secret), nonce: nonce, incoming: incoming, handshakeFrameBytes: configuration.maximumHandshakeFrameBytes,
                                 peerFrameBytes: configuration.maximumPeerFrameBytes, trustedFingerprints: configuration.trustedPeerFingerprints,
                                 credentials: { [unowned daemon] in .init(replica: daemon.replica, user: daemon.userName, identity: daemon.identity) })
         session = PeerSession(daemon: daemon, link: self)
@@ -148,14 +155,20 @@ public final class PeerLink: PeerSessionLink {
         }
     }
 
-    /// The handshake completed: the link is up, the peer gets our document list.
+    /// The handshake completed: the link is up; a project's link first gets the project's tree
+    /// (`ProjectFrames`), then the peer gets our document list (of the link's scope only).
     private func established(_ peer: SecureChannel.Peer) {
+        guard let scope, daemon.isHeld(scope) else {
+            return cut("no longer shared: the secret this link was made with was removed")
+        }
         peerReplica = peer.replica
         peerFingerprint = peer.fingerprint
         peerUser = peer.user
         state = .established
         wasEstablished = true
-        logger.info("peer link \(id): established with \(peer.user.isEmpty ? "replica \(peer.replica.rawValue)" : peer.user), key \(peer.fingerprint)")
+        logger.info("peer link \(id): established with \(peer.user.isEmpty ? "replica \(peer.replica.rawValue)" : peer.user), key \(peer.fingerprint), \(scope)")
+        if case .project(let key) = scope { daemon.projectFrames?.projectLinkEstablished(self, key: key) }
+        guard state == .established else { return }
         session.sendDocumentList()
         daemon.peerLinkEstablished(self)
     }
@@ -229,10 +242,10 @@ public final class PeerLink: PeerSessionLink {
     }
     func sendPresence(_ message: PresenceMessage) { session.sendPresence(message) }
     func sendStability(_ message: JSONValue) { session.sendStability(message) }
-    /// Interim until links carry scopes: every established link has the general scope, and no
-    /// project frame is sent.
-    var scope: DocumentScope? { state == .established ? .general : nil }
-    func sendProjectFrame(key: String, payload: [UInt8]) {}
+    /// The scope of the secret this link speaks with: known from the start on a link this daemon
+    /// dialed, once the connector's proof checked out on one it accepted; fixed for its life.
+    var scope: DocumentScope? { channel.secretIndex.flatMap { secretScopes.indices.contains($0) ? secretScopes[$0] : nil } }
+    func sendProjectFrame(key: String, payload: [UInt8]) { session.sendProjectFrame(key: key, payload: payload) }
     func announce(_ document: SharedDocument) { session.announce(document) }
     func sendWhole(_ document: SharedDocument) { session.sendWhole(document) }
     func retryRebase(of document: SharedDocument) { session.retryRebase(of: document) }

@@ -14,6 +14,8 @@ enum PeerMessage {
     case stability(StabilityMessage)
     case presence(PresenceMessage)
     case digest(DigestMessage)
+    /// A shared project's tree operations (`ProjectTreeCoding`, opaque here), for project `key`.
+    case project(key: String, payload: [UInt8])
     case heartbeat
 
     /// Why a frame is refused (the link is cut with this reason).
@@ -38,8 +40,25 @@ enum PeerMessage {
         case .digest(let json):
             if let violation = json["uri"]?.stringValue.flatMap(nameViolation) { throw Invalid(description: violation) }
             do { return .digest(try DigestMessage(json: json)) } catch { throw Invalid(description: error.description) }
+        case .project(let key, let payload):
+            guard key.utf8.count == DocumentScope.projectKeyDigits, key.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                throw Invalid(description: "a project frame whose key is not \(DocumentScope.projectKeyDigits) lowercase hex digits: \"\(DocumentName.displayed(key))\"")
+            }
+            return .project(key: key, payload: payload)
         case .heartbeat: return .heartbeat
         case .hello, .auth, .proof, .bye: return nil
+        }
+    }
+
+    /// The documents the message names (each checked against the link's scope).
+    var documentNames: [String] {
+        switch self {
+        case .documents(let list): return list.entries.map(\.uri)
+        case .operations(let uri, _, _), .state(let uri, _, _): return [uri]
+        case .stability(let message): return [message.uri]
+        case .presence(let message): return [message.uri]
+        case .digest(let message): return [message.uri]
+        case .project, .heartbeat: return []
         }
     }
 

@@ -10,7 +10,7 @@ extension PeerSession {
     ///   O(one frame) after that.
     func nextFrame(of catchUp: inout CatchUp) -> PeerFrame? {
         let document = catchUp.document
-        guard daemon.documents[document.uri] === document, staleAtPeer[document.uri] == nil else { return nil }
+        guard daemon.documents[document.uri] === document, carries(document.uri), staleAtPeer[document.uri] == nil else { return nil }
         if catchUp.operations == nil {
             switch catchUp.kind {
             case .state:

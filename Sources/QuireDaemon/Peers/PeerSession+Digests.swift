@@ -39,7 +39,7 @@ extension PeerSession {
     /// Whether `document` is compared on this link: the peer holds it, and operations of it go
     /// both ways (not while one side must first rebase onto the other's state).
     private func sharesForRepair(_ document: SharedDocument) -> Bool {
-        peerVersions[document.uri] != nil && staleAtPeer[document.uri] == nil && !isRetired(in: document)
+        carries(document.uri) && peerVersions[document.uri] != nil && staleAtPeer[document.uri] == nil && !isRetired(in: document)
     }
 
     /// A `digest` frame from the authenticated peer.

@@ -105,7 +105,7 @@ final class PeerSession {
     /// Elements (characters and tombstones) this daemon has and the peer is not known to have.
     public var behind: Int {
         var total: UInt64 = 0
-        for (uri, document) in daemon.documents {
+        for (uri, document) in daemon.documents where carries(uri) {
             let theirs = peerVersions[uri] ?? [:]
             for (replica, count) in document.text.versionVector.counts { total += count - min(count, theirs[replica] ?? 0) }
         }
@@ -125,6 +125,7 @@ final class PeerSession {
         let decoded: PeerMessage?
         do { decoded = try PeerMessage.decode(frame, limits: daemon.configuration) } catch { return cut(error.description) }
         guard let message = decoded else { return }   // the secure channel's (never delivered)
+        if let violation = scopeViolation(of: message) { return cut(violation) }
         digests.noteReceived(frame)
         switch message {
         case .documents(let list):
@@ -142,6 +143,8 @@ final class PeerSession {
             }
         case .digest(let message):
             receiveDigest(message)
+        case .project(let key, let payload):
+            receiveProject(key: key, payload: payload)
         case .heartbeat:
             break
         }
@@ -152,14 +155,15 @@ final class PeerSession {
         sentDocuments = true
         // A document an editor only opened (no edit yet) is listed but not yet shared: a peer's
         // document of the same name may still take its place.
-        for document in daemon.documents.values where !document.isPristine { daemon.markShared(document, holder: peerReplica) }
-        send(.documents(["initial": true, "documents": .array(daemon.documents.values.sorted { $0.uri < $1.uri }.map(entry))]))
+        let carried = daemon.documents.values.filter { carries($0.uri) }.sorted { $0.uri < $1.uri }
+        for document in carried where !document.isPristine { daemon.markShared(document, holder: peerReplica) }
+        send(.documents(["initial": true, "documents": .array(carried.map(entry))]))
     }
 
     /// Tells the peer about a document created here after the link came up, so that an editor
     /// opening that name on the other side joins it instead of starting an unrelated one.
     func announce(_ document: SharedDocument) {
-        guard state == .established else { return }
+        guard state == .established, carries(document.uri) else { return }
         send(announcement(of: document))
     }
 
@@ -229,7 +233,7 @@ final class PeerSession {
             if !list.initial, document.id == id, !document.text.versionVector.dominates(vector) { announce(document) }
         }
         guard list.initial else { return }
-        for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) {
+        for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) && carries(document.uri) {
             sendWhole(document)
         }
     }
@@ -237,7 +241,7 @@ final class PeerSession {
     /// Asks again for the state of `document` when this copy still has to rebase onto the peer's
     /// (it waited for an editor to close it): the peer answers our entry with its state.
     func retryRebase(of document: SharedDocument) {
-        guard state == .established, staleAtPeer[document.uri] != nil else { return }
+        guard state == .established, staleAtPeer[document.uri] != nil, carries(document.uri) else { return }
         announce(document)
     }
 
@@ -245,11 +249,13 @@ final class PeerSession {
     /// operations, or its state once it has dropped tombstones (operations anchored to them could
     /// not be placed), or an announcement when it is empty.
     func sendWhole(_ document: SharedDocument) {
+        guard carries(document.uri) else { return }
         queueCatchUp(CatchUp(document, .lacking(since: VersionVector(), theyHaveNothing: true, announceIfNothing: true)))
     }
 
     /// Sends the whole state of `document`, at the pace the peer reads.
     func sendState(of document: SharedDocument) {
+        guard carries(document.uri) else { return }
         queueCatchUp(CatchUp(document, .state))
     }
 
@@ -257,7 +263,7 @@ final class PeerSession {
 
     /// Ships operations of `document` to the peer (only once the link is established).
     func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) {
-        guard state == .established, !operations.isEmpty, staleAtPeer[document.uri] == nil, !isRetired(in: document) else { return }
+        guard state == .established, !operations.isEmpty, carries(document.uri), staleAtPeer[document.uri] == nil, !isRetired(in: document) else { return }
         // The first edits of a document that was only opened when the link came up: from now on
         // the peer holds it (its tombstones wait for the peer).
         if let holder = peerReplica, document.sharing.holders[holder] == nil { daemon.markShared(document, holder: holder) }
@@ -276,13 +282,14 @@ final class PeerSession {
     /// Sends where an editor is in a document (only once the link is established, and only for
     /// documents this link shares).
     func sendPresence(_ message: PresenceMessage) {
-        guard state == .established, staleAtPeer[message.uri] == nil else { return }
+        guard state == .established, carries(message.uri), staleAtPeer[message.uri] == nil else { return }
         send(.presence(message.json))
     }
 
-    /// Sends a stability round's wave message (only once the link is established).
+    /// Sends a stability round's wave message (only once the link is established, and only for
+    /// a document of the link's scope).
     func sendStability(_ message: JSONValue) {
-        guard state == .established else { return }
+        guard state == .established, let uri = message["uri"]?.stringValue, carries(uri) else { return }
         send(.stability(message))
     }
 }

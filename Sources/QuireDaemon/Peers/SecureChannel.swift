@@ -11,6 +11,12 @@ import ReplicatingTypes
 /// opened and authenticated, so a tampered, replayed, reordered or dropped frame ends the channel
 /// (`.cut`) before anything of it is delivered. Before authentication a frame may hold at most
 /// `handshakeFrameBytes`; after, `peerFrameBytes`. After a `.cut` or `.finish` it produces nothing.
+///
+/// Several secrets (protocol/decisions/project-sharing.md): a connector speaks with one; an
+/// accepting side may hold several, and tries each on the connector's first sealed frame (its
+/// proof). The one whose keys open the frame and verify the proof (each test in constant time,
+/// every candidate tried, so the cost is bounded by the number of secrets) is the link's secret
+/// (`secretIndex`). With one secret the handshake is exactly the single-secret one.
 final class SecureChannel {
     /// What the link does with what came in, in this order.
     enum Action: Equatable {
@@ -31,6 +37,8 @@ final class SecureChannel {
         var replica: ReplicaID
         var user: String
         var fingerprint: String
+        /// The index (in the channel's `secrets`) of the secret the link was made with.
+        var secretIndex = 0
     }
 
     /// What this side says of itself in its `auth`.
@@ -53,6 +61,13 @@ final class SecureChannel {
     private var ourHello: [UInt8] = []
     private var theirNonce: [UInt8]?
     private var agreement: PeerHandshake.Agreement?
+    /// An accepting side with several secrets, between the hellos and the connector's proof:
+    /// one agreement per secret, of which the proof picks one.
+    private var candidates: [PeerHandshake.Agreement] = []
+    /// Which of the secrets this link speaks with, once known (a connector's from the start).
+    private(set) var secretIndex: Int?
+    /// How many secrets this side may speak with.
+    let secretCount: Int
     private var sealer: FrameSealer?
     private var opener: FrameOpener?
     private(set) var theirProofVerified = false
@@ -63,9 +78,19 @@ final class SecureChannel {
     private(set) var peer: Peer?
     private var ended = false
 
-    init(secret: [UInt8], nonce: [UInt8], incoming: Bool, handshakeFrameBytes: Int, peerFrameBytes: Int,
+    convenience init(secret: [UInt8], nonce: [UInt8], incoming: Bool, handshakeFrameBytes: Int, peerFrameBytes: Int,
+                     trustedFingerprints: Set<String> = [], credentials: @escaping () -> Credentials) {
+        self.init(secrets: [secret], nonce: nonce, incoming: incoming, handshakeFrameBytes: handshakeFrameBytes, peerFrameBytes: peerFrameBytes,
+                  trustedFingerprints: trustedFingerprints, credentials: credentials)
+    }
+
+    /// `secrets`: at least one; a connector (`incoming` false) speaks with the first only.
+    init(secrets: [[UInt8]], nonce: [UInt8], incoming: Bool, handshakeFrameBytes: Int, peerFrameBytes: Int,
          trustedFingerprints: Set<String> = [], credentials: @escaping () -> Credentials) {
-        handshake = PeerHandshake(secret: secret, nonce: nonce)
+        let secrets = incoming ? secrets : Array(secrets.prefix(1))
+        handshake = PeerHandshake(secrets: secrets, nonce: nonce)
+        secretCount = secrets.count
+        if secrets.count == 1 { secretIndex = 0 }
         isIncoming = incoming
         framer = PeerFramer(maximumFrameBytes: handshakeFrameBytes)
         self.peerFrameBytes = peerFrameBytes
@@ -74,7 +99,7 @@ final class SecureChannel {
     }
 
     /// Whether frames are encrypted (from the first frame after the hellos on).
-    var isEncrypted: Bool { sealer != nil }
+    var isEncrypted: Bool { sealer != nil || !candidates.isEmpty }
     /// Whether what this side sends now is sealed: once the hellos were exchanged and, on the
     /// accepting side, once the connector proved the secret (before, a stranger gets nothing to
     /// test guesses of the secret against).
@@ -124,10 +149,48 @@ final class SecureChannel {
 
     /// A frame body in the clear: as it came before the hellos were exchanged, opened after.
     private func opened(_ body: [UInt8], _ actions: inout [Action]) -> [UInt8]? {
-        guard opener != nil else { return body }
+        if !candidates.isEmpty, let plain = openedByCandidate(body) { return plain }
+        guard opener != nil else {
+            guard candidates.isEmpty else { return refused(body, &actions) }
+            return body
+        }
         do {
             return try opener?.open(body)
         } catch {
+            return refused(body, &actions)
+        }
+    }
+
+    /// The connector's first sealed frame, opened by the one of several secrets whose keys open it
+    /// and verify the proof in it (or, failing that, only open it: the proof's check then says
+    /// why); that agreement becomes the link's. Every candidate is tried, each in constant time.
+    private func openedByCandidate(_ body: [UInt8]) -> [UInt8]? {
+        var verified: (index: Int, opener: FrameOpener, plain: [UInt8])?
+        var openedOnly: (index: Int, opener: FrameOpener, plain: [UInt8])?
+        for (index, candidate) in candidates.enumerated() {
+            var opener = candidate.opener
+            guard let plain = try? opener.open(body) else { continue }
+            var proves = false
+            if case .proof(let json)? = try? PeerFrame.decode(plain), let proof = try? HandshakeMessage.Proof(json: json) {
+                proves = candidate.verifyTheirs(proof.proof)
+            }
+            if proves, verified == nil { verified = (index, opener, plain) }
+            if openedOnly == nil { openedOnly = (index, opener, plain) }
+        }
+        guard let chosen = verified ?? openedOnly else { return nil }
+        let agreement = candidates[chosen.index]
+        candidates = []
+        self.agreement = agreement
+        sealer = agreement.sealer
+        opener = chosen.opener
+        secretIndex = chosen.index
+        return chosen.plain
+    }
+
+    /// A sealed frame that does not open: the peer's refusal in the clear, or a wrong secret or
+    /// tampering. Ends the channel.
+    private func refused(_ body: [UInt8], _ actions: inout [Action]) -> [UInt8]? {
+        do {
             // An accepting side refuses a connector's proof with a goodbye in the clear (it seals
             // nothing before the proof checked out): take its reason.
             if !theirProofVerified, case .bye(let reason)? = try? PeerFrame.decode(body) {
@@ -156,16 +219,20 @@ final class SecureChannel {
             guard hello.role != (isIncoming ? .accept : .connect) else {
                 return end(.cut("both sides \(hello.role == .accept ? "accepted" : "connected"): one side of a link must connect, the other accept"), &actions)
             }
-            let agreement: PeerHandshake.Agreement
+            let agreements: [PeerHandshake.Agreement]
             do {
-                agreement = try handshake.agree(ourHello: ourHello, theirHello: PeerFrame.hello(json).body(), theirNonce: hello.nonce, theirKey: hello.key)
+                agreements = try handshake.agree(ourHello: ourHello, theirHello: PeerFrame.hello(json).body(), theirNonce: hello.nonce, theirKey: hello.key)
             } catch {
                 return end(.cut(error.description), &actions)
             }
             theirNonce = hello.nonce
-            opener = agreement.opener
-            sealer = agreement.sealer
-            self.agreement = agreement
+            if agreements.count == 1, let agreement = agreements.first {
+                opener = agreement.opener
+                sealer = agreement.sealer
+                self.agreement = agreement
+            } else {
+                candidates = agreements   // the connector's proof picks one (`openedByCandidate`)
+            }
             // The connector proves the secret first; the accepting side sends nothing that
             // depends on the secret until that proof checked out.
             if !isIncoming { sendProof(waits: false, &actions) }
@@ -203,7 +270,7 @@ final class SecureChannel {
             guard auth.replica != credentials().replica else { return end(.cut("the peer is this daemon itself"), &actions) }
             if !sentAuth { sendAuth(&actions) }
             guard !ended else { return }
-            let peer = Peer(replica: auth.replica, user: auth.user, fingerprint: fingerprint)
+            let peer = Peer(replica: auth.replica, user: auth.user, fingerprint: fingerprint, secretIndex: secretIndex ?? 0)
             self.peer = peer
             framer.maximumFrameBytes = peerFrameBytes
             actions.append(.established(peer))
@@ -211,7 +278,7 @@ final class SecureChannel {
             end(.finish("the peer said goodbye: \(DisplayText.clean(reason, limit: 200))"), &actions)
         case .heartbeat:
             if peer != nil { actions.append(.deliver(frame)) }
-        case .documents, .operations, .state, .stability, .presence, .digest:
+        case .documents, .operations, .state, .stability, .presence, .digest, .project:
             guard peer != nil else { return end(.cut("\(Self.preAuthenticationName(frame)) before authentication"), &actions) }
             actions.append(.deliver(frame))
         }
@@ -226,6 +293,7 @@ final class SecureChannel {
         case .stability: return "a stability message"
         case .presence: return "presence"
         case .digest: return "a digest"
+        case .project: return "a project frame"
         default: return frame.name
         }
     }

@@ -16,6 +16,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     private let logger: Logger
     private var listeners: [Int: Channel] = [:]
     private var relays: [RelayDialer] = []
+    /// The outgoing TCP connections that reconnect, each until stopped.
+    private var dials: [Dial] = []
     private var heartbeat: RepeatedTask?
     private let heartbeatInterval: Double
     private var stopping = false
@@ -36,13 +38,14 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     /// `accepts`: on a link through a relay, the role the relay gave; the link is one this daemon
     /// started, so it is not counted against the incoming handshake slots.
+    /// `scope`: the secret the link speaks with (nil on an incoming link: every secret held).
     private func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
-                         onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
+                         scope: DocumentScope? = nil, onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
                 let output = PeerOutput(channel: channel)
                 let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) },
-                                                    incoming: incoming, accepts: accepts, remoteHost: remoteHost)
+                                                    incoming: incoming, accepts: accepts, remoteHost: remoteHost, scope: scope)
                 // Paced: catch-up goes out as the peer reads, and a peer that stops reading is cut.
                 link.paceOutput(later: { output.later($0) })
                 output.onTaken = { [weak link] count in link?.outputTaken(count) }
@@ -122,26 +125,43 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     }
 
     func connect(host: String, port: Int, fingerprint: String?) throws {
-        connect(host: host, port: port, fingerprint: fingerprint, attempt: 0)
+        try connect(host: host, port: port, fingerprint: fingerprint, scope: .general)
+    }
+
+    func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
+        try requireSecret(of: scope)
+        let dial = Dial(scope: scope)
+        dials.append(dial)
+        connect(host: host, port: port, fingerprint: fingerprint, dial: dial, attempt: 0)
+    }
+
+    /// A project's secret must be held to dial with it (the general one is checked as each link
+    /// is made, as before).
+    private func requireSecret(of scope: DocumentScope) throws {
+        guard scope == .general || daemon.holdsPeerSecret(of: scope) else { throw PeeringError.noSecretOf(scope) }
     }
 
     /// Connects, and after the link drops (or the connection fails) tries again with exponential
-    /// backoff from 0.5 s up to 30 s; a link that got established resets the backoff.
-    private func connect(host: String, port: Int, fingerprint: String?, attempt: Int) {
-        guard !stopping else { return }
+    /// backoff from 0.5 s up to 30 s; a link that got established resets the backoff. Stops once
+    /// `dial` is stopped (`disconnect(scope:)`, shutdown).
+    private func connect(host: String, port: Int, fingerprint: String?, dial: Dial, attempt: Int) {
+        guard !stopping, !dial.stopped else { return }
         let retry: (String, Bool) -> Void = { [weak self] reason, wasEstablished in
-            guard let self, !self.stopping, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
+            guard let self, !self.stopping, !dial.stopped, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
                   !reason.contains("disconnected by an editor") else { return }
             let next = wasEstablished ? 0 : attempt + 1
             let delay = min(30.0, 0.5 * pow(2.0, Double(min(next, 6))))
             self.logger.info("peer \(host):\(port): reconnecting in \(delay) s (\(reason))")
-            self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) { self.connect(host: host, port: port, fingerprint: fingerprint, attempt: next) }
+            self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) {
+                self.connect(host: host, port: port, fingerprint: fingerprint, dial: dial, attempt: next)
+            }
         }
         ClientBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "tcp to \(host):\(port)", incoming: false, fingerprint: fingerprint, onClose: retry))
+                channel.pipeline.addHandler(handler(address: "tcp to \(host):\(port)", incoming: false, fingerprint: fingerprint, scope: dial.scope,
+                                                    onClose: retry))
             }
             .connect(host: host, port: port)
             .whenFailure { error in retry("cannot connect: \(error)", false) }
@@ -151,36 +171,29 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     /// it pairs this daemon with another, peers over that connection; dials again like `connect`
     /// (`RelayDialer`, protocol/relay.md).
     func connect(relayHost host: String, port: Int, fingerprint: String?) throws {
-        guard let secret = daemon.configuration.peerSecret, !secret.isEmpty else { throw PeeringError.noSecret }
+        try connect(relayHost: host, port: port, fingerprint: fingerprint, scope: .general)
+    }
+
+    /// The same with the secret of `scope`: its rendezvous value, and a link (in either role the
+    /// relay gives) that speaks with that secret only.
+    func connect(relayHost host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
+        guard let secret = daemon.peerSecret(of: scope) else { throw scope == .general ? PeeringError.noSecret : PeeringError.noSecretOf(scope) }
         guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
-        let dialer = RelayDialer(host: host, port: port, rendezvous: RelayRendezvous.value(secret: secret), loop: loop, logger: logger) {
+        let dialer = RelayDialer(host: host, port: port, scope: scope, rendezvous: RelayRendezvous.value(secret: secret), loop: loop, logger: logger) {
             [weak self] accepts, onClose in
-            self?.handler(address: "relay \(host):\(port)", incoming: false, accepts: accepts, fingerprint: fingerprint, onClose: onClose)
+            self?.handler(address: "relay \(host):\(port)", incoming: false, accepts: accepts, fingerprint: fingerprint, scope: scope, onClose: onClose)
         }
         relays.append(dialer)
         dialer.start()
-        logger.info("dialing the relay \(host):\(port)")
+        logger.info("dialing the relay \(host):\(port)\(scope == .general ? "" : " for \(scope)")")
     }
 
-    // Interim until links carry scopes: only the general scope can be dialed.
-    func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
-        guard scope == .general else { throw PeeringError.noSecret }
-        try connect(host: host, port: port, fingerprint: fingerprint)
-    }
-
-    func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
-        guard scope == .general else { throw PeeringError.noSecret }
-        try connect(relayHost: relayHost, port: port, fingerprint: fingerprint)
+    func connect(command: String, fingerprint: String?) throws {
+        try connect(command: command, fingerprint: fingerprint, scope: .general)
     }
 
     func connect(command: String, fingerprint: String?, scope: DocumentScope) throws {
-        guard scope == .general else { throw PeeringError.noSecret }
-        try connect(command: command, fingerprint: fingerprint)
-    }
-
-    func disconnect(scope: DocumentScope) {}
-
-    func connect(command: String, fingerprint: String?) throws {
+        try requireSecret(of: scope)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
@@ -199,13 +212,25 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         NIOPipeBootstrap(group: loop)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { [self] channel in
-                channel.pipeline.addHandler(handler(address: "command \(command)", incoming: false, fingerprint: fingerprint, onClose: { _, _ in
+                channel.pipeline.addHandler(handler(address: "command \(command)", incoming: false, fingerprint: fingerprint, scope: scope,
+                                                    onClose: { _, _ in
                     if process.isRunning { process.terminate() }
                 }))
             }
             .takingOwnershipOfDescriptors(input: input, output: output)
             .whenFailure { [logger] error in logger.error("cannot peer over \(command): \(error)") }
         logger.info("peering over the stdio of: \(command)")
+    }
+
+    /// Stops the dialers and relay dialers of `scope`, then closes every link of that scope.
+    func disconnect(scope: DocumentScope) {
+        for dial in dials where dial.scope == scope { dial.stopped = true }
+        dials.removeAll { $0.stopped }
+        let stopped = relays.filter { $0.scope == scope }
+        for relay in stopped { relay.stopDialing() }
+        relays.removeAll { $0.scope == scope }
+        daemon.closePeerLinks(of: scope, reason: "no longer shared: \(scope) was disconnected")
+        for relay in stopped { relay.stop() }
     }
 
     /// Peers over this process's own stdin/stdout (`quire peer --stdio`): the accepting side of
@@ -226,6 +251,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     func shutdown() {
         stopping = true
         heartbeat?.cancel()
+        for dial in dials { dial.stopped = true }
         for relay in relays { relay.stopDialing() }
         for channel in listeners.values { channel.close(promise: nil) }
         listeners.removeAll()
@@ -234,6 +260,13 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         for relay in relays { relay.stop() }
         relays.removeAll()
     }
+}
+
+/// One outgoing connection that reconnects (`PeerNetwork.connect`), with the scope of its secret.
+private final class Dial {
+    let scope: DocumentScope
+    var stopped = false
+    init(scope: DocumentScope) { self.scope = scope }
 }
 
 /// A peer listener, connection or bridge that could not be set up (a setting, not a passing

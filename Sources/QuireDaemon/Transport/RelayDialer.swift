@@ -5,7 +5,7 @@ import NIOPosix
 import QuireRelay
 
 /// Keeps one connection to a relay for `PeerNetwork` (`quire --relay host:port`,
-/// `protocol/relay.md`): dials it, names the rendezvous value of the daemon's secret, and once the
+/// `protocol/relay.md`): dials it, names the rendezvous value of the secret of its scope, and once the
 /// relay pairs it runs a peer link over the connection in the role the relay gave. When the link
 /// or the connection ends it dials again: at once after the relay said no partner came in time,
 /// else with the backoff of `--connect` (0.5 s doubling to 30 s; reset by a link that got
@@ -17,6 +17,8 @@ final class RelayDialer {
 
     let host: String
     let port: Int
+    /// The scope of the secret it dials with (its rendezvous value and the link's secret).
+    let scope: DocumentScope
     private let rendezvous: [UInt8]
     private let loop: EventLoop
     private let logger: Logger
@@ -24,9 +26,11 @@ final class RelayDialer {
     private var stopped = false
     private var channel: Channel?
 
-    init(host: String, port: Int, rendezvous: [UInt8], loop: EventLoop, logger: Logger, makeHandler: @escaping MakeHandler) {
+    init(host: String, port: Int, scope: DocumentScope = .general, rendezvous: [UInt8], loop: EventLoop, logger: Logger,
+         makeHandler: @escaping MakeHandler) {
         self.host = host
         self.port = port
+        self.scope = scope
         self.rendezvous = rendezvous
         self.loop = loop
         self.logger = logger

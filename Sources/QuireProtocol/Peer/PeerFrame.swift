@@ -25,10 +25,18 @@ public enum PeerFrame: Equatable, Sendable {
     /// A side's proof that it knows the shared secret, bound to this link and nothing else (no
     /// name, replica or key): the first sealed frame each side sends (protocol/peer.md, *Handshake*).
     case proof(JSONValue)
+    /// A shared project's tree operations (protocol/peer.md, *Projects*): the project's key (16
+    /// lowercase hex digits) and the operations in `ProjectTreeCoding`, opaque to this module.
+    case project(key: String, payload: [UInt8])
 
     enum Kind: UInt8 {
         case hello = 1, auth = 2, documents = 3, operations = 4, heartbeat = 5, bye = 6, state = 7, stability = 8, presence = 9, digest = 10, proof = 11
+        case project = 12
     }
+
+    /// The longest project key a `project` frame may carry (a key is 16 characters; the rest is
+    /// refused where the frame is decoded, before anything of it is kept).
+    public static let maximumProjectKeyBytes = 64
 
     /// Why a frame body is not a peer message.
     public struct DecodingError: Error, Equatable, CustomStringConvertible {
@@ -62,6 +70,13 @@ public enum PeerFrame: Equatable, Sendable {
         case .proof(let v): body = [Kind.proof.rawValue] + JSONSerializer(sortedKeys: true).serialize(v)
         case .operations(let uri, let id, let payload): body = Self.documentBody(.operations, uri: uri, id: id, payload: payload)
         case .state(let uri, let id, let payload): body = Self.documentBody(.state, uri: uri, id: id, payload: payload)
+        case .project(let key, let payload):
+            let name = Array(key.utf8)
+            body = [Kind.project.rawValue]
+            body.reserveCapacity(1 + 2 + name.count + payload.count)
+            Self.appendVarint(UInt64(name.count), to: &body)
+            body += name
+            body += payload
         case .heartbeat: body = [Kind.heartbeat.rawValue]
         case .bye(let reason): body = [Kind.bye.rawValue] + Array(reason.utf8)
         }
@@ -82,6 +97,7 @@ public enum PeerFrame: Equatable, Sendable {
         case .presence: return "presence"
         case .digest: return "a digest"
         case .proof: return "a proof"
+        case .project: return "a project frame"
         }
     }
 
@@ -107,6 +123,16 @@ public enum PeerFrame: Equatable, Sendable {
         case .state:
             let (uri, id, rest) = try documentPayload(payload, frame: "state")
             return .state(uri: uri, documentID: id, payload: rest)
+        case .project:
+            var index = 0
+            guard let length = readVarint(payload, &index), length <= UInt64(maximumProjectKeyBytes), index + Int(length) <= payload.count else {
+                throw DecodingError(description: "project frame with a malformed project key")
+            }
+            let keyBytes = payload[index..<(index + Int(length))]
+            guard keyBytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw DecodingError(description: "project frame whose key is not printable ASCII")
+            }
+            return .project(key: String(decoding: keyBytes, as: UTF8.self), payload: Array(payload[(index + Int(length))...]))
         }
     }
 

@@ -74,7 +74,7 @@ extension EditorSession {
                 link: link.id, state: link.state.rawValue, user: link.peerUser ?? "", address: link.address,
                 bytesIn: link.bytesIn, bytesOut: link.bytesOut, operationsIn: link.operationsIn, operationsOut: link.operationsOut,
                 behind: link.behind, encrypted: link.isEncrypted, fingerprint: link.peerFingerprint,
-                pinned: link.expectedFingerprint != nil || pinnedByConfiguration)
+                pinned: link.expectedFingerprint != nil || pinnedByConfiguration, scope: link.scope?.description)
         }
         return PeerStatusRequest.Result(replica: daemon.replica.description, fingerprint: daemon.identity.fingerprint,
                                         listening: daemon.transport?.listeningPorts ?? [], links: links,

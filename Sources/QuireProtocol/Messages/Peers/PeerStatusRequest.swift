@@ -37,7 +37,8 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
 
     /// One peer link. `encrypted` once the hellos were exchanged; `fingerprint` the peer's key
     /// once it authenticated; `pinned` whether a fingerprint was required; `behind` the elements
-    /// this daemon has that the peer is not known to have.
+    /// this daemon has that the peer is not known to have; `scope` the documents it carries
+    /// (`"general"` or `"project <key>"`), null until known (an incoming link's handshake).
     public struct Link: Sendable, Equatable {
         public var link: Int
         public var state: String
@@ -51,9 +52,10 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
         public var encrypted: Bool
         public var fingerprint: String?
         public var pinned: Bool
+        public var scope: String?
 
         public init(link: Int, state: String, user: String, address: String, bytesIn: Int, bytesOut: Int, operationsIn: Int,
-                    operationsOut: Int, behind: Int, encrypted: Bool, fingerprint: String?, pinned: Bool) {
+                    operationsOut: Int, behind: Int, encrypted: Bool, fingerprint: String?, pinned: Bool, scope: String? = nil) {
             self.link = link
             self.state = state
             self.user = user
@@ -66,6 +68,7 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
             self.encrypted = encrypted
             self.fingerprint = fingerprint
             self.pinned = pinned
+            self.scope = scope
         }
 
         public var json: JSONValue {
@@ -75,7 +78,7 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
                 "operationsIn": .integer(Int64(operationsIn)), "operationsOut": .integer(Int64(operationsOut)),
                 "behind": .integer(Int64(behind)),
                 "encrypted": .bool(encrypted), "fingerprint": fingerprint.map(JSONValue.string) ?? .null,
-                "pinned": .bool(pinned),
+                "pinned": .bool(pinned), "scope": scope.map(JSONValue.string) ?? .null,
             ]
         }
     }
