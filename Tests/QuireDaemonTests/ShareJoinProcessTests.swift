@@ -56,7 +56,7 @@ import Testing
     static func editor(on data: String, user: String, environment: [String: String]) throws -> DaemonProcess {
         let editor = try DaemonProcess(arguments: ["attach", data + "/editors.sock"], environment: environment)
         editor.send(["jsonrpc": "2.0", "id": 1, "method": "initialize",
-                     "params": ["user": .string(user), "capabilities": ["general": ["positionEncodings": ["utf-32"]]]]])
+                     "params": ["user": ["name": .string(user)], "capabilities": ["general": ["positionEncodings": ["utf-32"]]]]])
         #expect(editor.reply(to: 1)?["result"] != nil, "\(user)'s editor: \(editor.log)")
         return editor
     }
@@ -136,7 +136,7 @@ import Testing
         let expected = try Self.makeProject(at: root)
         let (data, environment) = Self.side("held")
         let holder = try DaemonProcess(arguments: ["--data-dir", data], environment: environment)
-        holder.send(["jsonrpc": "2.0", "id": 1, "method": "initialize", "params": ["user": "ann"]])
+        holder.send(["jsonrpc": "2.0", "id": 1, "method": "initialize", "params": ["user": ["name": "ann"]]])
         #expect(holder.reply(to: 1)?["result"] != nil)
         #expect(waitUntil { FileManager.default.fileExists(atPath: data + "/editors.sock") })
 
