@@ -34,6 +34,11 @@ struct JoinCommand: ParsableCommand {
 
     @OptionGroup var storage: StorageOptions
 
+    /// Whether the daemon peers over `project/join`'s `via` (project-sharing.md). Until it does,
+    /// `--via` is refused rather than sent and ignored (the daemon would dial the line's
+    /// addresses instead, which is what the person asked not to do).
+    static let daemonTakesVia = false
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel.debugDescription)") }
         if let via {
@@ -51,6 +56,10 @@ struct JoinCommand: ParsableCommand {
             joinLine = try JoinLine(parsing: line)
             folder = try Self.folder(directory, projectName: joinLine.name)
             viaCommand = try via.map(ConsoleArguments.viaCommand)
+            if viaCommand != nil && !Self.daemonTakesVia {
+                throw ConsoleFailure("--via is not supported yet: the daemon cannot join a project over a command so far; "
+                    + "join with the line's addresses, or run `quire relay` where both machines reach it")
+            }
         } catch {
             FileHandle.standardError.write(Data("quire join: \(error)\n".utf8))
             throw ExitCode(1)

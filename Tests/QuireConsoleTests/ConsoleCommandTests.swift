@@ -52,6 +52,12 @@ import Testing
         for result in [missing, file, noProject] { #expect(!result.madeData) }
     }
 
+    @Test func viaIsRefusedUntilTheDaemonTakesIt() throws {
+        let result = try Self.refusal(["join", Self.line, "--via", "ssh host"])
+        #expect(result.status == 1 && result.stderr.contains("--via is not supported yet"), "\(result.stderr)")
+        #expect(!result.madeData)
+    }
+
     @Test func joiningIntoAFileIsRefused() throws {
         let folder = DaemonProcess.temporaryDirectory("quire-console-join")
         FileManager.default.createFile(atPath: folder + "/greeter", contents: Data("x\n".utf8))

@@ -7,10 +7,16 @@ public final class CommandProcess: @unchecked Sendable {
     public let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
-    private let lock = NSCondition()
-    private var outputText = ""
-    private var errorText = ""
-    private var openStreams = 2
+    /// What the reader threads collected. They hold this, not the command, so that a test
+    /// that ends early releases the command and its deinit ends the process.
+    private let collected = Collected()
+
+    private final class Collected: @unchecked Sendable {
+        let lock = NSCondition()
+        var outputText = ""
+        var errorText = ""
+        var openStreams = 2
+    }
 
     /// Runs `quire arguments` in `directory`, with a data directory of its own (XDG_DATA_HOME)
     /// unless `environment` names one; stdin is /dev/null.
@@ -23,53 +29,53 @@ public final class CommandProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        collect(output.fileHandleForReading) { $0.outputText += $1 }
-        collect(errors.fileHandleForReading) { $0.errorText += $1 }
+        Self.collect(output.fileHandleForReading, into: collected) { $0.outputText += $1 }
+        Self.collect(errors.fileHandleForReading, into: collected) { $0.errorText += $1 }
     }
 
-    private func collect(_ handle: FileHandle, into append: @escaping (CommandProcess, String) -> Void) {
-        Thread { [self] in
+    private static func collect(_ handle: FileHandle, into collected: Collected, append: @escaping (Collected, String) -> Void) {
+        Thread {
             while true {
                 let data = handle.availableData
-                lock.lock()
+                collected.lock.lock()
                 if data.isEmpty {
-                    openStreams -= 1
-                    lock.broadcast()
-                    lock.unlock()
+                    collected.openStreams -= 1
+                    collected.lock.broadcast()
+                    collected.lock.unlock()
                     return
                 }
-                append(self, String(decoding: data, as: UTF8.self))
-                lock.broadcast()
-                lock.unlock()
+                append(collected, String(decoding: data, as: UTF8.self))
+                collected.lock.broadcast()
+                collected.lock.unlock()
             }
         }.start()
     }
 
     /// Everything printed on stdout so far.
     public var stdout: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return outputText
+        collected.lock.lock()
+        defer { collected.lock.unlock() }
+        return collected.outputText
     }
 
     /// Everything printed on stderr so far.
     public var stderr: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return errorText
+        collected.lock.lock()
+        defer { collected.lock.unlock() }
+        return collected.errorText
     }
 
     /// Waits until a line of stdout satisfies `predicate`; returns it (nil after `timeout`, or
     /// when the process closed stdout without one).
     public func waitForLine(timeout: TimeInterval = 30, _ predicate: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
-        lock.lock()
-        defer { lock.unlock() }
+        collected.lock.lock()
+        defer { collected.lock.unlock() }
         while true {
             // Only whole lines: a line still being written is not read half.
-            let complete = outputText.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let complete = collected.outputText.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             if let line = complete.first(where: { predicate(String($0)) }) { return String(line) }
-            if openStreams == 0 || !lock.wait(until: deadline) { return nil }
+            if collected.openStreams == 0 || !collected.lock.wait(until: deadline) { return nil }
         }
     }
 
@@ -87,9 +93,9 @@ public final class CommandProcess: @unchecked Sendable {
             process.terminate()
             return nil
         }
-        lock.lock()
-        while openStreams > 0 && lock.wait(until: Date().addingTimeInterval(5)) {}
-        lock.unlock()
+        collected.lock.lock()
+        while collected.openStreams > 0 && collected.lock.wait(until: Date().addingTimeInterval(5)) {}
+        collected.lock.unlock()
         return process.terminationStatus
     }
 
