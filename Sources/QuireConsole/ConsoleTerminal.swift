@@ -55,6 +55,15 @@ public final class ConsoleTerminal: @unchecked Sendable {
         }
     }
 
+    /// Leaves the bar, if one is shown, as it is on its line: what is printed next goes under it.
+    public func endProgress() {
+        locked {
+            guard bar != nil else { return }
+            emit("\n")
+            bar = nil
+        }
+    }
+
     private func putLine(_ line: String) {
         if let bar {
             emit("\r\u{1B}[K" + line + "\n" + bar)

@@ -77,10 +77,7 @@ public final class DaemonConsole: @unchecked Sendable {
                 }
             }
             if let endReason { throw .closed(endReason) }
-            guard lock.wait(until: deadline) else {
-                if let reply = replies[id], case .success(let value) = reply { return value }
-                throw .timedOut(method: method, seconds: timeout)
-            }
+            if !lock.wait(until: deadline) && replies[id] == nil { throw .timedOut(method: method, seconds: timeout) }
         }
     }
 

@@ -138,12 +138,14 @@ final class ConsoleSession: @unchecked Sendable {
             FileHandle.standardError.write(Data("\(clientName): the daemon did not stop within \(Int(ForegroundDaemon.stopTimeout)) seconds\n".utf8))
             status = 1
         }
+        terminal.endProgress()
         terminal.say(lastLine)
         return status
     }
 
     /// Ends after an error: stops this process's daemon, says `message` on stderr, returns 1.
     func fail(_ message: String) -> Int32 {
+        terminal.endProgress()
         console.close()
         daemon.stop()
         FileHandle.standardError.write(Data("\(clientName): \(message)\n".utf8))

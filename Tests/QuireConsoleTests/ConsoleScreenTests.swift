@@ -172,4 +172,15 @@ import Testing
         let full = ConsoleScreen.progressBar(ProjectProgress(key: "k", name: "p", files: 4, written: 4, bytes: 0))
         #expect(sink.text == "\r\u{1B}[K\(bar)" + "\r\u{1B}[K12:00:00  bob joined.\n\(bar)" + "\r\u{1B}[K\(full)\n" + "done\n")
     }
+
+    @Test func aBarLeftUnfinishedStaysAboveTheLastLine() {
+        let sink = Sink()
+        let terminal = ConsoleTerminal(isTerminal: true, output: sink.write, clock: { "12:00:00" })
+        terminal.progress(ProjectProgress(key: "k", name: "p", files: 4, written: 1, bytes: 0))
+        terminal.endProgress()
+        terminal.say("stopped")
+        terminal.endProgress()
+        let bar = ConsoleScreen.progressBar(ProjectProgress(key: "k", name: "p", files: 4, written: 1, bytes: 0))
+        #expect(sink.text == "\r\u{1B}[K\(bar)\nstopped\n")
+    }
 }
