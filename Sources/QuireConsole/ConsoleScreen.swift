@@ -46,6 +46,16 @@ public enum ConsoleScreen {
         "Sharing \(quoted(name)) stopped."
     }
 
+    /// Said when the daemon already shared (or followed) the project before this command.
+    public static func alreadyRunning(_ name: String, sharing: Bool) -> String {
+        "\(quoted(clean(name, limit: 100))) was already \(sharing ? "shared" : "followed") before this command: Ctrl-C here leaves it so."
+    }
+
+    /// The last line then.
+    public static func leftRunning(_ name: String, sharing: Bool) -> String {
+        "Left \(quoted(clean(name, limit: 100))) \(sharing ? "shared" : "followed"), as it was before."
+    }
+
     // MARK: quire join
 
     /// The first line of `quire join`, before the daemon has answered.

@@ -65,6 +65,14 @@ final class ConsoleSession: @unchecked Sendable {
         }
     }
 
+    /// The keys of the projects the daemon shares or follows now (`project/list`); none when it
+    /// cannot say. Asked before sharing or joining: a project that was already running when the
+    /// command started is left running when it ends (another `quire share` may be showing it).
+    func activeProjectKeys() -> Set<String> {
+        guard !daemon.isOwn, let reply = try? console.request("project/list", timeout: 10) else { return [] }
+        return Set((reply["projects"]?.arrayValue ?? []).compactMap { $0["key"]?.stringValue })
+    }
+
     /// Links of another scope (a held daemon's other projects, its general links): their
     /// joins and leaves are not this command's. Used only on the command's main thread.
     private var foreignLinks: Set<Int64> = []

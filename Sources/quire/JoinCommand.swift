@@ -82,6 +82,7 @@ struct JoinCommand: ParsableCommand {
         terminal.say(ConsoleScreen.joining(name: line.name, directory: folder))
         var params: [String: JSONValue] = ["line": .string(line.encoded), "directory": .string(folder)]
         if let via { params["via"] = .string(via) }
+        let running = session.activeProjectKeys()
         let project: JoinedProject
         do {
             project = try JoinedProject(reply: try session.console.request("project/join", .object(params), timeout: 120),
@@ -89,9 +90,13 @@ struct JoinCommand: ParsableCommand {
         } catch {
             return session.fail("\(error)")
         }
+        let joinedBefore = running.contains(project.key)
+        if joinedBefore { terminal.say(ConsoleScreen.alreadyRunning(project.name, sharing: false)) }
         var complete = false
         while true {
             switch session.next() {
+            case .stop where joinedBefore:
+                return session.finish(key: nil, lastLine: ConsoleScreen.leftRunning(project.name, sharing: false))
             case .stop:
                 return session.finish(key: project.key, lastLine: ConsoleScreen.stoppedFollowing(project.name))
             case .daemonGone(let reason):

@@ -71,6 +71,7 @@ struct ShareCommand: ParsableCommand {
         var params: [String: JSONValue] = ["root": .string(root)]
         if !listen.isEmpty { params["listen"] = .array(listen.map { .string($0) }) }
         if let relay { params["relay"] = .string(relay) }
+        let running = session.activeProjectKeys()
         let project: SharedProject
         do {
             project = try SharedProject(reply: try session.console.request("project/share", .object(params), timeout: 300))
@@ -78,8 +79,12 @@ struct ShareCommand: ParsableCommand {
             return session.fail("\(error)")
         }
         session.terminal.say(ConsoleScreen.shared(project, daemonNote: session.daemonNote))
+        let sharedBefore = running.contains(project.key)
+        if sharedBefore { session.terminal.say(ConsoleScreen.alreadyRunning(project.name, sharing: true)) }
         while true {
             switch session.next() {
+            case .stop where sharedBefore:
+                return session.finish(key: nil, lastLine: ConsoleScreen.leftRunning(project.name, sharing: true))
             case .stop:
                 return session.finish(key: project.key, lastLine: ConsoleScreen.stoppedSharing(project.name))
             case .daemonGone(let reason):

@@ -137,6 +137,8 @@ import Testing
         #expect(ConsoleScreen.joined(name: "greeter", files: 1, directory: "/d").first == "1 file of \"greeter\" is in /d.")
         #expect(ConsoleScreen.joined(name: "greeter", files: 142, directory: "/d").first == "142 files of \"greeter\" are in /d.")
         #expect(ConsoleScreen.stoppedSharing("greeter") == "Sharing \"greeter\" stopped.")
+        #expect(ConsoleScreen.alreadyRunning("greeter", sharing: false) == "\"greeter\" was already followed before this command: Ctrl-C here leaves it so.")
+        #expect(ConsoleScreen.leftRunning("gr\u{1B}[2Jeeter", sharing: true) == "Left \"gr[2Jeeter\" shared, as it was before.")
     }
 }
 

@@ -147,9 +147,23 @@ import Testing
         holder.send(["jsonrpc": "2.0", "id": 2, "method": "project/list"])
         #expect(holder.reply(to: 2)?["result"]?["projects"]?.arrayValue?.count == 1, "the holder shares it")
 
+        // A second `quire share` of the same folder shows the same line; its Ctrl-C leaves the
+        // project shared, as the first one still shows it.
+        let again = try CommandProcess(arguments: ["share", root, "--data-dir", data], environment: environment)
+        #expect(again.waitForLine { $0.contains("was already shared before this command") } != nil, "\(again.stdout) \(again.stderr)")
+        #expect(again.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("    quire join ") }
+            == share.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("    quire join ") })
+        again.send(signal: SIGINT)
+        #expect(again.waitForExit() == 0, "\(again.stderr)")
+        #expect(again.stdout.hasSuffix("Left \"held\" shared, as it was before.\n"))
+        holder.send(["jsonrpc": "2.0", "id": 5, "method": "project/list"])
+        #expect(holder.reply(to: 5)?["result"]?["projects"]?.arrayValue?.count == 1, "still shared")
+
         share.send(signal: SIGINT)
         #expect(share.waitForExit() == 0, "\(share.stderr)")
         #expect(share.stdout.hasSuffix("Sharing \"held\" stopped.\n"))
+        holder.send(["jsonrpc": "2.0", "id": 6, "method": "project/list"])
+        #expect(holder.reply(to: 6)?["result"]?["projects"]?.arrayValue?.isEmpty == true, "stopped by the first one's Ctrl-C")
         holder.send(["jsonrpc": "2.0", "id": 3, "method": "quire/status"])
         #expect(holder.reply(to: 3)?["result"] != nil, "the holder still serves its editor")
         #expect(holder.process.isRunning)
