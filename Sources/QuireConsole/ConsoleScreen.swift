@@ -100,6 +100,11 @@ public enum ConsoleScreen {
         case "project/progress":
             guard let progress = ProjectProgress(params), progress.key == key else { return nil }
             return progressLine(progress)
+        case "window/showMessage":
+            // What the daemon tells its editors of a failure (its data directory failing, say).
+            let message = clean(params["message"]?.stringValue ?? "", limit: DisplayText.maximumReasonLength)
+            guard !message.isEmpty else { return nil }
+            return (params["type"]?.integerValue == 1 ? "Error: " : "Warning: ") + message
         default:
             return nil
         }

@@ -87,6 +87,10 @@ import Testing
         #expect(ConsoleScreen.liveLine(method: "peer/changed", params: here, key: ours) == "bob joined.")
         #expect(ConsoleScreen.liveLine(method: "peer/changed", params: ["event": "joined", "link": 2, "user": "bob", "scope": "general"], key: ours) == nil)
         #expect(ConsoleScreen.liveLine(method: "document/edit", params: here, key: ours) == nil)
+        #expect(ConsoleScreen.liveLine(method: "window/showMessage", params: ["type": 2, "message": "disk full\u{1B}[2J\n"], key: ours)
+            == "Warning: disk full[2J")
+        #expect(ConsoleScreen.liveLine(method: "window/showMessage", params: ["type": 1, "message": "gone"], key: ours) == "Error: gone")
+        #expect(ConsoleScreen.liveLine(method: "window/showMessage", params: ["type": 1], key: ours) == nil)
     }
 
     @Test func aReplyWithoutAKeyOrAWorkingLineIsRefused() {
