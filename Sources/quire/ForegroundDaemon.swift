@@ -32,7 +32,7 @@ final class ForegroundDaemon: @unchecked Sendable {
     /// Finds the daemon holding the data directory `storage` names, or starts one here.
     init(storage: StorageOptions, logger: Logger) throws {
         let store: DocumentStore?
-        switch try storage.openStore(logger: logger, joinNamedHolder: true) {
+        switch try storage.openStore(logger: logger, joiningHeld: true) {
         case .heldBy(let editorSocket):
             socketPath = editorSocket
             dataDirectory = nil

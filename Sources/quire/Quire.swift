@@ -277,15 +277,16 @@ struct StorageOptions: ParsableArguments {
     }
 
     /// The data directory asked for. A directory named with --data-dir that cannot be used is an
-    /// error (unless `joinNamedHolder` and another daemon holds it). When the default one is held
-    /// by another daemon, the caller joins that daemon as one of its editors; when it cannot be
-    /// used otherwise, documents are kept in memory.
-    func openStore(logger: Logger, joinNamedHolder: Bool = false) throws -> Storage {
+    /// error (held by another daemon too, unless `joiningHeld`: then it is `heldBy`). When the
+    /// default one is held by another daemon, the caller joins that daemon as one of its
+    /// editors; when it cannot be used otherwise, documents are kept in memory.
+    func openStore(logger: Logger, joiningHeld: Bool = false) throws -> Storage {
         guard !ephemeral else { return .memory }
         let mode = DocumentStore.Durability(rawValue: durability) ?? .sync
         if let dataDir {
             do { return .store(try DocumentStore(path: dataDir, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger)) } catch {
-                if joinNamedHolder, let error = error as? StorageError, error.isLockHeld {
+                if joiningHeld, let error = error as? StorageError, error.isLockHeld {
+                    logger.info("\(error); joining it")
                     return .heldBy(editorSocket: EditorSocketLocation(dataDirectory: dataDir).socketPath)
                 }
                 throw ValidationError("\(error)")

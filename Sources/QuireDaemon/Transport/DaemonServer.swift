@@ -17,6 +17,9 @@ public final class DaemonServer {
         /// When binding `socketPath` fails, log it and serve without the socket (the socket the
         /// daemon opens on its own in its data directory) instead of failing.
         public var socketIsOptional = false
+        /// SIGTERM, SIGINT and SIGHUP stop `run()`; false when the process takes them itself and
+        /// calls `stop()` (`quire share` tells the daemon to stop sharing first).
+        public var takesStopSignals = true
         /// `[host:]port` to accept peers on (port 0 picks one and logs it).
         public var listen: [String] = []
         /// `host:port` peers to connect to (reconnecting with backoff).
@@ -29,9 +32,6 @@ public final class DaemonServer {
         public var peerStdio = false
         /// The only user whose processes may attach on `socketPath` (checked with `SO_PEERCRED`).
         var editorUID: uid_t = getuid()
-        /// SIGTERM, SIGINT and SIGHUP stop `run()`; false when the process takes them itself and
-        /// calls `stop()` (`quire share` tells the daemon to stop sharing first).
-        public var takesStopSignals = true
         public init(serveStdio: Bool = true, socketPath: String? = nil) {
             self.serveStdio = serveStdio
             self.socketPath = socketPath
