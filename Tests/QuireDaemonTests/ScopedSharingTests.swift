@@ -365,3 +365,54 @@ import QuireTestSupport
         #expect(links.map { $0["scope"] } == [.string("general"), .string("project \(host.project.key)")], "\(links)")
     }
 }
+
+/// The secure channel with several secrets on the accepting side (protocol/peer.md, *Handshake*,
+/// *Several secrets*), on its own: no daemon, no socket.
+@Suite struct SeveralSecretsChannelTests {
+    static let secrets = (0..<3).map { Array("secret number \($0) of the accepting side".utf8) }
+
+    static func accepting(_ secrets: [[UInt8]], nonce: UInt8 = 2) -> SecureChannelTests.Side {
+        SecureChannelTests.Side(SecureChannel(secrets: secrets, nonce: Array(repeating: nonce, count: 32), incoming: true, handshakeFrameBytes: 4096,
+                                              peerFrameBytes: 1 << 20,
+                                              credentials: { .init(replica: ReplicaID(2), user: "acceptor", identity: PeerIdentity()) }))
+    }
+
+    @Test(arguments: [0, 1, 2])
+    func theConnectorsSecretIsFoundAmongThree(index: Int) {
+        for chunk in [Int.max, 1] {
+            let connector = SecureChannelTests.side(replica: 1, incoming: false, secret: Self.secrets[index], nonce: 1)
+            let acceptor = Self.accepting(Self.secrets)
+            SecureChannelTests.exchange(connector, acceptor, chunk: chunk)
+            #expect(acceptor.established?.secretIndex == index && acceptor.channel.secretIndex == index, "chunk \(chunk)")
+            #expect(connector.established?.secretIndex == 0 && connector.established?.replica == ReplicaID(2))
+            // Sealed frames flow both ways under the chosen keys.
+            let toAcceptor = connector.bytes(of: .heartbeat), toConnector = acceptor.bytes(of: .heartbeat)
+            _ = SecureChannelTests.deliver(toAcceptor, to: acceptor, chunk: chunk)
+            _ = SecureChannelTests.deliver(toConnector, to: connector, chunk: chunk)
+            #expect(acceptor.delivered == [.heartbeat] && connector.delivered == [.heartbeat])
+        }
+    }
+
+    @Test func aSecretTheAcceptorLacksFailsAsWithOneSecret() {
+        let stranger = Array("a secret nobody else holds at all".utf8)
+        let againstSeveral = SecureChannelTests.side(replica: 1, incoming: false, secret: stranger, nonce: 1)
+        let several = Self.accepting(Self.secrets)
+        SecureChannelTests.exchange(againstSeveral, several)
+        let againstOne = SecureChannelTests.side(replica: 1, incoming: false, secret: stranger, nonce: 1)
+        let one = Self.accepting([Self.secrets[0]])
+        SecureChannelTests.exchange(againstOne, one)
+        #expect(several.established == nil && one.established == nil)
+        #expect(several.endReason?.hasPrefix("authentication failed: wrong secret") == true, "\(String(describing: several.endReason))")
+        #expect(several.endReason == one.endReason && againstSeveral.endReason == againstOne.endReason)
+        #expect(several.channel.secretIndex == nil)
+    }
+
+    @Test func aConnectorSpeaksWithItsFirstSecretOnly() {
+        let connector = SecureChannelTests.Side(SecureChannel(secrets: [Self.secrets[1], Self.secrets[0]], nonce: Array(repeating: 1, count: 32),
+                                                              incoming: false, handshakeFrameBytes: 4096, peerFrameBytes: 1 << 20,
+                                                              credentials: { .init(replica: ReplicaID(1), user: "c", identity: PeerIdentity()) }))
+        let acceptor = Self.accepting([Self.secrets[0]])
+        SecureChannelTests.exchange(connector, acceptor)
+        #expect(acceptor.established == nil && connector.channel.secretCount == 1)
+    }
+}

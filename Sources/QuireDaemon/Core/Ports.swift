@@ -68,7 +68,8 @@ protocol PeerEndpoint: AnyObject {
     var operationsOut: Int { get }
     /// Elements this daemon has and the peer is not known to have.
     var behind: Int { get }
-    /// The scope of the secret the link was made with, once established: it carries only
+    /// The scope of the secret the link was made with (known from the start on a link this daemon
+    /// dialed, once the connector's proof checked out on one it accepted): it carries only
     /// documents of this scope (protocol/decisions/project-sharing.md).
     var scope: DocumentScope? { get }
 

@@ -13,10 +13,9 @@ import ReplicatingTypes
 /// `handshakeFrameBytes`; after, `peerFrameBytes`. After a `.cut` or `.finish` it produces nothing.
 ///
 /// Several secrets (protocol/decisions/project-sharing.md): a connector speaks with one; an
-/// accepting side may hold several, and tries each on the connector's first sealed frame (its
-/// proof). The one whose keys open the frame and verify the proof (each test in constant time,
-/// every candidate tried, so the cost is bounded by the number of secrets) is the link's secret
-/// (`secretIndex`). With one secret the handshake is exactly the single-secret one.
+/// accepting side may hold several, and the connector's first sealed frame (its proof) picks
+/// the link's secret (`SecretCandidates`, `secretIndex`). With one secret the handshake is
+/// exactly the single-secret one.
 final class SecureChannel {
     /// What the link does with what came in, in this order.
     enum Action: Equatable {
@@ -161,27 +160,13 @@ final class SecureChannel {
         }
     }
 
-    /// The connector's first sealed frame, opened by the one of several secrets whose keys open it
-    /// and verify the proof in it (or, failing that, only open it: the proof's check then says
-    /// why); that agreement becomes the link's. Every candidate is tried, each in constant time.
+    /// The connector's first sealed frame, opened by the secret it proves (`SecretCandidates`);
+    /// that agreement becomes the link's.
     private func openedByCandidate(_ body: [UInt8]) -> [UInt8]? {
-        var verified: (index: Int, opener: FrameOpener, plain: [UInt8])?
-        var openedOnly: (index: Int, opener: FrameOpener, plain: [UInt8])?
-        for (index, candidate) in candidates.enumerated() {
-            var opener = candidate.opener
-            guard let plain = try? opener.open(body) else { continue }
-            var proves = false
-            if case .proof(let json)? = try? PeerFrame.decode(plain), let proof = try? HandshakeMessage.Proof(json: json) {
-                proves = candidate.verifyTheirs(proof.proof)
-            }
-            if proves, verified == nil { verified = (index, opener, plain) }
-            if openedOnly == nil { openedOnly = (index, opener, plain) }
-        }
-        guard let chosen = verified ?? openedOnly else { return nil }
-        let agreement = candidates[chosen.index]
+        guard let chosen = SecretCandidates.choose(among: candidates, firstSealedFrame: body) else { return nil }
         candidates = []
-        self.agreement = agreement
-        sealer = agreement.sealer
+        agreement = chosen.agreement
+        sealer = chosen.agreement.sealer
         opener = chosen.opener
         secretIndex = chosen.index
         return chosen.plain
