@@ -129,6 +129,25 @@ import Testing
         #expect(Self.files(under: target)["src/core/file1.swift"].map { String(decoding: $0, as: UTF8.self) } == onHost, "files stay")
     }
 
+    /// `--ephemeral`: the daemon keeps nothing on disk, its socket is in a private folder of its
+    /// own (under XDG_RUNTIME_DIR), and Ctrl-C removes that folder.
+    @Test func anEphemeralShareLeavesNothingBehind() throws {
+        let root = DaemonProcess.temporaryDirectory("quire-ephemeral") + "/light"
+        _ = try Self.makeProject(at: root)
+        let runtime = DaemonProcess.temporaryDirectory("quire-runtime")
+        chmod(runtime, 0o700)
+        let share = try CommandProcess(arguments: ["share", root, "--listen", "127.0.0.1:0", "--ephemeral"],
+                                       environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(share.waitForLine { $0.hasPrefix("    quire join qj1-") } != nil, "\(share.stdout) \(share.stderr)")
+        #expect(share.stdout.contains("keeps nothing on disk"), "\(share.stdout)")
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []
+        #expect(folders.count == 1 && folders.first?.hasPrefix("quire-console-") == true, "\(folders)")
+        share.send(signal: SIGINT)
+        #expect(share.waitForExit() == 0, "\(share.stderr)")
+        #expect(share.stdout.hasSuffix("Sharing \"light\" stopped.\n"))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: runtime)) == [], "the private folder is gone")
+    }
+
     /// A daemon already holds the data directory (an editor started it): `quire share` asks it,
     /// and Ctrl-C stops sharing but leaves that daemon running for its editor.
     @Test func shareAsksTheDaemonHoldingTheDataDirectoryAndLeavesItRunning() throws {
