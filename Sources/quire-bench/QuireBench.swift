@@ -17,7 +17,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, relay, storage, checks, project, scan (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, relay, storage, checks, project, scan, handshake (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
@@ -75,11 +75,12 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,relay,storage,checks,project,scan").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,relay,storage,checks,project,scan,handshake").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
         if traces.isEmpty && parts.contains("peers") { try runPeerBenchmark() }
+        if traces.isEmpty && parts.contains("handshake") { try runHandshakeBenchmark() }
         if traces.isEmpty && parts.contains("relay") { try runRelayBenchmark(json: json) }
         if traces.isEmpty && parts.contains("storage") { try runStorageBenchmark(paths) }
         if traces.isEmpty && parts.contains("checks") { try runChecksBenchmark(paths) }

@@ -354,6 +354,48 @@ import QuireTestSupport
         #expect(!c.holdsPeerSecret(of: .project(key: one.key)))
     }
 
+    /// A restarted daemon set to wait for one configured peer (`--connect`, general) holds the
+    /// reopen of a general document, but not of a project's: the configured peers never carry it.
+    @Test func aProjectDocumentsReopenDoesNotWaitForTheGeneralConfiguredPeers() throws {
+        let loop = ReopenWaitsTests.ManualLoop()
+        let path = DaemonProcess.temporaryDirectory("scoped-reopen")
+        let project = try Self.project()
+        let uri = DocumentScope.projectURI(key: project.key, file: "f-1")
+        let net = PeerTestNetwork()
+        let b = net.makeDaemon(97_000)
+        let c = net.makeDaemon(98_000, secret: nil)
+        try c.addPeerSecret(project.secret, scope: .project(key: project.key))
+        let inProject = TestEditor(daemon: c), general = TestEditor(daemon: c)   // reconnected below
+        do {
+            let a = net.makeDaemon(9_000, store: try TombstoneCompactionTests.store(path))
+            try a.addPeerSecret(project.secret, scope: .project(key: project.key))
+            try net.link(a, b)
+            try net.link(a, c, scope: .project(key: project.key))
+            for (editor, name, text) in [(inProject, uri, "project\n"), (general, "notes", "general\n")] {
+                editor.connect(to: a)
+                editor.initialize(user: "ann")
+                editor.open(name, text: text)
+            }
+            net.pump([a, b, c])
+            #expect(b.document("notes") != nil && c.document(uri) != nil, "both documents were shared")
+            for editor in [inProject, general] {
+                editor.connection.endOfInput()
+                editor.disconnect()
+            }
+            for daemon in [a, b, c] { for link in daemon.links.values { link.close("shutting down") } }
+        }
+        let a = net.makeDaemon(9_100, store: try TombstoneCompactionTests.store(path))
+        try a.addPeerSecret(project.secret, scope: .project(key: project.key))
+        a.monotonicClock = { loop.now }
+        a.waitForPeersBeforeReopens(configuredPeers: 1) { loop.schedule($0, $1) }
+        for editor in [inProject, general] {
+            editor.connect(to: a)
+            editor.initialize(user: "ann")
+        }
+        #expect(general.reopen() == .null, "the general document waits for the configured peer")
+        #expect(inProject.reopen()["result"]?["view"] != nil, "K's document is answered at once: no link of its scope is catching up")
+    }
+
     @Test func peerStatusShowsEachLinksScope() throws {
         let host = try Host()
         let (net, a) = (host.net, host.a)

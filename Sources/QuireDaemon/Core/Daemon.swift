@@ -45,6 +45,8 @@ public final class Daemon {
     let lifecycle: SessionLifecycle
     /// Reopens waiting for the configured peers' first catch-up.
     let reopenWaits: ReopenWaits
+    /// The projects this daemon shares or joined (`Projects/`).
+    let projects: ProjectService
     private let editorHost: EditorServices
     let peerHost: PeerServices
     private let randomBytes: (Int) -> [UInt8]
@@ -78,6 +80,8 @@ public final class Daemon {
         router = OperationRouter(configuration: configuration, logger: logger, store: store, sessions: sessionRegistry, links: peerLinks,
                                  views: views, registry: registry, rounds: rounds)
         files = FileBinder(logger: logger, store: store, operations: router, replicas: replicas)
+        projects = ProjectService(.init(logger: logger, store: store, replica: replica, identity: local, replicas: replicas,
+                                        documents: registry, sessions: sessionRegistry, links: peerLinks, files: files, sink: router))
         rebaser = Rebaser(logger: logger, store: store, replica: replica, replicas: replicas, sessions: sessionRegistry, files: files,
                           views: views, documents: registry)
         presence = PresenceService(logger: logger, replica: replica, clock: clocks, documents: registry, sessions: sessionRegistry, links: peerLinks)
@@ -89,12 +93,14 @@ public final class Daemon {
                                      links: peerLinks, gate: gate)
         editorHost = EditorServices(.init(configuration: configuration, logger: logger, identity: local, store: store, replicas: replicas,
                                      sessions: sessionRegistry, links: peerLinks, views: views, documents: registry, router: router,
-                                     files: files, presence: presence, lifecycle: lifecycle, gate: gate, rounds: rounds))
+                                     files: files, presence: presence, lifecycle: lifecycle, gate: gate, rounds: rounds,
+                                     projects: projects))
         peerHost = PeerServices(.init(configuration: configuration, logger: logger, identity: local, replicas: replicas,
                                  sessions: sessionRegistry, links: peerLinks, documents: registry, router: router, presence: presence,
                                  stability: stability, rebaser: rebaser, gate: gate))
         wire()
         if let store { registry.load(from: store) }
+        projects.load()
         replicas.startRecording()
     }
 
@@ -109,6 +115,13 @@ public final class Daemon {
         gate.snapshotSource = { [unowned self] id in snapshots.snapshot(ofDocument: id) }
         gate.onStoreFailure = { [unowned self] store in replicas.forgetPool(of: store) }
         reopenWaits.endRead = { [unowned self] in gate.endRead() }
+        projects.registerSecret = { [unowned self] secret, scope in try addPeerSecret(secret, scope: scope) }
+        projects.unregisterSecret = { [unowned self] scope in removePeerSecret(scope: scope) }
+        projects.notifyEditors = { [unowned self] notification in
+            for session in sessionRegistry.inOrder { (session as? EditorSession)?.send(notification.message) }
+        }
+        projects.endRead = { [unowned self] in gate.endRead() }
+        projectFrames = projects
         peerLinks.onClosed = { [unowned self] link in
             presence.dropPresence(via: link)
             stability.linkClosed(link)
@@ -162,13 +175,13 @@ public final class Daemon {
     /// scope (a project's: `@<key>/...`). Throws `PeeringError` when the secret is shorter than
     /// `PeerSecret.minimumMaterialBytes`, is not the secret of the project's key
     /// (`DocumentScope.projectKey(secret:)`), or a 65th project secret would be held.
-    func addPeerSecret(_ secret: [UInt8], scope: DocumentScope) throws {
+    public func addPeerSecret(_ secret: [UInt8], scope: DocumentScope) throws {
         try peerLinks.addSecret(secret, scope: scope)
     }
 
     /// Forgets the secret of `scope`: the transport stops dialing with it, and every link of that
     /// scope closes (a handshake with it under way is refused when it completes).
-    func removePeerSecret(scope: DocumentScope) {
+    public func removePeerSecret(scope: DocumentScope) {
         peerLinks.transport?.disconnect(scope: scope)
         peerLinks.removeSecret(scope: scope)
     }
@@ -177,7 +190,7 @@ public final class Daemon {
     func peerSecret(of scope: DocumentScope) -> [UInt8]? { peerLinks.secrets.secret(for: scope) }
 
     /// Whether a secret of `scope` is held.
-    func holdsPeerSecret(of scope: DocumentScope) -> Bool { peerLinks.isHeld(scope) }
+    public func holdsPeerSecret(of scope: DocumentScope) -> Bool { peerLinks.isHeld(scope) }
 
     /// Closes every link of `scope` (`PeerTransport.disconnect(scope:)` calls it after stopping
     /// the dialers).
@@ -201,6 +214,7 @@ public final class Daemon {
     /// on; `schedule` runs work on the daemon's event loop after a delay (seconds).
     public func waitForPeersBeforeReopens(configuredPeers: Int, schedule: @escaping (Double, @escaping () -> Void) -> Void) {
         reopenWaits.activate(configuredPeers: configuredPeers, schedule: schedule)
+        projects.start(schedule: schedule)
     }
 
     /// Whether `body`, from `connection`, is held until the peers caught up (`ReopenWaits.holds`).

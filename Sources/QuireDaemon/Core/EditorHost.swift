@@ -44,6 +44,8 @@ protocol EditorHost: AnyObject {
     func statusSummary(for session: EditorSession) -> JSONValue
     /// Releases what waits for durability (the editor is exiting).
     func commit()
+    /// The projects this daemon shares or joined.
+    var projects: ProjectService { get }
 }
 
 extension EditorHost {
@@ -71,6 +73,7 @@ final class EditorServices: EditorHost {
         let lifecycle: SessionLifecycle
         let gate: OutputGate
         let rounds: StabilityRounds
+        let projects: ProjectService
     }
 
     private let parts: Parts
@@ -122,4 +125,5 @@ final class EditorServices: EditorHost {
     func statusSummary(for session: EditorSession) -> JSONValue { summary.json(for: session) }
     private var summary: StatusSummary { StatusSummary(documents: parts.documents, sessions: parts.sessions, peerLinks: parts.links) }
     func commit() { parts.gate.release() }
+    var projects: ProjectService { parts.projects }
 }

@@ -26,7 +26,7 @@ public enum DocumentScope: Hashable, Sendable, CustomStringConvertible {
     /// The key of a project's secret: HKDF-SHA256 of the secret, info "quire project key",
     /// 8 bytes, in lowercase hex. Both sides of a join line derive it; it reveals nothing of
     /// the secret.
-    static func projectKey(secret: [UInt8]) -> String {
+    public static func projectKey(secret: [UInt8]) -> String {
         let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret),
                                          info: Array("quire project key".utf8), outputByteCount: 8)
         return key.withUnsafeBytes { Hex.encode(Array($0)) }

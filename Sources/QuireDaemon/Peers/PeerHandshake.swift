@@ -15,8 +15,8 @@ import Crypto
 /// 3. The two directions use different keys (each derived with its sender's nonce), so a frame
 ///    cannot be reflected back to its sender either.
 /// 4. A side that holds several secrets (an accepting daemon with project secrets,
-///    protocol/decisions/project-sharing.md) derives one agreement per secret from the same
-///    key exchange; only the one of the connector's secret opens and verifies its proof.
+///    protocol/decisions/project-sharing.md) derives, from the same key exchange, an opener per
+///    secret; only the one of the connector's secret opens and verifies its proof (`Exchange`).
 struct PeerHandshake {
     static let label = "quire-peer-5"
 
@@ -59,9 +59,41 @@ struct PeerHandshake {
         var description: String
     }
 
-    /// Derives the session from our hello body, theirs, and their nonce and ephemeral key: one
-    /// agreement per secret, in the order of `secrets`.
-    func agree(ourHello: [UInt8], theirHello: [UInt8], theirNonce: [UInt8], theirKey: [UInt8]) throws(Failure) -> [Agreement] {
+    /// What the hellos settle before a secret is chosen: the X25519 result and the transcript.
+    /// An agreement per secret follows from it (`agreement(at:)`); an accepting side that holds
+    /// several secrets first derives only each one's opener of the peer's frames (`opener(at:)`),
+    /// one key derivation per secret, and the whole agreement of the one that opens the proof.
+    struct Exchange {
+        fileprivate let shared: [UInt8]
+        let transcript: [UInt8]
+        fileprivate let ourNonce: [UInt8]
+        fileprivate let theirNonce: [UInt8]
+        fileprivate let secrets: [[UInt8]]
+
+        /// How many secrets this side may speak with.
+        var secretCount: Int { secrets.count }
+
+        private func key(_ purpose: String, sentBy nonce: [UInt8], secret: [UInt8]) -> SymmetricKey {
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: shared + secret), salt: transcript,
+                                   info: Array("\(PeerHandshake.label) \(purpose) ".utf8) + nonce, outputByteCount: 32)
+        }
+
+        /// The session keyed by secret `index` (of the secrets the handshake was made with).
+        func agreement(at index: Int) -> Agreement {
+            let secret = secrets[index]
+            return Agreement(transcript: transcript, sealer: FrameSealer(key: key("frames", sentBy: ourNonce, secret: secret)),
+                             opener: opener(at: index),
+                             ourProofKey: key("proof", sentBy: ourNonce, secret: secret), theirProofKey: key("proof", sentBy: theirNonce, secret: secret))
+        }
+
+        /// The opener of the peer's frames were it to speak with secret `index`.
+        func opener(at index: Int) -> FrameOpener {
+            FrameOpener(key: key("frames", sentBy: theirNonce, secret: secrets[index]))
+        }
+    }
+
+    /// Derives what the hellos settle from our hello body, theirs, and their nonce and ephemeral key.
+    func agree(ourHello: [UInt8], theirHello: [UInt8], theirNonce: [UInt8], theirKey: [UInt8]) throws(Failure) -> Exchange {
         guard theirNonce != ourNonce else { throw Failure(description: "the peer sent back our own hello") }
         let shared: [UInt8]
         do {
@@ -79,17 +111,7 @@ struct PeerHandshake {
             hash.update(data: Self.bigEndian(UInt32(hello.count)))
             hash.update(data: hello)
         }
-        let transcript = Array(hash.finalize())
-        return secrets.map { secret in
-            let material = SymmetricKey(data: shared + secret)
-            func key(_ purpose: String, sentBy nonce: [UInt8]) -> SymmetricKey {
-                HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: transcript,
-                                       info: Array("\(Self.label) \(purpose) ".utf8) + nonce, outputByteCount: 32)
-            }
-            return Agreement(transcript: transcript, sealer: FrameSealer(key: key("frames", sentBy: ourNonce)),
-                             opener: FrameOpener(key: key("frames", sentBy: theirNonce)),
-                             ourProofKey: key("proof", sentBy: ourNonce), theirProofKey: key("proof", sentBy: theirNonce))
-        }
+        return Exchange(shared: shared, transcript: Array(hash.finalize()), ourNonce: ourNonce, theirNonce: theirNonce, secrets: secrets)
     }
 
     /// What a side's identity key signs: the transcript and the signer's nonce.

@@ -1,13 +1,14 @@
 import QuireProtocol
 
 /// How an accepting side that holds several secrets finds the connector's (protocol/peer.md,
-/// *Handshake*, *Several secrets*): one agreement per secret was derived from the hellos; the
-/// connector's first sealed frame (its proof) opens under the frame key of its secret only, and
-/// the proof in it verifies under that secret's proof key only.
+/// *Handshake*, *Several secrets*): the connector's first sealed frame (its proof) opens under
+/// the frame key of its secret only, and the proof in it verifies under that secret's proof key
+/// only.
 ///
-/// Guarantees: every candidate is tried (the frame opened and, if it does, the proof checked,
-/// each in constant time: ChaCha20-Poly1305's tag check and `HMAC.isValidAuthenticationCode`),
-/// so the cost is bounded by the number of secrets held and does not depend on which one matched.
+/// Guarantees: every candidate is tried (the frame opened, one key derivation each, and where it
+/// opens the whole agreement derived and the proof checked; the checks in constant time:
+/// ChaCha20-Poly1305's tag and `HMAC.isValidAuthenticationCode`), so the cost is bounded by the
+/// number of secrets held.
 /// The one that opens and verifies is chosen; failing that, the first that opens (the proof's
 /// own check then says why it fails); none that opens: nil (a wrong secret).
 enum SecretCandidates {
@@ -20,12 +21,13 @@ enum SecretCandidates {
         var plain: [UInt8]
     }
 
-    static func choose(among candidates: [PeerHandshake.Agreement], firstSealedFrame body: [UInt8]) -> Choice? {
+    static func choose(in exchange: PeerHandshake.Exchange, firstSealedFrame body: [UInt8]) -> Choice? {
         var verified: Choice?
         var openedOnly: Choice?
-        for (index, candidate) in candidates.enumerated() {
-            var opener = candidate.opener
+        for index in 0..<exchange.secretCount {
+            var opener = exchange.opener(at: index)
             guard let plain = try? opener.open(body) else { continue }
+            let candidate = exchange.agreement(at: index)
             var proves = false
             if case .proof(let json)? = try? PeerFrame.decode(plain), let proof = try? HandshakeMessage.Proof(json: json) {
                 proves = candidate.verifyTheirs(proof.proof)

@@ -61,8 +61,8 @@ final class SecureChannel {
     private var theirNonce: [UInt8]?
     private var agreement: PeerHandshake.Agreement?
     /// An accepting side with several secrets, between the hellos and the connector's proof:
-    /// one agreement per secret, of which the proof picks one.
-    private var candidates: [PeerHandshake.Agreement] = []
+    /// what the hellos settled, from which the proof picks a secret.
+    private var candidates: PeerHandshake.Exchange?
     /// Which of the secrets this link speaks with, once known (a connector's from the start).
     private(set) var secretIndex: Int?
     /// How many secrets this side may speak with.
@@ -98,7 +98,7 @@ final class SecureChannel {
     }
 
     /// Whether frames are encrypted (from the first frame after the hellos on).
-    var isEncrypted: Bool { sealer != nil || !candidates.isEmpty }
+    var isEncrypted: Bool { sealer != nil || candidates != nil }
     /// Whether what this side sends now is sealed: once the hellos were exchanged and, on the
     /// accepting side, once the connector proved the secret (before, a stranger gets nothing to
     /// test guesses of the secret against).
@@ -148,9 +148,9 @@ final class SecureChannel {
 
     /// A frame body in the clear: as it came before the hellos were exchanged, opened after.
     private func opened(_ body: [UInt8], _ actions: inout [Action]) -> [UInt8]? {
-        if !candidates.isEmpty, let plain = openedByCandidate(body) { return plain }
+        if candidates != nil, let plain = openedByCandidate(body) { return plain }
         guard opener != nil else {
-            guard candidates.isEmpty else { return refused(body, &actions) }
+            guard candidates == nil else { return refused(body, &actions) }
             return body
         }
         do {
@@ -163,8 +163,8 @@ final class SecureChannel {
     /// The connector's first sealed frame, opened by the secret it proves (`SecretCandidates`);
     /// that agreement becomes the link's.
     private func openedByCandidate(_ body: [UInt8]) -> [UInt8]? {
-        guard let chosen = SecretCandidates.choose(among: candidates, firstSealedFrame: body) else { return nil }
-        candidates = []
+        guard let exchange = candidates, let chosen = SecretCandidates.choose(in: exchange, firstSealedFrame: body) else { return nil }
+        candidates = nil
         agreement = chosen.agreement
         sealer = chosen.agreement.sealer
         opener = chosen.opener
@@ -204,19 +204,20 @@ final class SecureChannel {
             guard hello.role != (isIncoming ? .accept : .connect) else {
                 return end(.cut("both sides \(hello.role == .accept ? "accepted" : "connected"): one side of a link must connect, the other accept"), &actions)
             }
-            let agreements: [PeerHandshake.Agreement]
+            let exchange: PeerHandshake.Exchange
             do {
-                agreements = try handshake.agree(ourHello: ourHello, theirHello: PeerFrame.hello(json).body(), theirNonce: hello.nonce, theirKey: hello.key)
+                exchange = try handshake.agree(ourHello: ourHello, theirHello: PeerFrame.hello(json).body(), theirNonce: hello.nonce, theirKey: hello.key)
             } catch {
                 return end(.cut(error.description), &actions)
             }
             theirNonce = hello.nonce
-            if agreements.count == 1, let agreement = agreements.first {
+            if exchange.secretCount == 1 {
+                let agreement = exchange.agreement(at: 0)
                 opener = agreement.opener
                 sealer = agreement.sealer
                 self.agreement = agreement
             } else {
-                candidates = agreements   // the connector's proof picks one (`openedByCandidate`)
+                candidates = exchange   // the connector's proof picks a secret (`openedByCandidate`)
             }
             // The connector proves the secret first; the accepting side sends nothing that
             // depends on the secret until that proof checked out.

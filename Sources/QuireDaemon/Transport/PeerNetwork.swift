@@ -147,8 +147,12 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     private func connect(host: String, port: Int, fingerprint: String?, dial: Dial, attempt: Int) {
         guard !stopping, !dial.stopped else { return }
         let retry: (String, Bool) -> Void = { [weak self] reason, wasEstablished in
-            guard let self, !self.stopping, !dial.stopped, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
-                  !reason.contains("disconnected by an editor") else { return }
+            guard let self else { return }
+            guard !self.stopping, !dial.stopped, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
+                  !reason.contains("disconnected by an editor") else {
+                self.dials.removeAll { $0 === dial }   // this dial is over
+                return
+            }
             let next = wasEstablished ? 0 : attempt + 1
             let delay = min(30.0, 0.5 * pow(2.0, Double(min(next, 6))))
             self.logger.info("peer \(host):\(port): reconnecting in \(delay) s (\(reason))")

@@ -77,6 +77,7 @@ public struct ProjectRoster: Sendable, Equatable {
 
     /// Makes a change here, signed by `signer`: refused unless `signer`'s key is an owner now and
     /// the change leaves an owner.
+    @discardableResult
     public mutating func change(_ subject: MemberKey, to role: ProjectRole?, signer: Curve25519.Signing.PrivateKey) throws(RosterRefusal) -> RosterChange {
         guard let author = MemberKey(Array(signer.publicKey.rawRepresentation)) else { throw .badKey }
         guard roles[author] == .owner else { throw .notAnOwner }

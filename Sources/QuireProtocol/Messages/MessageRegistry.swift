@@ -25,6 +25,7 @@ public enum MessageRegistry {
         UndoDocumentRequest.self, RedoDocumentRequest.self, ListDocumentsRequest.self, SaveDocumentRequest.self,
         MergeDocumentRequest.self, EditDocumentMessage.self, StatusRequest.self,
         ListenRequest.self, StopListeningRequest.self, ConnectRequest.self, DisconnectRequest.self, PeerStatusRequest.self,
+        ProjectShareRequest.self, ProjectJoinRequest.self, ProjectListRequest.self, ProjectStopRequest.self,
     ]
 
     /// The notifications an editor may send.
@@ -36,7 +37,7 @@ public enum MessageRegistry {
     /// The notifications the daemon sends.
     public static let daemonNotifications: [any DaemonNotification.Type] = [
         EditDocumentMessage.self, CursorMessage.self, PeerChangedNotification.self, DocumentForkedNotification.self,
-        EditRefusedNotification.self, ShowMessageNotification.self,
+        EditRefusedNotification.self, ShowMessageNotification.self, ProjectProgressNotification.self,
     ]
 
     private static let requestsByMethod: [String: any EditorRequest.Type] =

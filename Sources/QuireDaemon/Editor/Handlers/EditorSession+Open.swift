@@ -5,14 +5,26 @@ import ReplicatingTypes
 // `document/open`: naming, the open rules (open never destroys text) and the view it starts.
 
 extension OpenDocumentRequest: SessionRequest {
-    func answer(in session: EditorSession) throws(ResponseError) -> Result { try session.open(session.named(self)) }
+    func answer(in session: EditorSession) throws(ResponseError) -> Result {
+        let request = try session.named(self)
+        if ifShared, DocumentScope.projectKey(inURI: request.uri) == nil { return .notShared }
+        var result = try session.open(request)
+        if ifShared { result.shared = true }
+        return result
+    }
 }
 
 extension EditorSession {
-    /// `request` with its document named, when the editor left that to the daemon.
+    /// `request` with its document named, when the editor left that to the daemon: a file of a
+    /// shared or joined project by the project's tree (`@key/fileID`), any other by the naming rule.
     func named(_ request: OpenDocumentRequest) throws(ResponseError) -> OpenDocumentRequest {
-        guard request.leavesNamingToDaemon, let file = request.file else { return request }
+        guard request.leavesNamingToDaemon || request.ifShared, let file = request.file else { return request }
         var named = request
+        if let name = daemon.projects.documentName(ofFile: file) {
+            named.uri = name
+            return named
+        }
+        guard request.leavesNamingToDaemon else { return request }
         named.uri = ProjectNaming.documentName(ofFile: file)
         if let problem = DocumentName.problem(named.uri) { throw .invalidParams("params.file: names no document: \(problem)") }
         return named

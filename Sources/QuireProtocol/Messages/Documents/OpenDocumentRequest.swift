@@ -23,7 +23,10 @@ import JSON
 ///
 /// `file` binds the document to a file on the daemon's machine (see `SaveDocumentRequest`).
 /// With `file` and no `uri`, the daemon names the document by the naming rule (its path from its
-/// project root) and says the name in the reply's `uri`.
+/// project root) and says the name in the reply's `uri`. With `ifShared` (and `file`), the
+/// daemon opens the document only when the file lies in a project it shares or joined
+/// (protocol/decisions/project-sharing.md); otherwise it answers `{shared: false}` and creates
+/// nothing, so a client can send it for every file it reads.
 public struct OpenDocumentRequest: EditorRequest, Equatable {
     public static let method = "document/open"
 
@@ -42,6 +45,8 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
     public var revision: Int?
     /// What the person chose when the document exists with other text (-32017).
     public var conflict: Conflict?
+    /// Open only a file of a shared or joined project (`{shared: false}` otherwise).
+    public var ifShared = false
 
     /// The editor sent `file` and no `uri`: the daemon names the document.
     public var leavesNamingToDaemon: Bool { uri.isEmpty }
@@ -79,6 +84,8 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
         } else {
             throw .invalidParams("params.uri: missing (send uri, or file to have the daemon name the document)")
         }
+        ifShared = try reader.optionalBool("ifShared") ?? false
+        if ifShared, file == nil { throw .invalidParams("params.ifShared: only with params.file") }
         view = try reader.optionalString("view")
         if let view, view.isEmpty || view.utf8.count > 64 { throw .invalidParams("params.view: must be 1 to 64 bytes") }
         epoch = try reader.optionalInt("epoch")
@@ -102,7 +109,8 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
         }
     }
 
-    /// `{uri, epoch, created, changes, hash, view}`.
+    /// `{uri, epoch, created, changes, hash, view}`, with `shared: true` when asked `ifShared`;
+    /// `{shared: false}` alone when asked `ifShared` of a file in no project (`notShared`).
     public struct Result: MessageResult {
         public var uri: String
         public var epoch: Int
@@ -111,6 +119,15 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
         public var hash: String?
         /// The durable name of this editor's view, to send back on a reopen.
         public var view: String?
+        /// Set only for an open asked `ifShared`.
+        public var shared: Bool?
+
+        /// The reply to an `ifShared` open of a file in no project: nothing was opened.
+        public static let notShared: Result = {
+            var result = Result(uri: "", epoch: 0, created: false, changes: [], hash: nil)
+            result.shared = false
+            return result
+        }()
 
         public init(uri: String, epoch: Int, created: Bool, changes: [WireChange], hash: String?, view: String? = nil) {
             self.view = view
@@ -122,12 +139,14 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
         }
 
         public var json: JSONValue {
+            if shared == false { return ["shared": false] }
             var members: [String: JSONValue] = [
                 "uri": .string(uri), "epoch": .integer(Int64(epoch)), "created": .bool(created),
                 "changes": .array(changes.map(\.json)),
             ]
             if let hash { members["hash"] = .string(hash) }
             if let view { members["view"] = .string(view) }
+            if let shared { members["shared"] = .bool(shared) }
             return .object(members)
         }
     }

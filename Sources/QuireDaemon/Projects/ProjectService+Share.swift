@@ -1,0 +1,193 @@
+import Foundation
+import QuireProject
+import QuireProtocol
+
+// `project/share` and `project/join`: making a project, its secret, its join line, and the links.
+extension ProjectService {
+    /// Shares the folder `root` (absolute; its links resolved): a project with a new secret, or
+    /// the one this daemon made for that folder before (same secret, same line); scans it,
+    /// makes a document per text file, listens on `listen` (default all interfaces, a free port)
+    /// and dials `relay`. Throws, sharing nothing, when the folder cannot be scanned.
+    func share(root requested: String, listen: [HostPort], relay: HostPort?) throws(ResponseError) -> ProjectShareRequest.Result {
+        guard let transport = parts.links.transport else {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "This daemon has no network transport")
+        }
+        guard let resolved = realpath(requested, nil) else {
+            throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) does not exist")
+        }
+        let root = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) is not a folder")
+        }
+        guard root != "/" else { throw .invalidParams("params.root: the whole file system cannot be shared") }
+        if let data = parts.store?.path, let real = realpath(data, nil) {
+            // The data directory holds every project's secret: it is never shared.
+            let dataPath = String(cString: real)
+            free(real)
+            guard !(dataPath + "/").hasPrefix(root + "/") else {
+                throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) holds this daemon's data directory (\(DisplayText.clean(dataPath, limit: 200))), which is never shared")
+            }
+        }
+        if let other = projects.values.first(where: { $0.active && $0.role == .joined && $0.root == root }) {
+            throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) holds the project \(DisplayText.clean(other.name)) joined from another daemon; it is shared already")
+        }
+        let scan: ProjectScanner.Result
+        do { scan = try ProjectScanner().scan(root: root) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share \(DisplayText.clean(root, limit: 200)): \(error)")
+        }
+        let project: SharedProject
+        if let existing = projects.values.first(where: { $0.root == root && $0.role == .host }) {
+            project = existing
+            if !project.active { try add(project) }
+        } else {
+            guard let secret = try? PeerSecret.material(from: PeerSecret.generate()) else { throw .internalError("a new secret does not read back") }
+            let key = DocumentScope.projectKey(secret: secret)
+            let last = (root as NSString).lastPathComponent
+            let name = Self.isFolderName(last) ? last : "project"
+            project = SharedProject(key: key, name: name, root: root, role: .host, secret: secret,
+                                    fingerprint: parts.identity.identity.fingerprint, addresses: [], relay: nil, replica: parts.replica)
+            try add(project)
+        }
+        importScan(scan, into: project)
+        if !listen.isEmpty {
+            try listenFor(project, on: listen, transport: transport)
+        } else if project.listeningPorts.isEmpty, !project.listen.isEmpty {
+            try relisten(project, transport: transport)
+        } else if project.listeningPorts.isEmpty {
+            try listenFor(project, on: [HostPort(host: "0.0.0.0", port: 0)], transport: transport)
+        }
+        if let relay, project.relay != relay.description {
+            project.relay = relay.description
+            do { try transport.connect(relayHost: relay.host, port: relay.port, fingerprint: nil, scope: project.scope) } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot reach the relay \(relay): \(error)")
+            }
+        }
+        keep(project)
+        let line = try joinLine(of: project)
+        logger.info("project \(project.key) (\(DisplayText.clean(project.name))) shared from \(DisplayText.clean(root, limit: 200)): \(project.view.paths.count) files, \(scan.leftOut.count) left out")
+        return ProjectShareRequest.Result(
+            key: project.key, name: project.name, root: root, line: line, files: project.view.paths.count,
+            skipped: scan.leftOut.prefix(1000).map { .init(path: DisplayText.clean($0.path, limit: 300), reason: $0.reason.description) },
+            addresses: project.addresses)
+    }
+
+    /// Listens for `project`'s partners; its addresses become those the line holds.
+    func listenFor(_ project: SharedProject, on specs: [HostPort], transport: PeerTransport) throws(ResponseError) {
+        var addresses: [String] = []
+        project.listen = []
+        for spec in specs {
+            let port: Int
+            do { port = try transport.listen(host: spec.host, port: spec.port) } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot listen on \(spec): \(error)")
+            }
+            project.listeningPorts.append(port)
+            project.listen.append(HostPort(host: spec.host, port: port).description)
+            let hosts = spec.host == "0.0.0.0" || spec.host == "::" ? HostAddresses.reachable() : [spec.host]
+            addresses += hosts.map { HostPort(host: $0, port: port).description }
+        }
+        var seen: Set<String> = []
+        project.addresses = Array(addresses.filter { seen.insert($0).inserted }.prefix(JoinLine.maximumAddresses))
+    }
+
+    /// Listens again where `project` listened before (a restart, or sharing again after a
+    /// stop): the same ports, so the line given out stays valid.
+    func relisten(_ project: SharedProject, transport: PeerTransport) throws(ResponseError) {
+        let specs = try project.listen.map { text throws(ResponseError) in try HostPort(text, path: "listen", allowsPortZero: false) }
+        let addresses = project.addresses
+        try listenFor(project, on: specs, transport: transport)
+        project.addresses = addresses
+    }
+
+    /// The line a partner runs to join `project`.
+    func joinLine(of project: SharedProject) throws(ResponseError) -> String {
+        do {
+            let addresses = try project.addresses.map { text throws(JoinLineError) in try PeerAddress(text) }
+            let relay = try project.relay.map { text throws(JoinLineError) in try PeerAddress(text) }
+            return try JoinLine(name: project.name, addresses: addresses, secret: project.secret, fingerprint: project.fingerprint,
+                                relay: relay).encoded
+        } catch {
+            throw .internalError("project \(project.key): its join line cannot be made: \(error)")
+        }
+    }
+
+    /// Joins the project of `text` (a join line) into `directory` (default: its name under
+    /// `workingDirectory`), which must be empty or not exist; dials the line's addresses (or
+    /// relay) with its secret, pinned to its fingerprint.
+    func join(line text: String, directory requested: String?, workingDirectory: String) throws(ResponseError) -> ProjectJoinRequest.Result {
+        let line: JoinLine
+        do { line = try JoinLine(parsing: text) } catch { throw .invalidParams("params.line: \(error)") }
+        guard let transport = parts.links.transport else {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "This daemon has no network transport")
+        }
+        let key = DocumentScope.projectKey(secret: line.secret)
+        if let existing = projects[key], existing.active {
+            return ProjectJoinRequest.Result(key: key, name: existing.name, directory: existing.root, files: existing.view.paths.count)
+        }
+        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
+        let project: SharedProject
+        if let existing = projects[key], existing.root == directory {
+            project = existing
+        } else {
+            project = SharedProject(key: key, name: line.name, root: directory, role: .joined, secret: line.secret,
+                                    fingerprint: line.fingerprintText, addresses: line.addresses.map(\.description),
+                                    relay: line.relay?.description, replica: parts.replica)
+        }
+        try add(project)
+        do { try dial(project, transport: transport) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect to \(DisplayText.clean(project.name)): \(error)")
+        }
+        logger.info("project \(key) (\(DisplayText.clean(project.name))) joined into \(DisplayText.clean(directory, limit: 200))")
+        return ProjectJoinRequest.Result(key: key, name: project.name, directory: directory, files: project.view.paths.count)
+    }
+
+    /// `path` made ready to hold a joined project: created when missing; an existing folder
+    /// must be empty (or be the folder `previous` already joined into); never inside an active
+    /// project. Checked before anything is made; returns it with links resolved.
+    private func prepare(_ requested: String, reusing previous: SharedProject?) throws(ResponseError) -> String {
+        let path = (requested as NSString).standardizingPath
+        // The nearest folder that exists, links resolved, and the rest of the path under it.
+        var existing = path, rest: [String] = []
+        var info = stat()
+        while lstat(existing, &info) != 0, existing != "/" {
+            rest.insert((existing as NSString).lastPathComponent, at: 0)
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        guard let resolved = realpath(existing, nil) else {
+            throw .invalidParams("params.directory: \(DisplayText.clean(path, limit: 200)) cannot be reached")
+        }
+        let base = String(cString: resolved)
+        free(resolved)
+        let directory = rest.isEmpty ? base : (base == "/" ? "" : base) + "/" + rest.joined(separator: "/")
+        if let other = project(containing: directory + "/x"), other.root != previous?.root || other.root != directory {
+            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
+        }
+        if rest.isEmpty {
+            guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not a folder")
+            }
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            guard entries.isEmpty || previous?.root == directory else {
+                throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not empty; join into a new or empty folder")
+            }
+        } else {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot make \(DisplayText.clean(directory, limit: 200)): \(error.localizedDescription)")
+            }
+        }
+        return directory
+    }
+
+    /// Dials a joined project's host at each address of its line, or its relay.
+    func dial(_ project: SharedProject, transport: PeerTransport) throws {
+        for text in project.addresses {
+            let address = try PeerAddress(text)
+            try transport.connect(host: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
+        }
+        if let relay = project.relay {
+            let address = try PeerAddress(relay)
+            try transport.connect(relayHost: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
+        }
+    }
+}

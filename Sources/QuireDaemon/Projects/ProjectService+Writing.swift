@@ -1,0 +1,112 @@
+import QuireProject
+import QuireProtocol
+import ReplicatingTypes
+
+// Documents to disk: a project file no editor has open is written shortly after its document
+// changes or the tree moves it, through `ProjectWriter`'s rules (protocol/decisions/project-tree.md,
+// *Writing to disk*); peer traffic only ever reaches the disk this way.
+extension ProjectService {
+    /// Brings every active project's folder up to date (`syncDisk(_:)`).
+    func syncDisk() {
+        for project in projects.values.sorted(by: { $0.key < $1.key }) where project.active { syncDisk(project) }
+    }
+
+    /// Writes, moves and removes the files of `project` whose document changed, whose tree path
+    /// moved, or that the tree deleted, unless an editor has them open; a file changed on disk
+    /// since the daemon last wrote or read it is held and read first (`needsScan`).
+    func syncDisk(_ project: SharedProject) {
+        guard project.active else { return }
+        let view = project.view
+        var wanted: [FileID: ProjectWriter.Wanted] = [:]
+        var known: [FileID: ProjectWriter.Wanted] = [:]
+        var open: Set<ProjectPath> = []
+        var documentsByFile: [FileID: SharedDocument] = [:]
+        for (file, path) in view.paths {
+            guard let document = parts.documents.document(project.uri(of: file)) else { continue }   // not here yet
+            let last = project.known[file]
+            if parts.sessions.isOpen(document) {
+                open.insert(path)
+                if let last { open.insert(last.path) }
+                continue
+            }
+            guard last == nil || last?.path != path || project.writtenRevisions[file] != document.revision else { continue }
+            if let hold = project.heldAt[file], hold.revision == document.revision, hold.path == path { continue }
+            let format = document.file?.format ?? project.formats[file] ?? .plain
+            wanted[file] = ProjectWriter.Wanted(path: path, text: String(decoding: format.encode(document.text.string), as: UTF8.self))
+            documentsByFile[file] = document
+            if let last { known[file] = last }
+        }
+        for (file, last) in project.known where view.paths[file] == nil {
+            if let document = parts.documents.document(project.uri(of: file)), parts.sessions.isOpen(document) {
+                open.insert(last.path)
+                continue
+            }
+            known[file] = last
+        }
+        if !wanted.isEmpty || !known.isEmpty { write(project, wanted: wanted, known: known, open: open, documents: documentsByFile) }
+        if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
+        reportProgress(project, view: view)
+    }
+
+    private func write(_ project: SharedProject, wanted: [FileID: ProjectWriter.Wanted], known: [FileID: ProjectWriter.Wanted],
+                       open: Set<ProjectPath>, documents: [FileID: SharedDocument]) {
+        let disk = DiskProject(root: project.root)
+        let plan = ProjectWriter.plan(wanted: wanted, known: known, open: open, disk: disk)
+        for action in plan.actions {
+            do { try disk.perform([action]) } catch {
+                // What was done stays; the next scan reads what the disk holds now.
+                logger.warning("project \(project.key): \(DisplayText.clean(error.description, limit: 300))")
+                project.needsScan = true
+                return
+            }
+        }
+        var folders: Set<String> = []
+        for file in Set(wanted.keys).union(known.keys) {
+            if let hold = plan.held[file] {
+                if hold == .changedOnDisk { project.needsScan = true }
+                if let document = documents[file], let path = wanted[file]?.path {
+                    project.heldAt[file] = (document.revision, path)
+                    logger.info("project \(project.key): \(DisplayText.clean(path.string)) not written: \(hold)")
+                }
+                continue
+            }
+            project.heldAt[file] = nil
+            guard let now = plan.known[file] else {
+                project.setKnown(file, nil)
+                project.stamps[file] = nil
+                project.writtenRevisions[file] = nil
+                continue
+            }
+            project.setKnown(file, now)
+            project.stamps[file] = SharedProject.Stamp.of(project.absolute(now.path))
+            folders.formUnion(now.path.ancestors)
+            if let document = documents[file] {
+                project.writtenRevisions[file] = document.revision
+                // The file holds the document's text: a later change to it merges from here.
+                try? parts.files.bind(document, toFile: project.absolute(now.path), content: Array(now.text.utf8), writtenByEditor: true)
+            }
+        }
+        project.watcher?.watch(folders: folders)
+        if !plan.actions.isEmpty {
+            passesWithChanges &+= 1
+            logger.info("project \(project.key): \(plan.actions.count) changes written to disk")
+            project.knownDirty = true
+        }
+    }
+
+    /// `project/progress` for a joined project whose files are not all on disk yet, and once
+    /// when they are.
+    private func reportProgress(_ project: SharedProject, view: ProjectView) {
+        guard project.role == .joined else { return }
+        var written = 0, bytes = 0
+        for (file, path) in view.paths {
+            guard let known = project.known[file], known.path == path else { continue }
+            written += 1
+            bytes += known.text.utf8.count
+        }
+        let now = (files: view.paths.count, written: written)
+        guard project.lastProgress.map({ $0.files != now.files || $0.written != now.written }) ?? (now.files > 0) else { return }
+        project.lastProgress = now
+        notifyEditors(ProjectProgressNotification(key: project.key, name: project.name, files: now.files, written: written, bytes: bytes))
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Logging
+import QuireProject
+import QuireProtocol
+import ReplicatingTypes
+
+/// The projects this daemon shares (`host`) or joined (`joined`), and everything the daemon does
+/// for them (protocol/decisions/project-sharing.md): sharing a folder (scan, one document per text
+/// file, a secret and a join line), joining from a line, the tree's sync over the project's links
+/// (`ProjectFrames`), naming the files editors open, and keeping files and documents in step
+/// (`syncDisk`, `scanDisk`).
+///
+/// Guarantees: a project's secret is registered with the daemon exactly while it is active;
+/// every change to a tree is kept (with a store), sent to every established link of the
+/// project's scope and never to another; the disk is only written through `ProjectWriter`'s
+/// rules (never under an open buffer, never over bytes the daemon did not write or read last).
+///
+/// Threading: as the daemon, one event loop.
+final class ProjectService: ProjectFrames {
+    struct Parts {
+        let logger: Logger
+        let store: DocumentStore?
+        let replica: ReplicaID
+        let identity: LocalIdentity
+        let replicas: ReplicaLender
+        let documents: DocumentRegistry
+        let sessions: SessionRegistry
+        let links: PeerLinks
+        let files: FileBinder
+        let sink: any OperationSink
+    }
+
+    let parts: Parts
+    var logger: Logger { parts.logger }
+    /// Every project this daemon knows, stopped ones included, by key.
+    private(set) var projects: [String: SharedProject] = [:]
+    /// Registers a project's secret with the daemon (`Daemon.addPeerSecret`); throws when the
+    /// daemon holds as many project secrets as it may.
+    var registerSecret: ([UInt8], DocumentScope) throws -> Void = { _, _ in }
+    /// Forgets it (`Daemon.removePeerSecret`).
+    var unregisterSecret: (DocumentScope) -> Void = { _ in }
+    /// Sends a notification to every editor.
+    var notifyEditors: (any DaemonNotification) -> Void = { _ in }
+    /// Ends a timer pass that changed something as a read ends (`OutputGate.endRead`): what it
+    /// logged is made durable and its edits go to editors and peers.
+    var endRead: () -> Void = {}
+    /// Counts the disk passes that changed documents, the tree or the disk.
+    var passesWithChanges = 0
+    /// Runs work on the daemon's event loop after a delay (seconds); nil (tests): the caller
+    /// drives `syncDisk` and `scanDisk`.
+    private(set) var schedule: ((Double, @escaping () -> Void) -> Void)?
+    /// How long after a change the disk is written, and how often the folders are re-scanned.
+    static let writeDelay = 0.2
+    static let rescanInterval = 3.0
+    /// The re-scan interval of a project whose every folder is watched (the scan reads the first
+    /// block of every file: the watch tells sooner and costs nothing).
+    static let watchedRescanInterval = 15.0
+    private var ticks = 0
+
+    init(_ parts: Parts) {
+        self.parts = parts
+    }
+
+    // MARK: Loading and the timers
+
+    /// Loads the projects kept in the data directory; the active ones' secrets are registered.
+    func load() {
+        guard let store = parts.store else { return }
+        for key in ProjectRecordFile.keys(in: store.path) {
+            do {
+                let project = try ProjectRecordFile(dataDirectory: store.path, key: key).load(replica: parts.replica)
+                let wasActive = project.active
+                project.active = false   // until its secret is held
+                projects[key] = project
+                if wasActive { try activate(project) }
+                logger.info("project \(key) (\(DisplayText.clean(project.name))) loaded: \(project.view.paths.count) files, \(project.role.rawValue)")
+            } catch {
+                logger.warning("project \(key) in \(store.path)/projects is not loaded: \(DisplayText.clean("\(error)", limit: 300))")
+            }
+        }
+    }
+
+    /// Starts the disk timers: a pass every `writeDelay` seconds (what the watch saw is read,
+    /// what changed is written), a re-scan every `rescanInterval` (`watchedRescanInterval` when
+    /// every folder is watched).
+    func start(schedule: @escaping (Double, @escaping () -> Void) -> Void) {
+        guard self.schedule == nil else { return }
+        self.schedule = schedule
+        for project in projects.values where project.active { reconnect(project) }
+        tick()
+    }
+
+    private func tick() {
+        ticks &+= 1
+        let before = passesWithChanges
+        let rescanEvery = max(1, Int(Self.rescanInterval / Self.writeDelay))
+        let watchedRescanEvery = max(1, Int(Self.watchedRescanInterval / Self.writeDelay))
+        for project in projects.values.sorted(by: { $0.key < $1.key }) where project.active {
+            let every = project.watcher?.watchesAll == true ? watchedRescanEvery : rescanEvery
+            if project.watcher?.takeEvents() == true || ticks % every == 0 { project.needsScan = true }
+            if project.needsScan { scanDisk(project) }
+            syncDisk(project)
+            if project.knownDirty, ticks % rescanEvery == 0 { keepTree(project) }
+        }
+        if passesWithChanges != before { endRead() }
+        schedule?(Self.writeDelay) { [weak self] in self?.tick() }
+    }
+
+    /// Registers `project`'s secret, watches its folder and starts the disk work.
+    private func activate(_ project: SharedProject) throws {
+        try registerSecret(project.secret, project.scope)
+        project.active = true
+        if project.watcher == nil { project.watcher = ProjectWatcher(root: project.root, logger: logger) }
+        project.watcher?.watch(folders: Set(project.view.paths.values.flatMap(\.ancestors)))
+        project.needsScan = true
+    }
+
+    /// Listens again where a shared project listened, or dials a joined project's host again
+    /// (after a restart).
+    private func reconnect(_ project: SharedProject) {
+        guard let transport = parts.links.transport else { return }
+        do {
+            if project.role == .host {
+                try relisten(project, transport: transport)
+            } else {
+                try dial(project, transport: transport)
+            }
+        } catch {
+            logger.warning("project \(project.key): cannot reconnect: \(DisplayText.clean("\(error)", limit: 200))")
+        }
+    }
+
+    // MARK: Keeping records
+
+    func keep(_ project: SharedProject) {
+        guard let store = parts.store else { return }
+        let file = ProjectRecordFile(dataDirectory: store.path, key: project.key)
+        do { try file.save(project) } catch {
+            logger.error("project \(project.key): cannot keep its record: \(error)")
+        }
+    }
+
+    func keepTree(_ project: SharedProject) {
+        project.treeDirty = false
+        project.knownDirty = false
+        guard let store = parts.store else { return }
+        let file = ProjectRecordFile(dataDirectory: store.path, key: project.key)
+        do {
+            try file.saveTree(project.tree)
+            try file.saveKnown(project)
+        } catch {
+            logger.error("project \(project.key): cannot keep its tree: \(error)")
+        }
+    }
+
+    // MARK: Queries
+
+    /// The active project whose root holds the absolute `path` (the deepest, should roots nest).
+    func project(containing path: String) -> SharedProject? {
+        projects.values.filter { $0.active && path.hasPrefix($0.root + "/") }.max { $0.root.utf8.count < $1.root.utf8.count }
+    }
+
+    func project(key: String) -> SharedProject? { projects[key] }
+
+    /// The established links of `project`'s scope.
+    func links(of project: SharedProject) -> [any PeerEndpoint] {
+        parts.links.established.filter { $0.scope == project.scope }
+    }
+
+    /// `project/list`.
+    func list() -> [ProjectListRequest.Entry] {
+        projects.values.filter(\.active).sorted { $0.key < $1.key }.map { project in
+            ProjectListRequest.Entry(key: project.key, name: project.name, root: project.root, role: project.role.rawValue,
+                                     files: project.view.paths.count, links: links(of: project).count)
+        }
+    }
+
+    /// `project/stop`: the links of its scope close, its secret goes, disk work stops; its
+    /// documents, files and record stay (sharing the root again reuses the secret).
+    func stop(key: String) throws(ResponseError) {
+        guard let project = projects[key], project.active else {
+            throw .invalidParams("params.key: this daemon shares or follows no project \(key)")
+        }
+        project.active = false
+        for port in project.listeningPorts { _ = parts.links.transport?.stopListening(port: port) }
+        project.listeningPorts = []
+        unregisterSecret(project.scope)   // its dialers stop and its links close
+        project.watcher = nil
+        keep(project)
+        keepTree(project)
+        logger.info("project \(key) (\(DisplayText.clean(project.name))) stopped")
+    }
+
+    /// Adds a new or stopped project and makes it active; throws (-32016), adding nothing, when
+    /// the daemon cannot hold its secret.
+    func add(_ project: SharedProject) throws(ResponseError) {
+        do { try activate(project) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share or join another project: \(error)")
+        }
+        projects[project.key] = project
+        keep(project)
+    }
+
+    /// Whether `name` can be a project's name: a folder name (join-line.md).
+    static func isFolderName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= JoinLine.maximumNameBytes && name != "." && name != ".."
+            && !name.unicodeScalars.contains { $0 == "/" || $0.value < 0x20 || $0.value == 0x7F }
+    }
+}

@@ -1,0 +1,133 @@
+// Projects/: the projects this daemon shares or joined (protocol/decisions/project-sharing.md):
+// their records, tree sync over the project's links, and the two-way sync of files and documents.
+// May call: Core's parts (documents, files, the operation path, links, sessions), Storage's
+// file helpers and QuireProject; the sessions only as `EditorEndpoint`, links as `PeerEndpoint`.
+import Glibc
+import QuireProject
+import ReplicatingTypes
+
+/// One project this daemon shares (`host`) or joined (`joined`): where it is, its secret and key,
+/// the replicated tree, and what the daemon last wrote to or read from disk for each file.
+///
+/// Guarantees: `key` is `DocumentScope.projectKey(secret:)` of `secret`; `known` only holds what
+/// was on disk at the file's path when the daemon last wrote or read it (the writer's rule 2).
+final class SharedProject {
+    enum Role: String, Codable, Sendable {
+        case host
+        case joined
+    }
+
+    /// What a file looked like on disk when the daemon last wrote or read it: a cheap check that
+    /// it was not changed since, before reading it.
+    struct Stamp: Equatable, Codable, Sendable {
+        var size: Int64
+        var modified: Int64
+        var modifiedNanoseconds: Int64
+        var inode: UInt64
+
+        /// The stamp of the regular file at `path` (not followed), nil when there is none.
+        static func of(_ path: String) -> Stamp? {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return Stamp(size: Int64(info.st_size), modified: Int64(info.st_mtim.tv_sec),
+                         modifiedNanoseconds: Int64(info.st_mtim.tv_nsec), inode: UInt64(info.st_ino))
+        }
+    }
+
+    let key: String
+    let name: String
+    /// The project folder (absolute, no trailing `/`).
+    let root: String
+    let role: Role
+    /// The secret's key material (kept mode 0600; the join line's secret field).
+    let secret: [UInt8]
+    /// The join line's parts: the host's fingerprint (hex), the addresses and the relay.
+    var fingerprint: String
+    var addresses: [String]
+    var relay: String?
+    var tree: ProjectTree {
+        didSet { cachedView = nil }
+    }
+    private var cachedView: ProjectView?
+    /// `tree.view`, computed once per change of the tree (the disk passes ask for it every 200 ms).
+    var view: ProjectView {
+        if let cachedView { return cachedView }
+        let view = tree.view
+        cachedView = view
+        return view
+    }
+    /// What the daemon last wrote to or read from disk for each file (path and bytes as text);
+    /// changed through `setKnown`, which keeps its hash.
+    private(set) var known: [FileID: ProjectWriter.Wanted] = [:]
+    /// SHA-256 (hex) of each known text, as kept in `known.json`.
+    private(set) var knownHashes: [FileID: String] = [:]
+    var stamps: [FileID: Stamp] = [:]
+    /// The document revision last written to or read from disk, per file.
+    var writtenRevisions: [FileID: UInt64] = [:]
+    /// The formats peers told for files (`ProjectFormats`); a bound document's own comes first.
+    var formats: [FileID: FileFormat] = [:]
+    /// Files the writer held (the document revision and path then): not tried again until
+    /// either changes or the disk is scanned.
+    var heldAt: [FileID: (revision: UInt64, path: ProjectPath)] = [:]
+    /// Shared or followed now; a stopped project keeps its record (sharing the root again reuses
+    /// its secret) but has no secret registered and no disk work.
+    var active = true
+    /// The ports listened on for this project (host), if any.
+    var listeningPorts: [Int] = []
+    /// Where it listens (`host:port`, the port as bound): listened on again after a restart, so
+    /// the join line stays valid.
+    var listen: [String] = []
+    /// The tree changed since it was last kept.
+    var treeDirty = false
+    /// `known` changed since it was last kept (kept with the tree, or on a re-scan tick: a stale
+    /// `known.json` only costs a re-read after a restart).
+    var knownDirty = false
+    /// Something on disk may have changed: scan before the next write.
+    var needsScan = false
+    /// The last `project/progress` sent (files, written).
+    var lastProgress: (files: Int, written: Int)?
+    var watcher: ProjectWatcher?
+
+    init(key: String, name: String, root: String, role: Role, secret: [UInt8], fingerprint: String,
+         addresses: [String], relay: String?, replica: ReplicaID) {
+        self.key = key
+        self.name = name
+        self.root = root
+        self.role = role
+        self.secret = secret
+        self.fingerprint = fingerprint
+        self.addresses = addresses
+        self.relay = relay
+        tree = ProjectTree(replica: replica)
+    }
+
+    var scope: DocumentScope { .project(key: key) }
+
+    /// Records what the daemon wrote or read at `file`'s place (nil: nothing of it on disk).
+    func setKnown(_ file: FileID, _ wanted: ProjectWriter.Wanted?) {
+        known[file] = wanted
+        knownHashes[file] = wanted.map { TextHash.sha256Hex(bytes: Array($0.text.utf8)) }
+    }
+
+    private var uris: [FileID: String] = [:]
+
+    /// The document name of `file` (made once: the disk pass asks for every file's every 200 ms).
+    func uri(of file: FileID) -> String {
+        if let uri = uris[file] { return uri }
+        let uri = DocumentScope.projectURI(key: key, file: file.description)
+        if uris.count < ProjectTree.maximumFiles { uris[file] = uri }
+        return uri
+    }
+
+    /// The absolute path of `path` in the project folder.
+    func absolute(_ path: ProjectPath) -> String { root + "/" + path.string }
+
+    /// The project path of the absolute `path`, nil when it is not strictly inside the root or
+    /// breaks `ProjectPath`'s rules.
+    func projectPath(ofAbsolute path: String) -> ProjectPath? {
+        let prefix = root + "/"
+        guard path.hasPrefix(prefix) else { return nil }
+        let relative = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+        return try? ProjectPath(relative)
+    }
+}
