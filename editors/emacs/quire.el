@@ -316,7 +316,8 @@ would have been based on.  Nil without a view or an epoch."
        (with-current-buffer buffer (quire--on-daemon-edit params))))
     ('cursor/update
      (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
-       (with-current-buffer buffer (quire--on-cursor params))))
+       (with-current-buffer buffer (quire--on-cursor params)))
+     (quire--follow-cursor params))
     ('window/showMessage (message "Quire: %s" (plist-get params :message)))
     ('document/forked (quire--on-document-forked params))
     ('document/editRefused
@@ -1158,6 +1159,208 @@ document); this only words it."
     (ignore-errors (jsonrpc-notify quire--connection :exit (make-hash-table)))
     (ignore-errors (jsonrpc-shutdown quire--connection))
     (setq quire--connection nil)))
+
+;;; Joining by opening a file
+
+(defun quire--daemon-running-p ()
+  "Whether a daemon runs for this user: its data directory's editor socket exists.
+Where the daemon puts it: $XDG_RUNTIME_DIR/quire/editors-HASH.sock (HASH
+the first 16 bytes of the SHA-256 of the data directory's real path, in
+hex), else editors.sock in the data directory."
+  (let* ((xdg (getenv "XDG_DATA_HOME"))
+         (home (getenv "HOME"))
+         (data (cond ((and xdg (string-prefix-p "/" xdg)) (concat xdg "/quire"))
+                     ((and home (not (string-empty-p home))) (concat home "/.local/share/quire"))))
+         (runtime (getenv "XDG_RUNTIME_DIR")))
+    (and data (file-directory-p data)
+         (let* ((socket (if (and runtime (string-prefix-p "/" runtime) (file-directory-p runtime))
+                            (format "%s/quire/editors-%s.sock" (directory-file-name runtime)
+                                    (substring (secure-hash 'sha256 (directory-file-name (file-truename data))) 0 32))
+                          (concat data "/editors.sock")))
+                (attributes (file-attributes socket)))
+           (and attributes (string-prefix-p "s" (file-attribute-modes attributes)))))))
+
+(defun quire--join-if-shared ()
+  "Join the document of the file just visited when it lies in a shared project.
+On `find-file-hook': when a daemon runs (this Emacs started one, or its
+editor socket exists, and the `quire' started then attaches to it), the
+daemon is asked to open the file only if it lies in a shared or joined
+project (`ifShared').  A reply `{shared: false}' leaves the buffer alone;
+an open shares it as `quire-share' does.  Never in the way of visiting."
+  (when (and buffer-file-name (not quire--state) (not quire--stopping)
+             (or (and quire--connection (jsonrpc-running-p quire--connection)) (quire--daemon-running-p)))
+    (condition-case failure
+        (progn
+          (quire--connect)
+          (let* ((buffer (current-buffer))
+                 (file (file-truename buffer-file-name))
+                 (reply (quire--request
+                         :document/open (list :file file :ifShared t :text (quire--text))
+                         (lambda (result)
+                           (when (and (eq (plist-get result :shared) t) (buffer-live-p buffer))
+                             (with-current-buffer buffer
+                               (setq quire--state (quire--opened-state (plist-get result :uri) result file))
+                               (quire--apply-changes (plist-get result :changes))))))))
+            (cond ((eq (plist-get reply :shared) t)
+                   (quire-mode 1)
+                   (message "Quire: joined \"%s\"" (plist-get quire--state :uri)))
+                  ((plist-get reply :uri)
+                   ;; A daemon that does not know ifShared opened it as an ordinary open.
+                   (ignore-errors (quire--request :document/close (list :uri (plist-get reply :uri))))))))
+      (jsonrpc-error
+       (if (eql (alist-get 'jsonrpc-error-code (cddr failure)) -32017)
+           (quire-share)   ; in the project, with other text: the person decides
+         (message "Quire: could not join %s: %s" buffer-file-name
+                  (alist-get 'jsonrpc-error-message (cddr failure)))))
+      (error (message "Quire: could not join %s: %s" buffer-file-name (error-message-string failure))))))
+
+(add-hook 'find-file-hook #'quire--join-if-shared 90)
+
+;;; Who is here, jump and follow.  The daemon says who is where (`quire/who':
+;;; each person with their cursor in every document they are in, most recent
+;;; first, in code points, with the file the document is bound to); this only
+;;; moves windows.
+
+(defun quire--people ()
+  "Everyone whose cursor the daemon knows, as plists."
+  (quire--connect)
+  (append (plist-get (quire--request :quire/who (make-hash-table)) :people) nil))
+
+(defun quire--place-words (place)
+  "PLACE as a person reads it: its file (or document) and line."
+  (let ((path (plist-get place :path)))
+    (format "%s:%d" (if (stringp path) (file-relative-name path) (plist-get place :uri)) (1+ (plist-get place :line)))))
+
+(defun quire-who ()
+  "Say who is here, with the file and line of each one's cursor."
+  (interactive)
+  (let ((words (mapcar (lambda (person)
+                         (let ((at (append (plist-get person :at) nil)))
+                           (format "%s%s %s%s" (plist-get person :name)
+                                   (if (eq (plist-get person :self) t) " (you)" "")
+                                   (quire--place-words (car at))
+                                   (if (cdr at) (format " (+%d file%s)" (length (cdr at)) (if (cddr at) "s" "")) ""))))
+                       (quire--people))))
+    (message "Quire: %s" (if words (concat "here: " (string-join words ", ")) "nobody else is here"))))
+
+(defun quire--others ()
+  "The people other than you."
+  (seq-remove (lambda (person) (eq (plist-get person :self) t)) (quire--people)))
+
+(defun quire--read-person (prompt)
+  "Read the name of one of the others with PROMPT.
+When there is only one other person, no question is asked."
+  (let ((names (mapcar (lambda (person) (plist-get person :name)) (quire--others))))
+    (cond ((null names) (user-error "Quire: nobody else is here"))
+          ((null (cdr names)) (car names))
+          (t (completing-read prompt names nil t)))))
+
+(defun quire--person (name)
+  "The other person called NAME, or an error saying who is here."
+  (let ((others (quire--others)))
+    (or (seq-find (lambda (person) (equal (plist-get person :name) name)) others)
+        (user-error "Quire: %s is not here (here: %s)" name
+                    (string-join (mapcar (lambda (person) (plist-get person :name)) others) ", ")))))
+
+(defun quire--go-to (place)
+  "Put point at PLACE in the selected window; return whether it got there.
+In the buffer sharing its document, else its file visited by path (which
+joins the document: `quire--join-if-shared', or `quire-share' of that
+document when the file is in no project), else the document opened by name."
+  (let* ((uri (plist-get place :uri))
+         (path (and (stringp (plist-get place :path)) (plist-get place :path)))
+         (buffer (or (quire--buffer-of uri) (and path (find-buffer-visiting path)))))
+    (cond (buffer (let ((window (get-buffer-window buffer)))
+                    (if window (select-window window) (switch-to-buffer buffer))))
+          (path (find-file path))
+          (t (switch-to-buffer (generate-new-buffer uri))))
+    (unless quire--state (quire-share uri))
+    (when (equal (plist-get quire--state :uri) uri)
+      (goto-char (or (quire--point place) (point-max)))
+      t)))
+
+(defun quire-jump (name)
+  "Go to the cursor of the person called NAME, visiting its file if needed."
+  (interactive (list (quire--read-person "Jump to: ")))
+  (let ((person (quire--person name)))
+    (when (quire--go-to (aref (plist-get person :at) 0))
+      (message "Quire: at %s's cursor, %s" name (quire--place-words (aref (plist-get person :at) 0))))))
+
+(defvar quire--following nil "The name of the person followed, or nil.")
+(defvar quire--follow-place nil "Where they were last seen: (URI LINE CHARACTER).")
+(defvar quire--follow-at nil "A marker where following last put point (it moves with the text).")
+(defvar quire--follow-timer nil "The check of where they are, every 0.3 seconds while following.")
+(defvar quire--going-to nil "Non-nil while following moves the window.")
+
+(defun quire--follow-to (place)
+  "Move the selected window to PLACE, as following does."
+  (unless quire--going-to
+    (setq quire--follow-place (list (plist-get place :uri) (plist-get place :line) (plist-get place :character)))
+    (let ((quire--going-to t))
+      (when (quire--go-to place)
+        (setq quire--follow-at (copy-marker (point)))))))
+
+(defun quire-follow (name)
+  "Follow the person called NAME: your window goes where their cursor goes.
+Across files, as their cursor moves, until you move point yourself or
+\\[quire-unfollow].  Their cursor notifications move it at once; a check of
+`quire/who' every 0.3 seconds follows them into files not visited here."
+  (interactive (list (quire--read-person "Follow: ")))
+  (let ((person (quire--person name)))
+    (quire--stop-following nil)
+    (setq quire--following name)
+    (quire--follow-to (aref (plist-get person :at) 0))
+    (setq quire--follow-timer (run-at-time 0.3 0.3 #'quire--follow-tick))
+    (add-hook 'post-command-hook #'quire--follower-moved)
+    (message "Quire: following %s (move, or M-x quire-unfollow, to stop)" name)))
+
+(defun quire-unfollow ()
+  "Stop following."
+  (interactive)
+  (if quire--following (quire--stop-following "as asked") (message "Quire: not following anyone")))
+
+(defun quire--stop-following (why)
+  "Stop following; say so with WHY unless it is nil."
+  (let ((name quire--following))
+    (setq quire--following nil quire--follow-place nil quire--follow-at nil)
+    (when quire--follow-timer (cancel-timer quire--follow-timer) (setq quire--follow-timer nil))
+    (remove-hook 'post-command-hook #'quire--follower-moved)
+    (when (and name why) (message "Quire: stopped following %s (%s)" name why))))
+
+(defun quire--follower-moved ()
+  "End the follow when point left where following put it: you moved."
+  (when (and quire--following (not quire--going-to) (markerp quire--follow-at)
+             (not (and (eq (window-buffer (selected-window)) (marker-buffer quire--follow-at))
+                       (= (window-point (selected-window)) quire--follow-at))))
+    (quire--stop-following "you moved")))
+
+(defun quire--follow-tick ()
+  "Where the followed person is now, which may be a file not visited here."
+  (when (and quire--following (not quire--going-to))
+    (quire--follower-moved)
+    (when (and quire--following quire--connection (jsonrpc-running-p quire--connection))
+      (let ((found (seq-find (lambda (person) (equal (plist-get person :name) quire--following))
+                             (ignore-errors (quire--others)))))
+        (if (not found)
+            (quire--stop-following (format "%s left" quire--following))
+          (let ((place (aref (plist-get found :at) 0)))
+            (unless (equal (list (plist-get place :uri) (plist-get place :line) (plist-get place :character))
+                           quire--follow-place)
+              (quire--follow-to place))))))))
+
+(defun quire--follow-cursor (params)
+  "Their cursor moved (notification PARAMS) in a document shown here: follow it.
+Moved from a timer, outside the daemon's process filter."
+  (when (and quire--following
+             (equal (plist-get (plist-get params :user) :name) quire--following)
+             (> (length (plist-get params :selections)) 0)
+             (quire--buffer-of (plist-get params :uri)))
+    (let* ((selections (plist-get params :selections))
+           (at (plist-get (aref selections (1- (length selections))) :end))
+           (place (list :uri (plist-get params :uri) :line (plist-get at :line) :character (plist-get at :character))))
+      (run-at-time 0 nil (lambda ()
+                           (quire--follower-moved)
+                           (when quire--following (quire--follow-to place)))))))
 
 (provide 'quire)
 

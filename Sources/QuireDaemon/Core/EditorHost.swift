@@ -42,6 +42,8 @@ protocol EditorHost: AnyObject {
     var establishedLinkCount: Int { get }
     /// `quire/status` `summary` as `session` sees it (`StatusSummary`).
     func statusSummary(for session: EditorSession) -> JSONValue
+    /// `quire/who`: the people whose cursors this daemon knows, placed for `session` (`WhoIsHere`).
+    func whoIsHere(for session: EditorSession) -> [WhoRequest.Person]
     /// Releases what waits for durability (the editor is exiting).
     func commit()
     /// The projects this daemon shares or joined.
@@ -123,6 +125,9 @@ final class EditorServices: EditorHost {
     func sharingStatus() -> JSONValue { SharingStatus(documents: parts.documents, rounds: parts.rounds).json() }
     var establishedLinkCount: Int { summary.establishedLinkCount }
     func statusSummary(for session: EditorSession) -> JSONValue { summary.json(for: session) }
+    func whoIsHere(for session: EditorSession) -> [WhoRequest.Person] {
+        WhoIsHere(documents: parts.documents, sessions: parts.sessions).people(for: session, encoding: session.encoding)
+    }
     private var summary: StatusSummary { StatusSummary(documents: parts.documents, sessions: parts.sessions, peerLinks: parts.links) }
     func commit() { parts.gate.release() }
     var projects: ProjectService { parts.projects }

@@ -20,6 +20,9 @@ final class SharedDocument {
     struct RemoteSelection {
         var user: WireUser
         var selections: [(anchor: Anchor, head: Anchor)]
+        /// For a session here: how many cursor updates the session had sent when it sent this
+        /// one (in any document), so the most recent of its cursors is known (`quire/who`).
+        var moved: UInt64 = 0
     }
 
     /// An editor on another daemon: its selections, the latest `sequence` its daemon numbered

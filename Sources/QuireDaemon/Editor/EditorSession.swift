@@ -25,6 +25,8 @@ public final class EditorSession: MessageHandler {
     var views: [String: EditorView] = [:]
     /// This session's own edits per document, for `document/undo` and `document/redo`.
     var histories: [String: UndoHistory] = [:]
+    /// Cursor updates this session has sent, in every document: orders its cursors by recency.
+    var cursorUpdates: UInt64 = 0
     /// Called with the exit status when the editor sends `exit`.
     public var onExit: ((Int32) -> Void)?
 

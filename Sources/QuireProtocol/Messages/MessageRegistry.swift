@@ -23,7 +23,7 @@ public enum MessageRegistry {
         InitializeRequest.self, ShutdownRequest.self,
         OpenDocumentRequest.self, CloseDocumentRequest.self, DocumentTextRequest.self, ResyncDocumentRequest.self,
         UndoDocumentRequest.self, RedoDocumentRequest.self, ListDocumentsRequest.self, SaveDocumentRequest.self,
-        MergeDocumentRequest.self, EditDocumentMessage.self, StatusRequest.self,
+        MergeDocumentRequest.self, EditDocumentMessage.self, StatusRequest.self, WhoRequest.self,
         ListenRequest.self, StopListeningRequest.self, ConnectRequest.self, DisconnectRequest.self, PeerStatusRequest.self,
         ProjectShareRequest.self, ProjectJoinRequest.self, ProjectListRequest.self, ProjectStopRequest.self,
     ]

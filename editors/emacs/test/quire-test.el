@@ -1482,6 +1482,176 @@ range, across line breaks; records that do not match the buffer give nil
       (setq quire--before nil)
       (should-not (quire--exact-change 3 4 1)))))
 
+(defun quire-test--where ()
+  "Where the selected window is: \"FILE:LINE:COLUMN\" (line from 1)."
+  (with-current-buffer (window-buffer (selected-window))
+    (save-excursion
+      (goto-char (window-point (selected-window)))
+      (format "%s:%d:%d" (file-name-nondirectory (or buffer-file-name (buffer-name)))
+              (line-number-at-pos) (current-column)))))
+
+(ert-deftest quire-test-who-jump-and-follow ()
+  "Who is here, jump and follow (`quire/who') against a partner editor on the
+same daemon (otto): `quire-who' lists him with his file and line,
+`quire-jump' goes to his cursor (visiting his file by path), `quire-follow'
+moves this window as his cursor moves, to another line and to another file,
+and stops when this Emacs moves."
+  (let* ((binary (getenv "QUIRE_BINARY")) (socket (getenv "QUIRE_TEST_SOCKET"))
+         (quire-command (list binary "attach" socket))
+         (quire-user-name "emma")
+         (dir (file-name-as-directory (file-truename (make-temp-file "quire-who" t))))
+         (default-directory dir)
+         (otto nil))
+    (make-directory (concat dir ".git"))   ; the project root: files are named from here
+    (pcase-dolist (`(,file . ,text) '(("a.txt" . "a one\na two\na three\na four\n")
+                                      ("b.txt" . "b one\nb two\nb three\n")
+                                      ("c.txt" . "c one\nc two\nc three\nc four\nc five\n")))
+      (write-region text nil (concat dir file)))
+    (cl-flet ((otto-at (uri line character)
+                (let ((position (list :line line :character character)))
+                  (jsonrpc-notify otto :cursor/update
+                                  (list :uri uri :epoch 0 :revision 0
+                                        :selections (vector (list :start position :end position)))))))
+      (unwind-protect
+          (progn
+            (find-file (concat dir "a.txt"))
+            (quire-share)
+            (should (equal (plist-get quire--state :uri) "a.txt"))
+            (goto-char (point-min))
+            (forward-line 1)
+            (forward-char 2)
+            (quire--send-cursor)
+            ;; Otto, under a name no other test's editor left on this daemon has.
+            (setq otto (jsonrpc-process-connection
+                        :name "otto" :notification-dispatcher #'ignore :request-dispatcher #'ignore
+                        :process (make-process :name "otto" :command (list binary "attach" socket)
+                                               :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)))
+            (jsonrpc-request otto :initialize '(:user (:name "otto-who") :capabilities (:general (:positionEncodings ["utf-32"]))))
+            (jsonrpc-request otto :document/open '(:uri "a.txt" :text ""))
+            (dolist (file '("b.txt" "c.txt"))
+              (should (equal (plist-get (jsonrpc-request otto :document/open
+                                                         (list :file (concat dir file)
+                                                               :text (with-temp-buffer (insert-file-contents (concat dir file))
+                                                                                       (buffer-string))))
+                                        :uri)
+                             file)))
+            ;; Who: otto on line 4 of a.txt, emma (you) on line 2.
+            (otto-at "a.txt" 3 2)
+            ;; (Editors of earlier tests may still be listed: this daemon serves every test.)
+            (should (quire-test--wait (lambda () (string-match-p "^Quire: here: emma (you) a\\.txt:2, .*otto-who a\\.txt:4"
+                                                                 (quire-who)))))
+            ;; Jump: to his cursor in a.txt, then, once he is in b.txt, which this Emacs does not
+            ;; visit, to b.txt.
+            (quire-jump "otto-who")
+            (should (equal (quire-test--where) "a.txt:4:2"))
+            (otto-at "b.txt" 2 4)
+            (should (quire-test--wait (lambda () (string-match-p "otto-who b\\.txt:3" (quire-who)))))
+            (quire-jump "otto-who")
+            (should (equal (quire-test--where) "b.txt:3:4"))
+            (should (equal (plist-get quire--state :uri) "b.txt"))
+            (should (equal (buffer-string) "b one\nb two\nb three\n"))
+            ;; Follow: from a.txt, this window goes to him in b.txt, follows him to another
+            ;; line, back to a.txt (by his cursor notification), and into c.txt, not visited here.
+            (switch-to-buffer (find-buffer-visiting (concat dir "a.txt")))
+            (goto-char (point-min))
+            (quire-follow "otto-who")
+            (should (equal quire--following "otto-who"))
+            (should (equal (quire-test--where) "b.txt:3:4"))
+            (otto-at "b.txt" 0 1)
+            (should (quire-test--wait (lambda () (equal (quire-test--where) "b.txt:1:1"))))
+            (otto-at "a.txt" 2 0)
+            (should (quire-test--wait (lambda () (equal (quire-test--where) "a.txt:3:0"))))
+            (otto-at "c.txt" 4 3)
+            (should (quire-test--wait (lambda () (equal (quire-test--where) "c.txt:5:3"))))
+            (should (equal (plist-get (buffer-local-value 'quire--state (window-buffer (selected-window))) :uri) "c.txt"))
+            (should (equal quire--following "otto-who"))
+            ;; Emma moves: the follow ends and says so; otto's next move leaves her where she is.
+            (set-window-point (selected-window) (with-current-buffer (window-buffer (selected-window)) (point-min)))
+            (should (quire-test--wait (lambda () (null quire--following))))
+            (should (quire-test--said "stopped following otto-who (you moved)"))
+            (otto-at "c.txt" 2 0)
+            (should (quire-test--wait
+                     (lambda () (with-current-buffer (window-buffer (selected-window))
+                                  (seq-find (lambda (o) (string-match-p "otto-who" (or (overlay-get o 'after-string) "")))
+                                            (overlays-in (point-min) (point-max)))))))
+            (should (equal (quire-test--where) "c.txt:1:0")))
+        (quire-stop)
+        (when otto (ignore-errors (jsonrpc-shutdown otto)))
+        (dolist (file '("a.txt" "b.txt" "c.txt"))
+          (when-let ((buffer (find-buffer-visiting (concat dir file))))
+            (with-current-buffer buffer (set-buffer-modified-p nil) (kill-buffer))))
+        (delete-directory dir t)))))
+
+(ert-deftest quire-test-opening-a-project-file-joins-its-document ()
+  "Once a project is shared on the daemon running for this user (`project/share',
+as `quire share' asks it), visiting one of its files starts this Emacs's
+`quire', which attaches to that daemon, and joins its document with no
+command; a file created in it too; a file outside it stays unshared.
+The daemon is this test's own, started as an editor starts one (plain
+`quire', its stdio the host editor's) in a data directory of its own: it
+listens for more editors at the data directory's editor socket."
+  (let* ((binary (getenv "QUIRE_BINARY"))
+         (data (file-truename (make-temp-file "quire-data" t)))
+         (process-environment (cons (concat "XDG_DATA_HOME=" data) process-environment))
+         (quire-command (list binary))
+         (quire--stopping nil)   ; as in an Emacs where no one ran `quire-stop'
+         (dir (file-name-as-directory (file-truename (make-temp-file "quire-project" t))))
+         (outside (file-truename (make-temp-file "quire-outside" nil ".txt" "not shared\n")))
+         (host-process (make-process :name "host" :command (list binary) :connection-type 'pipe
+                                     :coding 'utf-8-emacs-unix :noquery t))
+         (host (jsonrpc-process-connection :name "host" :process host-process
+                                           :notification-dispatcher #'ignore :request-dispatcher #'ignore))
+         (key nil))
+    (make-directory (concat dir "src"))
+    (write-region "def greet():\n    return \"hi\"\n" nil (concat dir "src/greet.py"))
+    (unwind-protect
+        (progn
+          ;; The host, the daemon's first editor, shares the folder and opens greet.py.
+          (jsonrpc-request host :initialize '(:user (:name "hana") :capabilities (:general (:positionEncodings ["utf-32"]))))
+          (setq key (plist-get (jsonrpc-request host :project/share (list :root dir :listen ["127.0.0.1:0"])) :key))
+          (should (stringp key))
+          (let ((uri (plist-get (jsonrpc-request host :document/open
+                                                 (list :file (concat dir "src/greet.py") :ifShared t
+                                                       :text "def greet():\n    return \"hi\"\n"))
+                                :uri)))
+            (should (string-prefix-p "@" uri))
+            ;; This Emacs, with no daemon of its own, visits the file: it finds the running
+            ;; daemon's editor socket, starts `quire' (which attaches to it) and joins.
+            (should (quire-test--wait #'quire--daemon-running-p))
+            (should-not quire--connection)
+            (find-file (concat dir "src/greet.py"))
+            (should quire-mode)
+            (should (equal (plist-get quire--state :uri) uri))
+            (jsonrpc-request host :document/edit
+                             (list :uri uri :epoch 0 :revision 0
+                                   :changes (vector (list :range '(:start (:line 1 :character 11) :end (:line 1 :character 15))
+                                                          :text "\"hello\""))))
+            (should (quire-test--wait (lambda () (equal (buffer-string) "def greet():\n    return \"hello\"\n")))))
+          ;; A file created in the project: a new file of it, joined too.
+          (find-file (concat dir "src/new.py"))
+          (should quire-mode)
+          (should (string-prefix-p "@" (plist-get quire--state :uri)))
+          ;; A file outside the project: left alone.
+          (find-file outside)
+          (should-not quire-mode)
+          (should-not (seq-find (lambda (document) (string-match-p "outside" (plist-get document :uri)))
+                                (jsonrpc-request host :document/list (make-hash-table)))))
+      (quire-stop)
+      (when key (ignore-errors (jsonrpc-request host :project/stop (list :key key))))
+      ;; jsonrpc says "Server exited with status 0" of the host: not in *Messages*, where
+      ;; another test looks for what the client itself says of its daemon.
+      (let ((message-log-max nil) (inhibit-message t))
+        (ignore-errors (jsonrpc-request host :shutdown (make-hash-table)))
+        (ignore-errors (jsonrpc-notify host :exit (make-hash-table)))
+        (quire-test--wait (lambda () (not (process-live-p host-process))))
+        (ignore-errors (jsonrpc-shutdown host)))
+      (dolist (file (list (concat dir "src/greet.py") (concat dir "src/new.py") outside))
+        (when-let ((buffer (find-buffer-visiting file)))
+          (with-current-buffer buffer (set-buffer-modified-p nil) (kill-buffer))))
+      (delete-directory data t)
+      (delete-directory dir t)
+      (delete-file outside))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here

@@ -33,6 +33,8 @@ local reconnect_delay = 250
 local edit_count = 0
 local instance = string.format('nvim-%d-%d-%d', vim.fn.getpid(), os.time(), math.random(1, 1e9))
 local ns = vim.api.nvim_create_namespace('quire')
+local following, follow_place, follow_at, follow_timer, going_to   -- who is followed (Who is here, below)
+local here
 
 local function log(message)
   if M.config.log then
@@ -253,6 +255,9 @@ local function apply_changes(buf, changes)
     end
   end)
   applying = false
+  if following and follow_at and vim.api.nvim_get_current_buf() == buf and follow_at:match('^(%d+):') == tostring(buf) then
+    follow_at = here()   -- the text moved under the cursor: not you moving
+  end
   if not ok then error(failure) end
 end
 
@@ -1158,6 +1163,234 @@ function M.stop()
   end
   for buf in pairs(shared) do unshare(buf) end
   ready = false
+end
+
+-- Joining by opening a file ------------------------------------------------------------------
+
+-- Whether a daemon runs for this user: the editor socket of the data directory, where the daemon
+-- puts it (EditorSocketLocation), exists.
+local function daemon_running()
+  local xdg, home = vim.env.XDG_DATA_HOME, vim.env.HOME
+  local data = (xdg and xdg:sub(1, 1) == '/') and (xdg .. '/quire') or (home and home ~= '' and (home .. '/.local/share/quire')) or nil
+  if not data or vim.fn.isdirectory(data) == 0 then return false end
+  local runtime = vim.env.XDG_RUNTIME_DIR
+  if runtime and runtime:sub(1, 1) == '/' and vim.fn.isdirectory(runtime) == 1 then
+    local real = vim.fn.resolve(vim.fn.fnamemodify(data, ':p')):gsub('/$', '')
+    return vim.fn.getftype(runtime:gsub('/$', '') .. '/quire/editors-' .. vim.fn.sha256(real):sub(1, 32) .. '.sock') == 'socket'
+  end
+  return vim.fn.getftype(data .. '/editors.sock') == 'socket'
+end
+
+-- A file was read or created (BufReadPost, BufNewFile): when a daemon runs (this Neovim started
+-- one, or its editor socket is there: `quire` attaches to it), ask it to open the file only if it
+-- lies in a shared or joined project (`ifShared`). `{shared: false}` leaves the buffer alone; an
+-- open shares it as :QuireShare does, so opening a file of the project joins its document.
+local function join_if_shared(buf)
+  if shared[buf] or not vim.api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= '' then return end
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == '' or name:match('^%a+://') then return end
+  if not ready and (stopping or not daemon_running()) then return end
+  if not M.start(true) then return end
+  local file = vim.fn.resolve(vim.fn.fnamemodify(name, ':p'))
+  local state = { file = file, named = file, fileHash = file_hash(file), closed = true,
+    modeline = vim.api.nvim_buf_get_option(buf, 'modeline') }
+  shared[buf] = state
+  local params = { file = file, ifShared = true, text = document_text(buf) }
+  local result, failure = call('document/open', params, function(result)
+    if result.shared == true then opened(buf, result) end
+  end, true)
+  if not result then
+    if failure and failure.code == DOCUMENT_DIFFERS and failure.data and failure.data.uri then
+      params.ifShared, params.uri = nil, failure.data.uri
+      state.uri = params.uri
+      return ask(buf, params, failure.data)   -- in the project, with other text: the person decides
+    end
+    shared[buf] = nil
+    return
+  end
+  if result.shared ~= true then
+    shared[buf] = nil
+    -- A daemon that does not know ifShared opened it as an ordinary open: leave it alone.
+    if result.uri then request('document/close', { uri = result.uri }, function() end) end
+    return
+  end
+  begin_sharing(buf)
+  say(string.format('joined "%s"', state.uri))
+end
+
+function M.opened(buf)
+  local ok, failure = pcall(join_if_shared, buf)
+  if not ok then log('joining ' .. vim.api.nvim_buf_get_name(buf) .. ' failed: ' .. tostring(failure)) end
+end
+
+-- Who is here, jump and follow ------------------------------------------------------------------
+-- The daemon says who is where (quire/who: each person with their cursor in every document they
+-- are in, most recent first, in our byte positions, with the file the document is bound to);
+-- this only moves windows.
+
+going_to = false
+
+-- Everyone the daemon knows a cursor of ({} when it cannot say).
+local function people(quiet)
+  if not ready and not M.start() then return {} end
+  local result = call('quire/who', vim.empty_dict(), nil, quiet)
+  return result and result.people or {}
+end
+
+local function place_words(place)
+  local where = (type(place.path) == 'string' and place.path ~= '') and vim.fn.fnamemodify(place.path, ':~:.') or place.uri
+  return where .. ':' .. (place.line + 1)
+end
+
+-- :QuireWho: everyone here, with the file and line of their cursor, on one line.
+function M.who()
+  local words = {}
+  for _, p in ipairs(people()) do
+    table.insert(words, p.name .. (p.self and ' (you)' or '') .. ' ' .. place_words(p.at[1])
+      .. (#p.at > 1 and string.format(' (+%d file%s)', #p.at - 1, #p.at == 2 and '' or 's') or ''))
+  end
+  local line = #words == 0 and 'nobody else is here' or ('here: ' .. table.concat(words, ', '))
+  say(line)
+  return line
+end
+
+-- The others' names, for completing :QuireJump and :QuireFollow.
+function M.people_names()
+  local names = {}
+  for _, p in ipairs(people(true)) do if not p.self then table.insert(names, p.name) end end
+  return names
+end
+
+-- The person called `name` (the only other one when `name` is empty), or nil after saying why not.
+local function person(name)
+  local others, found = {}, {}
+  for _, p in ipairs(people()) do
+    if not p.self then
+      table.insert(others, p.name)
+      if name == nil or name == '' or p.name == name then table.insert(found, p) end
+    end
+  end
+  if #found == 1 or (name and name ~= '' and #found > 0) then return found[1] end   -- two of one name: the first listed
+  local names = table.concat(others, ', ')
+  warn(#others == 0 and 'nobody else is here' or ((name == nil or name == '') and ('whom? ' .. names)
+    or (name .. ' is not here (here: ' .. names .. ')')))
+end
+
+-- Puts the cursor at `place`: in the buffer sharing its document, else its file opened by path
+-- (which joins the document: M.opened, or :QuireShare's open of that document when the file is
+-- in no project), else the document opened by name. Whether it got there.
+local function go_to(place)
+  local buf = buffer_of(place.uri)
+  local path = type(place.path) == 'string' and place.path ~= '' and place.path or nil
+  if not buf and path and vim.fn.bufloaded(path) == 1 then buf = vim.fn.bufnr(path) end
+  local ok, failure = pcall(function()
+    if buf then
+      local windows = vim.fn.win_findbuf(buf)
+      if #windows > 0 then vim.api.nvim_set_current_win(windows[1]) else vim.cmd('hide buffer ' .. buf) end
+    elseif path then
+      vim.cmd('hide edit ' .. vim.fn.fnameescape(path))
+    else
+      vim.cmd('hide enew')
+      vim.bo.eol, vim.bo.fixeol = false, false
+    end
+  end)
+  if not ok then
+    warn('cannot go to ' .. place_words(place) .. ': ' .. tostring(failure))
+    return false
+  end
+  if not shared[vim.api.nvim_get_current_buf()] then M.share(place.uri) end   -- joins the document where they are
+  if buffer_of(place.uri) ~= vim.api.nvim_get_current_buf() then return false end
+  local count = vim.api.nvim_buf_line_count(0)
+  pcall(vim.api.nvim_win_set_cursor, 0, { math.min(place.line + 1, count), place.character })
+  return true
+end
+
+-- :QuireJump [name]: to the person's cursor, opening its file if needed.
+function M.jump(name)
+  local p = person(name)
+  if p and go_to(p.at[1]) then say('at ' .. p.name .. "'s cursor, " .. place_words(p.at[1])) end
+end
+
+-- Whom this Neovim follows (nil when no one).
+function M.following() return following end
+
+here = function()
+  local pos = vim.api.nvim_win_get_cursor(0)
+  return vim.api.nvim_get_current_buf() .. ':' .. pos[1] .. ':' .. pos[2]
+end
+
+local function follow_to(place)
+  if going_to then return end
+  follow_place = place.uri .. ' ' .. place.line .. ' ' .. place.character
+  going_to = true
+  local ok, arrived = pcall(go_to, place)
+  going_to = false
+  if ok and arrived then follow_at = here() end
+end
+
+-- :QuireUnfollow, or the follow ended for `why` (said when given).
+function M.unfollow(why)
+  if not following then
+    if why == nil then say('not following anyone') end
+    return
+  end
+  local name = following
+  following, follow_place, follow_at = nil, nil, nil
+  if follow_timer then follow_timer:stop(); follow_timer:close(); follow_timer = nil end
+  pcall(vim.api.nvim_del_augroup_by_name, 'quire_follow')
+  if why ~= false then say('stopped following ' .. name .. ' (' .. (why or 'as asked') .. ')') end
+end
+
+-- The cursor left where following put it: you moved, the follow ends.
+function M.follower_moved()
+  if following and not going_to and follow_at and here() ~= follow_at then M.unfollow('you moved') end
+end
+
+-- Every 300 ms while following: where the daemon says they are now, which may be a file this
+-- Neovim has not open; they left: the follow ends.
+local function follow_tick()
+  if not following or going_to then return end
+  M.follower_moved()
+  if not following or not ready then return end
+  local found
+  for _, p in ipairs(people(true)) do if not p.self and p.name == following then found = p end end
+  if not found then return M.unfollow(following .. ' left') end
+  local place = found.at[1]
+  if place.uri .. ' ' .. place.line .. ' ' .. place.character ~= follow_place then follow_to(place) end
+end
+
+-- :QuireFollow [name]: this window goes where their cursor goes, across files, until you move the
+-- cursor yourself or :QuireUnfollow. Their cursor notifications move it at once; quire/who every
+-- 300 ms follows them into files this Neovim has not open.
+function M.follow(name)
+  local p = person(name)
+  if not p then return end
+  M.unfollow(false)
+  following = p.name
+  follow_to(p.at[1])
+  follow_timer = vim.loop.new_timer()
+  follow_timer:start(300, 300, vim.schedule_wrap(follow_tick))
+  local group = vim.api.nvim_create_augroup('quire_follow', { clear = true })
+  vim.api.nvim_create_autocmd({ 'CursorMoved', 'CursorMovedI' }, { group = group, callback = function() M.follower_moved() end })
+  say('following ' .. following .. ' (move, or :QuireUnfollow, to stop)')
+end
+
+-- Their cursor moved in a document this Neovim shows.
+local function follow_cursor(params)
+  if not following or not params.user or params.user.name ~= following or #(params.selections or {}) == 0 then return end
+  M.follower_moved()
+  if not following or not buffer_of(params.uri) then return end
+  local at = params.selections[#params.selections]['end']
+  -- Moved after the command in progress, never inside another request's wait.
+  vim.schedule(function()
+    if following then follow_to({ uri = params.uri, line = at.line, character = at.character }) end
+  end)
+end
+
+local draw_cursor = handlers['cursor/update']
+handlers['cursor/update'] = function(params)
+  draw_cursor(params)
+  follow_cursor(params)
 end
 
 -- For the tests.

@@ -20,3 +20,17 @@ command('QuireSave', function() quire().save() end, {})
 command('QuireStatus', function() quire().status() end, {})
 command('QuireResync', function() quire().resync() end, {})
 command('QuireStop', function() quire().stop() end, {})
+
+local function people(lead)
+  return vim.tbl_filter(function(name) return name:sub(1, #lead) == lead end, quire().people_names())
+end
+command('QuireWho', function() quire().who() end, {})
+command('QuireJump', function(o) quire().jump(o.args) end, { nargs = '?', complete = people })
+command('QuireFollow', function(o) quire().follow(o.args) end, { nargs = '?', complete = people })
+command('QuireUnfollow', function() quire().unfollow() end, {})
+
+-- Opening a file of a shared or joined project joins its document (when a daemon runs).
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+  group = vim.api.nvim_create_augroup('quire_open', { clear = true }),
+  callback = function(event) quire().opened(event.buf) end,
+})

@@ -20,9 +20,10 @@ function H.wait_for(condition, what, timeout)
   return ok
 end
 
-function H.editor(path, name)
+-- `command`: how to reach the daemon (default: `quire attach path`).
+function H.editor(path, name, command)
   local self = { replies = {}, id = 0, partial = '', edits = {} }
-  self.job = vim.fn.jobstart({ vim.env.QUIRE_BINARY, 'attach', path }, { on_stdout = function(_, data)
+  self.job = vim.fn.jobstart(command or { vim.env.QUIRE_BINARY, 'attach', path }, { on_stdout = function(_, data)
     data[1] = self.partial .. data[1]
     self.partial = table.remove(data)
     for _, line in ipairs(data) do

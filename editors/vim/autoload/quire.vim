@@ -318,7 +318,12 @@ def ShareAs(buf: number, name: string, file: string, conflict: string)
     Warn('document/open failed: ' .. get(get(answer, 'error', {}), 'message', 'no answer'))
     return
   endif
-  var reply = answer.result
+  Adopt(buf, answer.result, name, file, conflict)
+enddef
+
+# Shares `buf` as the document a `document/open` reply `reply` opened (asked with `name`, bound
+# to `file` unless it is ''; `conflict` the person's choice after -32017, or '').
+def Adopt(buf: number, reply: dict<any>, name: string, file: string, conflict: string)
   var uri: string = get(reply, 'uri', name)
   shared[buf] = {uri: uri, epoch: reply.epoch, editor: 0, daemon: 0, listener: 0, file: file, view: get(reply, 'view', ''),
                  records: [], sendTimer: -1, detached: false, modeline: getbufvar(buf, '&modeline'), opened: NextOpen()}
@@ -1097,6 +1102,7 @@ def OnMessage(message: dict<any>)
     OnDaemonEdit(message.params)
   elseif method == 'cursor/update'
     OnCursor(message.params)
+    FollowCursor(message.params)
   elseif method == 'window/showMessage'
     Warn(message.params.message)
   elseif method == 'document/forked'
@@ -1245,6 +1251,7 @@ def ApplyChanges(buf: number, changes: list<any>)
   if touched[0] >= 0
     RedrawCursors(buf, touched[0], touched[1])
   endif
+  FollowedTextMoved(buf)
 enddef
 
 # Cursors of the windows showing `buf`, and its marks a-z when it is the current buffer: they
@@ -1749,4 +1756,282 @@ enddef
 # For the client's own tests: a change applied to a copy of the text, as `sent` takes it.
 export def ApplyChangeForTest(text: dict<any>, change: dict<any>)
   ApplyLocalChange(text, change)
+enddef
+
+# Joining by opening a file: when a file is read or created (BufReadPost, BufNewFile) and a
+# daemon runs for this user (this Vim started one, or the data directory's editor socket is
+# there: `quire` attaches to it), the daemon is asked to open it only if it lies in a shared or
+# joined project (`ifShared`). `{shared: false}` leaves the buffer alone; an open shares it as
+# :QuireShare does, so opening a file of the project joins its document with no command.
+export def Opened(buf: number)
+  try
+    JoinIfShared(buf)
+  catch
+    Log('joining ' .. bufname(buf) .. ' failed: ' .. v:exception)   # never in the way of reading a file
+  endtry
+enddef
+
+def JoinIfShared(buf: number)
+  if has_key(shared, buf) || has_key(conflicts, buf) || getbufvar(buf, '&buftype') != '' || !bufloaded(buf)
+    return   # shared already (a reload is Reattach's), or no file
+  endif
+  var name = bufname(buf)
+  if name == '' || name =~ '^\a\+://'
+    return
+  endif
+  if !ready && (stopping || !DaemonRunning())
+    return
+  endif
+  Start(true)
+  if !ready
+    return
+  endif
+  var file = resolve(fnamemodify(name, ':p'))
+  var answer = Ask('document/open', {file: file, ifShared: true, text: DocumentText(buf)})
+  if get(get(answer, 'error', {}), 'code', 0) == -32017
+    var data = get(answer.error, 'data', {})
+    AskConflict(buf, get(data, 'uri', ''), file, data)   # in the project, with other text: the person decides
+    return
+  elseif !has_key(answer, 'result') || type(answer.result) != v:t_dict
+    Log('document/open ifShared of ' .. file .. ' failed: ' .. get(get(answer, 'error', {}), 'message', 'no answer'))
+    return
+  endif
+  var reply = answer.result
+  if !has_key(reply, 'shared') || reply.shared != true
+    if has_key(reply, 'uri')
+      # A daemon that does not know ifShared opened it as an ordinary open: leave it alone.
+      ch_sendexpr(channel, {method: 'document/close', params: {uri: reply.uri}}, {callback: (_, _) => 0})
+    endif
+    return
+  endif
+  Adopt(buf, reply, '', file, '')
+enddef
+
+# Whether a daemon is running for this user: the editor socket of the data directory (as the
+# daemon places it: EditorSocketLocation) exists.
+def DaemonRunning(): bool
+  var data = $XDG_DATA_HOME =~ '^/' ? $XDG_DATA_HOME .. '/quire' : $HOME != '' ? $HOME .. '/.local/share/quire' : ''
+  if data == '' || !isdirectory(data)
+    return false
+  endif
+  var runtime = $XDG_RUNTIME_DIR
+  if runtime =~ '^/' && isdirectory(runtime)
+    var real = resolve(fnamemodify(data, ':p'))->substitute('/$', '', '')
+    return getftype(substitute(runtime, '/$', '', '') .. '/quire/editors-' .. sha256(real)[: 31] .. '.sock') == 'socket'
+  endif
+  return getftype(data .. '/editors.sock') == 'socket'
+enddef
+
+# Who is here, jump and follow. The daemon says who is where (quire/who: each person with their
+# cursor in every document they are in, most recent first, in our byte positions, with the file
+# the document is bound to); this only moves windows.
+var following = ''        # the name followed ('' when none)
+var followPlace = ''      # where they were last seen: "uri line character"
+var followAt: list<number> = []   # [buffer, line, column] where following last put the cursor
+var followTimer = -1
+
+# Everyone the daemon knows a cursor of ([] when it cannot say).
+def People(): list<dict<any>>
+  Start()
+  if !ready
+    return []
+  endif
+  var reply = Request('quire/who', {})
+  return type(reply) == v:t_dict ? reply.people : []
+enddef
+
+def PlaceWords(place: dict<any>): string
+  var where = get(place, 'path', '') != '' ? fnamemodify(place.path, ':~:.') : place.uri
+  return where .. ':' .. (place.line + 1)
+enddef
+
+# :QuireWho: everyone here, with the file and line of their cursor (and how many other files
+# they are in), on one line.
+export def Who()
+  var people = People()
+  if empty(people)
+    Say('nobody else is here' .. (ready ? '' : ' (no daemon)'))
+    return
+  endif
+  var words = mapnew(people, (_, p) => p.name .. (p.self ? ' (you)' : '') .. ' ' .. PlaceWords(p.at[0])
+    .. (len(p.at) > 1 ? printf(' (+%d file%s)', len(p.at) - 1, len(p.at) == 2 ? '' : 's') : ''))
+  Say('here: ' .. join(words, ', '))
+enddef
+
+# Completion for :QuireJump and :QuireFollow: the others' names.
+export def CompletePeople(lead: string, line: string, position: number): list<string>
+  var names = mapnew(filter(People(), (_, p) => !p.self), (_, p) => p.name)
+  return filter(uniq(sort(names)), (_, n) => stridx(n, lead) == 0)
+enddef
+
+# The person called `name` (the only other one when `name` is ''), or {} after saying why not.
+def Person(name: string): dict<any>
+  var others = filter(People(), (_, p) => !p.self)
+  var found = name == '' ? others : filter(copy(others), (_, p) => p.name ==# name)
+  if len(found) == 1 || (name != '' && !empty(found))
+    return found[0]   # two people of one name: the first listed
+  endif
+  var names = join(mapnew(others, (_, p) => p.name), ', ')
+  Warn(empty(others) ? 'nobody else is here' : name == '' ? 'whom? ' .. names : name .. ' is not here (here: ' .. names .. ')')
+  return {}
+enddef
+
+# Puts the cursor at `place`: in the buffer sharing its document, else its file opened by path
+# (which joins the document: Opened, or :QuireShare's open of that document when the file is no
+# project's), else the document opened by name. Whether it got there.
+def GoTo(place: dict<any>): bool
+  var buf = BufferOf(place.uri)
+  var path = get(place, 'path', '')
+  if buf < 0 && path != '' && bufloaded(path)
+    buf = bufnr(path)
+  endif
+  try
+    if buf >= 0
+      var windows = win_findbuf(buf)
+      if !empty(windows)
+        win_gotoid(windows[0])
+      else
+        exe 'hide buffer ' .. buf
+      endif
+    elseif path != ''
+      exe 'hide edit ' .. fnameescape(path)
+    else
+      hide enew
+      setlocal noeol nofixeol
+    endif
+  catch
+    Warn('cannot go to ' .. PlaceWords(place) .. ': ' .. v:exception)
+    return false
+  endtry
+  if !has_key(shared, bufnr())
+    ShareAs(bufnr(), place.uri, path, '')   # joins the document where they are
+  endif
+  if BufferOf(place.uri) != bufnr()
+    return false
+  endif
+  cursor(place.line + 1, place.character + 1)
+  return true
+enddef
+
+# :QuireJump [name]: to the person's cursor, opening its file if needed.
+export def Jump(name: string)
+  var person = Person(name)
+  if !empty(person) && GoTo(person.at[0])
+    Say('at ' .. person.name .. '''s cursor, ' .. PlaceWords(person.at[0]))
+  endif
+enddef
+
+# :QuireFollow [name]: this window goes where their cursor goes, across files, until you move
+# the cursor yourself or :QuireUnfollow. Their cursor notifications move it at once; a check of
+# quire/who every 300 ms follows them into files this Vim has not open.
+export def Follow(name: string)
+  var person = Person(name)
+  if empty(person)
+    return
+  endif
+  Unfollow('')
+  following = person.name
+  FollowTo(person.at[0])
+  followTimer = timer_start(300, (_) => FollowTick(), {repeat: -1})
+  augroup quire_follow
+    autocmd!
+    autocmd CursorMoved,CursorMovedI * quire#FollowerMoved()
+  augroup END
+  Say('following ' .. following .. ' (move, or :QuireUnfollow, to stop)')
+enddef
+
+# :QuireUnfollow, or the follow ended for `why` (said when not '').
+export def Unfollow(why: string = 'as asked')
+  if following == ''
+    if why == 'as asked'
+      Say('not following anyone')
+    endif
+    return
+  endif
+  var name = following
+  following = ''
+  followAt = []
+  followPlace = ''
+  timer_stop(followTimer)
+  followTimer = -1
+  augroup quire_follow
+    autocmd!
+  augroup END
+  if why != ''
+    Say('stopped following ' .. name .. ' (' .. why .. ')')
+  endif
+enddef
+
+# Whom this Vim follows ('' when no one), for a status line and tests.
+export def Following(): string
+  return following
+enddef
+
+var goingTo = false   # following is moving the window (a file being opened answers requests meanwhile)
+
+def FollowTo(place: dict<any>)
+  if goingTo
+    return
+  endif
+  followPlace = place.uri .. ' ' .. place.line .. ' ' .. place.character
+  goingTo = true
+  try
+    if GoTo(place)
+      followAt = [bufnr(), line('.'), col('.')]
+    endif
+  finally
+    goingTo = false
+  endtry
+enddef
+
+# The cursor left where following put it: you moved, the follow ends.
+export def FollowerMoved()
+  if following != '' && !goingTo && !empty(followAt) && [bufnr(), line('.'), col('.')] != followAt
+    Unfollow('you moved')
+  endif
+enddef
+
+# A daemon edit moved the text under the cursor: that is not you moving.
+def FollowedTextMoved(buf: number)
+  if following != '' && !empty(followAt) && followAt[0] == buf && bufnr() == buf
+    followAt = [buf, line('.'), col('.')]
+  endif
+enddef
+
+# Their cursor moved in a document this Vim shows.
+def FollowCursor(params: dict<any>)
+  if following == '' || get(params.user, 'name', '') !=# following || empty(params.selections)
+    return
+  endif
+  FollowerMoved()   # you moved first: the follow ended
+  if following == '' || BufferOf(params.uri) < 0
+    return
+  endif
+  var at = params.selections[-1].end
+  FollowTo({uri: params.uri, line: at.line, character: at.character, path: get(shared[BufferOf(params.uri)], 'file', '')})
+enddef
+
+# Every 300 ms while following: where the daemon says they are now, which may be a file this Vim
+# has not open; they left: the follow ends.
+def FollowTick()
+  if following == '' || goingTo
+    return
+  endif
+  FollowerMoved()
+  if following == '' || !ready
+    return
+  endif
+  var reply = Request('quire/who', {}, 2000, true)
+  if type(reply) != v:t_dict
+    return
+  endif
+  var found = filter(reply.people, (_, p) => !p.self && p.name ==# following)
+  if empty(found)
+    Unfollow(following .. ' left')
+    return
+  endif
+  var place = found[0].at[0]
+  if place.uri .. ' ' .. place.line .. ' ' .. place.character != followPlace
+    FollowTo(place)
+  endif
 enddef

@@ -18,3 +18,13 @@ command! QuireStatus quire#Status()
 command! QuireResync quire#Resync(bufnr())
 command! QuireSave quire#Save(bufnr())
 command! QuireStop quire#Stop()
+command! QuireWho quire#Who()
+command! -nargs=? -complete=customlist,quire#CompletePeople QuireJump quire#Jump(<q-args>)
+command! -nargs=? -complete=customlist,quire#CompletePeople QuireFollow quire#Follow(<q-args>)
+command! QuireUnfollow quire#Unfollow()
+
+# Opening a file of a shared or joined project joins its document (when a daemon runs).
+augroup quire_open
+  autocmd!
+  autocmd BufReadPost,BufNewFile * quire#Opened(str2nr(expand('<abuf>')))
+augroup END

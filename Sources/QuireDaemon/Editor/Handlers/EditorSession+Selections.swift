@@ -25,7 +25,8 @@ extension EditorSession {
                 throw .positionOutOfRange(error.description)
             }
         }
-        document.selections[id] = SharedDocument.RemoteSelection(user: user, selections: selections)
+        cursorUpdates &+= 1
+        document.selections[id] = SharedDocument.RemoteSelection(user: user, selections: selections, moved: cursorUpdates)
         daemon.broadcastSelections(of: self, in: document)
     }
 
