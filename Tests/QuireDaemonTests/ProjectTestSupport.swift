@@ -12,6 +12,7 @@ final class RecordingTransport: PeerTransport {
     var listened: [(host: String, port: Int)] = []
     var connected: [(host: String, port: Int, fingerprint: String?, scope: DocumentScope)] = []
     var relays: [(host: String, port: Int, scope: DocumentScope)] = []
+    var commands: [(command: String, fingerprint: String?, scope: DocumentScope)] = []
     var disconnected: [DocumentScope] = []
     var stopped: [Int] = []
     private var nextPort = 40_000
@@ -28,7 +29,7 @@ final class RecordingTransport: PeerTransport {
     func connect(relayHost: String, port: Int, fingerprint: String?) throws { relays.append((relayHost, port, .general)) }
     func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { relays.append((relayHost, port, scope)) }
     func connect(command: String, fingerprint: String?) throws {}
-    func connect(command: String, fingerprint: String?, scope: DocumentScope) throws {}
+    func connect(command: String, fingerprint: String?, scope: DocumentScope) throws { commands.append((command, fingerprint, scope)) }
     func disconnect(scope: DocumentScope) { disconnected.append(scope) }
     var listeningPorts: [Int] { listened.map(\.port) }
 }

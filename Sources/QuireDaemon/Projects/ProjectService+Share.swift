@@ -115,7 +115,7 @@ extension ProjectService {
     /// Joins the project of `text` (a join line) into `directory` (default: its name under
     /// `workingDirectory`), which must be empty or not exist; dials the line's addresses (or
     /// relay) with its secret, pinned to its fingerprint.
-    func join(line text: String, directory requested: String?, workingDirectory: String) throws(ResponseError) -> ProjectJoinRequest.Result {
+    func join(line text: String, directory requested: String?, via: String? = nil, workingDirectory: String) throws(ResponseError) -> ProjectJoinRequest.Result {
         let line: JoinLine
         do { line = try JoinLine(parsing: text) } catch { throw .invalidParams("params.line: \(error)") }
         guard let transport = parts.links.transport else {
@@ -134,6 +134,7 @@ extension ProjectService {
                                     fingerprint: line.fingerprintText, addresses: line.addresses.map(\.description),
                                     relay: line.relay?.description, replica: parts.replica)
         }
+        project.via = via
         try add(project)
         do { try dial(project, transport: transport) } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect to \(DisplayText.clean(project.name)): \(error)")
@@ -181,6 +182,10 @@ extension ProjectService {
 
     /// Dials a joined project's host at each address of its line, or its relay.
     func dial(_ project: SharedProject, transport: PeerTransport) throws {
+        if let via = project.via {
+            try transport.connect(command: Self.peerCommand(via: via), fingerprint: project.fingerprint, scope: project.scope)
+            return
+        }
         for text in project.addresses {
             let address = try PeerAddress(text)
             try transport.connect(host: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
@@ -190,4 +195,7 @@ extension ProjectService {
             try transport.connect(relayHost: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
         }
     }
+
+    /// The command that peers through `via` (`ssh host`) with the Quire running at its far end.
+    static func peerCommand(via: String) -> String { via + " quire peer --stdio" }
 }

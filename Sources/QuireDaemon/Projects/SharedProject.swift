@@ -45,6 +45,9 @@ final class SharedProject {
     var fingerprint: String
     var addresses: [String]
     var relay: String?
+    /// A command reaching the host's machine (`ssh host`): peer over `<via> quire peer --stdio`
+    /// instead of the addresses and relay.
+    var via: String?
     var tree: ProjectTree {
         didSet { cachedView = nil }
     }
