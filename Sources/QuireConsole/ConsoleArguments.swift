@@ -7,8 +7,6 @@ import QuireProtocol
 public enum ConsoleArguments {
     /// The longest `--via` command taken.
     public static let maximumViaBytes = 1024
-    /// What `--via` runs on the far side, after the command that reaches it.
-    public static let farEnd = "quire peer --stdio"
 
     /// `--listen`: `port` (every interface: the partner is on another machine), `host:port` or
     /// `[v6]:port`; port 0 picks one. Returns `host:port` as `project/share` takes it.
@@ -23,8 +21,8 @@ public enum ConsoleArguments {
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    /// `--via 'ssh host'`: the command the daemon runs to reach the far daemon, with
-    /// `quire peer --stdio` after it.
+    /// `--via 'ssh host'`: the command that reaches the sharing machine, trimmed, as
+    /// `project/join`'s `via` takes it (the daemon runs `quire peer --stdio` after it).
     public static func viaCommand(_ via: String) throws(ConsoleArgumentError) -> String {
         let trimmed = via.trimmingSpaces
         guard !trimmed.isEmpty, trimmed.utf8.count <= maximumViaBytes else {
@@ -33,7 +31,7 @@ public enum ConsoleArguments {
         guard !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) else {
             throw ConsoleArgumentError("--via \(shown(via)): a command has no control characters (no line breaks)")
         }
-        return "\(trimmed) \(farEnd)"
+        return trimmed
     }
 
     static func hostAndPort(_ spec: String, option: String, defaultHost: String?, portRange: ClosedRange<Int>) throws(ConsoleArgumentError) -> (String, Int) {

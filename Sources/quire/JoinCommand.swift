@@ -26,18 +26,13 @@ struct JoinCommand: ParsableCommand {
     @Argument(help: "Where the files go (default: ./<project name>).")
     var directory: String?
 
-    @Option(help: "Reach the sharing machine by running this command and `quire peer --stdio` after it (e.g. 'ssh host'), instead of the line's addresses.")
+    @Option(help: "Reach the sharing machine through this command (e.g. 'ssh ann@host'; the daemon runs `quire peer --stdio` after it, which reaches the Quire running there), instead of the line's addresses.")
     var via: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "warning"
 
     @OptionGroup var storage: StorageOptions
-
-    /// Whether the daemon peers over `project/join`'s `via` (project-sharing.md). Until it does,
-    /// `--via` is refused rather than sent and ignored (the daemon would dial the line's
-    /// addresses instead, which is what the person asked not to do).
-    static let daemonTakesVia = false
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel.debugDescription)") }
@@ -56,10 +51,6 @@ struct JoinCommand: ParsableCommand {
             joinLine = try JoinLine(parsing: line)
             folder = try Self.folder(directory, projectName: joinLine.name)
             viaCommand = try via.map(ConsoleArguments.viaCommand)
-            if viaCommand != nil && !Self.daemonTakesVia {
-                throw ConsoleFailure("--via is not supported yet: the daemon cannot join a project over a command so far; "
-                    + "join with the line's addresses, or run `quire relay` where both machines reach it")
-            }
         } catch {
             FileHandle.standardError.write(Data("quire join: \(error)\n".utf8))
             throw ExitCode(1)

@@ -52,12 +52,6 @@ import Testing
         for result in [missing, file, noProject] { #expect(!result.madeData) }
     }
 
-    @Test func viaIsRefusedUntilTheDaemonTakesIt() throws {
-        let result = try Self.refusal(["join", Self.line, "--via", "ssh host"])
-        #expect(result.status == 1 && result.stderr.contains("--via is not supported yet"), "\(result.stderr)")
-        #expect(!result.madeData)
-    }
-
     @Test func joiningIntoAFileIsRefused() throws {
         let folder = DaemonProcess.temporaryDirectory("quire-console-join")
         FileManager.default.createFile(atPath: folder + "/greeter", contents: Data("x\n".utf8))
@@ -108,9 +102,9 @@ import Testing
         }
     }
 
-    @Test func viaRunsTheFarEndAfterTheGivenCommand() throws {
-        #expect(try ConsoleArguments.viaCommand("ssh bob@host") == "ssh bob@host quire peer --stdio")
-        #expect(try ConsoleArguments.viaCommand("  ssh -p 2222 host ") == "ssh -p 2222 host quire peer --stdio")
+    @Test func viaIsTheCommandAsGivenTrimmed() throws {
+        #expect(try ConsoleArguments.viaCommand("ssh bob@host") == "ssh bob@host")
+        #expect(try ConsoleArguments.viaCommand("  ssh -p 2222 host ") == "ssh -p 2222 host")
         #expect(throws: ConsoleArgumentError.self) { try ConsoleArguments.viaCommand("ssh host\rrm -rf ~") }
         #expect(throws: ConsoleArgumentError.self) { try ConsoleArguments.viaCommand(String(repeating: "s", count: 2000)) }
     }
