@@ -30,6 +30,10 @@ public final class DaemonServer {
         public var connectCommands: [String] = []
         /// Speak the peer protocol on stdin/stdout instead of serving an editor there.
         public var peerStdio = false
+        /// Also accept peer links on this Unix socket (`PeerSocketServer`: the data directory's
+        /// peer socket, which `quire peer --stdio` bridges to); when it cannot be bound, the
+        /// daemon logs it and serves without.
+        public var peerSocketPath: String?
         /// The only user whose processes may attach on `socketPath` (checked with `SO_PEERCRED`).
         var editorUID: uid_t = getuid()
         public init(serveStdio: Bool = true, socketPath: String? = nil) {
@@ -120,6 +124,15 @@ public final class DaemonServer {
                 logger.warning("not listening for editors on \(path): \(error)")
             }
         }
+        var peerSocket: EditorSocket?
+        if let path = options.peerSocketPath {
+            do {
+                peerSocket = try PeerSocketServer.listen(path: path, network: network, group: group, ownUID: options.editorUID, logger: logger)
+                logger.info("accepting peer links on \(path)")
+            } catch {
+                logger.warning("not accepting peer links on \(path): \(error)")
+            }
+        }
         if options.peerStdio {
             guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
                 throw PeerNetworkError("quire peer --stdio needs pipes or sockets on stdin and stdout (as ssh gives it)")
@@ -145,6 +158,7 @@ public final class DaemonServer {
         }.wait()
         try? group.syncShutdownGracefully()
         editorSocket?.removeIfStillOurs()
+        peerSocket?.removeIfStillOurs()
         return status
     }
 

@@ -36,11 +36,13 @@ public enum EditorCredentials {
     }
 
     /// Why a connection from `peerUID` is refused (nil: it is accepted). Only `ownUID`, the
-    /// user the daemon runs as, is accepted; an unknown uid is refused too.
-    static func refusal(peerUID: uid_t?, ownUID: uid_t) -> String? {
-        guard let peerUID else { return "refused an editor connection: the kernel did not say who connected" }
+    /// user the daemon runs as, is accepted; an unknown uid is refused too. `kind` names the
+    /// socket: the rule is the same for editors and for peer links.
+    static func refusal(peerUID: uid_t?, ownUID: uid_t, kind: LocalSocketKind = .editor) -> String? {
+        let what = "\(kind.article) \(kind.noun) connection"
+        guard let peerUID else { return "refused \(what): the kernel did not say who connected" }
         guard peerUID == ownUID else {
-            return "refused an editor connection from uid \(peerUID): this daemon serves only its own user (uid \(ownUID))"
+            return "refused \(what) from uid \(peerUID): this daemon serves only its own user (uid \(ownUID))"
         }
         return nil
     }

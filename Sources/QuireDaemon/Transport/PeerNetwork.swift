@@ -21,6 +21,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     private var heartbeat: RepeatedTask?
     private let heartbeatInterval: Double
     private var stopping = false
+    /// Host lookups answer only while the loop runs (`GatedResolver`); closed by `shutdown()`.
+    private let resolverGate = ResolverGate()
 
     init(daemon: Daemon, group: EventLoopGroup, logger: Logger, heartbeatInterval: Double = 5) {
         self.daemon = daemon
@@ -39,7 +41,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     /// `accepts`: on a link through a relay, the role the relay gave; the link is one this daemon
     /// started, so it is not counted against the incoming handshake slots.
     /// `scope`: the secret the link speaks with (nil on an incoming link: every secret held).
-    private func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
+    func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
                          scope: DocumentScope? = nil, onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
@@ -161,6 +163,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             }
         }
         ClientBootstrap(group: loop)
+            .resolver(GatedResolver(loop: loop, gate: resolverGate))
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in
@@ -187,6 +190,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             [weak self] accepts, onClose in
             self?.handler(address: "relay \(host):\(port)", incoming: false, accepts: accepts, fingerprint: fingerprint, scope: scope, onClose: onClose)
         }
+        dialer.resolverGate = resolverGate
         relays.append(dialer)
         dialer.start()
         logger.info("dialing the relay \(host):\(port)\(scope == .general ? "" : " for \(scope)")")
@@ -254,6 +258,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     func shutdown() {
         stopping = true
+        // Before the loop shuts down: a lookup answering later must not reach it.
+        resolverGate.close()
         heartbeat?.cancel()
         for dial in dials { dial.stopped = true }
         for relay in relays { relay.stopDialing() }
