@@ -6,7 +6,8 @@ import QuireDaemon
 /// The daemon `quire share` and `quire join` talk to: the one already holding the data
 /// directory, reached on its editor socket, or, when the directory is free, a daemon run in this
 /// process (on threads of its own) that serves its editor socket in the data directory, so the
-/// editors the person starts afterwards attach to it as they do to any daemon holding it.
+/// editors the person starts afterwards attach to it as they do to any daemon holding it (and its
+/// peer socket, so `quire peer --stdio` over ssh reaches it).
 ///
 /// Guarantees: this process's daemon takes no stop signal itself (the command takes them, to
 /// stop sharing first) and is stopped only by `stop()`, which returns once it has said goodbye to
@@ -32,6 +33,7 @@ final class ForegroundDaemon: @unchecked Sendable {
     /// Finds the daemon holding the data directory `storage` names, or starts one here.
     init(storage: StorageOptions, logger: Logger) throws {
         let store: DocumentStore?
+        var peerSocketPath: String?
         switch try storage.openStore(logger: logger, joiningHeld: true) {
         case .heldBy(let editorSocket):
             socketPath = editorSocket
@@ -44,6 +46,8 @@ final class ForegroundDaemon: @unchecked Sendable {
             let location = EditorSocketLocation(dataDirectory: opened.path)
             try location.prepare()
             socketPath = location.socketPath
+            // `ssh host quire peer --stdio` (a partner's `quire join --via`) reaches this daemon here.
+            peerSocketPath = location.peerSocketPath
             privateFolder = nil
         case .memory:
             store = nil
@@ -57,6 +61,7 @@ final class ForegroundDaemon: @unchecked Sendable {
         let daemon = Daemon(configuration: configuration, logger: logger, store: store)
         var options = DaemonServer.Options(serveStdio: false, socketPath: socketPath)
         options.takesStopSignals = false
+        options.peerSocketPath = peerSocketPath
         let server = DaemonServer(daemon: daemon, options: options, logger: logger)
         self.server = server
         let thread = Thread { [self] in

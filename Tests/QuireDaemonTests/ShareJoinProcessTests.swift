@@ -135,6 +135,31 @@ import Testing
         #expect(Self.files(under: target)["src/core/file1.swift"].map { String(decoding: $0, as: UTF8.self) } == onHost, "files stay")
     }
 
+    /// `quire join --via CMD`: the joiner's daemon runs `CMD quire peer --stdio` (a local
+    /// command standing in for ssh), which reaches the running `quire share` daemon through its
+    /// peer socket, and the files arrive that way.
+    @Test func joinViaACommandReachesTheRunningShare() throws {
+        let root = DaemonProcess.temporaryDirectory("quire-via") + "/via"
+        let expected = try Self.makeProject(at: root)
+        let hostHome = DaemonProcess.temporaryDirectory("quire-via-host")
+        let share = try CommandProcess(arguments: ["share", root, "--listen", "127.0.0.1:0"],
+                                       environment: ["XDG_DATA_HOME": hostHome, "XDG_RUNTIME_DIR": ""])
+        let printed = try #require(share.waitForLine { $0.hasPrefix("    quire join ") }, "\(share.stdout) \(share.stderr)")
+        let binaries = DaemonProcess.binary.deletingLastPathComponent().path
+        let via = "env PATH=\(binaries):/usr/bin:/bin XDG_DATA_HOME=\(hostHome) XDG_RUNTIME_DIR="
+        let target = DaemonProcess.temporaryDirectory("quire-via-joined") + "/copy"
+        let join = try CommandProcess(arguments: ["join", String(printed.dropFirst("    quire join ".count)), target, "--via", via],
+                                      environment: ["XDG_RUNTIME_DIR": ""])
+        #expect(join.waitForLine(timeout: 60) { $0.contains("files of \"via\" are in") } != nil, "\(join.stdout) \(join.stderr)")
+        #expect(join.stdout.contains("(command \(via) quire peer --stdio) joined."), "\(join.stdout)")
+        #expect(share.waitForLine { $0.hasSuffix("(peer socket) joined.") } != nil, "the host's daemon took the link on its peer socket: \(share.stdout)")
+        #expect(waitUntil(timeout: 30) { Self.files(under: target) == expected }, "the trees become byte-identical")
+        join.send(signal: SIGINT)
+        #expect(join.waitForExit() == 0, "\(join.stderr)")
+        share.send(signal: SIGINT)
+        #expect(share.waitForExit() == 0, "\(share.stderr)")
+    }
+
     /// `--ephemeral`: the daemon keeps nothing on disk, its socket is in a private folder of its
     /// own (under XDG_RUNTIME_DIR), and Ctrl-C removes that folder.
     @Test func anEphemeralShareLeavesNothingBehind() throws {
