@@ -6,9 +6,9 @@ import NIOCore
 /// processes of the user the daemon runs as. The socket's mode (0600) keeps others out
 /// already; this check holds even where a socket's file or directory modes do not (a socket
 /// made under a loose umask, a directory someone else can reach).
-enum EditorCredentials {
+public enum EditorCredentials {
     /// The uid of the process that connected to the socket `fd`, nil when the kernel does not say.
-    static func peerUID(ofDescriptor fd: Int32) -> uid_t? {
+    public static func peerUID(ofDescriptor fd: Int32) -> uid_t? {
         var credentials = Credentials()
         var length = socklen_t(MemoryLayout<Credentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
