@@ -81,6 +81,33 @@ import QuireTestSupport
         _ = wire
     }
 
+    @Test func joiningAnEmptyProjectReportsItComplete() throws {
+        let root = try ProjectFixture.folder([:], name: "empty")
+        let net = PeerTestNetwork()
+        let host = net.makeDaemon(960), joiner = net.makeDaemon(970)
+        let hostTransport = RecordingTransport(), joinerTransport = RecordingTransport()
+        host.transport = hostTransport
+        joiner.transport = joinerTransport
+        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
+        hostEditor.initialize(user: "ann")
+        joinerEditor.initialize(user: "bob")
+        let shared = try #require(hostEditor.request("project/share", ["root": .string(root)])["result"])
+        #expect(shared["files"] == 0)
+        let key = try #require(shared["key"]?.stringValue)
+        let directory = DaemonProcess.temporaryDirectory("empty-join") + "/copy"
+        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
+        joiner.projects.syncDisk()
+        #expect(joinerEditor.take("project/progress").isEmpty, "nothing heard from the host yet: no progress")
+        let wire = try net.link(joiner, host, scope: .project(key: key))
+        var progress: [JSONValue] = []
+        #expect(Self.settle(net, [host, joiner]) {
+            progress += joinerEditor.take("project/progress")
+            return !progress.isEmpty
+        })
+        #expect(progress.last?["params"]?["files"] == 0 && progress.last?["params"]?["written"] == 0, "\(progress)")
+        _ = (wire, hostTransport, joinerTransport)
+    }
+
     @Test func aJoinersFileIsWrittenOnlyOnceItsTextHasArrived() throws {
         // Files whose texts take several frames: between the document list (which makes empty
         // copies) and the operations, the joiner's disk pass must write nothing empty or partial.

@@ -102,12 +102,8 @@ import Testing
         #expect(share.waitForLine { $0.hasSuffix("joined.") } != nil, "the host is told who joined: \(share.stdout)")
         let arrived = Self.files(under: target)
         #expect(arrived.keys.sorted() == expected.keys.sorted())
-        // The daemon's project/progress counts a file as written when it is written empty, before
-        // its document's text arrives (ProjectService.reportProgress counts `known` files), so
-        // `quire join` can say every file is in while some are still empty: a projects issue.
-        withKnownIssue("project/progress counts files written before their text arrived", isIntermittent: true) {
-            for (path, bytes) in expected { #expect(arrived[path] == bytes, "\(path) differs when quire join says all files are in") }
-        }
+        // A file is written only once its text arrived, so when quire join says every file is in, they are.
+        for (path, bytes) in expected { #expect(arrived[path] == bytes, "\(path) differs when quire join says all files are in") }
         #expect(waitUntil(timeout: 30) { Self.files(under: target) == expected }, "the trees become byte-identical")
 
         // An edit in an editor on the host reaches the joiner's disk, and one on the joiner the host's.

@@ -164,7 +164,7 @@ extension ProjectService {
             bytes += known.text.utf8.count
         }
         let now = (files: view.paths.count, written: written)
-        guard project.lastProgress.map({ $0.files != now.files || $0.written != now.written }) ?? (now.files > 0) else { return }
+        guard project.lastProgress.map({ $0.files != now.files || $0.written != now.written }) ?? (now.files > 0 || project.treeHeard) else { return }
         project.lastProgress = now
         notifyEditors(ProjectProgressNotification(key: project.key, name: project.name, files: now.files, written: written, bytes: bytes))
     }
