@@ -59,10 +59,17 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // What `quire share` and `quire join` say and how they talk to a daemon: a JSON-RPC client on
+        // its editor socket and the words on the terminal.
+        .target(
+            name: "QuireConsole",
+            dependencies: ["QuireDaemon", "QuireProtocol", "QuireProject", "JSON"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .executableTarget(
             name: "quire",
             dependencies: [
-                "QuireDaemon", "QuireRelay", "QuireProject", "ReplicatingTypes",
+                "QuireDaemon", "QuireRelay", "QuireProject", "QuireConsole", "ReplicatingTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -82,6 +89,11 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "QuireProjectTests", dependencies: ["QuireProject", "ReplicatingTypes", "EditingTraces", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "QuireProtocolTests", dependencies: ["QuireProtocol", "JSON"]),
+        .testTarget(
+            name: "QuireConsoleTests",
+            dependencies: ["QuireConsole", "QuireProject", "JSON", "QuireTestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // What the test targets share: daemon processes, test editors, waiting on a condition.
         .target(
             name: "QuireTestSupport",

@@ -1,13 +1,13 @@
 /// Text from outside (a peer's user name, a close reason) made safe to log or show.
-enum DisplayText {
+public enum DisplayText {
     /// A user name from a peer or an editor is cut to this many characters.
-    static let maximumNameLength = 64
+    public static let maximumNameLength = 64
     /// A reason for closing a link, ours or the peer's, is cut to this many characters.
-    static let maximumReasonLength = 400
+    public static let maximumReasonLength = 400
 
     /// `text` as something safe to show: no control or format characters (which could move a
     /// terminal's cursor or reorder text), no white space at either end, at most `limit` characters.
-    static func clean(_ text: String, limit: Int = maximumNameLength) -> String {
+    public static func clean(_ text: String, limit: Int = maximumNameLength) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars where scalars.count < limit {
             switch scalar.properties.generalCategory {

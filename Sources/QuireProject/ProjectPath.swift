@@ -7,7 +7,11 @@
 ///    it can be shown in a terminal and written as a line;
 /// 3. at most `maximumUTF8Bytes` bytes of UTF-8, each component at most `maximumComponentBytes`
 ///    (the Linux limit for one name);
-/// 4. paths are equal, hashed and ordered by their bytes, as the file system tells names apart.
+/// 4. paths are equal, hashed and ordered by their bytes, as the file system tells names apart;
+/// 5. no component is `.git` in any letter case (`isGitFolderName`): a project's files never
+///    include a repository's own folder, at the root or in any subfolder, so nothing a peer
+///    sends can be written there (hooks and `config` run code on the host; `.GIT` is the same
+///    folder on a case-insensitive file system).
 public struct ProjectPath: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static let maximumUTF8Bytes = 1024
     public static let maximumComponentBytes = 255
@@ -42,11 +46,19 @@ public struct ProjectPath: Hashable, Comparable, Sendable, CustomStringConvertib
             if component == "." || component == ".." {
                 throw Refusal(description: "a path in a project cannot have a `.` or `..` component: \(Self.shown(text))")
             }
+            if Self.isGitFolderName(component) {
+                throw Refusal(description: "a path in a project cannot go into a `.git` folder: \(Self.shown(text))")
+            }
             if component.utf8.count > Self.maximumComponentBytes {
                 throw Refusal(description: "a name in a project path has at most \(Self.maximumComponentBytes) bytes: \(Self.shown(text))")
             }
         }
         string = text
+    }
+
+    /// Whether `name` is `.git` in any ASCII letter case.
+    public static func isGitFolderName(_ name: Substring) -> Bool {
+        name.utf8.count == 4 && name.utf8.lazy.map { $0 | 0x20 }.elementsEqual(".git".utf8.lazy.map { $0 | 0x20 })
     }
 
     /// The components, `["a", "b", "c"]` for `a/b/c`.

@@ -14,7 +14,7 @@ struct Quire: ParsableCommand {
         abstract: "Collaborative text-editing daemon: editors attach over stdio with JSON-RPC 2.0, daemons pair as peers.",
         discussion: "Without a subcommand, `quire` is `quire serve`. The protocols are described in protocol/README.md and protocol/peer.md.",
         version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion), peer protocol \(PeerLink.protocolVersion))",
-        subcommands: [Serve.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
+        subcommands: [Serve.self, ShareCommand.self, JoinCommand.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -84,46 +84,36 @@ func bootstrapLogging(_ level: String) {
     }
 }
 
-func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Options, storage: StorageOptions) throws -> Int32 {
+/// Runs the daemon (or joins the one holding the data directory as an editor's bridge); `opened`
+/// is the storage when the caller opened it already (`quire peer --stdio`).
+func runDaemon(configuration: Daemon.Configuration, options: DaemonServer.Options, storage: StorageOptions,
+               opened: StorageOptions.Storage? = nil) throws -> Int32 {
     let logger = Logger(label: "quire")
     var configuration = configuration
     var options = options
     let store: DocumentStore?
-    switch try storage.openStore(logger: logger) {
+    switch try opened ?? storage.openStore(logger: logger) {
     case .store(let opened):
         store = opened
         // Editors can also reach this daemon in its data directory: a second `quire` started
         // for the same directory becomes one of them (below) rather than a daemon of its own.
-        if options.socketPath == nil && options.serveStdio && !options.peerStdio {
-            let location = EditorSocketLocation(dataDirectory: opened.path)
-            do {
-                try location.prepare()
+        // So can peers: `quire peer --stdio` (over ssh) bridges to its peer socket.
+        let location = EditorSocketLocation(dataDirectory: opened.path)
+        do {
+            try location.prepare()
+            options.peerSocketPath = location.peerSocketPath
+            if options.socketPath == nil && options.serveStdio && !options.peerStdio {
                 options.socketPath = location.socketPath
                 options.socketIsOptional = true
-            } catch {
-                logger.warning("not listening for editors: \(error)")
             }
+        } catch {
+            logger.warning("not listening for editors or peers: \(error)")
         }
     case .heldBy(let socketPath):
         if options.serveStdio && !options.peerStdio && options.socketPath == nil
-            && options.listen.isEmpty && options.connect.isEmpty && options.connectCommands.isEmpty && options.relays.isEmpty {
-            // The holder may have just started and not be listening yet: retry for a moment.
-            let deadline = Date().addingTimeInterval(3)
-            while true {
-                do {
-                    return try AttachBridge.run(socketPath: socketPath)
-                } catch let error as PeerNetworkError {
-                    logger.warning("cannot join the daemon at \(socketPath): \(error)")
-                    break
-                } catch {
-                    if Date() < deadline {
-                        usleep(50_000)
-                        continue
-                    }
-                    logger.warning("cannot join the daemon at \(socketPath): \(error)")
-                    break
-                }
-            }
+            && options.listen.isEmpty && options.connect.isEmpty && options.connectCommands.isEmpty && options.relays.isEmpty,
+           let status = joinRunningDaemon(socketPath: socketPath, command: "quire", logger: logger) {
+            return status
         }
         FileHandle.standardError.write(Data("quire: another quire holds the data directory; this one keeps its documents in memory only (pass --data-dir to keep them elsewhere)\n".utf8))
         store = nil
@@ -276,14 +266,22 @@ struct StorageOptions: ParsableArguments {
         case memory
     }
 
+    /// The data directory `openStore` uses: nil with --ephemeral or without HOME.
+    var dataDirectoryPath: String? { ephemeral ? nil : dataDir ?? Self.defaultDataDir }
+
     /// The data directory asked for. A directory named with --data-dir that cannot be used is an
-    /// error. When the default one is held by another daemon, the caller joins that daemon as
-    /// one of its editors; when it cannot be used otherwise, documents are kept in memory.
-    func openStore(logger: Logger) throws -> Storage {
+    /// error (held by another daemon too, unless `joiningHeld`: then it is `heldBy`). When the
+    /// default one is held by another daemon, the caller joins that daemon as one of its
+    /// editors; when it cannot be used otherwise, documents are kept in memory.
+    func openStore(logger: Logger, joiningHeld: Bool = false) throws -> Storage {
         guard !ephemeral else { return .memory }
         let mode = DocumentStore.Durability(rawValue: durability) ?? .sync
         if let dataDir {
             do { return .store(try DocumentStore(path: dataDir, durability: mode, snapshotLogBytes: snapshotLogBytes, logger: logger)) } catch {
+                if joiningHeld, let error = error as? StorageError, error.isLockHeld {
+                    logger.info("\(error); joining it")
+                    return .heldBy(editorSocket: EditorSocketLocation(dataDirectory: dataDir).socketPath)
+                }
                 throw ValidationError("\(error)")
             }
         }
@@ -303,40 +301,6 @@ struct StorageOptions: ParsableArguments {
             FileHandle.standardError.write(Data("quire: \(error); documents are kept in memory only (pass --data-dir to keep them elsewhere)\n".utf8))
             return .memory
         }
-    }
-}
-
-/// `quire peer --stdio`: a daemon that speaks the peer protocol on stdin/stdout, for
-/// `--connect-command 'ssh host quire peer --stdio'`.
-struct Peer: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Speak the peer protocol on stdin/stdout (the far end of --connect-command).")
-
-    @Flag(help: "Peer over stdin/stdout (required: the only mode so far).")
-    var stdio = false
-
-    @Option(help: "Also accept editors on this Unix socket.")
-    var socket: String?
-
-    @Option(help: "Log level.")
-    var logLevel: String = "warning"
-
-    @OptionGroup var peering: PeeringOptions
-
-    @OptionGroup var storage: StorageOptions
-
-    func validate() throws {
-        guard stdio else { throw ValidationError("quire peer needs --stdio") }
-    }
-
-    func run() throws {
-        bootstrapLogging(logLevel)
-        var configuration = Daemon.Configuration(serverVersion: Quire.version)
-        try peering.configure(&configuration)
-        guard configuration.peerSecret != nil else { throw ValidationError("peering needs a shared secret: set QUIRE_SECRET or pass --secret-file") }
-        var options = DaemonServer.Options(serveStdio: false, socketPath: socket)
-        peering.apply(to: &options)
-        options.peerStdio = true
-        throw ExitCode(try runDaemon(configuration: configuration, options: options, storage: storage))
     }
 }
 

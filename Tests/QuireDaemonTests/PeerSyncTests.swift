@@ -286,6 +286,10 @@ import QuireTestSupport
         var asked: [String] = []
         var listeningPorts: [Int] = []
         func listen(host: String, port: Int) throws -> Int { asked.append("listen \(host):\(port)"); listeningPorts.append(7070); return 7070 }
+        func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int {
+            asked.append("listen \(host):\(port) \(scope.map(\.description) ?? "any")")
+            return 7070
+        }
         func stopListening(port: Int) -> Bool { asked.append("stop \(port)"); return listeningPorts.contains(port) }
         func connect(host: String, port: Int, fingerprint: String?) throws {
             asked.append("connect \(host):\(port)" + (fingerprint.map { " pinned \($0)" } ?? ""))
@@ -298,6 +302,9 @@ import QuireTestSupport
         func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { asked.append("relay \(relayHost):\(port) \(scope)") }
         func connect(command: String, fingerprint: String?, scope: DocumentScope) throws { asked.append("command \(command) \(scope)") }
         func disconnect(scope: DocumentScope) { asked.append("disconnect \(scope)") }
+        func connect(addresses: [(host: String, port: Int)], fingerprint: String?, scope: DocumentScope) throws {
+            asked.append("connect \(addresses.map { "\($0.host):\($0.port)" }.joined(separator: " or ")) \(scope)")
+        }
     }
 
     @Test func peerRequestsReachTheTransport() {

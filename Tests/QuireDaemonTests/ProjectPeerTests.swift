@@ -81,6 +81,76 @@ import QuireTestSupport
         _ = wire
     }
 
+    @Test func joiningAnEmptyProjectReportsItComplete() throws {
+        let root = try ProjectFixture.folder([:], name: "empty")
+        let net = PeerTestNetwork()
+        let host = net.makeDaemon(960), joiner = net.makeDaemon(970)
+        let hostTransport = RecordingTransport(), joinerTransport = RecordingTransport()
+        host.transport = hostTransport
+        joiner.transport = joinerTransport
+        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
+        hostEditor.initialize(user: "ann")
+        joinerEditor.initialize(user: "bob")
+        let shared = try #require(hostEditor.request("project/share", ["root": .string(root)])["result"])
+        #expect(shared["files"] == 0)
+        let key = try #require(shared["key"]?.stringValue)
+        let directory = DaemonProcess.temporaryDirectory("empty-join") + "/copy"
+        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
+        joiner.projects.syncDisk()
+        #expect(joinerEditor.take("project/progress").isEmpty, "nothing heard from the host yet: no progress")
+        let wire = try net.link(joiner, host, scope: .project(key: key))
+        var progress: [JSONValue] = []
+        #expect(Self.settle(net, [host, joiner]) {
+            progress += joinerEditor.take("project/progress")
+            return !progress.isEmpty
+        })
+        #expect(progress.last?["params"]?["files"] == 0 && progress.last?["params"]?["written"] == 0, "\(progress)")
+        _ = (wire, hostTransport, joinerTransport)
+    }
+
+    @Test func aJoinersFileIsWrittenOnlyOnceItsTextHasArrived() throws {
+        // Files whose texts take several frames: between the document list (which makes empty
+        // copies) and the operations, the joiner's disk pass must write nothing empty or partial.
+        var files: [String: [UInt8]] = [:]
+        for index in 0..<6 {
+            let lines = (0..<400).map { "let <A\(index)_\($0)> = f(\($0)) + \"s\"\n" }.joined()
+            files["src/file\(index).swift"] = Array(lines.utf8)
+        }
+        let root = try ProjectFixture.folder(files, name: "paced")
+        let net = PeerTestNetwork()
+        let host = net.makeDaemon(900), joiner = net.makeDaemon(950)
+        let hostTransport = RecordingTransport(), joinerTransport = RecordingTransport()
+        host.transport = hostTransport
+        joiner.transport = joinerTransport
+        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
+        hostEditor.initialize(user: "ann")
+        joinerEditor.initialize(user: "bob")
+        let sharing = hostEditor.request("project/share", ["root": .string(root)])
+        let shared = try #require(sharing["result"], "\(sharing)")
+        let key = try #require(shared["key"]?.stringValue)
+        let directory = DaemonProcess.temporaryDirectory("paced-join") + "/copy"
+        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
+        let wire = try net.link(host, joiner, paced: true, scope: .project(key: key))
+        var steps = 0
+        while Self.contents(of: directory).count < files.count || Self.contents(of: directory).values.contains(where: \.isEmpty) {
+            steps += 1
+            guard steps < 2_000 else { break }
+            _ = net.carry(wire, atMost: 1_500, daemons: [host, joiner])
+            joiner.projects.syncDisk()
+            for (path, bytes) in Self.contents(of: directory) {
+                #expect(bytes == Data(files[path] ?? []), "step \(steps): \(path) written before its text arrived (\(bytes.count) bytes)")
+            }
+            for progress in joinerEditor.take("project/progress") {
+                let written = progress["params"]?["written"]?.integerValue ?? 0
+                let whole = Self.contents(of: directory).filter { Data(files[$0.key] ?? []) == $0.value }.count
+                #expect(Int(written) <= whole, "step \(steps): progress says \(written) files are in, \(whole) are")
+            }
+        }
+        #expect(Self.contents(of: directory) == files.mapValues { Data($0) }, "after \(steps) steps")
+        #expect(steps > 3, "the texts took several steps to arrive")
+        _ = (hostTransport, joinerTransport)
+    }
+
     @Test func whatATimerPassReadsFromDiskGoesOutWithoutWaitingForAnotherRead() throws {
         let root = try ProjectFixture.folder(["a.txt": Array("one\n".utf8)], name: "timed")
         let net = PeerTestNetwork()

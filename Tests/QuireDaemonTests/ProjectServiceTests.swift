@@ -28,6 +28,8 @@ import ReplicatingTypes
         let key = try #require(result["key"]?.stringValue)
         let project = try #require(daemon.projects.project(key: key))
         #expect(result["files"] == 3, "README.md, src/main.swift and .gitignore: \(result)")
+        #expect(!transport.listenedScopes.isEmpty && transport.listenedScopes.allSatisfy { $0 == .project(key: key) },
+                "the project's port takes its secret only: \(transport.listenedScopes)")
         #expect(result["name"]?.stringValue == "proj")
         let skipped = result["skipped"]?.arrayValue ?? []
         #expect(skipped.count == 1 && skipped.first?["path"] == "logo.png" && skipped.first?["reason"]?.stringValue?.contains("binary") == true, "\(skipped)")
@@ -176,6 +178,32 @@ import ReplicatingTypes
         #expect(ProjectFixture.read(root + "/src/app.swift") == "print(1)\n")
     }
 
+    @Test func joiningViaACommandPeersOverItInsteadOfTheLinesAddresses() throws {
+        let root = try ProjectFixture.folder(Self.files)
+        let (host, _) = ProjectFixture.daemon(180)
+        let shared = try #require(ProjectFixture.share(host, root: root)["result"])
+        let key = try #require(shared["key"]?.stringValue)
+        let (joiner, transport) = ProjectFixture.daemon(190)
+        let editor = TestEditor(daemon: joiner)
+        editor.initialize()
+        let directory = DaemonProcess.temporaryDirectory("via") + "/copy"
+        for bad: JSONValue in ["", "   ", "ssh host\nrm -rf ~", .string(String(repeating: "s", count: 1025)), 7] {
+            let refused = editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory), "via": bad])
+            #expect(refused["error"]?["code"] == -32602, "\(bad)")
+            #expect(refused["error"]?["message"]?.stringValue?.contains("params.via") == true, "\(refused)")
+        }
+        #expect(joiner.projects.project(key: key) == nil, "a refused join makes nothing")
+        let joined = editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory), "via": "ssh ann@host"])
+        #expect(joined["result"]?["key"]?.stringValue == key, "\(joined)")
+        #expect(transport.connected.isEmpty && transport.relays.isEmpty, "the line's addresses are not dialed")
+        #expect(transport.commands.count == 1)
+        #expect(transport.commands.first?.command == "ssh ann@host quire peer --stdio")
+        #expect(transport.commands.first?.scope == .project(key: key))
+        #expect(transport.commands.first?.fingerprint == host.identity.fingerprint.replacingOccurrences(of: "-", with: "")
+                || PeerIdentity.normalized(transport.commands.first?.fingerprint ?? "") == PeerIdentity.normalized(host.identity.fingerprint),
+                "pinned to the host's key")
+    }
+
     @Test func treeFramesReceivedCreateRenameAndDeleteFiles() throws {
         let root = try ProjectFixture.folder(Self.files)
         let (host, _) = ProjectFixture.daemon(160)
@@ -190,6 +218,7 @@ import ReplicatingTypes
         let joined = editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
         #expect(joined["result"]?["key"]?.stringValue == key && joined["result"]?["name"] == "proj", "\(joined)")
         #expect(joinerTransport.connected.contains { $0.scope == .project(key: key) && $0.host == "127.0.0.1" })
+        #expect(joinerTransport.dials.count == 1, "the line's addresses are alternatives of one dial: \(joinerTransport.dials)")
         #expect(editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(root)])["result"]?["key"]?.stringValue == key,
                 "joining again is the same project")
         let joinedProject = try #require(joiner.projects.project(key: key))

@@ -12,11 +12,19 @@ final class RecordingTransport: PeerTransport {
     var listened: [(host: String, port: Int)] = []
     var connected: [(host: String, port: Int, fingerprint: String?, scope: DocumentScope)] = []
     var relays: [(host: String, port: Int, scope: DocumentScope)] = []
+    var commands: [(command: String, fingerprint: String?, scope: DocumentScope)] = []
     var disconnected: [DocumentScope] = []
+    /// Each dial of alternative addresses (one link wanted), as `host:port`s.
+    var dials: [[String]] = []
+    /// The scope each listen was for (nil: every secret).
+    var listenedScopes: [DocumentScope?] = []
     var stopped: [Int] = []
     private var nextPort = 40_000
 
-    func listen(host: String, port: Int) throws -> Int {
+    func listen(host: String, port: Int) throws -> Int { try listen(host: host, port: port, scope: nil) }
+
+    func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int {
+        listenedScopes.append(scope)
         let bound = port == 0 ? nextPort : port
         nextPort += 1
         listened.append((host, bound))
@@ -25,10 +33,14 @@ final class RecordingTransport: PeerTransport {
     func stopListening(port: Int) -> Bool { stopped.append(port); return true }
     func connect(host: String, port: Int, fingerprint: String?) throws { connected.append((host, port, fingerprint, .general)) }
     func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { connected.append((host, port, fingerprint, scope)) }
+    func connect(addresses: [(host: String, port: Int)], fingerprint: String?, scope: DocumentScope) throws {
+        dials.append(addresses.map { "\($0.host):\($0.port)" })
+        for address in addresses { connected.append((address.host, address.port, fingerprint, scope)) }
+    }
     func connect(relayHost: String, port: Int, fingerprint: String?) throws { relays.append((relayHost, port, .general)) }
     func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws { relays.append((relayHost, port, scope)) }
     func connect(command: String, fingerprint: String?) throws {}
-    func connect(command: String, fingerprint: String?, scope: DocumentScope) throws {}
+    func connect(command: String, fingerprint: String?, scope: DocumentScope) throws { commands.append((command, fingerprint, scope)) }
     func disconnect(scope: DocumentScope) { disconnected.append(scope) }
     var listeningPorts: [Int] { listened.map(\.port) }
 }

@@ -92,6 +92,57 @@ import Testing
         #expect(!c.log.all.contains { $0.contains("reconnecting") }, "no reconnect was scheduled: \(c.log.all.filter { $0.contains("reconnect") })")
     }
 
+    @Test func aJoinLinesAddressesAreAlternativesOneLinkIsMade() throws {
+        let project = try ScopedSharingTests.project()
+        let projectDocument = DocumentScope.projectURI(key: project.key, file: "f-1")
+        let host = try Node(400, secret: nil, projects: [project.secret])
+        let joiner = try Node(500, secret: nil, projects: [project.secret])
+        defer { for node in [host, joiner] { node.stop() } }
+        try host.open(projectDocument, text: "project text\n")
+        let port = try host.run { _ in try host.transport.listen(host: "127.0.0.1", port: 0) }
+        // A port nothing listens on: bound, then closed.
+        let closed = try host.run { _ in try host.transport.listen(host: "127.0.0.1", port: 0) }
+        _ = try host.run { _ in host.transport.stopListening(port: closed) }
+        // As a join line lists them: an address that does not answer first, then the host twice
+        // (loopback and another name for it).
+        let addresses = [(host: "127.0.0.1", port: closed), (host: "127.0.0.1", port: port), (host: "localhost", port: port)]
+        try joiner.run { _ in try joiner.transport.connect(addresses: addresses, fingerprint: nil, scope: .project(key: project.key)) }
+        #expect(waitUntil { joiner.text(projectDocument) == "project text\n" })
+        // Every address was in play: still one link on each side once the dial settled.
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(joiner.scopes() == [.project(key: project.key)], "\(joiner.scopes())")
+        #expect(host.scopes() == [.project(key: project.key)], "\(host.scopes())")
+        // The host goes away and comes back on the same port: the joiner finds it again through
+        // the same list, still with one link.
+        _ = try host.run { _ in host.transport.stopListening(port: port) }
+        try host.run { daemon in for link in daemon.links.values { link.close("test: host restarts") } }
+        #expect(waitUntil { joiner.scopes().isEmpty })
+        _ = try host.run { _ in try host.transport.listen(host: "127.0.0.1", port: port) }
+        #expect(waitUntil(timeout: 15) { joiner.scopes() == [.project(key: project.key)] }, "\(joiner.scopes())")
+        #expect(host.scopes() == [.project(key: project.key)])
+    }
+
+    @Test func aProjectsListenerTakesOnlyThatProjectsSecret() throws {
+        let project = try ScopedSharingTests.project(), other = try ScopedSharingTests.project()
+        let host = try Node(600, projects: [project.secret, other.secret])
+        let generalPeer = try Node(700)
+        let otherPeer = try Node(800, secret: nil, projects: [other.secret])
+        let partner = try Node(900, secret: nil, projects: [project.secret])
+        defer { for node in [host, generalPeer, otherPeer, partner] { node.stop() } }
+        try host.open("notes", text: "general text\n")
+        let port = try host.run { _ in try host.transport.listen(host: "127.0.0.1", port: 0, scope: .project(key: project.key)) }
+        try generalPeer.run { _ in try generalPeer.transport.connect(host: "127.0.0.1", port: port, fingerprint: nil) }
+        try otherPeer.run { _ in try otherPeer.transport.connect(host: "127.0.0.1", port: port, fingerprint: nil, scope: .project(key: other.key)) }
+        try partner.run { _ in try partner.transport.connect(host: "127.0.0.1", port: port, fingerprint: nil, scope: .project(key: project.key)) }
+        #expect(waitUntil { partner.scopes() == [.project(key: project.key)] })
+        // The other two proved secrets the host holds, but not the one this port is for.
+        #expect(waitUntil { generalPeer.log.all.contains { $0.contains("authentication failed") } && otherPeer.log.all.contains { $0.contains("authentication failed") } },
+                "\(generalPeer.log.all.suffix(3)) \(otherPeer.log.all.suffix(3))")
+        #expect(generalPeer.scopes().isEmpty && otherPeer.scopes().isEmpty)
+        #expect(generalPeer.documentNames().isEmpty, "the general document never left through the project's port")
+        #expect(host.scopes() == [.project(key: project.key)])
+    }
+
     @Test func twoDaemonsMeetAtARelayWithAProjectsSecretOnly() throws {
         let project = try ScopedSharingTests.project()
         let projectDocument = DocumentScope.projectURI(key: project.key, file: "f-2")

@@ -60,9 +60,11 @@ final class FileBinder {
         return try mergeOutsideChanges(of: document, content: Self.readFile(path))
     }
 
-    /// The same, with the file's content already read (nil: the file is gone, nothing to merge).
+    /// The same, with the file's content already read (nil: the file is gone, nothing to merge):
+    /// a project's scan passes what it read without following links, so a link swapped in at
+    /// the path meanwhile is never read through.
     @discardableResult
-    private func mergeOutsideChanges(of document: SharedDocument, content: [UInt8]?) throws(ResponseError) -> Int {
+    func mergeOutsideChanges(of document: SharedDocument, content: [UInt8]?) throws(ResponseError) -> Int {
         guard let binding = document.file, let bytes = content else { return 0 }
         let hash = TextHash.sha256Hex(bytes: bytes)
         guard hash != binding.hash else { return 0 }

@@ -3,6 +3,10 @@
 public protocol PeerTransport: AnyObject {
     /// Starts accepting peers; returns the port actually bound (port 0 picks one).
     func listen(host: String, port: Int) throws -> Int
+    /// The same, for links of `scope` only: a connector proving another secret this daemon holds
+    /// fails as with a wrong one (a project's listener never opens the general documents or
+    /// another project's to whoever reaches its port). nil: every secret held.
+    func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int
     /// Stops accepting new peers; live links stay up.
     func stopListening(port: Int) -> Bool
     /// Connects to a peer, reconnecting with backoff when the link drops; with `fingerprint`,
@@ -10,6 +14,11 @@ public protocol PeerTransport: AnyObject {
     func connect(host: String, port: Int, fingerprint: String?) throws
     /// The same, proving the secret of `scope` (a joined project's, protocol/decisions/project-sharing.md).
     func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws
+    /// Connects to one peer that may be reached at any of `addresses` (a join line's, best first):
+    /// each attempt tries them in order until one connects, so one link is made, not one per
+    /// address; after the link drops, or every address failed, it starts again from the first
+    /// with backoff.
+    func connect(addresses: [(host: String, port: Int)], fingerprint: String?, scope: DocumentScope) throws
     /// Dials a relay (`quire relay`) until it pairs this daemon with another of the same secret,
     /// and peers over that connection; dials again when the link drops (`protocol/relay.md`).
     func connect(relayHost: String, port: Int, fingerprint: String?) throws

@@ -28,6 +28,7 @@ struct ProjectRecordFile {
         var relay: String?
         var active: Bool
         var listen: [String]?
+        var via: String?
     }
 
     /// One line of `known.json`.
@@ -57,7 +58,7 @@ struct ProjectRecordFile {
         try FileSystem.makeDirectory(directory)
         let record = Record(key: project.key, name: project.name, root: project.root, role: project.role, secret: Hex.encode(project.secret),
                             fingerprint: project.fingerprint, addresses: project.addresses, relay: project.relay, active: project.active,
-                            listen: project.listen)
+                            listen: project.listen, via: project.via)
         try FileSystem.writeAtomically(Array(try JSONEncoder().encode(record)), to: directory + "/project.json", mode: 0o600)
     }
 
@@ -95,6 +96,7 @@ struct ProjectRecordFile {
                                     secret: secret, fingerprint: record.fingerprint, addresses: record.addresses, relay: record.relay,
                                     replica: replica)
         project.active = record.active
+        project.via = record.via.map { String($0.prefix(ProjectJoinRequest.maximumViaBytes)) }
         project.listen = Array((record.listen ?? []).prefix(ProjectShareRequest.maximumListen))
         if let treeBytes = try FileSystem.read(directory + "/tree") {
             guard treeBytes.count <= Self.maximumTreeBytes else { throw StorageError("\(directory)/tree is over \(Self.maximumTreeBytes) bytes") }

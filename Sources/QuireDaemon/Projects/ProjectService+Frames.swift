@@ -36,6 +36,7 @@ extension ProjectService {
         do { operations = try ProjectTree.Operation.decode(payload) } catch {
             throw ProjectFrameError(description: "project \(key): a tree frame does not decode: \(error)")
         }
+        project.treeHeard = true
         var changed: [ProjectTree.Operation] = []
         for operation in operations {
             do {

@@ -101,7 +101,8 @@ extension ProjectService {
             if document.file?.path != project.absolute(path), let last = project.known[file] {
                 try parts.files.bind(document, toFile: project.absolute(path), content: Array(last.text.utf8), writtenByEditor: true)
             }
-            try parts.files.mergeOutsideChanges(of: document)
+            // What the scan read (walked from the root without following links), not the path again.
+            try parts.files.mergeOutsideChanges(of: document, content: Array(text.utf8))
         } catch {
             logger.warning("project \(project.key): the change to \(DisplayText.clean(path.string)) is not taken in: \(error.message)")
             return

@@ -79,7 +79,7 @@ extension ProjectService {
         project.listen = []
         for spec in specs {
             let port: Int
-            do { port = try transport.listen(host: spec.host, port: spec.port) } catch {
+            do { port = try transport.listen(host: spec.host, port: spec.port, scope: project.scope) } catch {
                 throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot listen on \(spec): \(error)")
             }
             project.listeningPorts.append(port)
@@ -115,7 +115,7 @@ extension ProjectService {
     /// Joins the project of `text` (a join line) into `directory` (default: its name under
     /// `workingDirectory`), which must be empty or not exist; dials the line's addresses (or
     /// relay) with its secret, pinned to its fingerprint.
-    func join(line text: String, directory requested: String?, workingDirectory: String) throws(ResponseError) -> ProjectJoinRequest.Result {
+    func join(line text: String, directory requested: String?, via: String? = nil, workingDirectory: String) throws(ResponseError) -> ProjectJoinRequest.Result {
         let line: JoinLine
         do { line = try JoinLine(parsing: text) } catch { throw .invalidParams("params.line: \(error)") }
         guard let transport = parts.links.transport else {
@@ -124,6 +124,11 @@ extension ProjectService {
         let key = DocumentScope.projectKey(secret: line.secret)
         if let existing = projects[key], existing.active {
             return ProjectJoinRequest.Result(key: key, name: existing.name, directory: existing.root, files: existing.view.paths.count)
+        }
+        guard requested != nil || !line.name.hasPrefix(".") else {
+            // The name comes from the host: `.ssh` or `.config` under a home folder would let it
+            // write `authorized_keys` or an autostart entry. A hidden folder must be asked for.
+            throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) starts with `.` (a hidden folder); give params.directory to join it")
         }
         let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
         let project: SharedProject
@@ -134,6 +139,7 @@ extension ProjectService {
                                     fingerprint: line.fingerprintText, addresses: line.addresses.map(\.description),
                                     relay: line.relay?.description, replica: parts.replica)
         }
+        project.via = via
         try add(project)
         do { try dial(project, transport: transport) } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot connect to \(DisplayText.clean(project.name)): \(error)")
@@ -181,13 +187,22 @@ extension ProjectService {
 
     /// Dials a joined project's host at each address of its line, or its relay.
     func dial(_ project: SharedProject, transport: PeerTransport) throws {
-        for text in project.addresses {
-            let address = try PeerAddress(text)
-            try transport.connect(host: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
+        if let via = project.via {
+            try transport.connect(command: Self.peerCommand(via: via), fingerprint: project.fingerprint, scope: project.scope)
+            return
         }
+        // One link to the host, through the first of its addresses that answers.
+        let addresses = try project.addresses.map { text throws in
+            let address = try PeerAddress(text)
+            return (host: address.host, port: Int(address.port))
+        }
+        try transport.connect(addresses: addresses, fingerprint: project.fingerprint, scope: project.scope)
         if let relay = project.relay {
             let address = try PeerAddress(relay)
             try transport.connect(relayHost: address.host, port: Int(address.port), fingerprint: project.fingerprint, scope: project.scope)
         }
     }
+
+    /// The command that peers through `via` (`ssh host`) with the Quire running at its far end.
+    static func peerCommand(via: String) -> String { via + " quire peer --stdio" }
 }

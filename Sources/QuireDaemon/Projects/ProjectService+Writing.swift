@@ -21,8 +21,12 @@ extension ProjectService {
         var known: [FileID: ProjectWriter.Wanted] = [:]
         var open: Set<ProjectPath> = []
         var documentsByFile: [FileID: SharedDocument] = [:]
+        let links = parts.links.established.filter { $0.scope == project.scope }
+        var bytesOnDisk = project.known.values.reduce(0) { $0 + $1.text.utf8.count }
         for (file, path) in view.paths {
             guard let document = parts.documents.document(project.uri(of: file)) else { continue }   // not here yet
+            // Its text is still on the way: written once it is, never empty first.
+            guard links.isEmpty || links.contains(where: { $0.hasCaughtUp(on: document.uri) }) else { continue }
             let last = project.known[file]
             if parts.sessions.isOpen(document) {
                 open.insert(path)
@@ -32,7 +36,19 @@ extension ProjectService {
             guard last == nil || last?.path != path || project.writtenRevisions[file] != document.revision else { continue }
             if let hold = project.heldAt[file], hold.revision == document.revision, hold.path == path { continue }
             let format = document.file?.format ?? project.formats[file] ?? .plain
-            wanted[file] = ProjectWriter.Wanted(path: path, text: String(decoding: format.encode(document.text.string), as: UTF8.self))
+            let text = String(decoding: format.encode(document.text.string), as: UTF8.self)
+            if project.role == .host, Self.decidesSharing(path) || last.map({ Self.decidesSharing($0.path) }) == true,
+               last?.path != path || last?.text != text {
+                holdSharingFile(file, at: path, revision: document.revision, in: project)
+                continue
+            }
+            let grown = bytesOnDisk - (last?.text.utf8.count ?? 0) + text.utf8.count
+            if text.utf8.count > diskLimits.fileBytes || grown > diskLimits.totalBytes {
+                holdOversized(file, at: path, revision: document.revision, bytes: text.utf8.count, in: project)
+                continue
+            }
+            bytesOnDisk = grown
+            wanted[file] = ProjectWriter.Wanted(path: path, text: text)
             documentsByFile[file] = document
             if let last { known[file] = last }
         }
@@ -41,11 +57,54 @@ extension ProjectService {
                 open.insert(last.path)
                 continue
             }
+            if project.role == .host, Self.decidesSharing(last.path) { continue }   // a host's ignore file is not removed
             known[file] = last
         }
-        if !wanted.isEmpty || !known.isEmpty { write(project, wanted: wanted, known: known, open: open, documents: documentsByFile) }
+        if !wanted.isEmpty || !known.isEmpty {
+            open.formUnion(pathsOpenOutsideTheProject(in: project))
+            write(project, wanted: wanted, known: known, open: open, documents: documentsByFile)
+        }
         if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
         reportProgress(project, view: view)
+    }
+
+    /// Whether the file at `path` decides what a host shares: an ignore file (`.gitignore`,
+    /// `.quireignore`) or a `.quire-root`, at any level. On a project this daemon hosts, the
+    /// daemon never creates, changes, moves or removes one because of a peer (a partner's
+    /// `!.env` would make the host send files it never shared); the change stays in the
+    /// document, and the host's own save (or another program's write) is what reaches the disk.
+    static func decidesSharing(_ path: ProjectPath) -> Bool {
+        let name = path.name
+        return ProjectScanner.ignoreFileNames.contains(where: { $0 == name }) || name == ".quire-root"
+    }
+
+    /// A peer's change to a file that decides what this host shares is not written (logged once
+    /// per revision and path).
+    private func holdSharingFile(_ file: FileID, at path: ProjectPath, revision: UInt64, in project: SharedProject) {
+        if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
+        project.heldAt[file] = (revision, path)
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: a partner's change to a file that decides what this daemon shares waits for the host to save it")
+    }
+
+    /// Files of `project` an editor has open as another document (opened by name before the
+    /// folder was shared, or by a client that names files itself): their buffers are the
+    /// editor's too, so the writer holds them like the project's own open files.
+    private func pathsOpenOutsideTheProject(in project: SharedProject) -> Set<ProjectPath> {
+        let prefix = "@\(project.key)/"
+        var paths: Set<ProjectPath> = []
+        for session in parts.sessions.sessions.values {
+            for uri in session.openDocuments where !uri.hasPrefix(prefix) {
+                if let file = parts.documents.document(uri)?.file?.path, let path = project.projectPath(ofAbsolute: file) { paths.insert(path) }
+            }
+        }
+        return paths
+    }
+
+    /// A file that would pass `diskLimits` is not written (logged once per revision and path).
+    private func holdOversized(_ file: FileID, at path: ProjectPath, revision: UInt64, bytes: Int, in project: SharedProject) {
+        if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
+        project.heldAt[file] = (revision, path)
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: \(bytes) bytes would pass the bounds of a project folder (\(diskLimits.fileBytes >> 20) MiB a file, \(diskLimits.totalBytes >> 20) MiB in all)")
     }
 
     private func write(_ project: SharedProject, wanted: [FileID: ProjectWriter.Wanted], known: [FileID: ProjectWriter.Wanted],
@@ -105,7 +164,7 @@ extension ProjectService {
             bytes += known.text.utf8.count
         }
         let now = (files: view.paths.count, written: written)
-        guard project.lastProgress.map({ $0.files != now.files || $0.written != now.written }) ?? (now.files > 0) else { return }
+        guard project.lastProgress.map({ $0.files != now.files || $0.written != now.written }) ?? (now.files > 0 || project.treeHeard) else { return }
         project.lastProgress = now
         notifyEditors(ProjectProgressNotification(key: project.key, name: project.name, files: now.files, written: written, bytes: bytes))
     }

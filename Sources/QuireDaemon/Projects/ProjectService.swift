@@ -44,6 +44,10 @@ final class ProjectService: ProjectFrames {
     /// Ends a timer pass that changed something as a read ends (`OutputGate.endRead`): what it
     /// logged is made durable and its edits go to editors and peers.
     var endRead: () -> Void = {}
+    /// What the daemon writes into a project folder at most, the bounds of what a host may
+    /// share (a file of at most `fileBytes`, `totalBytes` of files in all): a partner's larger
+    /// document or many documents stay documents and are not written (`ProjectService+Writing`).
+    var diskLimits = ProjectScanner.Limits()
     /// Counts the disk passes that changed documents, the tree or the disk.
     var passesWithChanges = 0
     /// Runs work on the daemon's event loop after a delay (seconds); nil (tests): the caller

@@ -45,6 +45,9 @@ final class SharedProject {
     var fingerprint: String
     var addresses: [String]
     var relay: String?
+    /// A command reaching the host's machine (`ssh host`): peer over `<via> quire peer --stdio`
+    /// instead of the addresses and relay.
+    var via: String?
     var tree: ProjectTree {
         didSet { cachedView = nil }
     }
@@ -86,6 +89,9 @@ final class SharedProject {
     var needsScan = false
     /// The last `project/progress` sent (files, written).
     var lastProgress: (files: Int, written: Int)?
+    /// A tree frame came from a link this run (the host sends one, empty or not, whenever a link
+    /// comes up): an empty project's join is then complete.
+    var treeHeard = false
     var watcher: ProjectWatcher?
 
     init(key: String, name: String, root: String, role: Role, secret: [UInt8], fingerprint: String,

@@ -4,14 +4,16 @@ import NIOPosix
 
 /// `quire attach PATH`: connects to a running daemon's Unix socket and bridges this process's
 /// stdin and stdout to it, so an editor can start `quire attach` as if it were the daemon.
-/// Only a daemon that runs as the same user (`SO_PEERCRED`) is attached to.
+/// Only a daemon that runs as the same user (`SO_PEERCRED`) is attached to. `quire peer
+/// --stdio` bridges the same way to the peer socket of the daemon holding its data directory.
 public enum AttachBridge {
     /// Runs until the daemon closes and everything it sent has been written to stdout; returns
     /// 0 then, 1 on failure. End of stdin is passed on (after what was read from it) as the end
     /// of the socket's output, so `printf REQUEST | quire attach` gets its whole reply.
-    public static func run(socketPath: String) throws -> Int32 {
+    /// `command` names the bridge in errors (`quire attach`, `quire peer --stdio`).
+    public static func run(socketPath: String, command: String = "quire attach") throws -> Int32 {
         guard Descriptors.isPollable(0), Descriptors.isPollable(1) else {
-            throw PeerNetworkError("quire attach needs pipes, sockets or a terminal on stdin and stdout, as an editor gives it")
+            throw PeerNetworkError("\(command) needs pipes, sockets or a terminal on stdin and stdout, as an editor or ssh gives it")
         }
         // Unlike the daemon, the bridge just dies of a stop signal; it must only not inherit them blocked.
         var stopSignals = DaemonServer.stopSignals()
@@ -20,11 +22,18 @@ public enum AttachBridge {
         defer { try? group.syncShutdownGracefully() }
         let donePromise = group.next().makePromise(of: Int32.self)
         let done = ExitLatch(donePromise)
+        // However this ends (a daemon not listening yet, another user's), the exit promise is
+        // settled on the loop before the loop goes: SwiftNIO traps on an unsettled promise in
+        // debug builds, which killed a retrying bridge at its first failed attempt.
+        defer { try? group.next().submit { done.finish(1) }.wait() }
         nonisolated(unsafe) var stdio: Channel?
         nonisolated(unsafe) var socket: Channel?
         let daemonUIDPromise = group.next().makePromise(of: uid_t?.self)
         let connecting = ClientBootstrap(group: group)
             .channelOption(.allowRemoteHalfClosure, value: true)
+            // Nothing is read from the daemon before stdout is bridged (below): a daemon that
+            // speaks first (a peer link's hello) would otherwise lose its first bytes.
+            .channelOption(.autoRead, value: false)
             .channelInitializer { channel in
                 socket = channel
                 // The daemon closed: exit only once everything it sent has been written to stdout
@@ -45,7 +54,7 @@ public enum AttachBridge {
         guard daemonUID == getuid() else {
             socketChannel.close(promise: nil)
             let who = daemonUID.map { "uid \($0)" } ?? "a process the kernel does not name"
-            throw PeerNetworkError("the daemon at \(socketPath) runs as \(who), not as you (uid \(getuid())); quire attach sends nothing to it")
+            throw PeerNetworkError("the daemon at \(socketPath) runs as \(who), not as you (uid \(getuid())); \(command) sends nothing to it")
         }
         let output = dup(1)
         dup2(2, 1)
@@ -62,6 +71,7 @@ public enum AttachBridge {
                 }))
             }
             .takingOwnershipOfDescriptors(input: 0, output: output).wait()
+        try socketChannel.setOption(.autoRead, value: true).wait()
         let status = try donePromise.futureResult.wait()
         try? group.next().submit { stdio?.close(promise: nil) }.wait()
         socketChannel.close(promise: nil)

@@ -17,6 +17,9 @@ public final class DaemonServer {
         /// When binding `socketPath` fails, log it and serve without the socket (the socket the
         /// daemon opens on its own in its data directory) instead of failing.
         public var socketIsOptional = false
+        /// SIGTERM, SIGINT and SIGHUP stop `run()`; false when the process takes them itself and
+        /// calls `stop()` (`quire share` tells the daemon to stop sharing first).
+        public var takesStopSignals = true
         /// `[host:]port` to accept peers on (port 0 picks one and logs it).
         public var listen: [String] = []
         /// `host:port` peers to connect to (reconnecting with backoff).
@@ -27,6 +30,10 @@ public final class DaemonServer {
         public var connectCommands: [String] = []
         /// Speak the peer protocol on stdin/stdout instead of serving an editor there.
         public var peerStdio = false
+        /// Also accept peer links on this Unix socket (`PeerSocketServer`: the data directory's
+        /// peer socket, which `quire peer --stdio` bridges to); when it cannot be bound, the
+        /// daemon logs it and serves without.
+        public var peerSocketPath: String?
         /// The only user whose processes may attach on `socketPath` (checked with `SO_PEERCRED`).
         var editorUID: uid_t = getuid()
         public init(serveStdio: Bool = true, socketPath: String? = nil) {
@@ -39,6 +46,18 @@ public final class DaemonServer {
     private let daemon: Daemon
     private let options: Options
     private let logger: Logger
+    /// While `run()` serves: ends it as a stop signal does. Used only on the event loop.
+    private var stopServing: (() -> Void)?
+    private var stopRequested = false
+
+    /// Ends `run()` as a stop signal would (peers get a goodbye, the editor socket goes); from any
+    /// thread, before or while `run()` serves.
+    public func stop() {
+        group.next().execute {
+            self.stopRequested = true
+            self.stopServing?()
+        }
+    }
 
     /// SIGTERM, SIGINT and SIGHUP.
     static func stopSignals() -> sigset_t {
@@ -69,13 +88,19 @@ public final class DaemonServer {
         let network = PeerNetwork(daemon: daemon, group: group, logger: logger)
         // SIGTERM, SIGINT and SIGHUP end the daemon cleanly: peers get a goodbye, the socket goes.
         let logger = self.logger
-        Thread {
-            var signals = DaemonServer.stopSignals()
-            var number: Int32 = 0
-            guard sigwait(&signals, &number) == 0 else { return }
-            logger.info("signal \(number): shutting down")
-            loop.execute { exitStatus.finish(0) }
-        }.start()
+        if options.takesStopSignals {
+            Thread {
+                var signals = DaemonServer.stopSignals()
+                var number: Int32 = 0
+                guard sigwait(&signals, &number) == 0 else { return }
+                logger.info("signal \(number): shutting down")
+                loop.execute { exitStatus.finish(0) }
+            }.start()
+        }
+        loop.execute {
+            self.stopServing = { exitStatus.finish(0) }
+            if self.stopRequested { exitStatus.finish(0) }
+        }
         try loop.submit { daemon.transport = network }.wait()
         if daemon.store?.durability == .batch {
             let interval = TimeAmount.nanoseconds(Int64(DocumentStore.batchInterval * 1e9))
@@ -97,6 +122,15 @@ public final class DaemonServer {
                 logger.info("listening for editors on \(path)")
             } catch where options.socketIsOptional {
                 logger.warning("not listening for editors on \(path): \(error)")
+            }
+        }
+        var peerSocket: EditorSocket?
+        if let path = options.peerSocketPath {
+            do {
+                peerSocket = try PeerSocketServer.listen(path: path, network: network, group: group, ownUID: options.editorUID, logger: logger)
+                logger.info("accepting peer links on \(path)")
+            } catch {
+                logger.warning("not accepting peer links on \(path): \(error)")
             }
         }
         if options.peerStdio {
@@ -124,6 +158,7 @@ public final class DaemonServer {
         }.wait()
         try? group.syncShutdownGracefully()
         editorSocket?.removeIfStillOurs()
+        peerSocket?.removeIfStillOurs()
         return status
     }
 

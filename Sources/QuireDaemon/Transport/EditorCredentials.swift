@@ -6,9 +6,9 @@ import NIOCore
 /// processes of the user the daemon runs as. The socket's mode (0600) keeps others out
 /// already; this check holds even where a socket's file or directory modes do not (a socket
 /// made under a loose umask, a directory someone else can reach).
-enum EditorCredentials {
+public enum EditorCredentials {
     /// The uid of the process that connected to the socket `fd`, nil when the kernel does not say.
-    static func peerUID(ofDescriptor fd: Int32) -> uid_t? {
+    public static func peerUID(ofDescriptor fd: Int32) -> uid_t? {
         var credentials = Credentials()
         var length = socklen_t(MemoryLayout<Credentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
@@ -36,11 +36,13 @@ enum EditorCredentials {
     }
 
     /// Why a connection from `peerUID` is refused (nil: it is accepted). Only `ownUID`, the
-    /// user the daemon runs as, is accepted; an unknown uid is refused too.
-    static func refusal(peerUID: uid_t?, ownUID: uid_t) -> String? {
-        guard let peerUID else { return "refused an editor connection: the kernel did not say who connected" }
+    /// user the daemon runs as, is accepted; an unknown uid is refused too. `kind` names the
+    /// socket: the rule is the same for editors and for peer links.
+    static func refusal(peerUID: uid_t?, ownUID: uid_t, kind: LocalSocketKind = .editor) -> String? {
+        let what = "\(kind.article) \(kind.noun) connection"
+        guard let peerUID else { return "refused \(what): the kernel did not say who connected" }
         guard peerUID == ownUID else {
-            return "refused an editor connection from uid \(peerUID): this daemon serves only its own user (uid \(ownUID))"
+            return "refused \(what) from uid \(peerUID): this daemon serves only its own user (uid \(ownUID))"
         }
         return nil
     }

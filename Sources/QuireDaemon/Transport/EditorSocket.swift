@@ -1,7 +1,8 @@
 import Glibc
 
-/// The Unix socket editors attach to (`--socket PATH`, or the default place), bound so that
-/// only its user can reach it and removed only if it is still the one this daemon made.
+/// The Unix socket editors attach to (`--socket PATH`, or the default place), or the one peer
+/// links arrive on (`peer.sock`), bound so that only its user can reach it and removed only if
+/// it is still the one this daemon made.
 ///
 /// Guarantees:
 /// 1. The socket file is mode 0600 from the moment it exists: the mode is set on the socket
@@ -27,8 +28,9 @@ final class EditorSocket {
         self.inode = inode
     }
 
-    /// Binds a new socket at `path`, removing a stale socket of this user's first.
-    static func bind(path: String) throws -> EditorSocket {
+    /// Binds a new socket at `path`, removing a stale socket of this user's first; `kind`
+    /// names it in errors.
+    static func bind(path: String, kind: LocalSocketKind = .editor) throws -> EditorSocket {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -51,9 +53,9 @@ final class EditorSocket {
             let code = errno
             close(fd)
             if code == EADDRINUSE {
-                throw EditorSocketError("cannot listen for editors on \(path): something else appeared there meanwhile; it is left as it is")
+                throw EditorSocketError("cannot listen for \(kind.plural) on \(path): something else appeared there meanwhile; it is left as it is")
             }
-            throw EditorSocketError("cannot listen for editors on \(path): \(String(cString: strerror(code)))")
+            throw EditorSocketError("cannot listen for \(kind.plural) on \(path): \(String(cString: strerror(code)))")
         }
         var info = stat()
         guard lstat(path, &info) == 0 else {

@@ -10,9 +10,15 @@ import Foundation
 /// each data directory has one place and both processes compute the same. Otherwise it is
 /// `editors.sock` in the data directory, which the store checks is the user's and not open to
 /// writes by others.
+///
+/// The daemon's peer socket (`quire peer --stdio` bridges to it, so `ssh host quire peer
+/// --stdio` reaches the running daemon) lies next to the editor socket, under the same rules:
+/// `$XDG_RUNTIME_DIR/quire/peers-<hash>.sock`, or `peer.sock` in the data directory.
 public struct EditorSocketLocation: Sendable {
     /// Where the socket is.
     public let socketPath: String
+    /// Where the daemon takes peer links from processes of its user.
+    public let peerSocketPath: String
     /// The directory made private (0700) for the socket by `prepare()`; nil when the socket
     /// is in the data directory.
     public let privateDirectory: String?
@@ -20,6 +26,7 @@ public struct EditorSocketLocation: Sendable {
     public init(dataDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         guard let runtime = Self.runtimeDirectory(environment) else {
             socketPath = dataDirectory + "/editors.sock"
+            peerSocketPath = dataDirectory + "/peer.sock"
             privateDirectory = nil
             return
         }
@@ -30,6 +37,7 @@ public struct EditorSocketLocation: Sendable {
         let hash = Hex.encode(SHA256.hash(data: Array(real.utf8)).prefix(16))
         privateDirectory = runtime + "/quire"
         socketPath = runtime + "/quire/editors-\(hash).sock"
+        peerSocketPath = runtime + "/quire/peers-\(hash).sock"
     }
 
     /// `$XDG_RUNTIME_DIR` when it is an absolute path to a directory this user owns.

@@ -21,6 +21,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     private var heartbeat: RepeatedTask?
     private let heartbeatInterval: Double
     private var stopping = false
+    /// Host lookups answer only while the loop runs (`GatedResolver`); closed by `shutdown()`.
+    private let resolverGate = ResolverGate()
 
     init(daemon: Daemon, group: EventLoopGroup, logger: Logger, heartbeatInterval: Double = 5) {
         self.daemon = daemon
@@ -39,7 +41,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     /// `accepts`: on a link through a relay, the role the relay gave; the link is one this daemon
     /// started, so it is not counted against the incoming handshake slots.
     /// `scope`: the secret the link speaks with (nil on an incoming link: every secret held).
-    private func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
+    func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
                          scope: DocumentScope? = nil, onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
@@ -63,13 +65,17 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     /// Binds synchronously (so the reply can name the port, without waiting on the event loop),
     /// then hands the socket to NIO.
     func listen(host: String, port: Int) throws -> Int {
+        try listen(host: host, port: port, scope: nil)
+    }
+
+    func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int {
         let (socket, bound) = try Self.bindListeningSocket(host: host, port: port)
         ServerBootstrap(group: loop)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 let remote = channel.remoteAddress.map { "\($0)" } ?? "?"
                 return channel.pipeline.addHandler(handler(address: "tcp from \(remote)", incoming: true,
-                                                           remoteHost: channel.remoteAddress?.ipAddress ?? remote))
+                                                           remoteHost: channel.remoteAddress?.ipAddress ?? remote, scope: scope))
             }
             .withBoundSocket(socket)
             .whenComplete { [self] result in
@@ -78,7 +84,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
                 case .failure(let error): logger.error("cannot listen on \(host):\(bound): \(error)")
                 }
             }
-        logger.info("listening for peers on \(host):\(bound)")
+        logger.info("listening for peers on \(host):\(bound)\(scope.map { " (\($0) only)" } ?? "")")
         return bound
     }
 
@@ -129,10 +135,15 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
     }
 
     func connect(host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
+        try connect(addresses: [(host, port)], fingerprint: fingerprint, scope: scope)
+    }
+
+    func connect(addresses: [(host: String, port: Int)], fingerprint: String?, scope: DocumentScope) throws {
+        guard !addresses.isEmpty else { return }
         try requireSecret(of: scope)
         let dial = Dial(scope: scope)
         dials.append(dial)
-        connect(host: host, port: port, fingerprint: fingerprint, dial: dial, attempt: 0)
+        connect(addresses: addresses, index: 0, fingerprint: fingerprint, dial: dial, attempt: 0)
     }
 
     /// A project's secret must be held to dial with it (the general one is checked as each link
@@ -141,26 +152,40 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         guard scope == .general || daemon.holdsPeerSecret(of: scope) else { throw PeeringError.noSecretOf(scope) }
     }
 
-    /// Connects, and after the link drops (or the connection fails) tries again with exponential
-    /// backoff from 0.5 s up to 30 s; a link that got established resets the backoff. Stops once
-    /// `dial` is stopped (`disconnect(scope:)`, shutdown).
-    private func connect(host: String, port: Int, fingerprint: String?, dial: Dial, attempt: Int) {
+    /// Connects to `addresses[index]`; a connection that fails, or a link that ends before it was
+    /// established, tries the next address at once. After the last one, or once an established
+    /// link drops, it starts again from the first with exponential backoff from 0.5 s up to 30 s
+    /// (a link that got established resets it). Stops once `dial` is stopped
+    /// (`disconnect(scope:)`, shutdown), or when the last address refused our secret or version.
+    private func connect(addresses: [(host: String, port: Int)], index: Int, fingerprint: String?, dial: Dial, attempt: Int) {
         guard !stopping, !dial.stopped else { return }
+        let (host, port) = addresses[index]
         let retry: (String, Bool) -> Void = { [weak self] reason, wasEstablished in
             guard let self else { return }
-            guard !self.stopping, !dial.stopped, !reason.contains("authentication failed"), !reason.contains("version mismatch"),
-                  !reason.contains("disconnected by an editor") else {
+            guard !self.stopping, !dial.stopped, !reason.contains("disconnected by an editor") else {
                 self.dials.removeAll { $0 === dial }   // this dial is over
+                return
+            }
+            if !wasEstablished, index + 1 < addresses.count {
+                self.logger.info("peer \(host):\(port): \(reason); trying \(addresses[index + 1].host):\(addresses[index + 1].port)")
+                self.loop.execute {
+                    self.connect(addresses: addresses, index: index + 1, fingerprint: fingerprint, dial: dial, attempt: attempt)
+                }
+                return
+            }
+            guard !reason.contains("authentication failed"), !reason.contains("version mismatch") else {
+                self.dials.removeAll { $0 === dial }
                 return
             }
             let next = wasEstablished ? 0 : attempt + 1
             let delay = min(30.0, 0.5 * pow(2.0, Double(min(next, 6))))
             self.logger.info("peer \(host):\(port): reconnecting in \(delay) s (\(reason))")
             self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) {
-                self.connect(host: host, port: port, fingerprint: fingerprint, dial: dial, attempt: next)
+                self.connect(addresses: addresses, index: 0, fingerprint: fingerprint, dial: dial, attempt: next)
             }
         }
         ClientBootstrap(group: loop)
+            .resolver(GatedResolver(loop: loop, gate: resolverGate))
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in
@@ -187,6 +212,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             [weak self] accepts, onClose in
             self?.handler(address: "relay \(host):\(port)", incoming: false, accepts: accepts, fingerprint: fingerprint, scope: scope, onClose: onClose)
         }
+        dialer.resolverGate = resolverGate
         relays.append(dialer)
         dialer.start()
         logger.info("dialing the relay \(host):\(port)\(scope == .general ? "" : " for \(scope)")")
@@ -254,6 +280,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     func shutdown() {
         stopping = true
+        // Before the loop shuts down: a lookup answering later must not reach it.
+        resolverGate.close()
         heartbeat?.cancel()
         for dial in dials { dial.stopped = true }
         for relay in relays { relay.stopDialing() }

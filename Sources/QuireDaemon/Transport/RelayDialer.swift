@@ -25,6 +25,8 @@ final class RelayDialer {
     private let makeHandler: MakeHandler
     private var stopped = false
     private var channel: Channel?
+    /// Where host lookups answer (`GatedResolver`); nil: SwiftNIO's own resolver.
+    var resolverGate: ResolverGate?
 
     init(host: String, port: Int, scope: DocumentScope = .general, rendezvous: [UInt8], loop: EventLoop, logger: Logger,
          makeHandler: @escaping MakeHandler) {
@@ -52,6 +54,7 @@ final class RelayDialer {
         guard !stopped else { return }
         let preamble = RelayWire.preamble(rendezvous: rendezvous)
         ClientBootstrap(group: loop)
+            .resolver(resolverGate.map { GatedResolver(loop: loop, gate: $0) })
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(.seconds(10))
             .channelInitializer { [self] channel in

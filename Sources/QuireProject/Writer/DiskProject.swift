@@ -6,7 +6,8 @@ import Glibc
 /// the previous with `O_NOFOLLOW`, so no read or write goes through a symbolic link or outside the
 /// root; a write goes to a new temporary file in the target's folder (`O_EXCL`), is synced, and
 /// is renamed over the target, so a reader sees the old text or the new, never a mix, and a crash
-/// leaves at most a `.quire-write-*` file behind; an existing file keeps its permissions; a
+/// leaves at most a `.quire-write-*` file behind; an existing file keeps its permissions (a new
+/// file and folder get 0644 and 0755 less the umask); a
 /// rename never replaces an existing file; a removal only removes a file, and a folder goes only
 /// when it is empty.
 public struct DiskProject: ProjectDisk, Sendable {
@@ -77,10 +78,14 @@ public struct DiskProject: ProjectDisk, Sendable {
         let folder = try parent(of: path, creating: true)
         defer { close(folder) }
         let name = String(path.name)
+        // A new file is made 0644 less the umask (the kernel applies it; someone whose umask
+        // keeps their files private gets private files); a replaced file keeps its mode exactly.
         var mode: mode_t = 0o644
+        var replacing = false
         if let info = Descriptors.linkStatus(name, in: folder) {
             guard Descriptors.isRegular(info) else { throw Failure(description: "\(shown(path)) is not a regular file; not written") }
             mode = info.st_mode & 0o7777
+            replacing = true
         }
         var temporary = ""
         var fd: Int32 = -1
@@ -91,7 +96,7 @@ public struct DiskProject: ProjectDisk, Sendable {
         }
         guard fd >= 0 else { throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(errno))") }
         var failed: Int32 = 0
-        fchmod(fd, mode)
+        if replacing { fchmod(fd, mode) }
         let bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {

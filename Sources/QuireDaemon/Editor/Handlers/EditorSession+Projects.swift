@@ -17,7 +17,7 @@ extension ProjectShareRequest: SessionRequest {
 
 extension ProjectJoinRequest: SessionRequest {
     func answer(in session: EditorSession) throws(ResponseError) -> Result {
-        try session.daemon.projects.join(line: line, directory: directory, workingDirectory: FileManager.default.currentDirectoryPath)
+        try session.daemon.projects.join(line: line, directory: directory, via: via, workingDirectory: FileManager.default.currentDirectoryPath)
     }
 }
 

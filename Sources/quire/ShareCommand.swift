@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import JSON
+import Logging
+import QuireConsole
+import QuireProject
+
+/// `quire share [DIR]`: shares a folder (`project/share`), prints the line the partner runs
+/// and then who joins and leaves, until Ctrl-C stops sharing (`project/stop`).
+struct ShareCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "share",
+        abstract: "Share a folder: prints the `quire join` line your partner runs, then who joins and leaves.",
+        discussion: """
+        Shares every text file under DIR (default: the project root of the current folder, the \
+        nearest one holding .git or .quire-root), leaving out what .gitignore and .quireignore \
+        name and binary or oversized files. Runs the daemon here in the foreground, or asks the \
+        quire already running for the data directory; editors you start afterwards reach it and \
+        open the project's files as usual. Ctrl-C stops sharing.
+        """
+    )
+
+    @Argument(help: "The folder to share (default: the project root of the current folder).")
+    var directory: String?
+
+    @Option(name: .customLong("listen"), help: "Accept the partner on [host:]port (a port alone: every interface; port 0 picks one). Repeatable.")
+    var listen: [String] = []
+
+    @Option(help: "Also be reachable through the relay at host:port (`quire relay`), for partners who cannot reach this machine.")
+    var relay: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "warning"
+
+    @OptionGroup var storage: StorageOptions
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel.debugDescription)") }
+        do {
+            for spec in listen { _ = try ConsoleArguments.listenAddress(spec) }
+            if let relay { _ = try ConsoleArguments.relayAddress(relay) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func run() throws {
+        ConsoleSession.takeStopSignals()
+        let root: String
+        let listening: [String]
+        do {
+            root = try Self.folderToShare(directory)
+            listening = try listen.map(ConsoleArguments.listenAddress)
+        } catch {
+            FileHandle.standardError.write(Data("quire share: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        bootstrapLogging(logLevel)
+        let session: ConsoleSession
+        do {
+            session = try ConsoleSession(storage: storage, clientName: "quire share", logger: Logger(label: "quire"))
+        } catch {
+            FileHandle.standardError.write(Data("quire share: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        throw ExitCode(Self.share(root: root, listen: listening, relay: try relay.map(ConsoleArguments.relayAddress), in: session))
+    }
+
+    /// Shares `root` through `session` and shows what happens until a stop signal.
+    static func share(root: String, listen: [String], relay: String?, in session: ConsoleSession) -> Int32 {
+        var params: [String: JSONValue] = ["root": .string(root)]
+        if !listen.isEmpty { params["listen"] = .array(listen.map { .string($0) }) }
+        if let relay { params["relay"] = .string(relay) }
+        let running = session.activeProjectKeys()
+        let project: SharedProject
+        do {
+            project = try SharedProject(reply: try session.console.request("project/share", .object(params), timeout: 300))
+        } catch {
+            return session.fail("\(error)")
+        }
+        session.terminal.say(ConsoleScreen.shared(project, daemonNote: session.daemonNote))
+        let sharedBefore = running.contains(project.key)
+        if sharedBefore { session.terminal.say(ConsoleScreen.alreadyRunning(project.name, sharing: true)) }
+        while true {
+            switch session.next() {
+            case .stop where sharedBefore:
+                return session.finish(key: nil, lastLine: ConsoleScreen.leftRunning(project.name, sharing: true))
+            case .stop:
+                return session.finish(key: project.key, lastLine: ConsoleScreen.stoppedSharing(project.name))
+            case .daemonGone(let reason):
+                return session.fail("\(reason); sharing \"\(project.name)\" stopped")
+            case .notification(let method, let params):
+                if let line = session.liveLine(method: method, params: params, key: project.key) { session.terminal.event(line) }
+            }
+        }
+    }
+
+    /// The folder `quire share` shares: `directory` made absolute and resolved, or the project
+    /// root of the current folder. Throws a message when it is not a folder one can share.
+    static func folderToShare(_ directory: String?) throws -> String {
+        let current = FileManager.default.currentDirectoryPath
+        guard let directory else {
+            guard let root = ProjectRoot.find(from: current) else {
+                throw ConsoleFailure("\(ConsoleScreen.clean(current, limit: 200)) is in no project (no .git or .quire-root in it or above it): "
+                    + "name the folder to share, `quire share DIR`, or mark the root with `touch .quire-root`")
+            }
+            return root
+        }
+        let absolute = directory.hasPrefix("/") ? directory : current + "/" + directory
+        guard let resolved = realpath(absolute, nil) else {
+            throw ConsoleFailure("cannot share \(ConsoleScreen.clean(directory, limit: 200)): \(String(cString: strerror(errno)))")
+        }
+        defer { free(resolved) }
+        let path = String(cString: resolved)
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw ConsoleFailure("cannot share \(ConsoleScreen.clean(directory, limit: 200)): it is not a folder")
+        }
+        return path
+    }
+}
