@@ -19,6 +19,8 @@ struct ShareBenchmark {
         var shareSeconds = 0.0
         var joinSeconds = 0.0
         var progressSeconds: Double?
+        /// When the first file, half the files and 90% of them were right on the joiner's disk.
+        var milestones: [Double?] = [nil, nil, nil]
         var toHostBytes = 0
         var toJoinerBytes = 0
         var connections = 0
@@ -88,16 +90,24 @@ struct ShareBenchmark {
               reply["result"] != nil else {
             throw BenchError("project/join failed: \(joiner.lastReply ?? "no reply") \(joiner.log.suffix(2000))")
         }
-        // Complete: every file there with the host's bytes (sizes first, then contents).
+        // Complete: every file there with the host's bytes. Files not yet right are checked every
+        // 10 ms (size, then bytes); when none is left, the whole tree is checked again.
+        var pending = Array(tree.indices)
         let deadline = Date().addingTimeInterval(600)
         while true {
-            if run.progressSeconds == nil, joiner.progressComplete {
-                run.progressSeconds = Double(DispatchTime.now().uptimeNanoseconds - joinStart) / 1e9
+            let now = Double(DispatchTime.now().uptimeNanoseconds - joinStart) / 1e9
+            if run.progressSeconds == nil, joiner.progressComplete { run.progressSeconds = now }
+            pending.removeAll { Self.matches(tree[$0], under: joined) }
+            let done = tree.count - pending.count
+            for (i, fraction) in [0.0, 0.5, 0.9].enumerated() where run.milestones[i] == nil && done > Int(fraction * Double(tree.count)) {
+                run.milestones[i] = now
             }
-            if Self.complete(tree, under: joined) { break }
+            if pending.isEmpty {
+                pending = tree.indices.filter { !Self.matches(tree[$0], under: joined) }
+                if pending.isEmpty { break }
+            }
             guard Date() < deadline else {
-                let missing = tree.filter { FileManager.default.contents(atPath: joined + "/" + $0.path) != $0.data }
-                throw BenchError("the joiner's tree was not complete after 600 s: \(missing.count) of \(count) files missing or different, e.g. \(missing.prefix(3).map(\.path)); \(joiner.log.suffix(2000))")
+                throw BenchError("the joiner's tree was not complete after 600 s: \(pending.count) of \(count) files missing or different, e.g. \(pending.prefix(3).map { tree[$0].path }); \(joiner.log.suffix(2000))")
             }
             Thread.sleep(forTimeInterval: 0.01)
         }
@@ -114,16 +124,17 @@ struct ShareBenchmark {
         run.host.peakResident = host.memory().peak
         run.joiner.resident = joiner.memory().resident
         run.joiner.peakResident = joiner.memory().peak
+        if ProcessInfo.processInfo.environment["QUIRE_BENCH_LOG_LEVEL"] != nil {
+            print("--- host's log\n\(host.log)\n--- joiner's log (join sent at \(joinStart / 1_000_000) ms of uptime)\n\(joiner.log)")
+        }
         return run
     }
 
-    /// Whether every file of `tree` is under `directory` with its bytes.
-    private static func complete(_ tree: [(path: String, data: Data)], under directory: String) -> Bool {
-        for file in tree {
-            var info = stat()
-            guard stat(directory + "/" + file.path, &info) == 0, Int(info.st_size) == file.data.count else { return false }
-        }
-        return tree.allSatisfy { FileManager.default.contents(atPath: directory + "/" + $0.path) == $0.data }
+    /// Whether `file` is under `directory` with its bytes.
+    private static func matches(_ file: (path: String, data: Data), under directory: String) -> Bool {
+        var info = stat()
+        guard stat(directory + "/" + file.path, &info) == 0, Int(info.st_size) == file.data.count else { return false }
+        return FileManager.default.contents(atPath: directory + "/" + file.path) == file.data
     }
 
     /// A `quire` process with the durable store in `dataDirectory` and an editor on its stdio.
@@ -139,7 +150,10 @@ struct ShareBenchmark {
 
         init(binary: String, dataDirectory: String) throws {
             process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["--data-dir", dataDirectory, "--log-level", "warning"]
+            // QUIRE_BENCH_LOG_LEVEL=info (say) shows where a run's time goes; logs are printed
+            // after the run.
+            let level = ProcessInfo.processInfo.environment["QUIRE_BENCH_LOG_LEVEL"] ?? "warning"
+            process.arguments = ["--data-dir", dataDirectory, "--log-level", level]
             process.standardInput = input
             process.standardOutput = output
             process.standardError = errors
@@ -314,11 +328,13 @@ extension QuireBench {
                 let grown = Double(m.resident - m.startResident)
                 return "resident \(m.resident / 1_048_576) MiB (peak \(m.peakResident / 1_048_576) MiB; +\(Int(grown) / 1_048_576) MiB since start: \(fmt(grown / 1024 / files)) KiB/file, \(fmt(grown / 1_048_576 / mb)) MiB/MB)"
             }
-            let progress = run.progressSeconds.map { "; the joiner's project/progress said complete after \(ms($0))" } ?? ""
+            let progress = run.progressSeconds.map { "; the joiner's project/progress said complete after \(ms($0).trimmingCharacters(in: .whitespaces))" } ?? ""
+            let steps = zip(["first file", "half", "90%"], run.milestones).map { "\($0) \($1.map { ms($0).trimmingCharacters(in: .whitespaces) } ?? "-")" }.joined(separator: ", ")
             print("""
               \(run.files) files, \(fmt(mb)) MB (\(run.sharedFiles) in the shared tree):
                 share    \(ms(run.shareSeconds))  (scan, a durable document per file, listen, line; \(per(run.shareSeconds, "ms", scale: 1000)))
                 join     \(ms(run.joinSeconds))  (project/join sent to every file on the joiner's disk, byte-identical; \(per(run.joinSeconds, "ms", scale: 1000)))\(progress)
+                         on disk: \(steps)
                 wire     to the joiner \(fmt(Double(run.toJoinerBytes) / 1e6)) MB (\(fmt(Double(run.toJoinerBytes) / Double(Swift.max(run.bytes, 1))))x the files), to the host \(fmt(Double(run.toHostBytes) / 1e3)) KB; \(run.connections) connection(s)
                 host     \(memory(run.host))
                 joiner   \(memory(run.joiner))

@@ -78,6 +78,16 @@ import QuireTestSupport
         #expect(text.contains("ok   three:"), "\(text)")
     }
 
+    /// Issue 21 end to end (tmux, keystrokes, three homes): `quire share`, two `quire join`s;
+    /// Vim, Neovim and Emacs open the same file by path (joining by opening), type at once and
+    /// save; Neovim jumps to and follows the host, Emacs follows, into other files. Every token
+    /// once in every buffer and copy on disk, and the three project trees byte-identical.
+    @Test func shareJoinAndEditTheProjectInThreeEditors() throws {
+        let (status, text) = try Self.run("editors/test/project.sh")
+        #expect(status == 0, "project (needs tmux, vim, emacs and nvim):\n\(text)")
+        #expect(text.contains("ok   project: quire share, two quire joins"), "\(text)")
+    }
+
     @Test func editorsOnPairedDaemonsEndIdentical() throws {
         let (status, text) = try Self.run("editors/test/e2e.sh")
         #expect(status == 0, "end to end:\n\(text)")

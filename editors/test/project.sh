@@ -28,8 +28,14 @@ cleanup() {
   if [ -n "$tmux_pid" ]; then kill -9 "$tmux_pid" 2>/dev/null || true; fi
   rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$tmux_socket"
   # Ctrl-C stops sharing and following; the daemons write their last snapshots as they exit.
-  for p in "$share_pid" "$nora_pid" "$emma_pid"; do [ -n "$p" ] && kill -INT "$p" 2>/dev/null || true; done
-  for p in "$share_pid" "$nora_pid" "$emma_pid"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+  # (A job started with & has SIGINT ignored, which it inherits: TERM once they are slow.)
+  local pids=() deadline=$((SECONDS + 10))
+  for p in "$share_pid" "$nora_pid" "$emma_pid"; do [ -n "$p" ] && pids+=("$p"); done
+  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  alive() { local q; for q in "${pids[@]}"; do kill -0 "$q" 2>/dev/null && return 0; done; return 1; }
+  while [ $SECONDS -lt $deadline ] && alive; do sleep 0.1; done
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ -n "${QUIRE_KEEP:-}" ]; then rm -rf "$QUIRE_KEEP"; cp -r "$work" "$QUIRE_KEEP" 2>/dev/null || true; fi
   rm -rf "$work"
 }
@@ -38,9 +44,9 @@ trap cleanup EXIT
 # Each person has a home of their own: data directory, runtime directory (where the daemon's
 # editor socket is found), configuration.
 for who in vera nora emma; do mkdir -p "$work/$who/run" "$work/$who/.local/share"; chmod 700 "$work/$who/run"; done
-as() {  # $1: whose home; the rest: the command
+as() {  # $1: whose home; the rest: the command, which replaces the (sub)shell
   local h="$work/$1"; shift
-  env HOME="$h" XDG_DATA_HOME="$h/.local/share" XDG_RUNTIME_DIR="$h/run" XDG_CONFIG_HOME="$h/.config" \
+  exec env HOME="$h" XDG_DATA_HOME="$h/.local/share" XDG_RUNTIME_DIR="$h/run" XDG_CONFIG_HOME="$h/.config" \
     XDG_STATE_HOME="$h/.local/state" XDG_CACHE_HOME="$h/.cache" "$@"
 }
 socket_of() { ls "$work/$1/run/quire/"editors-*.sock 2>/dev/null | head -1; }
