@@ -73,7 +73,7 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
         ServerBootstrap(group: loop)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
-                let remote = channel.remoteAddress.map { "\($0)" } ?? "?"
+                let remote = channel.remoteAddress.map(Self.shown) ?? "?"
                 return channel.pipeline.addHandler(handler(address: "tcp from \(remote)", incoming: true,
                                                            remoteHost: channel.remoteAddress?.ipAddress ?? remote, scope: scope))
             }
@@ -86,6 +86,13 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             }
         logger.info("listening for peers on \(host):\(bound)\(scope.map { " (\($0) only)" } ?? "")")
         return bound
+    }
+
+    /// `address` as people read it: `127.0.0.1:55992`, `[::1]:55992` (SwiftNIO's own
+    /// description repeats the host: `[IPv4]127.0.0.1/127.0.0.1:55992`).
+    static func shown(_ address: SocketAddress) -> String {
+        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
+        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
     }
 
     /// A TCP socket bound to `host` (IPv4 or IPv6 literal, or `localhost`) and listening.
