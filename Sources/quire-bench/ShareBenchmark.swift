@@ -38,15 +38,19 @@ struct ShareBenchmark {
     func run() throws -> (source: String, runs: [Run]) {
         let (source, files) = ProjectBenchmark.projectFiles()
         var runs: [Run] = []
-        for n in sizes { runs.append(try share(files, count: n)) }
+        // Folders are removed at the end, not after each size: ext4 passes over the inodes freed
+        // in the last seconds when it makes new ones, which would slow the next size's share.
+        var directories: [String] = []
+        defer { for path in directories { try? FileManager.default.removeItem(atPath: path) } }
+        for n in sizes { runs.append(try share(files, count: n, &directories)) }
         return ("\(files.count) files, \(source)", runs)
     }
 
-    private func share(_ files: [(path: String, text: String)], count: Int) throws -> Run {
+    private func share(_ files: [(path: String, text: String)], count: Int, _ directories: inout [String]) throws -> Run {
         var run = Run()
         run.files = count
         let base = StorageBenchmark.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: base) }
+        directories.append(base)
         let root = base + "/src-\(count)", joined = base + "/joined-\(count)"
         var tree: [(path: String, data: Data)] = []
         for i in 0..<count {
