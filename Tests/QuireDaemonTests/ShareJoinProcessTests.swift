@@ -47,6 +47,11 @@ import Testing
 
     /// The environment of one side: its own XDG_DATA_HOME, and the editor socket kept in the
     /// data directory (no XDG_RUNTIME_DIR), where the test finds it.
+    /// Whether a path of the host's folder is one the project shares (what `makeProject` leaves out is not).
+    static func isShared(_ path: String) -> Bool {
+        !(path.hasPrefix("build/") || path.hasSuffix(".log") || path.hasPrefix("assets/") || path.hasPrefix(".git/"))
+    }
+
     static func side(_ label: String) -> (data: String, environment: [String: String]) {
         let home = DaemonProcess.temporaryDirectory("quire-\(label)")
         return (home + "/data", ["XDG_DATA_HOME": home + "/xdg", "XDG_RUNTIME_DIR": ""])
@@ -115,6 +120,32 @@ import Testing
         let onJoiner = try Self.type("bob too ", atLine: 0, of: target + "/docs/file3.swift", in: joinerEditor, id: 2)
         #expect(waitUntil(timeout: 30) { (try? String(contentsOfFile: root + "/docs/file3.swift", encoding: .utf8)) == onJoiner },
                 "the joiner's edit reaches the host's disk")
+
+        // Other programs change each disk: a new file, a removed one, a renamed one (as `mv` does),
+        // on each side; the other side's tree follows and both end byte-identical.
+        let fm = FileManager.default
+        try Data("let added = \"s\" // <A17>\n".utf8).write(to: URL(fileURLWithPath: root + "/src/added.swift"))
+        try fm.removeItem(atPath: root + "/tests/unit/file4.swift")
+        try fm.moveItem(atPath: root + "/src/file0.swift", toPath: root + "/src/core/moved0.swift")
+        try Data("f(x)\n".utf8).write(to: URL(fileURLWithPath: target + "/docs/fromjoiner.md"))
+        try fm.removeItem(atPath: target + "/src/core/deep/er/file2.swift")
+        try fm.moveItem(atPath: target + "/src/core/file6.swift", toPath: target + "/src/file6-renamed.swift")
+        #expect(waitUntil(timeout: 60) {
+            // The two files open in the editors above are theirs to save (unsaved, the disks differ there).
+            let openInEditors: Set<String> = ["src/core/file1.swift", "docs/file3.swift"]
+            let here = Self.files(under: root).filter { Self.isShared($0.key) && !openInEditors.contains($0.key) }
+            let there = Self.files(under: target).filter { !openInEditors.contains($0.key) }
+            return here == there && there["src/added.swift"] != nil && there["src/core/moved0.swift"] != nil && there["tests/unit/file4.swift"] == nil
+                && here["docs/fromjoiner.md"] != nil && here["src/file6-renamed.swift"] != nil && here["src/core/deep/er/file2.swift"] == nil
+        }, "creates, deletes and renames reach the other disk: \(Set(Self.files(under: root).keys).symmetricDifference(Self.files(under: target).keys).sorted())")
+
+        // A document shared by name on the host (not in the project) is never listed to the joiner.
+        hostEditor.send(["jsonrpc": "2.0", "id": 40, "method": "document/open", "params": ["uri": "private-notes", "text": "not for bob\n"]])
+        #expect(hostEditor.reply(to: 40)?["result"] != nil)
+        joinerEditor.send(["jsonrpc": "2.0", "id": 41, "method": "quire/status", "params": [:]])
+        let status = try #require(joinerEditor.reply(to: 41)?["result"], "\(joinerEditor.messages.suffix(2))")
+        let names = (status["documents"]?.arrayValue ?? []).compactMap { $0["uri"]?.stringValue }
+        #expect(!names.isEmpty && names.allSatisfy { $0.hasPrefix("@") }, "the joiner holds only the project's documents: \(names)")
 
         // Ctrl-C on each: stops following or sharing, stops the daemon it runs, exit status 0.
         join.send(signal: SIGINT)
