@@ -10,8 +10,18 @@ import QuireTestSupport
 @Suite struct DataDirectoryTrustTests {
     static let otherUID: uid_t = 54321
 
+    /// The store at `path`. A lock this very process held a moment ago may still be held by a
+    /// child another test is spawning (it shares the lock's descriptor until its exec closes it):
+    /// such a refusal is retried for a moment; any other error is the answer.
     static func open(_ path: String) throws -> DocumentStore {
-        try DocumentStore(path: path, logger: Logger(label: "test"))
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            do {
+                return try DocumentStore(path: path, logger: Logger(label: "test"))
+            } catch let error as StorageError where error.isLockHeld && "\(error)".contains("pid \(getpid())") && Date() < deadline {
+                usleep(20_000)
+            }
+        }
     }
 
     /// The error opening the store at `path` gives, as text; nil when it opens.
