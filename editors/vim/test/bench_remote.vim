@@ -26,7 +26,7 @@ quire#Resync(bufnr())
 # the other editor is on a second daemon paired with this one over loopback TCP.
 var otherSocket = $QUIRE_TEST_PEER_SOCKET != '' ? $QUIRE_TEST_PEER_SOCKET : socket
 var across = otherSocket != socket ? 'across two daemons paired over loopback TCP' : 'through one daemon'
-var other = job_start([quire, 'attach', otherSocket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var other = job_start([quire, 'attach', otherSocket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 var channel = job_getchannel(other)
 ch_evalexpr(channel, {method: 'initialize', params: {capabilities: {general: {positionEncodings: ['utf-8']}}}})
 var tries = 0

@@ -24,7 +24,7 @@ var quire = $QUIRE_BINARY
 g:quire_command = [quire, 'attach', socket]
 g:quire_log = $QUIRE_TEST_LOG
 
-var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 var otherChannel = job_getchannel(other)
 ch_setoptions(otherChannel, {callback: (_, msg) => 0})
 ch_evalexpr(otherChannel, {method: 'initialize', params: {user: {name: 'otto'}, capabilities: {general: {positionEncodings: ['utf-8']}}}})

@@ -29,7 +29,7 @@ def Check(ok: bool, what: string)
 enddef
 
 # The other editor: a plain LSP channel to the same daemon, which created the documents.
-var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 var otherChannel = job_getchannel(other)
 ch_setoptions(otherChannel, {callback: (_, _) => 0})
 ch_evalexpr(otherChannel, {method: 'initialize', params: {user: {name: 'otto'}, capabilities: {general: {positionEncodings: ['utf-8']}}}})

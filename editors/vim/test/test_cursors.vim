@@ -23,7 +23,7 @@ g:quire_command = [quire, 'attach', socket]
 g:quire_log = $QUIRE_TEST_LOG
 
 def Editor(name: string): channel
-  var job = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+  var job = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
   var ch = job_getchannel(job)
   ch_setoptions(ch, {callback: (_, msg) => 0})
   ch_evalexpr(ch, {method: 'initialize', params: {user: {name: name}, capabilities: {general: {positionEncodings: ['utf-8']}}}})

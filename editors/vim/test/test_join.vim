@@ -43,7 +43,7 @@ writefile(['not shared'], outside)
 
 def Run()
   # The host: the daemon's first editor shares the folder, and opens greet.py as a client would.
-  var hostJob = job_start([quire], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+  var hostJob = job_start([quire], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
   var host = job_getchannel(hostJob)
   ch_setoptions(host, {callback: (_, msg) => 0})
   ch_evalexpr(host, {method: 'initialize', params: {user: {name: 'hana'}, capabilities: {general: {positionEncodings: ['utf-8']}}}})

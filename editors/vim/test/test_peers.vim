@@ -35,7 +35,7 @@ enddef
 
 # One request to daemon A as another editor.
 def AskA(method: string, params: dict<any>): any
-  var probe = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+  var probe = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
   var channel = job_getchannel(probe)
   ch_evalexpr(channel, {method: 'initialize', params: {}})
   var reply = ch_evalexpr(channel, {method: method, params: params})
@@ -88,7 +88,7 @@ WaitFor(() => type(AskA('peer/status', {})) == v:t_dict && AskA('peer/status', {
 # A copy of plan.txt made separately on another daemon: kept apart as plan.txt#id, and merged here on request.
 var other = Daemon(['--no-stdio', '--socket', work .. '/d.sock', '--data-dir', work .. '/d-data', '--user-name', 'dee'], 'quire-nte2zzlcpiiqcach2z7c46dmmo7tj4yd6iugqs5oryajdrswjrghjlr6')
 WaitFor(() => getftype(work .. '/d.sock') == 'socket', 'daemon D')
-var dprobe = job_start([quire, 'attach', work .. '/d.sock'], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var dprobe = job_start([quire, 'attach', work .. '/d.sock'], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 var dchannel = job_getchannel(dprobe)
 ch_evalexpr(dchannel, {method: 'initialize', params: {user: {name: 'dee'}}})
 ch_evalexpr(dchannel, {method: 'document/open', params: {uri: 'plan.txt', text: "dee's own plan\n"}})   # offline

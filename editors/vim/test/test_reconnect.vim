@@ -30,7 +30,7 @@ def StartDaemon(): job
 enddef
 
 def DaemonText(): string
-  var probe = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+  var probe = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
   var channel = job_getchannel(probe)
   ch_evalexpr(channel, {method: 'initialize', params: {}})
   var documents = ch_evalexpr(channel, {method: 'document/list', params: {}})

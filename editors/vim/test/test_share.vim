@@ -24,7 +24,7 @@ g:quire_command = [quire, 'attach', socket]
 g:quire_log = $QUIRE_TEST_LOG
 
 # The other editor: a plain LSP channel to the same daemon.
-var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 var otherChannel = job_getchannel(other)
 var otherEdits: list<dict<any>> = []
 ch_setoptions(otherChannel, {callback: (_, msg) => add(otherEdits, msg)})

@@ -33,7 +33,7 @@ g:quire_command = [quire, 'attach', socket]
 g:quire_log = $QUIRE_TEST_LOG
 set hidden
 
-var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 var otherChannel = job_getchannel(other)
 ch_setoptions(otherChannel, {callback: (_, _) => 0})
 ch_evalexpr(otherChannel, {method: 'initialize', params: {user: {name: 'otto'}, capabilities: {general: {positionEncodings: ['utf-8']}}}})
@@ -73,7 +73,7 @@ delete(socket)
 feedkeys("A away <D5>\<Esc>", 'xt')
 daemon = StartDaemon()
 WaitFor(() => quire#StatusLine() == '[quire]', 'the reconnect after sharing again')
-other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+other = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 otherChannel = job_getchannel(other)
 ch_setoptions(otherChannel, {callback: (_, _) => 0})
 ch_evalexpr(otherChannel, {method: 'initialize', params: {user: {name: 'otto'}}})

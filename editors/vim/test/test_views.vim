@@ -109,7 +109,7 @@ WaitFor(() => quire#StatusLine() == '[quire]' && Report().status == '[quire]', '
 
 # The daemon's text, through an editor that opens it once both reopened (an editor that goes
 # away leaves a view behind, which must not push out the two kept for the reopens).
-var probe = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'})
+var probe = job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000})
 var probeChannel = job_getchannel(probe)
 ch_setoptions(probeChannel, {callback: (_, _) => 0})
 ch_evalexpr(probeChannel, {method: 'initialize', params: {user: {name: 'probe'}}})

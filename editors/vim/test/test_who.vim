@@ -46,7 +46,7 @@ cursor(2, 3)
 quire#SendCursor(bufnr())
 
 # Otto, a second editor on the same daemon: a.txt joined by name, b.txt and c.txt by file.
-var otto = job_getchannel(job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null'}))
+var otto = job_getchannel(job_start([quire, 'attach', socket], {in_mode: 'lsp', out_mode: 'lsp', err_io: 'null', timeout: 10000}))
 ch_setoptions(otto, {callback: (_, msg) => 0})
 ch_evalexpr(otto, {method: 'initialize', params: {user: {name: 'otto'}, capabilities: {general: {positionEncodings: ['utf-8']}}}})
 ch_evalexpr(otto, {method: 'document/open', params: {uri: 'a.txt', text: ''}})
