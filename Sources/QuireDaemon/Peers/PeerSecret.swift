@@ -1,4 +1,5 @@
 import Crypto
+import QuireProject
 
 /// The secret a group of daemons shares, as people handle it: `quire secret` makes one, and a
 /// daemon takes only secrets of that form (`protocol/decisions/peer-security.md`, *Secrets*).
@@ -50,42 +51,5 @@ public enum PeerSecret {
 
     private static func check(_ random: [UInt8]) -> [UInt8] {
         Array(SHA256.hash(data: Array("quire secret".utf8) + random).prefix(checkByteCount))
-    }
-}
-
-/// RFC 4648 base32, lowercase, without padding (only whole groups of 5 bytes are needed here).
-enum Base32 {
-    private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        var buffer: UInt64 = 0, bits = 0
-        for byte in bytes {
-            buffer = buffer << 8 | UInt64(byte)
-            bits += 8
-            while bits >= 5 {
-                bits -= 5
-                out.append(alphabet[Int((buffer >> UInt64(bits)) & 31)])
-            }
-        }
-        if bits > 0 { out.append(alphabet[Int((buffer << UInt64(5 - bits)) & 31)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Nil when `text` has a character outside the alphabet or leftover bits that are not zero.
-    static func decode(_ text: String) -> [UInt8]? {
-        var out: [UInt8] = []
-        var buffer: UInt64 = 0, bits = 0
-        for character in text.utf8 {
-            guard let value = alphabet.firstIndex(of: character) else { return nil }
-            buffer = buffer << 5 | UInt64(value)
-            bits += 5
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: buffer >> UInt64(bits)))
-            }
-        }
-        guard buffer & ((1 << UInt64(bits)) - 1) == 0 else { return nil }
-        return out
     }
 }

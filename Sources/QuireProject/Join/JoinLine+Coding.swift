@@ -210,11 +210,11 @@ private struct FieldReader {
     }
 }
 
-/// RFC 4648 base32, lowercase, without padding.
-enum Base32 {
+/// RFC 4648 base32, lowercase, without padding: the join line's body and peer secrets.
+public enum Base32 {
     private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count * 8 + 4) / 5)
         var buffer: UInt64 = 0, bits = 0
@@ -237,6 +237,15 @@ enum Base32 {
         case UInt8(ascii: "2")...UInt8(ascii: "7"): return character - UInt8(ascii: "2") + 26
         default: return nil
         }
+    }
+
+    /// The bytes of `text`; nil when it has a character outside the (lowercase) alphabet or
+    /// leftover bits that are not zero.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.allSatisfy({ value($0) != nil }) else { return nil }
+        let (bytes, leftoverIsZero) = decodeLeniently(characters)
+        return leftoverIsZero ? bytes : nil
     }
 
     /// Every whole byte in `characters` (all in the alphabet), and whether the bits left over
