@@ -1148,9 +1148,18 @@ As a notification when NOTIFY, so that it is not waited for."
 (defun quire-test--agree (editor uri)
   "Wait until the daemon's text of URI is the buffer's; return whether it is.
 When it is not, both are shown."
-  (or (quire-test--wait (lambda () (equal (quire-test--text-of editor uri) (quire--text))))
-      (progn (message "buffer:\n%s\ndaemon:\n%s" (quire--text) (quire-test--text-of editor uri))
-             nil)))
+  (let ((compared nil))
+    (or (quire-test--wait (lambda ()
+                            (let ((daemon (quire-test--text-of editor uri)))
+                              (push (list (float-time) (quire--text) daemon (buffer-name)) compared)
+                              (equal daemon (quire--text)))))
+        (progn
+          ;; What was compared, last first: a flapping text shows up here.
+          (dolist (entry (seq-take compared 4))
+            (message "at %.3f in %s, buffer:\n%s\ndaemon:\n%s" (nth 0 entry) (nth 3 entry) (nth 1 entry) (nth 2 entry)))
+          (message "now in %s, buffer:\n%s\ndaemon:\n%s\nstate: %S" (buffer-name) (quire--text)
+                   (quire-test--text-of editor uri) quire--state)
+          nil))))
 
 (defmacro quire-test--recording-changes (&rest body)
   "Run BODY; return the changes the client sent meanwhile, oldest first."
