@@ -23,6 +23,7 @@ import ReplicatingTypes
         let peerUser: String? = "peer"
         let address = "memory"
         let peerFingerprint: String? = nil
+        let peerKey: [UInt8]? = nil
         let expectedFingerprint: String? = nil
         let isEncrypted = false
         let bytesIn = 0

@@ -57,6 +57,7 @@ final class RecordingLink: PeerEndpoint {
     var peerUser: String? = "partner"
     var address = "test"
     var peerFingerprint: String?
+    var peerKey: [UInt8]?
     var expectedFingerprint: String?
     var isEncrypted = true
     var bytesIn = 0, bytesOut = 0, operationsIn = 0, operationsOut = 0, behind = 0

@@ -122,6 +122,8 @@ public final class Daemon {
         }
         projects.endRead = { [unowned self] in gate.endRead() }
         projectFrames = projects
+        peerHost.projectAccess = projects
+        projects.rolesChanged = { [unowned self] key in projectRolesChanged(key: key) }
         peerLinks.onClosed = { [unowned self] link in
             presence.dropPresence(via: link)
             stability.linkClosed(link)

@@ -1,6 +1,7 @@
 import JSON
 import Logging
 import QuireProtocol
+import QuireProject
 import ReplicatingTypes
 
 /// What an editor session may ask of the daemon: exactly the members `EditorSession` uses, under
@@ -15,6 +16,8 @@ protocol EditorHost: AnyObject {
     var sessions: [Int: any EditorEndpoint] { get }
     var links: [Int: any PeerEndpoint] { get }
     var dormantViews: DormantViews { get }
+    /// What each project's roster allows.
+    var projectAccess: (any ProjectAccess)? { get }
     var documentList: [ListDocumentsRequest.Entry] { get }
     func document(_ uri: String) -> SharedDocument?
     func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) throws(ResponseError) -> (SharedDocument, created: Bool)
@@ -91,6 +94,7 @@ final class EditorServices: EditorHost {
     var sessions: [Int: any EditorEndpoint] { parts.sessions.sessions }
     var links: [Int: any PeerEndpoint] { parts.links.links }
     var dormantViews: DormantViews { parts.views.dormantViews }
+    var projectAccess: (any ProjectAccess)? { parts.projects }
     var documentList: [ListDocumentsRequest.Entry] { parts.documents.documentList }
 
     func document(_ uri: String) -> SharedDocument? { parts.documents.document(uri) }

@@ -1,5 +1,6 @@
 import JSON
 import Logging
+import QuireProject
 import ReplicatingTypes
 
 /// What a peer link may ask of the daemon: the members `PeerLink` uses, each implemented by the
@@ -32,6 +33,8 @@ protocol PeerHost: AnyObject {
     func peerLinkClosed(_ link: any PeerEndpoint)
     /// The project service, for project frames and project links (nil when none runs).
     var projectFrames: (any ProjectFrames)? { get }
+    /// What each project's roster allows (nil when no project service runs).
+    var projectAccess: (any ProjectAccess)? { get }
     /// Whether the secret of `scope` is still held (a link made with one removed meanwhile is cut).
     func isHeld(_ scope: DocumentScope) -> Bool
 }
@@ -63,6 +66,8 @@ final class PeerServices: PeerHost {
     private let parts: Parts
     /// Set by the daemon (`Daemon.projectFrames`).
     weak var projectFrames: (any ProjectFrames)?
+    /// Set by the daemon (`Daemon.projectAccess`).
+    weak var projectAccess: (any ProjectAccess)?
 
     init(_ parts: Parts) { self.parts = parts }
 

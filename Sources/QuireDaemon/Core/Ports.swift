@@ -1,5 +1,6 @@
 import JSON
 import QuireProtocol
+import QuireProject
 import ReplicatingTypes
 
 // The narrow protocols by which the core's parts reach each other and the sessions above them.
@@ -60,6 +61,8 @@ protocol PeerEndpoint: AnyObject {
     var peerUser: String? { get }
     var address: String { get }
     var peerFingerprint: String? { get }
+    /// The peer daemon's Ed25519 identity key (32 bytes), once it proved it.
+    var peerKey: [UInt8]? { get }
     var expectedFingerprint: String? { get }
     var isEncrypted: Bool { get }
     var bytesIn: Int { get }
@@ -121,6 +124,19 @@ protocol HeldMessageSource: AnyObject {
 
 /// The projects this daemon shares or joined, as the peer links see them (implemented by
 /// `ProjectService`; protocol/decisions/project-sharing.md).
+/// What a project's roster allows (protocol/decisions/roles.md): asked before a peer's frame
+/// changes a document or the tree of a project, and before an editor's edit of a project
+/// document goes in. The general scope has no roster: everything is allowed there and these are
+/// not asked.
+protocol ProjectAccess: AnyObject {
+    /// The role of the daemon whose Ed25519 identity key is `peerKey` (32 bytes) in project
+    /// `projectKey`; nil when the roster does not name it or removed it.
+    func role(ofPeerKey peerKey: [UInt8], inProject projectKey: String) -> ProjectRole?
+    /// This daemon's own role in project `projectKey`; nil when it shares or follows no such
+    /// project.
+    func ownRole(inProject projectKey: String) -> ProjectRole?
+}
+
 protocol ProjectFrames: AnyObject {
     /// A link of project `key`'s scope was established: the service sends it the whole tree.
     func projectLinkEstablished(_ link: any PeerEndpoint, key: String)

@@ -57,6 +57,7 @@ public final class PeerLink: PeerSessionLink {
     private(set) var peerReplica: ReplicaID?
     /// The fingerprint of the peer's identity key, once it proved it holds that key.
     public private(set) var peerFingerprint: String?
+    public private(set) var peerKey: [UInt8]?
     /// When set, only a peer with this identity fingerprint is accepted on this link.
     public var expectedFingerprint: String? {
         get { channel.expectedFingerprint }
@@ -163,6 +164,7 @@ public final class PeerLink: PeerSessionLink {
         }
         peerReplica = peer.replica
         peerFingerprint = peer.fingerprint
+        peerKey = peer.identity
         peerUser = peer.user
         state = .established
         wasEstablished = true

@@ -36,6 +36,8 @@ final class SecureChannel {
         var replica: ReplicaID
         var user: String
         var fingerprint: String
+        /// Its Ed25519 identity key (32 bytes).
+        var identity: [UInt8] = []
         /// The index (in the channel's `secrets`) of the secret the link was made with.
         var secretIndex = 0
     }
@@ -256,7 +258,7 @@ final class SecureChannel {
             guard auth.replica != credentials().replica else { return end(.cut("the peer is this daemon itself"), &actions) }
             if !sentAuth { sendAuth(&actions) }
             guard !ended else { return }
-            let peer = Peer(replica: auth.replica, user: auth.user, fingerprint: fingerprint, secretIndex: secretIndex ?? 0)
+            let peer = Peer(replica: auth.replica, user: auth.user, fingerprint: fingerprint, identity: auth.identity, secretIndex: secretIndex ?? 0)
             self.peer = peer
             framer.maximumFrameBytes = peerFrameBytes
             actions.append(.established(peer))

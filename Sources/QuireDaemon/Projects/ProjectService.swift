@@ -39,6 +39,8 @@ final class ProjectService: ProjectFrames {
     var registerSecret: ([UInt8], DocumentScope) throws -> Void = { _, _ in }
     /// Forgets it (`Daemon.removePeerSecret`).
     var unregisterSecret: (DocumentScope) -> Void = { _ in }
+    /// Tells the daemon that project `key`'s roles changed (`Daemon.projectRolesChanged`).
+    var rolesChanged: (String) -> Void = { _ in }
     /// Sends a notification to every editor.
     var notifyEditors: (any DaemonNotification) -> Void = { _ in }
     /// Ends a timer pass that changed something as a read ends (`OutputGate.endRead`): what it

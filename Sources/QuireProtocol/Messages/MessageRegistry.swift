@@ -26,6 +26,7 @@ public enum MessageRegistry {
         MergeDocumentRequest.self, EditDocumentMessage.self, StatusRequest.self, WhoRequest.self,
         ListenRequest.self, StopListeningRequest.self, ConnectRequest.self, DisconnectRequest.self, PeerStatusRequest.self,
         ProjectShareRequest.self, ProjectJoinRequest.self, ProjectListRequest.self, ProjectStopRequest.self,
+        ProjectInviteRequest.self, ProjectRoleRequest.self, ProjectRevokeRequest.self, ProjectMembersRequest.self,
     ]
 
     /// The notifications an editor may send.
@@ -38,6 +39,7 @@ public enum MessageRegistry {
     public static let daemonNotifications: [any DaemonNotification.Type] = [
         EditDocumentMessage.self, CursorMessage.self, PeerChangedNotification.self, DocumentForkedNotification.self,
         EditRefusedNotification.self, ShowMessageNotification.self, ProjectProgressNotification.self,
+        ProjectRemovedNotification.self,
     ]
 
     private static let requestsByMethod: [String: any EditorRequest.Type] =

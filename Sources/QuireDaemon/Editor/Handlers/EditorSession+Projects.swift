@@ -33,3 +33,29 @@ extension ProjectStopRequest: SessionRequest {
         return NullResult()
     }
 }
+
+// Members and roles (protocol/decisions/roles.md).
+
+extension ProjectInviteRequest: SessionRequest {
+    func answer(in session: EditorSession) throws(ResponseError) -> Result {
+        try session.daemon.projects.invite(self)
+    }
+}
+
+extension ProjectRoleRequest: SessionRequest {
+    func answer(in session: EditorSession) throws(ResponseError) -> Result {
+        try session.daemon.projects.setRole(self)
+    }
+}
+
+extension ProjectRevokeRequest: SessionRequest {
+    func answer(in session: EditorSession) throws(ResponseError) -> Result {
+        try session.daemon.projects.revoke(self)
+    }
+}
+
+extension ProjectMembersRequest: SessionRequest {
+    func answer(in session: EditorSession) throws(ResponseError) -> Result {
+        try session.daemon.projects.members(self)
+    }
+}
