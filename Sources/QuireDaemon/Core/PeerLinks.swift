@@ -89,9 +89,22 @@ final class PeerLinks {
     }
 
     /// Holds `secret` for `scope` from now on (`PeerSecrets.add`).
-    func addSecret(_ secret: [UInt8], scope: DocumentScope) throws {
-        try secrets.add(secret, scope: scope)
+    func addSecret(_ secret: [UInt8], scope: DocumentScope, derivedKey: Bool = true) throws {
+        try secrets.add(secret, scope: scope, derivedKey: derivedKey)
         logger.info("peer secret of \(scope) added")
+    }
+
+    /// Holds `secret` as an invitation to project `key` (`PeerSecrets.addInvitation`).
+    func addInvitation(_ secret: [UInt8], projectKey key: String) throws {
+        try secrets.addInvitation(secret, projectKey: key)
+        logger.info("an invitation secret of project \(key) added")
+    }
+
+    /// Forgets the invitation `secret` of project `key`; a handshake under way with it is refused
+    /// by the project service when it completes (the invitation is gone).
+    func removeInvitation(_ secret: [UInt8], projectKey key: String) {
+        guard secrets.removeInvitation(secret, projectKey: key) else { return }
+        logger.info("an invitation secret of project \(key) removed")
     }
 
     /// Forgets the secret of `scope` and closes every link of that scope (a link still in its
