@@ -130,7 +130,8 @@ import QuireTestSupport
         let key = try #require(shared["key"]?.stringValue)
         let directory = DaemonProcess.temporaryDirectory("paced-join") + "/copy"
         _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
-        let wire = try net.link(host, joiner, paced: true, scope: .project(key: key))
+        // The joiner dials (it holds the line's invitation secret; the host does not dial it).
+        let wire = try net.link(joiner, host, paced: true, scope: .project(key: key))
         var steps = 0
         while Self.contents(of: directory).count < files.count || Self.contents(of: directory).values.contains(where: \.isEmpty) {
             steps += 1

@@ -83,6 +83,10 @@ final class PeerLinks {
             return usable
         }
         let scope = scope ?? .general
+        if incoming, case .project = scope, secrets.holds(scope) {
+            // A project's port: its member secret and its invitations' (protocol/decisions/roles.md).
+            return usable.filter { $0.scope == scope }
+        }
         guard let secret = secrets.secret(for: scope) else { throw scope == .general ? PeeringError.noSecret : PeeringError.noSecretOf(scope) }
         guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
         return [(scope, secret)]
