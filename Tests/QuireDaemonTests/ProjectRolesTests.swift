@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JSON
+import Logging
 @testable import QuireDaemon
 import QuireProject
 import QuireTestSupport
@@ -217,5 +218,36 @@ import Testing
         #expect(throws: (any Error).self) {
             try joiner.projects.receiveProjectFrame(key: key, payload: RosterPayload.memberSecret(secret).encoded, from: RecordingLink(id: 98, scope: .project(key: key)))
         }
+    }
+
+    /// A project shared before roles (a record with no roster): loaded, its host founds the
+    /// roster, and the line it gave out (the member secret's) keeps admitting new keys as writers.
+    @Test func aProjectSharedBeforeRolesGetsARosterAndItsLineStillAdmits() throws {
+        let root = try Self.folder("legacy")
+        let data = DaemonProcess.temporaryDirectory("roster-legacy")
+        var key = ""
+        do {
+            let store = try DocumentStore(path: data, logger: Logger(label: "test"))
+            let (daemon, _) = ProjectFixture.daemon(13_000, store: store)
+            key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        }
+        // The record as a Quire from before roles kept it: no founder, invitations or roster file.
+        let record = data + "/projects/\(key)/project.json"
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: record))) as? [String: Any])
+        for field in ["founder", "names", "invitations", "memberSecretAdmits", "redeeming", "pendingRole", "removed"] { json[field] = nil }
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: record))
+        try FileManager.default.removeItem(atPath: data + "/projects/\(key)/roster")
+        let store = try DocumentStore(path: data, logger: Logger(label: "test"))
+        let (daemon, _) = ProjectFixture.daemon(13_000, store: store)
+        let project = try #require(daemon.projects.project(key: key))
+        #expect(project.roster?.founder == MemberKey(daemon.identity.publicKey) && project.memberSecretAdmits)
+        #expect(daemon.projects.ownRole(inProject: key) == .owner)
+        let line = try JoinLine(parsing: try #require(ProjectFixture.share(daemon, root: root)["result"]?["line"]?.stringValue))
+        #expect(line.projectKey == nil && DocumentScope.projectKey(secret: line.secret) == key, "the line it always printed")
+        let partner = try #require(MemberKey(Curve25519.Signing.PrivateKey().publicKey.rawRepresentation.map { $0 }))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        link.peerKey = partner.bytes
+        daemon.projects.projectLinkEstablished(link, key: key)
+        #expect(link.closeReason == nil && daemon.projects.role(ofPeerKey: partner.bytes, inProject: key) == .write)
     }
 }
