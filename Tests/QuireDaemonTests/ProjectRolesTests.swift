@@ -250,4 +250,36 @@ import Testing
         daemon.projects.projectLinkEstablished(link, key: key)
         #expect(link.closeReason == nil && daemon.projects.role(ofPeerKey: partner.bytes, inProject: key) == .write)
     }
+
+    /// Every cut or changed roster payload decodes to something checked or is refused; none
+    /// crashes or allocates past its bounds (a count beyond 4,096 changes is refused unread).
+    @Test func damagedRosterPayloadsAreRefusedNotTrusted() throws {
+        let owner = Curve25519.Signing.PrivateKey()
+        let founder = try #require(MemberKey(Array(owner.publicKey.rawRepresentation)))
+        var roster = ProjectRoster(projectKey: "3fa29c1b00d4e6f1", founder: founder)
+        try roster.change(MemberKey(Array(repeating: 5, count: 32))!, to: .write, signer: owner)
+        try roster.change(MemberKey(Array(repeating: 6, count: 32))!, to: nil, signer: owner)
+        let payload = RosterPayload.roster(founder: founder, changes: roster.orderedChanges).encoded
+        #expect(try RosterPayload.decode(payload) == .roster(founder: founder, changes: roster.orderedChanges))
+        for length in 0..<payload.count {
+            #expect(throws: (any Error).self, "cut at \(length)") { try RosterPayload.decode(Array(payload.prefix(length))) }
+        }
+        for index in payload.indices {
+            var changed = payload
+            changed[index] ^= 0x41
+            // Either it does not decode, or it names another founder (refused as "a roster founded
+            // by another key"), or what it decodes does not verify for this project.
+            if case .roster(let named, let changes)? = try? RosterPayload.decode(changed), named == founder {
+                var copy = ProjectRoster(projectKey: roster.projectKey, founder: founder)
+                #expect(throws: (any Error).self, "byte \(index)") { try copy.apply(contentsOf: changes) }
+            } else if case .roster(let named, _)? = try? RosterPayload.decode(changed) {
+                #expect(named != founder && (1...32).contains(index))
+            }
+        }
+        var huge = [RosterPayload.rosterTag] + founder.bytes + [RosterChange.binaryVersion]
+        huge += [0x81, 0x80, 0x04]   // a count of 65,537
+        #expect(throws: (any Error).self) { try RosterPayload.decode(huge) }
+        #expect(try RosterPayload.decode(RosterPayload.refused("gone").encoded) == .refused("gone"))
+        #expect(throws: (any Error).self) { try RosterPayload.decode([RosterPayload.secretTag, 4, 1, 2, 3, 4]) }
+    }
 }
