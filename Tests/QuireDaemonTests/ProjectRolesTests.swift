@@ -282,4 +282,46 @@ import Testing
         #expect(try RosterPayload.decode(RosterPayload.refused("gone").encoded) == .refused("gone"))
         #expect(throws: (any Error).self) { try RosterPayload.decode([RosterPayload.secretTag, 4, 1, 2, 3, 4]) }
     }
+
+    /// On the owner: a key redeeming the share line is signed in and told the roster and the
+    /// member secret; each change tells the daemon the roles changed; a revocation sends the
+    /// signed removal to the member's link before it cuts it.
+    @Test func changesAreSentBeforeTheCutAndTellTheDaemon() throws {
+        let (daemon, _) = ProjectFixture.daemon(14_000)
+        let root = try Self.folder("order")
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        var told: [String] = []
+        daemon.projects.rolesChanged = { told.append($0) }
+        let project = try #require(daemon.projects.project(key: key))
+        let standing = try #require(project.invitations.first)
+        let member = Curve25519.Signing.PrivateKey()
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        link.peerKey = Array(member.publicKey.rawRepresentation)
+        link.peerUser = "dee\u{1B}[31m"
+        link.secretTag = standing.tag
+        daemon.projects.projectLinkEstablished(link, key: key)
+        #expect(link.closeReason == nil && told == [key])
+        let payloads = link.frames.compactMap { try? RosterPayload.decode($0.payload) }
+        #expect(payloads.contains(.memberSecret(project.secret)))
+        #expect(payloads.contains { if case .roster(_, let changes) = $0 { return changes.count == 1 } else { return false } })
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let members = editor.request("project/members", ["key": .string(key)])["result"]?["members"]?.arrayValue ?? []
+        #expect(members.count == 2 && members.last?["name"]?.stringValue?.contains("\u{1B}") == false, "names are cleaned: \(members)")
+        link.frames = []
+        let revoked = editor.request("project/revoke", ["key": .string(key), "member": .string(PeerIdentity.fingerprint(ofPublicKey: link.peerKey ?? []))])
+        #expect(revoked["result"]?["role"] == nil && revoked["result"] != nil, "\(revoked)")
+        #expect(told == [key, key])
+        let sent = link.frames.compactMap { try? RosterPayload.decode($0.payload) }
+        guard sent.count == 2, case .roster(_, let changes) = sent[0], case .refused(let reason) = sent[1] else {
+            Issue.record("the removal, then the refusal: \(sent)")
+            return
+        }
+        #expect(changes.count == 1 && changes.first?.role == nil && reason == "removed from project order by an owner")
+        #expect(link.closeReason == reason)
+        let again = editor.request("project/revoke", ["key": .string(key), "member": .string(PeerIdentity.fingerprint(ofPublicKey: link.peerKey ?? []))])
+        #expect(again["error"]?["message"]?.stringValue?.contains("removed from project order already") == true, "\(again)")
+        let itself = editor.request("project/revoke", ["key": .string(key), "member": .string(daemon.identity.fingerprint)])
+        #expect(itself["error"]?["message"]?.stringValue?.contains("cannot revoke itself") == true, "\(itself)")
+    }
 }
