@@ -44,6 +44,9 @@ struct ProjectBenchmark {
     /// Which parts run: `fresh`, `durable` (64 KiB reads, each size), `one-read` and `memory`
     /// (2,000 files, when the sizes hold it).
     var parts: Set<String> = ["fresh", "durable", "one-read", "memory"]
+    /// Leaves the data directories in place: runs one after another then do not make their
+    /// inodes among the thousands the last run freed (ext4 passes over those for a minute).
+    var keepData = false
 
     /// The Swift sources under `.build/checkouts` (sorted by path), else generated code-like files.
     static func projectFiles() -> (source: String, files: [(path: String, text: String)]) {
@@ -80,7 +83,7 @@ struct ProjectBenchmark {
         // Data directories are removed at the end: ext4 passes over inodes freed in the last
         // seconds when it makes new ones, which would slow each measurement after a removal.
         var directories: [String] = []
-        defer { for path in directories { try? FileManager.default.removeItem(atPath: path) } }
+        defer { if !keepData { for path in directories { try? FileManager.default.removeItem(atPath: path) } } }
         let (source, files) = Self.projectFiles()
         result.source = "\(files.count) files, \(source)"
         if parts.contains("fresh") {

@@ -29,6 +29,9 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Parts of --only project: fresh, durable, one-read, memory (comma-separated). Default: all.")
     var projectParts = "fresh,durable,one-read,memory"
 
+    @Flag(help: "Leave --only project's data directories in TMPDIR (remove them yourself): back-to-back runs then do not make inodes among those the last run freed.")
+    var keepData = false
+
     @Option(help: "Project sizes (files) for --only share, comma-separated.")
     var shareSizes = "500,2000"
 
@@ -236,6 +239,7 @@ struct QuireBench: ParsableCommand {
     private func runProjectBenchmark() throws {
         var benchmark = ProjectBenchmark(sizes: projectSizes.split(separator: ",").compactMap { Int($0) })
         benchmark.parts = Set(projectParts.split(separator: ",").map(String.init))
+        benchmark.keepData = keepData
         let r = try benchmark.run()
         if json {
             for f in r.fresh {

@@ -46,6 +46,10 @@ public final class DocumentStore {
     private var openOrder: [UInt64] = []
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
     static let maximumOpenSegments = 64
+    /// Runs a commit's document syncs together (`ParallelSyncs`).
+    private let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
+    /// Document syncs a commit runs at once at most.
+    static let parallelSyncs = 16
     /// The first write that failed; from then on the store keeps nothing more.
     public private(set) var failure: String?
 
@@ -266,9 +270,12 @@ public final class DocumentStore {
         unsynced = []
         // Every file's writeback started before the first sync waits, so they share journal commits.
         if ids.count > 1 { for id in ids { files[id]?.startSync() } }
-        for id in ids {
-            guard let documentFiles = files[id] else { continue }
-            attempt("sync \(documentFiles.uri)") { try documentFiles.sync() }
+        // The documents' syncs run together (each touches only its own files) and their cache
+        // flushes are shared; each document's outcome is then taken here, in order.
+        let pending = ids.compactMap { files[$0] }
+        let errors = syncs.run(pending.map { documentFiles in { try documentFiles.sync() } })
+        for (documentFiles, error) in zip(pending, errors) {
+            attempt("sync \(documentFiles.uri)") { if let error { throw error } }
         }
         if documentsDirectoryUnsynced {
             documentsDirectoryUnsynced = false
