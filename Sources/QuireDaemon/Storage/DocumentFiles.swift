@@ -191,17 +191,37 @@ final class DocumentFiles {
     /// directory entries are synced too (its entry in the documents directory is the store's
     /// to sync, once for every document created).
     func sync() throws {
-        guard hasUnsyncedData || isCreationUnsynced else { return }
+        for step in syncSteps() { try step() }
+        syncSucceeded()
+    }
+
+    /// What `sync()` does, as independent steps on different files that may run at once (the
+    /// store runs a commit's steps together, `ParallelSyncs`); once every one has succeeded,
+    /// `syncSucceeded()` notes it. Empty when nothing waits for a sync.
+    func syncSteps() -> [() throws -> Void] {
+        var steps: [() throws -> Void] = []
         if hasUnsyncedData {
-            // A closed segment is opened just for the sync, and closed again.
-            try (segment ?? AppendableFile(path: directory + "/" + Self.segmentName(segmentNumber), create: false)).sync()
+            if let segment {
+                steps.append { try segment.sync() }
+            } else {
+                // A closed segment is opened just for the sync, and closed again.
+                let path = directory + "/" + Self.segmentName(segmentNumber)
+                steps.append { try AppendableFile(path: path, create: false).sync() }
+            }
         }
-        hasUnsyncedData = false
         if isCreationUnsynced {
-            try FileSystem.syncFile(directory + "/" + Self.metadataName)
-            try FileSystem.syncDirectory(directory)
-            isCreationUnsynced = false
+            let metadata = directory + "/" + Self.metadataName, directory = self.directory
+            steps.append { try FileSystem.syncFile(metadata) }
+            steps.append { try FileSystem.syncDirectory(directory) }
         }
+        return steps
+    }
+
+    /// Every step `syncSteps()` gave succeeded: what was appended, and a new document's files and
+    /// entries, are on stable storage.
+    func syncSucceeded() {
+        hasUnsyncedData = false
+        isCreationUnsynced = false
     }
 
     /// The current segment, opened for appending when it is not open.

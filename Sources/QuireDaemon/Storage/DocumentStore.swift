@@ -270,12 +270,24 @@ public final class DocumentStore {
         unsynced = []
         // Every file's writeback started before the first sync waits, so they share journal commits.
         if ids.count > 1 { for id in ids { files[id]?.startSync() } }
-        // The documents' syncs run together (each touches only its own files) and their cache
+        // Every file's sync runs at once (each on its own file: `ParallelSyncs`), so their cache
         // flushes are shared; each document's outcome is then taken here, in order.
         let pending = ids.compactMap { files[$0] }
-        let errors = syncs.run(pending.map { documentFiles in { try documentFiles.sync() } })
+        var steps: [() throws -> Void] = []
+        var stepOwners: [Int] = []
+        for (index, documentFiles) in pending.enumerated() {
+            for step in documentFiles.syncSteps() {
+                steps.append(step)
+                stepOwners.append(index)
+            }
+        }
+        var errors = [Error?](repeating: nil, count: pending.count)
+        for (owner, error) in zip(stepOwners, syncs.run(steps)) where errors[owner] == nil { errors[owner] = error }
         for (documentFiles, error) in zip(pending, errors) {
-            attempt("sync \(documentFiles.uri)") { if let error { throw error } }
+            attempt("sync \(documentFiles.uri)") {
+                if let error { throw error }
+                documentFiles.syncSucceeded()
+            }
         }
         if documentsDirectoryUnsynced {
             documentsDirectoryUnsynced = false
