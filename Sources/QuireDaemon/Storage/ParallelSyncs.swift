@@ -28,12 +28,8 @@ final class ParallelSyncs {
                 do { try job(); return nil } catch { return error }
             }
         }
-        let errors = UnsafeMutableBufferPointer<Error?>.allocate(capacity: jobs.count)
-        errors.initialize(repeating: nil)
-        defer {
-            errors.deinitialize()   // the buffer holds no references once this runs
-            errors.deallocate()
-        }
+        let errors = Slots(count: jobs.count)
+        defer { errors.free() }
         // Each lane takes every `lanes`-th job, so no two threads touch one job or one slot;
         // the group's wait orders their writes before the reads below.
         let lanes = min(width, jobs.count)
@@ -42,12 +38,27 @@ final class ParallelSyncs {
             queues[lane].async(group: group) {
                 var index = lane
                 while index < jobs.count {
-                    do { try jobs[index]() } catch { errors[index] = error }
+                    do { try jobs[index]() } catch { errors.buffer[index] = error }
                     index += lanes
                 }
             }
         }
         group.wait()
-        return Array(errors)
+        return Array(errors.buffer)
+    }
+
+    /// One error slot per job, each written by the one lane that runs the job.
+    private struct Slots: @unchecked Sendable {
+        let buffer: UnsafeMutableBufferPointer<Error?>
+
+        init(count: Int) {
+            buffer = .allocate(capacity: count)
+            buffer.initialize(repeating: nil)
+        }
+
+        func free() {
+            buffer.deinitialize()
+            buffer.deallocate()
+        }
     }
 }
