@@ -73,6 +73,8 @@ extension ReplicatingArrayStorage {
         }
         if paragraphStart < n { addParagraph(paragraphStart, n, breaks: 0) }
         buildTree(visible: visibleTotal, breaks: breaksTotal)
+        leaves.shrinkToFit()
+        branches.shrinkToFit()
         maxLamport = lamport + UInt64(n) - 1
         return (counter, lamport)
     }
