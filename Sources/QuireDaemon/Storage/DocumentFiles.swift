@@ -76,21 +76,51 @@ final class DocumentFiles {
     /// segment. Nothing is synced yet: the store's next `commit()` syncs every document created
     /// since the last one together (`sync()` here, then `root` once), before any reply that
     /// tells of them goes out under `.sync` durability. The files reach the kernel at once, so
-    /// a `kill -9` loses none of them.
-    static func create(under root: String, uri: String, id: UInt64) throws -> DocumentFiles {
+    /// a `kill -9` loses none of them; unless `deferred`: then nothing is written until
+    /// `makeFiles()` (under `.sync`, before the commit that precedes any word of the document),
+    /// and the records appended until then wait to be written after the segment's header.
+    static func create(under root: String, uri: String, id: UInt64, deferred: Bool = false) throws -> DocumentFiles {
         let directory = root + "/" + directoryName(for: id)
-        // Made whole under a name that loading skips (and removes), then renamed: a crash part-way
-        // never leaves a document directory without its document.json or log header.
-        let unfinished = directory + unfinishedSuffix
-        try FileSystem.makeDirectory(unfinished)
-        try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: unfinished + "/" + metadataName)
-        try FileSystem.writeNew(LogRecords.Kind.log.magic, to: unfinished + "/" + segmentName(1))
-        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
-        let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: false)
-        let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+        let files: DocumentFiles
+        if deferred {
+            files = DocumentFiles(directory: directory, uri: uri, id: id, segment: nil, segmentNumber: 1, newestSnapshot: nil)
+            files.isUnmade = true
+        } else {
+            try makeFiles(directory: directory, uri: uri, id: id, records: [])
+            let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: false)
+            files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+        }
         files.isCreationUnsynced = true
         files.hasUnsyncedData = true
         return files
+    }
+
+    /// Writes a new document's directory: `document.json`, and the first segment, its header
+    /// followed by `records`. Made whole under a name that loading skips (and removes), then
+    /// renamed: a crash part-way never leaves a document directory without its document.json
+    /// or log header.
+    private static func makeFiles(directory: String, uri: String, id: UInt64, records: [UInt8]) throws {
+        let unfinished = directory + unfinishedSuffix
+        try FileSystem.makeDirectory(unfinished)
+        try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: unfinished + "/" + metadataName)
+        try FileSystem.writeNew(LogRecords.Kind.log.magic + records, to: unfinished + "/" + segmentName(1))
+        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
+    }
+
+    /// Created `deferred` and its files not written yet; `unwrittenRecords` holds what was
+    /// appended meanwhile.
+    private(set) var isUnmade = false
+    private var unwrittenRecords: [UInt8] = []
+
+    /// Writes the files of a document created `deferred`, with every record appended so far (not
+    /// synced: `sync()` does that); nothing to do once written. Touches only this document's
+    /// own files and state, so it may run on another thread while nothing else touches them
+    /// (`DocumentMaker`).
+    func makeFiles() throws {
+        guard isUnmade else { return }
+        try Self.makeFiles(directory: directory, uri: uri, id: id, records: unwrittenRecords)
+        isUnmade = false
+        unwrittenRecords = []
     }
 
     /// The suffix of a document directory being made (`create`); one left by a crash held no
@@ -119,6 +149,7 @@ final class DocumentFiles {
     /// Records that peers hold this document, which, and where its copies stand (its tombstones
     /// are no longer this daemon's alone to drop).
     func recordSharing(_ sharing: DocumentSharing) throws {
+        try makeFiles()
         try Self.writeMetadata(in: directory, uri: uri, id: id, sharing: sharing)
     }
 
@@ -153,7 +184,7 @@ final class DocumentFiles {
     func append(_ event: ViewEvent, editID: String? = nil, operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) throws {
         if let editID, case .edited = event { editIDs.insert(editID) }
         let record = LogRecords.record([RecordKind.viewEvent.rawValue] + event.encoded(editID: editID, operations: operations))
-        try openSegment().append(record)
+        try write(record)
         logBytesSinceSnapshot += record.count
         hasUnsyncedData = true
     }
@@ -172,7 +203,7 @@ final class DocumentFiles {
         }
         payload.append(contentsOf: ReplicatingArrayCoding.encode(operations))
         let record = LogRecords.record(payload)
-        try openSegment().append(record)
+        try write(record)
         logBytesSinceSnapshot += record.count
         hasUnsyncedData = true
     }
@@ -180,6 +211,7 @@ final class DocumentFiles {
     /// Starts writing back what `sync()` will wait for, without waiting: the store starts it for
     /// every document of a commit before it syncs the first one.
     func startSync() {
+        guard !isUnmade else { return }
         if hasUnsyncedData {
             if let segment { segment.startWriteback() } else { FileSystem.startWriteback(directory + "/" + Self.segmentName(segmentNumber)) }
         }
@@ -191,13 +223,15 @@ final class DocumentFiles {
     /// directory entries are synced too (its entry in the documents directory is the store's
     /// to sync, once for every document created).
     func sync() throws {
+        try makeFiles()
         for step in syncSteps() { try step() }
         syncSucceeded()
     }
 
     /// What `sync()` does, as independent steps on different files that may run at once (the
     /// store runs a commit's steps together, `ParallelSyncs`); once every one has succeeded,
-    /// `syncSucceeded()` notes it. Empty when nothing waits for a sync.
+    /// `syncSucceeded()` notes it. Empty when nothing waits for a sync. The files must be
+    /// made (`makeFiles()`).
     func syncSteps() -> [() throws -> Void] {
         var steps: [() throws -> Void] = []
         if hasUnsyncedData {
@@ -222,6 +256,15 @@ final class DocumentFiles {
     func syncSucceeded() {
         hasUnsyncedData = false
         isCreationUnsynced = false
+    }
+
+    /// Appends `record` to the current segment, or keeps it for `makeFiles()`.
+    private func write(_ record: [UInt8]) throws {
+        if isUnmade {
+            unwrittenRecords.append(contentsOf: record)
+        } else {
+            try openSegment().append(record)
+        }
     }
 
     /// The current segment, opened for appending when it is not open.

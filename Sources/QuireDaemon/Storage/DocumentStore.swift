@@ -46,6 +46,8 @@ public final class DocumentStore {
     private var openOrder: [UInt64] = []
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
     static let maximumOpenSegments = 64
+    /// Writes new documents' files on a thread of its own under `.sync` (`DocumentMaker`).
+    private let maker = DocumentMaker()
     /// Runs a commit's document syncs together (`ParallelSyncs`).
     private let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
     /// Document syncs a commit runs at once at most.
@@ -79,7 +81,12 @@ public final class DocumentStore {
         lockDescriptor = lock
     }
 
-    deinit { close(lockDescriptor) }
+    deinit {
+        // Documents created since the last commit reach the kernel, as they would have at once.
+        if failure == nil { maker.start() }
+        _ = maker.settle()
+        close(lockDescriptor)
+    }
 
     /// Takes an exclusive lock on `lockPath` (held until the process ends) and records the pid in it.
     /// The lock file is opened without following a symbolic link and must be a regular file of
@@ -195,21 +202,31 @@ public final class DocumentStore {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
             documentsDirectoryUnsynced = true
-            let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id)
+            // Under `.sync` a new document's files are written on the maker's thread, handed
+            // over when the next document is created (the earlier ones are whole as far as
+            // anyone knows) or the commit begins; under `.batch` at once, so that a `kill -9`
+            // loses none of them.
+            let deferred = durability == .sync
+            if deferred { maker.start() }
+            let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id, deferred: deferred)
             created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
             files[id] = created
             try created.append(initial)
             try afterAppend(created)
+            if deferred { maker.add(created) }
         }
     }
 
     /// Stops keeping document `id` and removes its files (a new, empty document that a peer's
     /// document of the same name replaced).
     public func discard(documentID id: UInt64) {
+        if maker.isInFlight(id) { settleMakes() }
+        maker.drop(id)
         guard let documentFiles = files.removeValue(forKey: id) else { return }
         unsynced.remove(id)
         grown.remove(id)
         openOrder.removeAll { $0 == id }
+        guard !documentFiles.isUnmade else { return }   // nothing of it was written
         do {
             documentFiles.closeUnsynced()   // going: nothing of it needs to be durable
             try FileManager.default.removeItem(atPath: documentFiles.directory)
@@ -220,7 +237,7 @@ public final class DocumentStore {
 
     /// Logs operations applied to document `id`; `editID` names the editor edit they make up.
     public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64, editID: String? = nil) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("log edits of \(documentFiles.uri)") {
             try documentFiles.append(operations, editID: editID)
             try afterAppend(documentFiles)
@@ -230,7 +247,7 @@ public final class DocumentStore {
     /// Logs what happened to an editor's view of document `id` (an edit's operations with it).
     func append(_ event: ViewEvent, toDocument id: UInt64, editID: String? = nil,
                 operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("log an editor view of \(documentFiles.uri)") {
             try documentFiles.append(event, editID: editID, operations: operations)
             try afterAppend(documentFiles)
@@ -239,7 +256,7 @@ public final class DocumentStore {
 
     /// Records document `id`'s file binding (nil: none), durably.
     func record(_ binding: FileBinding?, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("record the file binding of \(documentFiles.uri)") { try documentFiles.writeBinding(binding) }
     }
 
@@ -252,7 +269,7 @@ public final class DocumentStore {
             // Closed unsynced (it stays in `unsynced`): the commit reopens it to sync it, so a
             // read that writes to many documents pays no sync until its commit.
             let oldest = openOrder.removeFirst()
-            files[oldest]?.closeUnsynced()
+            if !maker.isInFlight(oldest) { files[oldest]?.closeUnsynced() }
         }
     }
 
@@ -266,13 +283,16 @@ public final class DocumentStore {
     /// storage: each document's files and directory, then the documents directory once.
     public func commit() {
         guard !unsynced.isEmpty || documentsDirectoryUnsynced else { return }
+        // New documents' files are all written first; one that could not be is not synced.
+        maker.start()
+        settleMakes()
         let ids = unsynced.sorted()
         unsynced = []
         // Every file's writeback started before the first sync waits, so they share journal commits.
         if ids.count > 1 { for id in ids { files[id]?.startSync() } }
         // Every file's sync runs at once (each on its own file: `ParallelSyncs`), so their cache
         // flushes are shared; each document's outcome is then taken here, in order.
-        let pending = ids.compactMap { files[$0] }
+        let pending = ids.compactMap { files[$0] }.filter { !$0.isUnmade }
         var steps: [() throws -> Void] = []
         var stepOwners: [Int] = []
         for (index, documentFiles) in pending.enumerated() {
@@ -297,7 +317,7 @@ public final class DocumentStore {
 
     /// Records who holds document `id` and where its copies stand.
     func recordSharing(_ sharing: DocumentSharing, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("record who holds \(documentFiles.uri)") { try documentFiles.recordSharing(sharing) }
     }
 
@@ -305,7 +325,7 @@ public final class DocumentStore {
     /// twice, since no log of operations can rebuild it and recovery falls back on the older of
     /// the two snapshots when the newer is damaged.
     func adopt(_ text: ReplicatingText, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("store the state of \(documentFiles.uri)") {
             try documentFiles.writeSnapshot(of: text)
             try documentFiles.writeSnapshot(of: text)
@@ -321,11 +341,26 @@ public final class DocumentStore {
     /// editor views, which the snapshot keeps.
     func snapshotDueDocuments(withViews text: (UInt64) -> (text: ReplicatingText, views: [[UInt8]])?) {
         guard failure == nil, !grown.isEmpty else { return }
+        settleMakes()
         let candidates = grown
         grown = []
         for id in candidates.sorted() {
             guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id) else { continue }
             attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current.text, views: current.views) }
+        }
+    }
+
+    /// Document `id`'s files, once no other thread is writing them (`DocumentMaker`).
+    private func settledFiles(_ id: UInt64) -> DocumentFiles? {
+        if maker.isInFlight(id) { settleMakes() }
+        return files[id]
+    }
+
+    /// Waits for the new documents' files being written; a document that could not be made
+    /// stops the store, as a failed creation always did.
+    private func settleMakes() {
+        for (documentFiles, error) in maker.settle() {
+            attempt("create \(documentFiles.uri)") { throw error }
         }
     }
 
