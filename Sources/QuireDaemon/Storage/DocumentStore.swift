@@ -35,11 +35,11 @@ public final class DocumentStore {
     public let snapshotLogBytes: Int
     private let logger: Logger
     private let lockDescriptor: Int32
-    private var files: [UInt64: DocumentFiles] = [:]
-    private var unsynced: Set<UInt64> = []
+    var files: [UInt64: DocumentFiles] = [:]
+    var unsynced: Set<UInt64> = []
     /// Documents were created since the last commit: the documents directory's entries wait
     /// for their sync (one for all of them).
-    private var documentsDirectoryUnsynced = false
+    var documentsDirectoryUnsynced = false
     /// Documents appended to since snapshots were last considered.
     private var grown: Set<UInt64> = []
     /// Documents whose segment is open, least recently written first.
@@ -47,9 +47,9 @@ public final class DocumentStore {
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
     static let maximumOpenSegments = 64
     /// Writes new documents' files on a thread of its own under `.sync` (`DocumentMaker`).
-    private let maker = DocumentMaker()
+    let maker = DocumentMaker()
     /// Runs a commit's document syncs together (`ParallelSyncs`).
-    private let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
+    let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
     /// Document syncs a commit runs at once at most.
     static let parallelSyncs = 16
     /// The first write that failed; from then on the store keeps nothing more.
@@ -195,9 +195,10 @@ public final class DocumentStore {
     }
 
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
-    /// Its files are written at once and synced at the next `commit()` with every other
-    /// document created or edited since the last one: a burst of new documents (a project
-    /// opened) shares one commit, and under `.sync` nothing tells of them before it.
+    /// Its files are written (at once under `.batch`; on the maker's thread under `.sync`,
+    /// all before the next commit) and synced at the next `commit()` with every other document
+    /// created or edited since the last one: a burst of new documents (a project opened) shares
+    /// one commit, and under `.sync` nothing tells of them before it.
     public func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
@@ -276,45 +277,6 @@ public final class DocumentStore {
     /// Documents whose log segment holds an open descriptor now.
     var openSegmentCount: Int { files.values.filter(\.isOpen).count }
 
-    /// Whether output must wait for `commit()`: edits not yet on stable storage under `.sync`.
-    var holdsOutput: Bool { durability == .sync && (!unsynced.isEmpty || documentsDirectoryUnsynced) }
-
-    /// Puts every logged operation, and every document created since the last commit, on stable
-    /// storage: each document's files and directory, then the documents directory once.
-    public func commit() {
-        guard !unsynced.isEmpty || documentsDirectoryUnsynced else { return }
-        // New documents' files are all written first; one that could not be is not synced.
-        maker.start()
-        settleMakes()
-        let ids = unsynced.sorted()
-        unsynced = []
-        // Every file's writeback started before the first sync waits, so they share journal commits.
-        if ids.count > 1 { for id in ids { files[id]?.startSync() } }
-        // Every file's sync runs at once (each on its own file: `ParallelSyncs`), so their cache
-        // flushes are shared; each document's outcome is then taken here, in order.
-        let pending = ids.compactMap { files[$0] }.filter { !$0.isUnmade }
-        var steps: [() throws -> Void] = []
-        var stepOwners: [Int] = []
-        for (index, documentFiles) in pending.enumerated() {
-            for step in documentFiles.syncSteps() {
-                steps.append(step)
-                stepOwners.append(index)
-            }
-        }
-        var errors = [Error?](repeating: nil, count: pending.count)
-        for (owner, error) in zip(stepOwners, syncs.run(steps)) where errors[owner] == nil { errors[owner] = error }
-        for (documentFiles, error) in zip(pending, errors) {
-            attempt("sync \(documentFiles.uri)") {
-                if let error { throw error }
-                documentFiles.syncSucceeded()
-            }
-        }
-        if documentsDirectoryUnsynced {
-            documentsDirectoryUnsynced = false
-            attempt("sync \(documentsPath)") { try FileSystem.syncDirectory(documentsPath) }
-        }
-    }
-
     /// Records who holds document `id` and where its copies stand.
     func recordSharing(_ sharing: DocumentSharing, forDocument id: UInt64) {
         guard failure == nil, let documentFiles = settledFiles(id) else { return }
@@ -350,22 +312,8 @@ public final class DocumentStore {
         }
     }
 
-    /// Document `id`'s files, once no other thread is writing them (`DocumentMaker`).
-    private func settledFiles(_ id: UInt64) -> DocumentFiles? {
-        if maker.isInFlight(id) { settleMakes() }
-        return files[id]
-    }
-
-    /// Waits for the new documents' files being written; a document that could not be made
-    /// stops the store, as a failed creation always did.
-    private func settleMakes() {
-        for (documentFiles, error) in maker.settle() {
-            attempt("create \(documentFiles.uri)") { throw error }
-        }
-    }
-
     /// Runs `body`; its first failure stops the store (later writes could follow a torn record).
-    private func attempt(_ what: String, _ body: () throws -> Void) {
+    func attempt(_ what: String, _ body: () throws -> Void) {
         do { try body() } catch {
             failure = "cannot \(what) in \(path): \(error); edits from now on are kept in memory only"
             logger.error("\(failure ?? "")")
