@@ -169,10 +169,16 @@ extension ProjectService {
             roster = ProjectRoster(projectKey: key, founder: founder)
         }
         let before = roster
-        do { try roster.apply(contentsOf: changes) } catch {
+        // Only owners' changes are taken; a batch with another's is refused before its
+        // signatures are checked (`changeByNonOwner`), then once more after the replay.
+        var stranger: RosterChange?
+        do {
+            stranger = try roster.changeByNonOwner(in: changes)
+            if stranger == nil { try roster.apply(contentsOf: changes) }
+        } catch {
             throw ProjectFrameError(description: "project \(key): a roster change is refused: \(error)")
         }
-        if let stranger = changes.first(where: { !roster.everOwners.contains($0.author) }) {
+        if let stranger = stranger ?? changes.first(where: { !roster.everOwners.contains($0.author) }) {
             throw ProjectFrameError(description: "project \(key): a roster change signed by \(stranger.author), which was never an owner")
         }
         if project.roster == nil {
@@ -227,6 +233,7 @@ extension ProjectService {
     func rosterChanged(_ project: SharedProject, previousRoles: [MemberKey: ProjectRole]?) {
         guard let roster = project.roster else { return }
         if roster.roles != previousRoles { rolesChanged(project.key) }
+        if let previousRoles, roster.removed.contains(where: { previousRoles[$0] != nil }) { withdrawSharedLines(of: project) }
         let name = DisplayText.clean(project.name)
         for link in links(of: project) {
             guard let peer = link.peerKey.flatMap(MemberKey.init), roster.removed.contains(peer) else { continue }
@@ -235,6 +242,20 @@ extension ProjectService {
         if let own = ownKey, roster.removed.contains(own) {
             removedHere(project, reason: "removed from project \(name) by an owner")
         }
+    }
+
+    /// A member was just removed: every line it may hold stops admitting new keys, or it would
+    /// come back under a fresh identity key. Those are the lines shared with several people (the
+    /// multi-use invitations, the standing one among them) and, in a project shared before roles,
+    /// the member secret. Single-use lines stay (each went to one person). `project/share` prints a
+    /// fresh standing line; `project/invite` makes new ones.
+    func withdrawSharedLines(of project: SharedProject) {
+        let shared = project.invitations.filter { !$0.once }
+        guard !shared.isEmpty || project.memberSecretAdmits else { return }
+        for invitation in shared { drop(invitation, of: project) }
+        project.memberSecretAdmits = false
+        keep(project)
+        logger.info("project \(project.key): a member was removed; its \(shared.count) lines for several people withdrawn (share again for a new line)")
     }
 
     /// This daemon was removed from `project` (or refused): editors hear it once, the project

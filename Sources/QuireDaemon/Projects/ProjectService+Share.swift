@@ -41,6 +41,7 @@ extension ProjectService {
         if let existing = projects.values.first(where: { $0.root == root && $0.role == .host }) {
             project = existing
             if !project.active { try add(project) }
+            try renewStandingLine(of: project)
         } else {
             guard let secret = try? PeerSecret.material(from: PeerSecret.generate()) else { throw .internalError("a new secret does not read back") }
             let key = DocumentScope.projectKey(secret: secret)
@@ -105,6 +106,23 @@ extension ProjectService {
         let addresses = project.addresses
         try listenFor(project, on: specs, transport: transport)
         project.addresses = addresses
+    }
+
+    /// A project whose standing line was withdrawn (a member was removed) gets a fresh one when
+    /// shared again; one shared before roles whose member secret still admits keeps that line.
+    private func renewStandingLine(of project: SharedProject) throws(ResponseError) {
+        guard project.roster != nil, !project.memberSecretAdmits, !project.invitations.contains(where: \.standing) else { return }
+        guard project.invitations.count < ProjectInvitation.maximumPerProject else {
+            throw .invalidParams("project/share: project \(DisplayText.clean(project.name)) has \(ProjectInvitation.maximumPerProject) invitations still good, the most it keeps; its line was withdrawn when a member was removed")
+        }
+        guard let standing = try? ProjectInvitation.make(role: .write, once: false, expires: nil, standing: true) else {
+            throw .internalError("a new standing invitation cannot be made")
+        }
+        do { try registerInvitation(standing.secret, project.key) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot hold another invitation: \(error)")
+        }
+        project.invitations.append(standing)
+        logger.info("project \(project.key): a fresh standing line")
     }
 
     /// The line a partner runs to join `project`: its standing invitation's (or, for a project

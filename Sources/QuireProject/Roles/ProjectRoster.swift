@@ -67,8 +67,9 @@ public struct ProjectRoster: Sendable, Equatable {
     @discardableResult
     public mutating func apply(contentsOf batch: [RosterChange]) throws(RosterRefusal) -> Int {
         var fresh: [RosterChange] = []
+        var seen: Set<RosterChange> = []
         var newKeys: Set<MemberKey> = []
-        for change in batch where !changeSet.contains(change) && !fresh.contains(change) {
+        for change in batch where !changeSet.contains(change) && seen.insert(change).inserted {
             guard change.counter < RosterChange.maximumCounter else { throw .clockExhausted }
             guard change.verify(projectKey: projectKey) else { throw .badSignature }
             for key in [change.subject, change.author] where !named.contains(key) { newKeys.insert(key) }
@@ -103,6 +104,23 @@ public struct ProjectRoster: Sendable, Equatable {
         }
         try apply(change)
         return change
+    }
+
+    /// The first change new in `batch` whose author was never an owner, counting the owners the
+    /// batch's own promotions make (in replay order, each promotion verified as it counts): a
+    /// daemon refuses a peer's batch with one before checking its other signatures, so a member
+    /// cannot make it verify thousands of changes it signed itself. Throws `.badSignature` when a
+    /// promotion by an owner does not verify. `apply` decides the rest.
+    public func changeByNonOwner(in batch: [RosterChange]) throws(RosterRefusal) -> RosterChange? {
+        var owners = everOwners
+        for change in batch.filter({ !changeSet.contains($0) }).sorted(by: RosterChange.replayOrder) {
+            guard owners.contains(change.author) else { return change }
+            if change.role == .owner, !owners.contains(change.subject) {
+                guard change.verify(projectKey: projectKey) else { throw .badSignature }
+                owners.insert(change.subject)
+            }
+        }
+        return nil
     }
 
     /// This roster and `other`'s changes together (the project keys and founders must agree).
