@@ -1232,12 +1232,15 @@ an open shares it as `quire-share' does.  Never in the way of visiting."
     (format "%s:%d" (if (stringp path) (file-relative-name path) (plist-get place :uri)) (1+ (plist-get place :line)))))
 
 (defun quire-who ()
-  "Say who is here, with the file and line of each one's cursor."
+  "Say who is here, with each one's role and the file and line of their cursor.
+The role (read, write, owner) is theirs in the project they are in now."
   (interactive)
   (let ((words (mapcar (lambda (person)
-                         (let ((at (append (plist-get person :at) nil)))
+                         (let ((at (append (plist-get person :at) nil))
+                               (tags (delq nil (list (and (eq (plist-get person :self) t) "you")
+                                                     (and (stringp (plist-get person :role)) (plist-get person :role))))))
                            (format "%s%s %s%s" (plist-get person :name)
-                                   (if (eq (plist-get person :self) t) " (you)" "")
+                                   (if tags (format " (%s)" (string-join tags ", ")) "")
                                    (quire--place-words (car at))
                                    (if (cdr at) (format " (+%d file%s)" (length (cdr at)) (if (cddr at) "s" "")) ""))))
                        (quire--people))))

@@ -130,7 +130,8 @@ final class EditorServices: EditorHost {
     var establishedLinkCount: Int { summary.establishedLinkCount }
     func statusSummary(for session: EditorSession) -> JSONValue { summary.json(for: session) }
     func whoIsHere(for session: EditorSession) -> [WhoRequest.Person] {
-        WhoIsHere(documents: parts.documents, sessions: parts.sessions).people(for: session, encoding: session.encoding)
+        WhoIsHere(documents: parts.documents, sessions: parts.sessions, links: parts.links.links, access: parts.projects)
+            .people(for: session, encoding: session.encoding)
     }
     private var summary: StatusSummary { StatusSummary(documents: parts.documents, sessions: parts.sessions, peerLinks: parts.links) }
     func commit() { parts.gate.release() }

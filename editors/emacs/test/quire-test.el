@@ -1583,7 +1583,22 @@ and stops when this Emacs moves."
                      (lambda () (with-current-buffer (window-buffer (selected-window))
                                   (seq-find (lambda (o) (string-match-p "otto-who" (or (overlay-get o 'after-string) "")))
                                             (overlays-in (point-min) (point-max)))))))
-            (should (equal (quire-test--where) "c.txt:1:0")))
+            (should (equal (quire-test--where) "c.txt:1:0"))
+            ;; Roles: otto shares a project folder (as `quire share' does) and moves into one
+            ;; of its files: `quire-who' shows his role there (this daemon shares it: owner);
+            ;; emma, in a document shared by name (no project), has none.
+            (let* ((proj (concat dir "proj/"))
+                   (shared (progn (make-directory proj)
+                                  (write-region "d one\nd two\n" nil (concat proj "d.txt"))
+                                  (jsonrpc-request otto :project/share (list :root (directory-file-name proj) :listen ["127.0.0.1:0"]))))
+                   (uri (plist-get (jsonrpc-request otto :document/open (list :file (concat proj "d.txt") :ifShared t
+                                                                              :text "d one\nd two\n"))
+                                   :uri)))
+              (should (string-prefix-p "@" uri))
+              (otto-at uri 1 0)
+              (should (quire-test--wait (lambda () (string-match-p "otto-who (owner) proj/d\\.txt:2 (\\+3 files)" (quire-who)))))
+              (should (string-match-p "emma (you) " (quire-who)))
+              (jsonrpc-request otto :project/stop (list :key (plist-get shared :key)))))
         (quire-stop)
         (when otto (ignore-errors (jsonrpc-shutdown otto)))
         (dolist (file '("a.txt" "b.txt" "c.txt"))

@@ -1242,11 +1242,15 @@ local function place_words(place)
   return where .. ':' .. (place.line + 1)
 end
 
--- :QuireWho: everyone here, with the file and line of their cursor, on one line.
+-- :QuireWho: everyone here, with their role in the project they are in (read, write, owner), the
+-- file and line of their cursor, on one line.
 function M.who()
   local words = {}
   for _, p in ipairs(people()) do
-    table.insert(words, p.name .. (p.self and ' (you)' or '') .. ' ' .. place_words(p.at[1])
+    local tags = {}
+    if p.self then table.insert(tags, 'you') end
+    if type(p.role) == 'string' then table.insert(tags, p.role) end
+    table.insert(words, p.name .. (#tags > 0 and (' (' .. table.concat(tags, ', ') .. ')') or '') .. ' ' .. place_words(p.at[1])
       .. (#p.at > 1 and string.format(' (+%d file%s)', #p.at - 1, #p.at == 2 and '' or 's') or ''))
   end
   local line = #words == 0 and 'nobody else is here' or ('here: ' .. table.concat(words, ', '))

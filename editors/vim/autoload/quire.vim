@@ -1845,15 +1845,17 @@ def PlaceWords(place: dict<any>): string
   return where .. ':' .. (place.line + 1)
 enddef
 
-# :QuireWho: everyone here, with the file and line of their cursor (and how many other files
-# they are in), on one line.
+# :QuireWho: everyone here, with their role in the project they are in (read, write, owner), the
+# file and line of their cursor (and how many other files they are in), on one line.
 export def Who()
   var people = People()
   if empty(people)
     Say('nobody else is here' .. (ready ? '' : ' (no daemon)'))
     return
   endif
-  var words = mapnew(people, (_, p) => p.name .. (p.self ? ' (you)' : '') .. ' ' .. PlaceWords(p.at[0])
+  var words = mapnew(people, (_, p) => p.name
+    .. (p.self || has_key(p, 'role') ? ' (' .. join((p.self ? ['you'] : []) + (has_key(p, 'role') ? [p.role] : []), ', ') .. ')' : '')
+    .. ' ' .. PlaceWords(p.at[0])
     .. (len(p.at) > 1 ? printf(' (+%d file%s)', len(p.at) - 1, len(p.at) == 2 ? '' : 's') : ''))
   Say('here: ' .. join(words, ', '))
 enddef
