@@ -1,0 +1,154 @@
+import Foundation
+import JSON
+import QuireConsole
+import QuireProject
+import QuireTestSupport
+import Testing
+
+/// `quire invite`, `quire members`, `quire role` and `quire revoke`: their arguments, the
+/// project a folder is in, and the words they print (protocol/decisions/roles.md).
+@Suite struct MemberArgumentsTests {
+    @Test func rolesAreReadWriteOrOwner() throws {
+        #expect(try MemberArguments.role("read") == "read")
+        #expect(try MemberArguments.role(" Owner ") == "owner")
+        for wrong in ["reader", "", "admin", "w"] {
+            #expect(throws: ConsoleArgumentError.self) { try MemberArguments.role(wrong) }
+        }
+        do {
+            _ = try MemberArguments.role("r\u{1B}[2Jx")
+            Issue.record("must be refused")
+        } catch {
+            #expect(error.description.contains("is no role: a role is read") && !error.description.contains("\u{1B}"))
+        }
+    }
+
+    @Test func expiriesAreANumberAndAUnitUpToThirtyDays() throws {
+        #expect(try MemberArguments.expiry("90s") == 90)
+        #expect(try MemberArguments.expiry("30m") == 1800)
+        #expect(try MemberArguments.expiry("2h") == 7200)
+        #expect(try MemberArguments.expiry("7d") == 7 * 86_400)
+        #expect(try MemberArguments.expiry("30d") == 30 * 86_400)
+        #expect(try MemberArguments.expiry("720h") == 30 * 86_400)
+        for wrong in ["31d", "721h", "0m", "1w", "h", "30", "-1h", "1.5h", "99999999999999d", " ", "1h30m"] {
+            #expect(throws: ConsoleArgumentError.self, "\(wrong)") { try MemberArguments.expiry(wrong) }
+        }
+    }
+
+    @Test func membersAreNamesOrFingerprintsWithoutControlCharacters() throws {
+        #expect(try MemberArguments.member(" bob ") == "bob")
+        #expect(try MemberArguments.member("3f1c-0a9e") == "3f1c-0a9e")
+        for wrong in ["", "   ", "bo\nb", "b\u{1B}ob", String(repeating: "b", count: 201)] {
+            #expect(throws: ConsoleArgumentError.self) { try MemberArguments.member(wrong) }
+        }
+    }
+
+    @Test func aFoldersProjectIsTheDeepestRootHoldingIt() throws {
+        let reply: JSONValue = ["projects": [
+            ["key": "00000000000000aa", "name": "outer", "root": "/home/ann/work", "role": "host", "files": 3, "links": 0],
+            ["key": "00000000000000bb", "name": "inner", "root": "/home/ann/work/lib", "role": "joined", "files": 1, "links": 1],
+            ["key": "NOT A KEY", "name": "broken", "root": "/home/ann"],
+            ["key": "00000000000000cc", "name": "relative", "root": "work"],
+        ]]
+        let projects = try ListedProject.list(reply: reply)
+        #expect(projects.map(\.name) == ["outer", "inner"], "entries without a key or an absolute root are left out")
+        #expect(try ListedProject.holding("/home/ann/work", in: projects).key == "00000000000000aa")
+        #expect(try ListedProject.holding("/home/ann/work/src/deep", in: projects).key == "00000000000000aa")
+        #expect(try ListedProject.holding("/home/ann/work/lib/x", in: projects).key == "00000000000000bb")
+        do {
+            _ = try ListedProject.holding("/home/ann/workshop", in: projects)
+            Issue.record("a folder whose name only starts like a root is not in it")
+        } catch {
+            #expect(error.description.contains("is in no project the quire running shares or follows"))
+            #expect(error.description.contains("\"outer\" (/home/ann/work)"))
+        }
+        #expect(throws: ConsoleArgumentError.self) { try ListedProject.holding("/home/ann/work", in: []) }
+        #expect(throws: ConsoleError.self) { try ListedProject.list(reply: ["nothing": 1]) }
+    }
+}
+
+@Suite struct MemberScreenTests {
+    static let line = try! JoinLine(name: "greeter", addresses: [PeerAddress("192.168.1.20:7070")],
+                                    secret: Array(repeating: 9, count: 30), fingerprint: "3f1c-0a9e-77b2-10ff-0000-abcd-ef01-2345")
+
+    @Test func theMemberListShowsNameRoleOnlineFingerprintAndYou() throws {
+        let reply: JSONValue = ["members": [
+            ["fingerprint": "3f1c-0a9e-77b2-10ff-0000-abcd-ef01-2345", "name": "ann", "role": "owner", "online": true, "you": true],
+            ["fingerprint": "77aa-0a9e-77b2-10ff-0000-abcd-ef01-2345", "name": "bob", "role": "read", "online": false, "you": false],
+            ["fingerprint": "99bb-0a9e-77b2-10ff-0000-abcd-ef01-2345", "name": "mal\u{1B}[2Jlory", "online": false, "you": false],
+            ["fingerprint": "aaaa-0a9e-77b2-10ff-0000-abcd-ef01-2345", "role": "admin", "online": true],
+        ]]
+        let members = try ProjectMember.list(reply: reply)
+        let screen = ConsoleScreen.members(members, project: "greeter")
+        #expect(screen.first == "\"greeter\": 2 members, 2 removed.")
+        #expect(screen[1] == "  ann         owner    online   3f1c-0a9e-77b2-10ff-0000-abcd-ef01-2345  (you)")
+        #expect(screen[2] == "  bob         read     offline  77aa-0a9e-77b2-10ff-0000-abcd-ef01-2345")
+        #expect(screen[3] == "  mal[2Jlory  removed  offline  99bb-0a9e-77b2-10ff-0000-abcd-ef01-2345", "cleaned")
+        #expect(screen[4].hasPrefix("  ?           removed  online "), "a role the console does not know reads as none: \(screen[4])")
+        #expect(throws: ConsoleError.self) { try ProjectMember.list(reply: ["members": [["name": "nokey"]]]) }
+    }
+
+    @Test func anInvitationSaysWhatItAllowsHowOftenAndUntilWhen() throws {
+        let reply: JSONValue = ["line": .string(Self.line.encoded), "role": "read", "once": true, "expires": 1_795_000_000]
+        let invitation = try ProjectInvitation(reply: reply)
+        #expect(invitation.line == Self.line.encoded && invitation.once && invitation.expires == 1_795_000_000)
+        let words = ConsoleScreen.invited(invitation, project: "greeter", expiresIn: 3600)
+        #expect(words[0] == "This line lets the first person who runs `quire join` with it into \"greeter\" as a reader: "
+            + "sees the text and the cursors and can follow, but cannot change anything.")
+        #expect(words[1] == "It works once: whoever joins with it first uses it up.")
+        #expect(words[2] == "It expires in 1 hour (2026-11-18 11:06 UTC); whoever joined by then stays a member.")
+        let lasting = try ProjectInvitation(reply: ["line": .string(Self.line.encoded), "role": "write", "once": false])
+        let forever = ConsoleScreen.invited(lasting, project: "greeter", expiresIn: nil)
+        #expect(forever[0].contains("lets anyone who runs") && forever[0].contains("as a writer"))
+        #expect(forever.contains("It does not expire (`--expires 1h` makes one that does)."))
+        #expect(throws: ConsoleError.self) { try ProjectInvitation(reply: ["line": "qj1-cut", "role": "read"]) }
+        #expect(throws: ConsoleError.self) { try ProjectInvitation(reply: ["line": .string(Self.line.encoded), "role": "boss"]) }
+    }
+
+    @Test func roleChangesRevocationsAndRemovalReadAsSentences() throws {
+        let bob = try ProjectMember(json: ["fingerprint": "77aa-0a9e", "name": "bob", "role": "write", "online": true], method: "project/role")
+        #expect(ConsoleScreen.roleChanged(bob, project: "greeter") == "bob (77aa-0a9e) is now a writer of \"greeter\": sees and edits the files.")
+        let gone = try ProjectMember(json: ["fingerprint": "77aa-0a9e", "name": "bob", "online": false], method: "project/revoke")
+        #expect(ConsoleScreen.revoked(gone, project: "greeter").first == "bob (77aa-0a9e) was removed from \"greeter\".")
+        let key = "3fa29c1b00d4e6f1"
+        #expect(ConsoleScreen.liveLine(method: "project/removed", params: ["key": .string(key), "name": "greeter", "reason": ""], key: key)
+            == "You were removed from \"greeter\" by an owner.")
+        #expect(ConsoleScreen.liveLine(method: "project/removed", params: ["key": .string(key), "name": "greeter", "reason": "revoked\u{1B}[2J"], key: key)
+            == "You were removed from \"greeter\" by an owner: revoked[2J.")
+        #expect(ConsoleScreen.liveLine(method: "project/removed", params: ["key": "0000000000000000", "name": "other"], key: key) == nil)
+        #expect(ConsoleScreen.endedRemoved("greeter", sharing: false).hasPrefix("Following \"greeter\" ended: you were removed from it."))
+    }
+
+    @Test func whoJoinedIsShownWithTheRoleTheirLinkHas() {
+        let joined: JSONValue = ["event": "joined", "link": 2, "user": "bob", "address": "10.0.0.2:50123", "linksUp": 1]
+        #expect(ConsoleScreen.peerChanged(joined, role: "read") == "bob (10.0.0.2:50123) joined as a reader.")
+        #expect(ConsoleScreen.peerChanged(joined, role: "owner") == "bob (10.0.0.2:50123) joined as an owner.")
+        #expect(ConsoleScreen.peerChanged(joined, role: nil) == "bob (10.0.0.2:50123) joined.")
+        #expect(ConsoleScreen.peerChanged(joined, role: "god\u{1B}") == "bob (10.0.0.2:50123) joined.", "an unknown role is not shown")
+        #expect(ConsoleScreen.liveLine(method: "peer/changed", params: joined, key: "k", role: "write") == "bob (10.0.0.2:50123) joined as a writer.")
+    }
+}
+
+/// The commands as a person runs them, without a daemon or with arguments that cannot be used:
+/// a specific message on stderr, nothing on stdout, and a non-zero status; no daemon started.
+@Suite struct MemberCommandTests {
+    @Test(arguments: [["members"], ["invite", "--role", "read", "--once"], ["role", "bob", "write"], ["revoke", "bob"]])
+    func withNoDaemonRunningEachCommandSaysSo(_ arguments: [String]) throws {
+        let result = try ConsoleCommandTests.refusal(arguments)
+        #expect(result.status == 1, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("quire \(arguments[0]): no quire is running for the data directory "), "\(result.stderr)")
+        #expect(!result.madeData, "\(arguments): these commands never start a daemon")
+    }
+
+    @Test(arguments: [
+        (["invite", "--role", "admin"], "\"admin\" is no role"),
+        (["invite", "--expires", "2w"], "--expires \"2w\": a duration is"),
+        (["role", "bob", "boss"], "\"boss\" is no role"),
+        (["role", "bob"], "Missing expected argument '<role>'"),
+        (["revoke", "  "], "name a member by the name or the fingerprint"),
+    ])
+    func badArgumentsAreUsageErrors(_ arguments: [String], message: String) throws {
+        let result = try ConsoleCommandTests.refusal(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+    }
+}
