@@ -94,6 +94,16 @@ extension ConsoleScreen {
          "Their links are cut and they can no longer join or link; what they already had stays with them."]
     }
 
+    /// A daemon's refusal as a person reads it: its message without the JSON-RPC wording
+    /// (`Invalid params: `, `params.member: `), cleaned and cut.
+    public static func refusal(_ message: String) -> String {
+        var text = Substring(message)
+        if text.hasPrefix("Invalid params: ") { text = text.dropFirst("Invalid params: ".count) }
+        if text.hasPrefix("params."), let colon = text.range(of: ": "),
+           !text[..<colon.lowerBound].contains(" ") { text = text[colon.upperBound...] }
+        return clean(String(text), limit: DisplayText.maximumReasonLength)
+    }
+
     /// The line for a `project/removed` notification about project `key`; nil for another project.
     public static func removed(_ params: JSONValue, key: String) -> String? {
         guard params["key"]?.stringValue == key else { return nil }

@@ -62,7 +62,7 @@ struct RunningDaemon {
         do {
             return try console.request(method, params, timeout: 30)
         } catch .refused(_, let error) where error.code != ResponseError.methodNotFoundCode {
-            throw ConsoleFailure(ConsoleScreen.clean(error.message, limit: DisplayText.maximumReasonLength))
+            throw ConsoleFailure(ConsoleScreen.refusal(error.message))
         } catch {
             throw ConsoleFailure("\(error)")
         }

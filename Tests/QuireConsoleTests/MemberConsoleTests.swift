@@ -118,6 +118,16 @@ import Testing
         #expect(ConsoleScreen.endedRemoved("greeter", sharing: false).hasPrefix("Following \"greeter\" ended: you were removed from it."))
     }
 
+    @Test func aDaemonsRefusalReadsWithoutTheProtocolsWording() {
+        #expect(ConsoleScreen.refusal("Invalid params: params.member: no member of project greeter is named bob")
+            == "no member of project greeter is named bob")
+        #expect(ConsoleScreen.refusal("Invalid params: project/role: only an owner of project greeter changes roles")
+            == "project/role: only an owner of project greeter changes roles")
+        #expect(ConsoleScreen.refusal("params.x y: kept as it is") == "params.x y: kept as it is")
+        #expect(ConsoleScreen.refusal("Invalid params: \u{1B}[2Jgone\n") == "[2Jgone")
+        #expect(ConsoleScreen.refusal(String(repeating: "r", count: 5000)).count == 400)
+    }
+
     @Test func whoJoinedIsShownWithTheRoleTheirLinkHas() {
         let joined: JSONValue = ["event": "joined", "link": 2, "user": "bob", "address": "10.0.0.2:50123", "linksUp": 1]
         #expect(ConsoleScreen.peerChanged(joined, role: "read") == "bob (10.0.0.2:50123) joined as a reader.")
