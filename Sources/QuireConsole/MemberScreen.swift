@@ -104,18 +104,20 @@ extension ConsoleScreen {
         return clean(String(text), limit: DisplayText.maximumReasonLength)
     }
 
-    /// The line for a `project/removed` notification about project `key`; nil for another project.
+    /// The line for a `project/removed` notification about project `key` (nil for another
+    /// project): "You were removed from ... by an owner." when the daemon gives no reason, else
+    /// its reason, which says whether an owner removed this daemon or its invitation was refused.
     public static func removed(_ params: JSONValue, key: String) -> String? {
         guard params["key"]?.stringValue == key else { return nil }
         let name = clean(params["name"]?.stringValue ?? "", limit: 100)
         let reason = clean(params["reason"]?.stringValue ?? "", limit: DisplayText.maximumReasonLength)
         let project = name.isEmpty ? "the project" : quoted(name)
-        return "You were removed from \(project) by an owner" + (reason.isEmpty ? "." : ": \(reason).")
+        return reason.isEmpty ? "You were removed from \(project) by an owner." : "You are no longer in \(project): \(reason)."
     }
 
     /// The last line of `quire join` (or `quire share`) once removed from the project.
     public static func endedRemoved(_ name: String, sharing: Bool) -> String {
-        "\(sharing ? "Sharing" : "Following") \(quoted(clean(name, limit: 100))) ended: you were removed from it. "
+        "\(sharing ? "Sharing" : "Following") \(quoted(clean(name, limit: 100))) ended: you are no longer in it. "
             + "Its files stay where they are; nothing new arrives."
     }
 }

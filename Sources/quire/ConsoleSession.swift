@@ -158,13 +158,14 @@ final class ConsoleSession: @unchecked Sendable {
         method == "project/removed" && params["key"]?.stringValue == key
     }
 
-    /// Ends once an owner removed this daemon from project `key` (`project/removed`): says so,
-    /// stops following it unless it ran before the command (`stop`), stops this process's
-    /// daemon, and returns 1: the command did not end as the person asked.
-    func endRemoved(params: JSONValue, key: String, name: String, stop: Bool, sharing: Bool) -> Int32 {
-        if let line = ConsoleScreen.removed(params, key: key) { terminal.event(line) }
-        _ = finish(key: stop ? key : nil, lastLine: ConsoleScreen.endedRemoved(name, sharing: sharing))
-        FileHandle.standardError.write(Data("\(clientName): removed from \"\(ConsoleScreen.clean(name, limit: 100))\" by an owner\n".utf8))
+    /// Ends once this daemon was removed from project `key`, or its invitation refused
+    /// (`project/removed`; the daemon stopped the project itself, its files stay): says so, stops
+    /// this process's daemon, and returns 1, as the command did not end as the person asked.
+    func endRemoved(params: JSONValue, key: String, name: String, sharing: Bool) -> Int32 {
+        let line = ConsoleScreen.removed(params, key: key) ?? "You were removed from \"\(ConsoleScreen.clean(name, limit: 100))\" by an owner."
+        terminal.event(line)
+        _ = finish(key: nil, lastLine: ConsoleScreen.endedRemoved(name, sharing: sharing))
+        FileHandle.standardError.write(Data("\(clientName): \(line)\n".utf8))
         return 1
     }
 

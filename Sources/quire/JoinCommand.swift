@@ -100,7 +100,7 @@ struct JoinCommand: ParsableCommand {
                     terminal.say(ConsoleScreen.joined(name: project.name, files: progress.files, directory: project.directory))
                 }
             case .notification(let method, let params) where ConsoleSession.isRemoval(method: method, params: params, key: project.key):
-                return session.endRemoved(params: params, key: project.key, name: project.name, stop: !joinedBefore, sharing: false)
+                return session.endRemoved(params: params, key: project.key, name: project.name, sharing: false)
             case .notification(let method, let params):
                 if let shown = session.liveLine(method: method, params: params, key: project.key) { terminal.event(shown) }
             }

@@ -112,10 +112,11 @@ import Testing
         let key = "3fa29c1b00d4e6f1"
         #expect(ConsoleScreen.liveLine(method: "project/removed", params: ["key": .string(key), "name": "greeter", "reason": ""], key: key)
             == "You were removed from \"greeter\" by an owner.")
-        #expect(ConsoleScreen.liveLine(method: "project/removed", params: ["key": .string(key), "name": "greeter", "reason": "revoked\u{1B}[2J"], key: key)
-            == "You were removed from \"greeter\" by an owner: revoked[2J.")
+        #expect(ConsoleScreen.liveLine(method: "project/removed", params: ["key": .string(key), "name": "greeter",
+                                                                    "reason": "removed from project greeter by an owner\u{1B}[2J"], key: key)
+            == "You are no longer in \"greeter\": removed from project greeter by an owner[2J.")
         #expect(ConsoleScreen.liveLine(method: "project/removed", params: ["key": "0000000000000000", "name": "other"], key: key) == nil)
-        #expect(ConsoleScreen.endedRemoved("greeter", sharing: false).hasPrefix("Following \"greeter\" ended: you were removed from it."))
+        #expect(ConsoleScreen.endedRemoved("greeter", sharing: false).hasPrefix("Following \"greeter\" ended: you are no longer in it."))
     }
 
     @Test func aDaemonsRefusalReadsWithoutTheProtocolsWording() {
