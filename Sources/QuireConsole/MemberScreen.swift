@@ -29,7 +29,7 @@ extension ConsoleScreen {
 
     /// What `quire invite` says on stderr about the line it printed on stdout: the role it
     /// gives, whether it works once, when it expires (`expiresIn`: the seconds asked for).
-    public static func invited(_ invitation: ProjectInvitation, project: String, expiresIn: Int?) -> [String] {
+    public static func invited(_ invitation: InvitationLine, project: String, expiresIn: Int?) -> [String] {
         var lines = ["This line lets \(invitation.once ? "the first person" : "anyone") who runs `quire join` with it into "
             + "\(quoted(clean(project, limit: 100))) as \(roleNoun(invitation.role)): \(roleAllows(invitation.role))."]
         lines.append(invitation.once ? "It works once: whoever joins with it first uses it up."

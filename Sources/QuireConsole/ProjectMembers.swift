@@ -91,7 +91,7 @@ public struct ProjectMember: Equatable, Sendable {
 }
 
 /// An invitation as `project/invite` answers it: the line, checked to read back, and what it allows.
-public struct ProjectInvitation: Equatable, Sendable {
+public struct InvitationLine: Equatable, Sendable {
     public var line: String
     public var role: String
     public var once: Bool

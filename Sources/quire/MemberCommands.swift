@@ -58,7 +58,7 @@ struct InviteCommand: ParsableCommand {
             let project = try daemon.project(holding: directory)
             var params: [String: JSONValue] = ["key": .string(project.key), "role": .string(role), "once": .bool(once)]
             if let expiresIn { params["expiresIn"] = .integer(Int64(expiresIn)) }
-            let invitation = try ProjectInvitation(reply: daemon.request("project/invite", .object(params)))
+            let invitation = try InvitationLine(reply: daemon.request("project/invite", .object(params)))
             printLines([invitation.line])
             printLines(ConsoleScreen.invited(invitation, project: project.name, expiresIn: expiresIn), toStandardError: true)
         }

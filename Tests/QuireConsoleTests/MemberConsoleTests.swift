@@ -89,19 +89,19 @@ import Testing
 
     @Test func anInvitationSaysWhatItAllowsHowOftenAndUntilWhen() throws {
         let reply: JSONValue = ["line": .string(Self.line.encoded), "role": "read", "once": true, "expires": 1_795_000_000]
-        let invitation = try ProjectInvitation(reply: reply)
+        let invitation = try InvitationLine(reply: reply)
         #expect(invitation.line == Self.line.encoded && invitation.once && invitation.expires == 1_795_000_000)
         let words = ConsoleScreen.invited(invitation, project: "greeter", expiresIn: 3600)
         #expect(words[0] == "This line lets the first person who runs `quire join` with it into \"greeter\" as a reader: "
             + "sees the text and the cursors and can follow, but cannot change anything.")
         #expect(words[1] == "It works once: whoever joins with it first uses it up.")
         #expect(words[2] == "It expires in 1 hour (2026-11-18 11:06 UTC); whoever joined by then stays a member.")
-        let lasting = try ProjectInvitation(reply: ["line": .string(Self.line.encoded), "role": "write", "once": false])
+        let lasting = try InvitationLine(reply: ["line": .string(Self.line.encoded), "role": "write", "once": false])
         let forever = ConsoleScreen.invited(lasting, project: "greeter", expiresIn: nil)
         #expect(forever[0].contains("lets anyone who runs") && forever[0].contains("as a writer"))
         #expect(forever.contains("It does not expire (`--expires 1h` makes one that does)."))
-        #expect(throws: ConsoleError.self) { try ProjectInvitation(reply: ["line": "qj1-cut", "role": "read"]) }
-        #expect(throws: ConsoleError.self) { try ProjectInvitation(reply: ["line": .string(Self.line.encoded), "role": "boss"]) }
+        #expect(throws: ConsoleError.self) { try InvitationLine(reply: ["line": "qj1-cut", "role": "read"]) }
+        #expect(throws: ConsoleError.self) { try InvitationLine(reply: ["line": .string(Self.line.encoded), "role": "boss"]) }
     }
 
     @Test func roleChangesRevocationsAndRemovalReadAsSentences() throws {
