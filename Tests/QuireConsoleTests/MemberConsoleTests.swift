@@ -163,3 +163,43 @@ import Testing
         #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
     }
 }
+
+/// `quire join` against a daemon that says on cue what a real one says when roles change: who
+/// joined is shown with the role `peer/status` gives their link, and `project/removed` ends the
+/// command with status 1, saying why, its files left as they are.
+@Suite(.serialized) struct RemovedJoinTests {
+    static let key = "3fa29c1b00d4e6f1"
+
+    @Test func aJoinShowsWhoJoinedAsWhatAndEndsWhenRemoved() throws {
+        let line = try JoinLine(name: "greeter", addresses: [PeerAddress("127.0.0.1:9")],
+                                secret: Array(repeating: 7, count: 30), fingerprint: "3f1c-0a9e-77b2-10ff-0000-abcd-ef01-2345").encoded
+        let home = DaemonProcess.temporaryDirectory("quire-removed")
+        let target = home + "/copy"
+        let project: JSONValue = ["key": .string(Self.key), "name": "greeter"]
+        let daemon = try ScriptedDaemon(dataDirectory: home + "/data") { method, _ in
+            switch method {
+            case "project/list": return (["projects": []], [])
+            case "project/join":
+                return (["key": .string(Self.key), "name": "greeter", "directory": .string(target), "files": 0],
+                        [("peer/changed", ["event": "joined", "link": 3, "user": "ann", "address": "tcp to 127.0.0.1:9", "linksUp": 1])])
+            case "peer/status":
+                return (["replica": "1", "fingerprint": "x", "listening": [], "documents": [],
+                         "links": [["link": 3, "state": "established", "scope": .string("project \(Self.key)"), "role": "owner"]]],
+                        [("project/progress", ["key": .string(Self.key), "name": "greeter", "files": 1, "written": 1, "bytes": 10]),
+                         ("project/removed", ["key": .string(Self.key), "name": "greeter", "reason": "removed from project greeter by an owner"]),
+                         ("project/removed", project)])
+            default: return (.null, [])
+            }
+        }
+        defer { daemon.close() }
+        let join = try CommandProcess(arguments: ["join", line, target, "--data-dir", home + "/data"], environment: ["XDG_RUNTIME_DIR": ""])
+        #expect(join.waitForExit(timeout: 60) == 1, "\(join.stdout) \(join.stderr)")
+        let shown = join.stdout
+        #expect(shown.contains("  ann (tcp to 127.0.0.1:9) joined as an owner.\n"), "\(shown)")
+        #expect(shown.contains("  You are no longer in \"greeter\": removed from project greeter by an owner.\n"), "\(shown)")
+        #expect(shown.hasSuffix("Following \"greeter\" ended: you are no longer in it. Its files stay where they are; nothing new arrives.\n"), "\(shown)")
+        #expect(join.stderr.contains("quire join: You are no longer in \"greeter\": removed from project greeter by an owner."), "\(join.stderr)")
+        #expect(!daemon.requests.contains("project/stop"), "the daemon stopped the project itself: \(daemon.requests)")
+        #expect(daemon.requests.prefix(4) == ["initialize", "initialized", "project/list", "project/join"], "\(daemon.requests)")
+    }
+}
