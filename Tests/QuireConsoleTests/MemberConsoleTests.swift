@@ -203,3 +203,82 @@ import Testing
         #expect(daemon.requests.prefix(4) == ["initialize", "initialized", "project/list", "project/join"], "\(daemon.requests)")
     }
 }
+
+/// The member commands against a daemon that answers as the roster does: what each sends, what
+/// it prints where, and a refusal shown with the daemon's reason.
+@Suite(.serialized) struct MemberCommandDaemonTests {
+    static let key = "3fa29c1b00d4e6f1"
+    static let line = try! JoinLine(name: "greeter", addresses: [PeerAddress("127.0.0.1:9")],
+                                    secret: Array(repeating: 5, count: 30), fingerprint: "3f1c-0a9e-77b2-10ff-0000-abcd-ef01-2345").encoded
+
+    /// A project folder (and a folder in it), and a scripted daemon holding a data directory
+    /// that shares it.
+    static func setUp(_ answer: @escaping ScriptedDaemon.Answer) throws -> (root: String, data: String, daemon: ScriptedDaemon) {
+        let home = DaemonProcess.temporaryDirectory("quire-member-commands")
+        let root = home + "/greeter"
+        try FileManager.default.createDirectory(atPath: root + "/src/deep", withIntermediateDirectories: true)
+        let daemon = try ScriptedDaemon(dataDirectory: home + "/data") { method, params in
+            if method == "project/list" {
+                return (["projects": [["key": .string(key), "name": "greeter", "root": .string(root), "role": "host", "files": 1, "links": 1]]], [])
+            }
+            return answer(method, params)
+        }
+        return (root, home + "/data", daemon)
+    }
+
+    static func run(_ arguments: [String], in directory: String) throws -> (status: Int32?, stdout: String, stderr: String) {
+        let command = try CommandProcess(arguments: arguments, environment: ["XDG_RUNTIME_DIR": ""], directory: directory)
+        let status = command.waitForExit(timeout: 30)
+        return (status, command.stdout, command.stderr)
+    }
+
+    @Test func inviteAsksForTheRoleOnceAndExpiryAndPrintsTheLineAloneOnStdout() throws {
+        let (root, data, daemon) = try Self.setUp { method, params in
+            guard method == "project/invite" else { return (.null, []) }
+            return (["line": .string(Self.line), "role": params["role"] ?? .null, "once": params["once"] ?? .null, "expires": 1_795_000_000], [])
+        }
+        defer { daemon.close() }
+        let result = try Self.run(["invite", "--role", "read", "--once", "--expires", "2h", "--data-dir", data], in: root + "/src/deep")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == Self.line + "\n", "the line alone on stdout: \(result.stdout.debugDescription)")
+        #expect(result.stderr.contains("as a reader") && result.stderr.contains("It works once") && result.stderr.contains("It expires in 2 hours"),
+                "\(result.stderr)")
+        #expect(daemon.params(of: "project/invite") == [["key": .string(Self.key), "role": "read", "once": true, "expiresIn": 7200]])
+        let plain = try Self.run(["invite", root, "--data-dir", data], in: "/")
+        #expect(plain.status == 0 && plain.stdout == Self.line + "\n", "\(plain.stderr)")
+        #expect(daemon.params(of: "project/invite").last == ["key": .string(Self.key), "role": "write", "once": false], "write, many times, no expiry by default")
+    }
+
+    @Test func membersRoleAndRevokePrintWhatTheDaemonAnswersAndItsRefusals() throws {
+        let (root, data, daemon) = try Self.setUp { method, params in
+            switch method {
+            case "project/members":
+                return (["members": [["fingerprint": "3f1c-0a9e", "name": "ann", "role": "owner", "online": true, "you": true],
+                                     ["fingerprint": "77aa-0a9e", "name": "bob", "role": "read", "online": true, "you": false]]], [])
+            case "project/role" where params["member"] == "bob":
+                return (["fingerprint": "77aa-0a9e", "name": "bob", "role": params["role"] ?? .null, "online": true, "you": false], [])
+            case "project/revoke" where params["member"] == "bob":
+                return (["fingerprint": "77aa-0a9e", "name": "bob", "online": false, "you": false], [])
+            case "project/role", "project/revoke":
+                return (ScriptedDaemon.refusal("Invalid params: params.member: no member of project greeter is named zed; its members: ann, bob"), [])
+            default:
+                return (.null, [])
+            }
+        }
+        defer { daemon.close() }
+        let members = try Self.run(["members", "--data-dir", data], in: root)
+        #expect(members.status == 0, "\(members.stderr)")
+        #expect(members.stdout == "\"greeter\": 2 members.\n  ann  owner    online   3f1c-0a9e  (you)\n  bob  read     online   77aa-0a9e\n", "\(members.stdout)")
+        let role = try Self.run(["role", "bob", "write", "--data-dir", data], in: root + "/src")
+        #expect(role.status == 0 && role.stdout == "bob (77aa-0a9e) is now a writer of \"greeter\": sees and edits the files.\n", "\(role.stdout) \(role.stderr)")
+        #expect(daemon.params(of: "project/role") == [["key": .string(Self.key), "member": "bob", "role": "write"]])
+        let revoke = try Self.run(["revoke", "bob", "--data-dir", data], in: root)
+        #expect(revoke.status == 0 && revoke.stdout.hasPrefix("bob (77aa-0a9e) was removed from \"greeter\".\n"), "\(revoke.stdout) \(revoke.stderr)")
+        let unknown = try Self.run(["role", "zed", "read", "--data-dir", data], in: root)
+        #expect(unknown.status == 1 && unknown.stdout.isEmpty, "\(unknown.stdout)")
+        #expect(unknown.stderr == "quire role: no member of project greeter is named zed; its members: ann, bob\n", "\(unknown.stderr)")
+        let elsewhere = try Self.run(["revoke", "bob", "--data-dir", data], in: "/")
+        #expect(elsewhere.status == 1 && elsewhere.stderr.contains("/ is in no project the quire running shares or follows"), "\(elsewhere.stderr)")
+        #expect(daemon.params(of: "project/revoke").count == 1, "nothing is asked for a folder in no project")
+    }
+}

@@ -11,11 +11,14 @@ import QuireProtocol
 final class ScriptedDaemon: @unchecked Sendable {
     typealias Answer = (_ method: String, _ params: JSONValue) -> (result: JSONValue, then: [(String, JSONValue)])
 
+    /// An answer that is an error (-32602, `message`) instead of a result.
+    static func refusal(_ message: String) -> JSONValue { ["__refusal": .string(message)] }
+
     let dataDirectory: String
     private let listener: Int32
     private let lockDescriptor: Int32
     private let lock = NSCondition()
-    private var heard: [String] = []
+    private var heard: [(method: String, params: JSONValue)] = []
 
     init(dataDirectory: String, answer: @escaping Answer) throws {
         self.dataDirectory = dataDirectory
@@ -51,7 +54,14 @@ final class ScriptedDaemon: @unchecked Sendable {
     var requests: [String] {
         lock.lock()
         defer { lock.unlock() }
-        return heard
+        return heard.map(\.method)
+    }
+
+    /// The params of the requests of `method` heard so far.
+    func params(of method: String) -> [JSONValue] {
+        lock.lock()
+        defer { lock.unlock() }
+        return heard.filter { $0.method == method }.map(\.params)
     }
 
     private func serve(_ connection: Int32, answer: Answer) {
@@ -68,11 +78,15 @@ final class ScriptedDaemon: @unchecked Sendable {
                 guard case .message(let body) = event, let message = try? JSONParser().parse(body),
                       let method = message["method"]?.stringValue else { continue }
                 lock.lock()
-                heard.append(method)
+                heard.append((method, message["params"] ?? .object([:])))
                 lock.unlock()
                 guard let id = message["id"] else { continue }
                 let (result, then) = answer(method, message["params"] ?? .object([:]))
-                send(["jsonrpc": "2.0", "id": id, "result": result])
+                if let refusal = result["__refusal"] {
+                    send(["jsonrpc": "2.0", "id": id, "error": ["code": -32602, "message": refusal]])
+                } else {
+                    send(["jsonrpc": "2.0", "id": id, "result": result])
+                }
                 for (notification, params) in then { send(["jsonrpc": "2.0", "method": .string(notification), "params": params]) }
             }
         }
