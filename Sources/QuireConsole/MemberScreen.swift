@@ -115,6 +115,20 @@ extension ConsoleScreen {
         return reason.isEmpty ? "You were removed from \(project) by an owner." : "You are no longer in \(project): \(reason)."
     }
 
+    /// Whether a `peer/changed` notification is the sharing daemon refusing the secret of the
+    /// line being joined: a failed authentication on an attempt to one of `targets` (the line's
+    /// addresses and relay as `host:port`, or the `--via` command). An invitation used up
+    /// (`--once`), expired or withdrawn fails so: its secret is gone from the sharing daemon.
+    public static func isLineRefused(_ params: JSONValue, targets: [String]) -> Bool {
+        guard params["event"]?.stringValue == "failed", let reason = params["reason"]?.stringValue,
+              reason.contains("authentication failed"), let address = params["address"]?.stringValue else { return false }
+        return targets.contains { !$0.isEmpty && address.contains($0) }
+    }
+
+    /// What `quire join` says when the sharing daemon refuses the line before anything arrived.
+    public static let lineRefused = "The sharing daemon does not take this line: it was used already (a --once line), "
+        + "has expired, was withdrawn, or is damaged. Ask for a new one (`quire invite`)."
+
     /// The last line of `quire join` (or `quire share`) once removed from the project.
     public static func endedRemoved(_ name: String, sharing: Bool) -> String {
         "\(sharing ? "Sharing" : "Following") \(quoted(clean(name, limit: 100))) ended: you are no longer in it. "

@@ -129,6 +129,20 @@ import Testing
         #expect(ConsoleScreen.refusal(String(repeating: "r", count: 5000)).count == 400)
     }
 
+    @Test func anAuthenticationFailureOnTheLinesOwnAddressIsTheLineRefused() {
+        let failed: JSONValue = ["event": "failed", "link": 1, "user": "", "address": "tcp to 127.0.0.1:7070",
+                                 "reason": "authentication failed: the peer refused our proof of the secret", "linksUp": 0]
+        #expect(ConsoleScreen.isLineRefused(failed, targets: ["127.0.0.1:7070"]))
+        #expect(!ConsoleScreen.isLineRefused(failed, targets: ["10.0.0.2:7070"]), "another daemon's failure is not this line's")
+        #expect(!ConsoleScreen.isLineRefused(failed, targets: [""]))
+        var refusedOther = failed
+        if case .object(var members) = refusedOther { members["reason"] = "connection refused"; refusedOther = .object(members) }
+        #expect(!ConsoleScreen.isLineRefused(refusedOther, targets: ["127.0.0.1:7070"]), "a connection that failed may work later")
+        let via: JSONValue = ["event": "failed", "link": 1, "address": "command ssh ann@host quire peer --stdio", "reason": "authentication failed: wrong secret"]
+        #expect(ConsoleScreen.isLineRefused(via, targets: ["127.0.0.1:7070", "ssh ann@host"]))
+        #expect(!ConsoleScreen.isLineRefused(["event": "joined", "address": "tcp to 127.0.0.1:7070"], targets: ["127.0.0.1:7070"]))
+    }
+
     @Test func whoJoinedIsShownWithTheRoleTheirLinkHas() {
         let joined: JSONValue = ["event": "joined", "link": 2, "user": "bob", "address": "10.0.0.2:50123", "linksUp": 1]
         #expect(ConsoleScreen.peerChanged(joined, role: "read") == "bob (10.0.0.2:50123) joined as a reader.")
@@ -201,6 +215,36 @@ import Testing
         #expect(join.stderr.contains("quire join: You are no longer in \"greeter\": removed from project greeter by an owner."), "\(join.stderr)")
         #expect(!daemon.requests.contains("project/stop"), "the daemon stopped the project itself: \(daemon.requests)")
         #expect(daemon.requests.prefix(4) == ["initialize", "initialized", "project/list", "project/join"], "\(daemon.requests)")
+    }
+}
+
+extension RemovedJoinTests {
+    /// A line the sharing daemon no longer takes (a `--once` line used already): the attempt
+    /// fails authentication on the line's own address, and the join ends at once, saying why,
+    /// and stops following the project (the daemon would dial on in vain).
+    @Test func aRefusedLineEndsTheJoinSayingWhy() throws {
+        let line = try JoinLine(name: "greeter", addresses: [PeerAddress("127.0.0.1:9")],
+                                secret: Array(repeating: 7, count: 30), fingerprint: "3f1c-0a9e-77b2-10ff-0000-abcd-ef01-2345").encoded
+        let home = DaemonProcess.temporaryDirectory("quire-refused")
+        let daemon = try ScriptedDaemon(dataDirectory: home + "/data") { method, _ in
+            switch method {
+            case "project/list": return (["projects": []], [])
+            case "project/join":
+                return (["key": .string(Self.key), "name": "greeter", "directory": .string(home + "/copy"), "files": 0],
+                        [("peer/changed", ["event": "failed", "link": 1, "user": "", "address": "tcp to 127.0.0.9:9",
+                                           "reason": "authentication failed: another daemon", "linksUp": 0]),
+                         ("peer/changed", ["event": "failed", "link": 2, "user": "", "address": "tcp to 127.0.0.1:9",
+                                           "reason": "authentication failed: the peer refused our proof of the secret", "linksUp": 0])])
+            default: return (.null, [])
+            }
+        }
+        defer { daemon.close() }
+        let join = try CommandProcess(arguments: ["join", line, home + "/copy", "--data-dir", home + "/data"], environment: ["XDG_RUNTIME_DIR": ""])
+        #expect(join.waitForExit(timeout: 60) == 1, "\(join.stdout) \(join.stderr)")
+        #expect(join.stderr.contains("quire join: The sharing daemon does not take this line: it was used already (a --once line)"), "\(join.stderr)")
+        #expect(join.stdout.contains("Authentication failed: another daemon (tcp to 127.0.0.9:9)."), "another address's failure is shown, not taken for the line's: \(join.stdout)")
+        #expect(join.stdout.hasSuffix("Joining \"greeter\" stopped: the line was refused.\n"), "\(join.stdout)")
+        #expect(daemon.requests.contains("project/stop"), "the daemon stops dialing with it: \(daemon.requests)")
     }
 }
 
