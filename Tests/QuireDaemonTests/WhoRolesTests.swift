@@ -27,9 +27,10 @@ import ReplicatingTypes
         func ownRole(inProject projectKey: String) -> ProjectRole? { projectKey == project ? own : nil }
     }
 
-    /// Three daemons of one project in a chain: the host (ann) shares it, the joiner (bob) links
-    /// to the host, the third (cy) only to the joiner, so cy's presence reaches the host relayed.
-    /// Everyone's cursor is in the project's `notes.txt`.
+    /// Three daemons of one project in a star: the host (ann) shares it, the joiner (bob) and the
+    /// third (cy) each link to the host only (only the owner daemon that issued a line admits a
+    /// new key by it), so cy's presence reaches bob relayed by the host. Everyone's cursor is in
+    /// the project's `notes.txt`. The tests look from bob's daemon.
     struct Chain {
         let net = PeerTestNetwork()
         let host: Daemon, joiner: Daemon, third: Daemon
@@ -59,7 +60,7 @@ import ReplicatingTypes
             let cyFolder = DaemonProcess.temporaryDirectory("roles-cy") + "/copy"
             #expect(bob.request("project/join", ["line": line, "directory": .string(bobFolder)])["result"] != nil)
             #expect(cy.request("project/join", ["line": line, "directory": .string(cyFolder)])["result"] != nil)
-            wires = [try net.link(joiner, host, scope: .project(key: key)), try net.link(third, joiner, scope: .project(key: key))]
+            wires = [try net.link(joiner, host, scope: .project(key: key)), try net.link(third, host, scope: .project(key: key))]
             let (net, host, joiner, third) = (net, host, joiner, third)
             #expect(ProjectPeerTests.settle(net, [host, joiner, third]) {
                 ProjectFixture.read(bobFolder + "/notes.txt") != nil && ProjectFixture.read(cyFolder + "/notes.txt") != nil
@@ -77,14 +78,20 @@ import ReplicatingTypes
             net.pump([host, joiner, third])
         }
 
-        /// The host's session of `ann`.
-        var annSession: any EditorEndpoint {
-            get throws { try #require(host.sessionRegistry.inOrder.first) }
+        /// The joiner's session of `bob`.
+        var bobSession: any EditorEndpoint {
+            get throws { try #require(joiner.sessionRegistry.inOrder.first) }
         }
 
-        /// The host's link to the joiner.
-        var hostLink: any PeerEndpoint {
-            get throws { try #require(host.links.values.first { $0.scope == .project(key: key) && $0.isEstablished }) }
+        /// The joiner's link to the host.
+        var joinerLink: any PeerEndpoint {
+            get throws { try #require(joiner.links.values.first { $0.scope == .project(key: key) && $0.isEstablished }) }
+        }
+
+        /// Who is here as bob's daemon sees it, with `access` for the roster.
+        func people(_ access: any ProjectAccess) throws -> [WhoRequest.Person] {
+            try WhoIsHere(documents: joiner.registry, sessions: joiner.sessionRegistry, links: joiner.links, access: access)
+                .people(for: bobSession, encoding: .utf32)
         }
     }
 
@@ -95,44 +102,42 @@ import ReplicatingTypes
     @Test func whoShowsOwnRoleTheDirectPeersKeyRoleAndNoneForARelayedEditor() throws {
         let chain = try Chain()
         let access = FakeAccess(project: chain.key)
-        access.own = .owner
-        access.roles[chain.joiner.identity.publicKey] = .read
+        access.own = .read
+        access.roles[chain.host.identity.publicKey] = .owner
         access.roles[chain.third.identity.publicKey] = .write
-        let who = WhoIsHere(documents: chain.host.registry, sessions: chain.host.sessionRegistry, links: chain.host.links, access: access)
-        let people = who.people(for: try chain.annSession, encoding: .utf32)
-        #expect(people.map(\.user.name) == ["ann", "bob", "cy"], "everyone's cursor reached the host: \(people)")
-        #expect(Self.role("ann", in: people) == "owner", "this daemon's own role for its editors")
-        #expect(Self.role("bob", in: people) == "read", "the role of the key of bob's daemon's own link")
-        // Cy's presence came by the joiner's link: neither the joiner's role (read) nor a guess.
+        let people = try chain.people(access)
+        #expect(people.map(\.user.name) == ["ann", "bob", "cy"], "everyone's cursor reached bob's daemon: \(people)")
+        #expect(Self.role("bob", in: people) == "read", "this daemon's own role for its editors")
+        #expect(Self.role("ann", in: people) == "owner", "the role of the key of ann's daemon's own link")
+        // Cy's presence came by the host's link: neither the host's role (owner) nor a guess.
         #expect(Self.role("cy", in: people) == .some(nil), "no role for an editor whose presence a third daemon relayed")
         // The roster changes: the next answer follows it.
-        access.roles[chain.joiner.identity.publicKey] = .write
-        access.own = .read
-        let again = who.people(for: try chain.annSession, encoding: .utf32)
-        #expect(Self.role("bob", in: again) == "write" && Self.role("ann", in: again) == "read")
+        access.roles[chain.host.identity.publicKey] = .write
+        access.own = .write
+        let again = try chain.people(access)
+        #expect(Self.role("ann", in: again) == "write" && Self.role("bob", in: again) == "write")
         // A key the roster does not name has no role.
         access.roles = [:]
-        #expect(Self.role("bob", in: who.people(for: try chain.annSession, encoding: .utf32)) == .some(nil))
+        #expect(Self.role("ann", in: try chain.people(access)) == .some(nil))
     }
 
     @Test func aPersonInADocumentSharedByNameHasNoRole() throws {
         let chain = try Chain()
         let access = FakeAccess(project: chain.key)
-        access.own = .owner
-        chain.ann.open("scratch", text: "x\n")
-        WhoTests.cursor(chain.ann, in: "scratch", line: 0, character: 1)
-        let who = WhoIsHere(documents: chain.host.registry, sessions: chain.host.sessionRegistry, links: chain.host.links, access: access)
-        let ann = try #require(who.people(for: try chain.annSession, encoding: .utf32).first { $0.user.name == "ann" })
-        #expect(ann.at.first?.uri == "scratch" && ann.at.count == 2, "scratch is where she is now: \(ann.at)")
-        #expect(ann.role == nil, "the general scope has no roles")
-        #expect(ann.json["role"] == nil)
+        access.own = .write
+        chain.bob.open("scratch", text: "x\n")
+        WhoTests.cursor(chain.bob, in: "scratch", line: 0, character: 1)
+        let bob = try #require(try chain.people(access).first { $0.user.name == "bob" })
+        #expect(bob.at.first?.uri == "scratch" && bob.at.count == 2, "scratch is where he is now: \(bob.at)")
+        #expect(bob.role == nil, "the general scope has no roles")
+        #expect(bob.json["role"] == nil)
     }
 
     @Test func aLinksRoleIsItsPeerKeysInTheLinksProjectOnly() throws {
         let chain = try Chain()
         let access = FakeAccess(project: chain.key)
-        access.roles[chain.joiner.identity.publicKey] = .read
-        #expect(access.role(of: try chain.hostLink) == .read)
+        access.roles[chain.host.identity.publicKey] = .read
+        #expect(access.role(of: try chain.joinerLink) == .read)
         let general = RecordingLink(id: 90, scope: .general)
         general.peerKey = chain.joiner.identity.publicKey
         #expect(access.role(of: general) == nil, "a link of the general scope has no role")
@@ -143,26 +148,28 @@ import ReplicatingTypes
         #expect(access.role(of: otherProject) == nil, "the role is the key's in the link's own project")
     }
 
-    /// Through the protocol, with the daemon's own roster: each value is what the roster says
-    /// (whatever it says: owner for the sharer, the invitation's role for a joiner).
+    /// Through the protocol, with the daemons' own rosters: each value is what the roster says
+    /// (whatever it says: owner for the sharer, the line's role for a joiner).
     @Test func whoAndPeerStatusCarryTheRostersRoles() throws {
         let chain = try Chain()
-        let roster = chain.host.projects
-        let people = chain.ann.request("quire/who")["result"]?["people"]?.arrayValue ?? []
-        let annRole = try #require(roster.ownRole(inProject: chain.key)?.rawValue)
-        let bobRole = try #require(roster.role(ofPeerKey: chain.joiner.identity.publicKey, inProject: chain.key)?.rawValue)
-        #expect(WhoTests.person("ann", in: people)?["role"] == .string(annRole))
+        let roster = chain.joiner.projects
+        let people = chain.bob.request("quire/who")["result"]?["people"]?.arrayValue ?? []
+        let bobRole = try #require(roster.ownRole(inProject: chain.key)?.rawValue)
+        let annRole = try #require(roster.role(ofPeerKey: chain.host.identity.publicKey, inProject: chain.key)?.rawValue)
         #expect(WhoTests.person("bob", in: people)?["role"] == .string(bobRole))
-        #expect(WhoTests.person("cy", in: people) != nil && WhoTests.person("cy", in: people)?["role"] == nil)
+        #expect(WhoTests.person("ann", in: people)?["role"] == .string(annRole))
+        #expect(WhoTests.person("cy", in: people) != nil && WhoTests.person("cy", in: people)?["role"] == nil, "\(people)")
 
-        let links = chain.ann.request("peer/status")["result"]?["links"]?.arrayValue ?? []
-        let projectLink = try #require(links.first { $0["scope"] == .string("project \(chain.key)") }, "\(links)")
-        #expect(projectLink["role"] == .string(bobRole))
-        // The joiner sees the host's role, the third (relayed past it) is its own link's peer.
-        let joinerLinks = chain.bob.request("peer/status")["result"]?["links"]?.arrayValue ?? []
-        let toHost = try #require(joinerLinks.first { $0["fingerprint"] == .string(chain.host.identity.fingerprint) })
-        let hostRole = chain.joiner.projects.role(ofPeerKey: chain.host.identity.publicKey, inProject: chain.key)?.rawValue
-        #expect(hostRole != nil && toHost["role"] == hostRole.map(JSONValue.string))
+        let links = chain.bob.request("peer/status")["result"]?["links"]?.arrayValue ?? []
+        let toHost = try #require(links.first { $0["scope"] == .string("project \(chain.key)") }, "\(links)")
+        #expect(toHost["role"] == .string(annRole))
+        // The host sees each joiner's key's role on its link.
+        let hostLinks = chain.ann.request("peer/status")["result"]?["links"]?.arrayValue ?? []
+        for daemon in [chain.joiner, chain.third] {
+            let link = try #require(hostLinks.first { $0["fingerprint"] == .string(daemon.identity.fingerprint) }, "\(hostLinks)")
+            let role = try #require(chain.host.projects.role(ofPeerKey: daemon.identity.publicKey, inProject: chain.key)?.rawValue)
+            #expect(link["role"] == .string(role))
+        }
     }
 
     @Test func aGeneralLinkHasNoRoleInPeerStatus() throws {
