@@ -131,7 +131,9 @@ public final class Daemon {
         gate.snapshotSource = { [unowned self] id in snapshots.snapshot(ofDocument: id) }
         gate.onStoreFailure = { [unowned self] store in replicas.forgetPool(of: store) }
         reopenWaits.endRead = { [unowned self] in gate.endRead() }
-        projects.registerSecret = { [unowned self] secret, scope in try addPeerSecret(secret, scope: scope) }
+        projects.registerSecret = { [unowned self] secret, scope, derivedKey in try peerLinks.addSecret(secret, scope: scope, derivedKey: derivedKey) }
+        projects.registerInvitation = { [unowned self] secret, key in try peerLinks.addInvitation(secret, projectKey: key) }
+        projects.unregisterInvitation = { [unowned self] secret, key in peerLinks.removeInvitation(secret, projectKey: key) }
         projects.unregisterSecret = { [unowned self] scope in removePeerSecret(scope: scope) }
         projects.notifyEditors = { [unowned self] notification in
             for session in sessionRegistry.inOrder { (session as? EditorSession)?.send(notification.message) }

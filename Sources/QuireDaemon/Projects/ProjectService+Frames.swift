@@ -15,6 +15,7 @@ extension ProjectService {
 
     func projectLinkEstablished(_ link: any PeerEndpoint, key: String) {
         guard let project = projects[key], project.active, link.scope == project.scope else { return }
+        guard admit(link, to: project) else { return }   // the roster's word first (protocol/decisions/roles.md)
         let operations = project.tree.operations
         logger.info("peer link \(link.id): project \(key) link up; sending its tree (\(operations.count) files)")
         send(operations, of: project, to: [link])
@@ -30,6 +31,10 @@ extension ProjectService {
         }
         if payload.first == ProjectFormats.tag {
             try receiveFormats(payload, in: project)
+            return
+        }
+        if RosterPayload.isRosterPayload(payload) {
+            try receiveRosterPayload(payload, in: project, from: link)
             return
         }
         let operations: [ProjectTree.Operation]
