@@ -37,6 +37,9 @@ protocol EditorEndpoint: AnyObject {
     func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?)
     /// A peer's document named `uri` has another history; it is kept here as `copy` (`document/forked`).
     func sendDocumentForked(uri: String, copy: String, user: String?, address: String)
+    /// This daemon's role in project `key` may have changed: tells the editor of every open
+    /// document of it whose writability changed (`document/readOnly`).
+    func projectRolesChanged(key: String)
 }
 
 /// The editors of this daemon as a whole (implemented by `SessionRegistry`).
