@@ -127,10 +127,10 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     /// allow writing (protocol/decisions/roles.md): the daemon changed nothing. `role` nil: the
     /// project's roster does not name this daemon.
     public static func readOnly(uri: String, key: String, name: String, role: String?) -> ResponseError {
-        var data: [String: JSONValue] = ["uri": .string(uri), "project": .string(name), "key": .string(key)]
+        let reason = readOnlyReason(project: name, role: role)
+        var data: [String: JSONValue] = ["uri": .string(uri), "project": .string(name), "key": .string(key), "reason": .string(reason)]
         if let role { data["role"] = .string(role) }
-        return ResponseError(code: readOnlyCode,
-                             message: "\(uri.debugDescription) is read-only here: \(readOnlyReason(project: name, role: role)); nothing changed",
+        return ResponseError(code: readOnlyCode, message: "\(uri.debugDescription) is read-only here: \(reason); nothing changed",
                              data: .object(data))
     }
 
