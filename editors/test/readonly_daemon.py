@@ -2,7 +2,8 @@
 """A stand-in daemon for the clients' read-only tests: every document it opens is read-only here
 (protocol/decisions/roles.md), as a daemon whose role in the document's project is `read` says.
 
-It speaks LSP framing on stdin/stdout, like `quire`, and answers what the clients ask: `initialize`,
+It speaks LSP framing on stdin/stdout, or one JSON object per line when the first byte it reads is
+`{` (as `quire` does), and answers what the clients ask: `initialize`,
 `document/open` (`readOnly: true`, the text as the editor sent it, nothing to change), every
 `document/edit` refused with -32019 (as a notification: one `document/editRefused` per document and
 epoch), a plain `document/resync` (the text it holds, a new epoch), and `null` or an empty result
@@ -23,13 +24,14 @@ import time
 PROJECT = os.environ.get("QUIRE_FAKE_PROJECT", "notes")
 REASON = f"you can read {PROJECT} but not change it (role read)"
 out_lock = threading.Lock()
+line_mode = False
 documents = {}   # uri -> {"text", "epoch", "refused_epochs"}
 
 
 def send(message):
     body = json.dumps(message).encode()
     with out_lock:
-        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        sys.stdout.buffer.write(body + b"\n" if line_mode else b"Content-Length: %d\r\n\r\n" % len(body) + body)
         sys.stdout.buffer.flush()
 
 
@@ -41,11 +43,15 @@ def log(message):
 
 
 def read_message(stream):
+    global line_mode
     length = None
     while True:
         line = stream.readline()
         if not line:
             return None
+        if length is None and line.lstrip().startswith(b"{"):
+            line_mode = True
+            return json.loads(line)
         line = line.strip()
         if not line:
             if length is not None:
