@@ -100,6 +100,10 @@ protocol PeerEndpoint: AnyObject {
     func sendDueDigests()
     /// Whether this established link's first catch-up of document `uri` is over (`FirstCatchUp`).
     func hasCaughtUp(on uri: String) -> Bool
+    /// Whether what the peer sends of `subject` (a document, or a project's tree) may change it
+    /// here: no when the peer's key may not write in the link's project (`ProjectWriteRule`),
+    /// which is logged once per link and subject (`what` says what was refused).
+    func mayChange(_ subject: String, what: String) -> Bool
     /// Disconnects a misbehaving peer, saying why.
     func cut(_ reason: String)
     /// Closes the link without blame.
@@ -108,6 +112,8 @@ protocol PeerEndpoint: AnyObject {
 
 extension PeerEndpoint {
     var isEstablished: Bool { state == .established }
+    /// Stand-ins for links in tests hold no roles.
+    func mayChange(_ subject: String, what: String) -> Bool { true }
 }
 
 /// The one path by which operations reach a document, its log, its editors and the peers

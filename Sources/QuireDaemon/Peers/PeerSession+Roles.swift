@@ -4,7 +4,8 @@ import QuireProtocol
 /// *Roles*): a link whose peer's key may not write in the link's project (`ProjectWriteRule`)
 /// changes nothing of it here. Its operations and states are not applied, so they are not relayed
 /// and reach no daemon further along a chain; its document lists make no copies here; its tree
-/// frames are not taken. Nothing of a document flows from a reader to anyone. What this daemon
+/// operations and file formats are not taken (`ProjectService.receiveProjectFrame` asks
+/// `mayChange`). Nothing of a document flows from a reader to anyone. What this daemon
 /// has still goes to it (delta sync, states, repair), and so does presence both ways. The general
 /// scope has no roles.
 extension PeerSession {

@@ -24,7 +24,6 @@ extension PeerSession {
     /// Project `key`'s tree operations from the peer (already checked against the link's scope):
     /// to the project service; its refusal cuts the link.
     func receiveProject(key: String, payload: [UInt8]) {
-        guard mayChange("@\(key)", what: "the project tree") else { return }
         guard let projects = daemon.projectFrames else {
             logger.warning("peer link \(id): project frame for \(key) dropped: no project service runs here")
             return
