@@ -66,9 +66,15 @@ printf 'int main(void) {\n    return f(x);\n}\n' >"$p/src/main.c"
 (cd "$work/vera" && as vera "$quire" share "$p" --listen 127.0.0.1:0 >"$work/share.out" 2>"$work/share.err") & share_pid=$!
 wait_for 30 grep -q 'quire join qj1-' "$work/share.out" || fail "quire share printed no join line"
 wait_for 10 test -S "$(socket_of vera)" || fail "no editor socket in vera's runtime directory"
-reader_line="$(probe "$(socket_of vera)" invite read 2>&1)" || fail "project/invite as a reader failed: $reader_line"
-reader_line="$(grep -o 'qj1-[a-z2-7]*' <<<"$reader_line" | head -1)"
-[ -n "$reader_line" ] || fail "project/invite gave no join line"
+# QUIRE_READONLY_BY=role: join with the line `quire share` printed (writers), then Vera makes
+# Rita and Emil readers (project/role), instead of inviting them as readers.
+if [ "${QUIRE_READONLY_BY:-invite}" = role ]; then
+  reader_line="$(grep -o 'qj1-[a-z2-7]*' "$work/share.out" | head -1)"
+else
+  reader_line="$(probe "$(socket_of vera)" invite read 2>&1)" || fail "project/invite as a reader failed: $reader_line"
+  reader_line="$(grep -o 'qj1-[a-z2-7]*' <<<"$reader_line" | head -1)"
+  [ -n "$reader_line" ] || fail "project/invite gave no join line"
+fi
 (cd "$work/rita" && as rita "$quire" join "$reader_line" "$work/rita/proj" >"$work/rita-join.out" 2>&1) & rita_pid=$!
 (cd "$work/emil" && as emil "$quire" join "$reader_line" "$work/emil/proj" >"$work/emil-join.out" 2>&1) & emil_pid=$!
 wait_for 30 trees_identical || fail "the joined trees never became the shared one: $(trees_identical 2>&1 | head -5)"
@@ -163,6 +169,11 @@ joined() {
   who_in_plan vera && who_in_plan rita && who_in_plan emil
 }
 wait_for 40 joined || fail "opening notes/plan.txt did not join its document in all three editors"
+if [ "${QUIRE_READONLY_BY:-invite}" = role ]; then
+  for who in rita emil; do
+    out="$(probe "$(socket_of vera)" role "$who" read 2>&1)" || fail "project/role $who read failed: $out"
+  done
+fi
 state() { grep -q -- "$2" "$work/$1.state" 2>/dev/null; }
 wait_for 10 state nvim 'modifiable=false' || fail "Rita's Neovim buffer is not read-only: $(cat "$work/nvim.state" 2>&1)"
 wait_for 10 state emacs 'read-only=t' || fail "Emil's Emacs buffer is not read-only: $(cat "$work/emacs.state" 2>&1)"

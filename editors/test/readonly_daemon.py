@@ -12,7 +12,9 @@ for the rest. A resync carrying other text is refused like an edit.
 Environment:
   QUIRE_FAKE_LOG      every message received is appended here, one JSON object per line
   QUIRE_FAKE_CONTROL  lines appended to this file (JSON messages) are sent to the editor as they
-                      come, so a test can send `document/readOnly`
+                      come, so a test can send `document/readOnly`; a line {"fake": "writable",
+                      "uri": URI} is not sent but makes the stand-in take that document's edits from
+                      then on (as a daemon whose role became `write`)
   QUIRE_FAKE_PROJECT  the project's name in the messages (default "notes")
 """
 import json
@@ -26,6 +28,7 @@ REASON = f"you can read {PROJECT} but not change it (role read)"
 out_lock = threading.Lock()
 line_mode = False
 documents = {}   # uri -> {"text", "epoch", "refused_epochs"}
+writable = set()   # documents whose edits are taken (told so on the control file)
 
 
 def send(message):
@@ -84,6 +87,8 @@ def answer(method, params):
         return {"uri": uri, "epoch": document["epoch"], "created": False, "changes": [], "view": "fake-view",
                 "readOnly": True, "readOnlyReason": REASON}, None
     if method == "document/edit":
+        if params.get("uri") in writable:
+            return {"editorRevision": 1}, None
         return None, read_only_error(params.get("uri", ""))
     if method == "document/resync":
         uri = params.get("uri", "")
@@ -111,6 +116,8 @@ def notified(method, params):
         sys.exit(0)
     if method == "document/edit":
         uri = params.get("uri", "")
+        if uri in writable:
+            return
         document = documents.get(uri)
         epoch = params.get("epoch", 0)
         if document is not None and epoch not in document["refused_epochs"]:
@@ -131,8 +138,13 @@ def control():
         except FileNotFoundError:
             lines = []
         for line in lines[done:]:
-            if line.strip():
-                send(json.loads(line))
+            if not line.strip():
+                continue
+            message = json.loads(line)
+            if message.get("fake") == "writable":
+                writable.add(message.get("uri"))
+            else:
+                send(message)
         done = len(lines)
         time.sleep(0.02)
 
