@@ -171,7 +171,7 @@ joined() {
 wait_for 40 joined || fail "opening notes/plan.txt did not join its document in all three editors"
 if [ "${QUIRE_READONLY_BY:-invite}" = role ]; then
   for who in rita emil; do
-    out="$(probe "$(socket_of vera)" role "$who" read 2>&1)" || fail "project/role $who read failed: $out"
+    out="$(probe "$(socket_of vera)" role "$(probe "$(socket_of $who)" fingerprint)" read 2>&1)" || fail "project/role $who read failed: $out"
   done
 fi
 state() { grep -q -- "$2" "$work/$1.state" 2>/dev/null; }
@@ -217,7 +217,8 @@ wait_for 10 state nvim 'current=false' || fail "Rita's src/main.c is not read-on
 stamp "Vera's typing reached both readers; :QuireFollow and quire-follow took them after her to src/main.c"
 
 # Vera gives Rita write: her buffers become writable and what she types reaches Vera.
-probe "$(socket_of vera)" role rita write >/dev/null 2>&1 || fail "project/role rita write failed: $(probe "$(socket_of vera)" role rita write 2>&1)"
+rita_key="$(probe "$(socket_of rita)" fingerprint)"
+out="$(probe "$(socket_of vera)" role "$rita_key" write 2>&1)" || fail "project/role rita write failed: $out"
 wait_for 10 state nvim 'current=true' || fail "Rita's buffer did not become writable: $(cat "$work/nvim.state")"
 keys "$nvim" Escape; keys "$nvim" -l ":QuireUnfollow"; keys "$nvim" Enter
 keys "$nvim" 2G A; keys "$nvim" -l ' <R3>'; keys "$nvim" Escape

@@ -40,8 +40,7 @@ final class EditorView {
     /// Why an editor edit of this epoch was refused: every later edit of the epoch was based on
     /// it, so they are refused too until a resync starts a new epoch.
     private(set) var refusal: String?
-    /// Whether the editor was last told that it may not change the document (the `document/open`
-    /// reply's `readOnly`, then `document/readOnly`).
+    /// Whether the editor was last told it may not change the document (open, `document/readOnly`).
     var toldReadOnly = false
 
     init(id: String, uri: String, text: ReplicatingText, replica: ReplicaID, encoding: PositionEncoding) {
@@ -102,9 +101,8 @@ final class EditorView {
         }
     }
 
-    /// An edit of `epoch` was refused before it reached this view (`reason`, such as a read-only
-    /// document): the editor shows it, so the epoch's later edits are refused until a resync.
-    /// Whether this is the epoch's first refusal.
+    /// An edit of `epoch` was refused before it reached this view (a read-only document): the
+    /// epoch's later edits are refused until a resync. Whether it is the epoch's first refusal.
     @discardableResult
     func refuseRest(of epoch: Int, reason: String) -> Bool {
         guard epoch == self.epoch, refusal == nil else { return false }
