@@ -19,10 +19,12 @@
 
 (defun quire-test--wait (predicate &optional timeout)
   "Process input until PREDICATE holds or TIMEOUT seconds pass; return its value."
-  (let ((deadline (+ (float-time) (or timeout 5))))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
+  (let ((deadline (+ (float-time) (or timeout 5))) (value nil))
+    ;; PREDICATE's last value is returned, not a value of a further call: a predicate that asks
+    ;; the daemon processes input while it waits, so two calls can see two moments.
+    (while (and (not (setq value (funcall predicate))) (< (float-time) deadline))
       (accept-process-output nil 0.01))
-    (funcall predicate)))
+    value))
 
 (defun quire-test--other-request (method params)
   "Send METHOD with PARAMS as the second editor and return the result."
