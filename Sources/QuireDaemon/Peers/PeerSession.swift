@@ -216,7 +216,9 @@ final class PeerSession {
             listed.insert(document.uri)
             // A copy made from this first list: its first catch-up is over once what the peer
             // listed has arrived (a joined project writes the file only then).
-            if list.initial, document.id == id, firstCatchUp.listed[document.uri] == nil { firstCatchUp.listed[document.uri] = vector }
+            if list.initial, document.id == id, firstCatchUp.listed[document.uri] == nil, writeRefusal == nil {
+                firstCatchUp.listed[document.uri] = vector
+            }
             let epochs = entry.epochs
             if entry.rebase, document.id == id, !epochs.isEmpty, !epochs.isSubset(of: document.sharing.epochs) {
                 // Our copy predates a retiring round there: nothing goes out until we rebased onto its state.
