@@ -500,7 +500,7 @@ local function set_read_only(buf, read_only, reason)
     log(state.uri .. ' is read-only: ' .. tostring(reason))
   elseif not read_only and state.read_only then
     M._unfreeze(buf, state)
-    say(reason)
+    if reason then say(reason) end
   end
 end
 

@@ -1478,7 +1478,9 @@ def SetReadOnly(buf: number, readOnly: bool, reason: string)
     Log(state.uri .. ' is read-only: ' .. reason)
   elseif !readOnly && was
     Unfreeze(buf, state)
-    Say(reason)
+    if reason != ''
+      Say(reason)
+    endif
   endif
   redrawstatus!
 enddef
