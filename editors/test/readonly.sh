@@ -79,7 +79,7 @@ fi
 (cd "$work/emil" && as emil "$quire" join "$reader_line" "$work/emil/proj" >"$work/emil-join.out" 2>&1) & emil_pid=$!
 wait_for 30 trees_identical || fail "the joined trees never became the shared one: $(trees_identical 2>&1 | head -5)"
 for who in rita emil; do wait_for 10 test -S "$(socket_of $who)" || fail "no editor socket in $who's runtime directory"; done
-stamp "quire share, a reader's invitation, two quire joins with it: three identical trees"
+stamp "quire share, $([ "${QUIRE_READONLY_BY:-invite}" = role ] && echo "its line" || echo "a reader's invitation"), two quire joins with it: three identical trees"
 
 # The editors, each on notes/plan.txt by path. Every 100 ms each writes what its notes/plan.txt
 # buffer holds ($work/<editor>.txt), its current buffer (.cur), where its window is (.where), and
@@ -173,6 +173,7 @@ if [ "${QUIRE_READONLY_BY:-invite}" = role ]; then
   for who in rita emil; do
     out="$(probe "$(socket_of vera)" role "$(probe "$(socket_of $who)" fingerprint)" read 2>&1)" || fail "project/role $who read failed: $out"
   done
+  stamp "project/role made Rita and Emil readers while their editors had the file open"
 fi
 state() { grep -q -- "$2" "$work/$1.state" 2>/dev/null; }
 wait_for 10 state nvim 'modifiable=false' || fail "Rita's Neovim buffer is not read-only: $(cat "$work/nvim.state" 2>&1)"
@@ -181,6 +182,10 @@ stamp "Vim, Neovim and Emacs joined notes/plan.txt; the readers' buffers are rea
 
 # The readers type, several times: nothing changes, and each is told why once.
 original="$(cat "$work/vim.txt")"
+# The first key typed: the editor refuses it, then the client says why in its message area.
+keys "$nvim" Escape 2G i; keys "$emacs" M-\< C-n x
+wait_for 10 eval "screen '$nvim' | grep -q 'you can read proj but not change it (role read)'" || fail "Neovim's message area does not say why"
+wait_for 10 eval "screen '$emacs' | grep -q 'Quire: you can read proj but not change it (role read)'" || fail "Emacs's echo area does not say why"
 for attempt in 1 2 3; do
   keys "$nvim" Escape 2G i; keys "$nvim" -l "rita$attempt"; keys "$nvim" Escape
   keys "$nvim" d d
@@ -193,7 +198,6 @@ wait_for 10 state nvim 'sentinel=1' || fail "Neovim never ran the last command: 
 wait_for 10 state emacs 'sentinel=1' || fail "Emacs never ran the last command: $(cat "$work/emacs.state")"
 state nvim 'told=1 ' || fail "Neovim did not say why exactly once: $(cat "$work/nvim.state")"
 state emacs 'told=1 ' || fail "Emacs did not say why exactly once: $(cat "$work/emacs.state")"
-wait_for 10 eval "screen '$nvim' | grep -q 'you can read'" || fail "Neovim's message area does not say why"
 wait_for 10 eval "screen '$nvim' | grep -q 'quire: read-only'" || fail "Neovim's status line does not say read-only"
 wait_for 10 eval "screen '$emacs' | grep -q 'Quire\[read-only\]'" || fail "Emacs's mode line does not say read-only"
 for f in nvim emacs vim; do [ "$(cat "$work/$f.txt")" = "$original" ] || fail "$f's notes/plan.txt changed: $(tr '\n' '|' <"$work/$f.txt")"; done
