@@ -48,6 +48,17 @@ struct NodeArena<Node> {
         count += 1
     }
 
+    /// Gives back the room beyond the nodes there are (a storage built whole, `fillFresh`,
+    /// would otherwise keep up to half its leaves' room unused). Moves the nodes.
+    mutating func shrinkToFit() {
+        guard capacity > Swift.max(count, 1) else { return }
+        let fitted = UnsafeMutablePointer<Node>.allocate(capacity: Swift.max(count, 1))
+        fitted.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = fitted
+        capacity = Swift.max(count, 1)
+    }
+
     /// Frees the nodes; the owner calls this once, from its `deinit`.
     func deallocate() {
         base.deinitialize(count: count)

@@ -7,6 +7,11 @@ extension ReplicatingArrayStorage {
     @inline(__always)
     func insertLocally<C: Collection>(_ newElements: C, at index: Int, replica: ReplicaID)
         -> (anchor: ElementID?, counter: UInt64, lamport: UInt64) where C.Element == Element {
+        // Text into an empty array (a document made from text): built leaf by leaf in one pass.
+        if index == 0, isFreshlyEmpty,
+           let filled = newElements.withContiguousStorageIfAvailable({ fillFresh($0, replica: replica) }) {
+            return (nil, filled.counter, filled.lamport)
+        }
         let n = newElements.count
         let me = intern(replica)
         let counter = UInt64(idIndex[Int(me)].count)

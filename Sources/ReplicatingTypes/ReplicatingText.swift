@@ -39,10 +39,66 @@ public struct ReplicatingText {
     /// Number of lines (one more than the number of line breaks). - Complexity: O(1)
     public var lineCount: Int { scalars.paragraphCount }
 
+    /// The whole text. Encoded as UTF-8 straight into the string's storage, leaf by leaf (no
+    /// array of scalars, no scalar-by-scalar append). - Complexity: O(n)
     public var string: String {
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars.elements)
-        return String(view)
+        let count = utf8Count
+        guard count > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            writeUTF8(into: buffer)
+        }
+    }
+
+    /// The length of the text in UTF-8. - Complexity: O(n), a pass over the scalars
+    public var utf8Count: Int {
+        var total = 0
+        forEachContentChunk { chunk in
+            for scalar in chunk { total &+= UTF8.width(scalar) }
+        }
+        return total
+    }
+
+    /// Writes the text as UTF-8 into `buffer`, which holds at least `utf8Count` bytes; returns
+    /// how many it wrote. - Complexity: O(n)
+    public func writeUTF8(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var i = 0
+        forEachContentChunk { chunk in
+            for scalar in chunk {
+                let value = scalar.value
+                switch value {
+                case 0..<0x80:
+                    buffer[i] = UInt8(truncatingIfNeeded: value)
+                    i &+= 1
+                case 0x80..<0x800:
+                    buffer[i] = UInt8(truncatingIfNeeded: 0xC0 | (value >> 6))
+                    buffer[i + 1] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
+                    i &+= 2
+                case 0x800..<0x10000:
+                    buffer[i] = UInt8(truncatingIfNeeded: 0xE0 | (value >> 12))
+                    buffer[i + 1] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F))
+                    buffer[i + 2] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
+                    i &+= 3
+                default:
+                    buffer[i] = UInt8(truncatingIfNeeded: 0xF0 | (value >> 18))
+                    buffer[i + 1] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 12) & 0x3F))
+                    buffer[i + 2] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F))
+                    buffer[i + 3] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
+                    i &+= 4
+                }
+            }
+        }
+        return i
+    }
+
+    /// Calls `body` with the visible scalars of each leaf, in order.
+    @inline(__always)
+    private func forEachContentChunk(_ body: (UnsafeBufferPointer<Unicode.Scalar>) -> Void) {
+        let storage = scalars.storage
+        var leaf: Int? = ReplicatingArrayStorage<Unicode.Scalar>.firstLeaf
+        while let l = leaf {
+            storage.leaves[l].content.withUnsafeBufferPointer(body)
+            leaf = storage.leaf(after: l)
+        }
     }
 
     /// The scalars of line `line`, without its line break. - Complexity: O(log n + line length)

@@ -41,6 +41,12 @@ struct ProjectBenchmark {
     }
 
     let sizes: [Int]
+    /// Which parts run: `fresh`, `durable` (64 KiB reads, each size), `one-read` and `memory`
+    /// (2,000 files, when the sizes hold it).
+    var parts: Set<String> = ["fresh", "durable", "one-read", "memory"]
+    /// Leaves the data directories in place: runs one after another then do not make their
+    /// inodes among the thousands the last run freed (ext4 passes over those for a minute).
+    var keepData = false
 
     /// The Swift sources under `.build/checkouts` (sorted by path), else generated code-like files.
     static func projectFiles() -> (source: String, files: [(path: String, text: String)]) {
@@ -77,21 +83,27 @@ struct ProjectBenchmark {
         // Data directories are removed at the end: ext4 passes over inodes freed in the last
         // seconds when it makes new ones, which would slow each measurement after a removal.
         var directories: [String] = []
-        defer { for path in directories { try? FileManager.default.removeItem(atPath: path) } }
+        defer { if !keepData { for path in directories { try? FileManager.default.removeItem(atPath: path) } } }
         let (source, files) = Self.projectFiles()
         result.source = "\(files.count) files, \(source)"
-        result.fresh.append(try fresh("prose (3 MB document)", [DocumentBenchmark.makeText()], &directories))
-        let code = files.prefix(2_000).map(\.text)
-        result.fresh.append(try fresh("code (\(code.count) files, one document each)", code, &directories))
-        if let largest = files.max(by: { $0.text.utf8.count < $1.text.utf8.count }) {
-            result.fresh.append(try fresh("code (the largest file, \(largest.text.utf8.count / 1024) KB)", [largest.text], &directories))
+        if parts.contains("fresh") {
+            result.fresh.append(try fresh("prose (3 MB document)", [DocumentBenchmark.makeText()], &directories))
+            let code = files.prefix(2_000).map(\.text)
+            result.fresh.append(try fresh("code (\(code.count) files, one document each)", code, &directories))
+            if let largest = files.max(by: { $0.text.utf8.count < $1.text.utf8.count }) {
+                result.fresh.append(try fresh("code (the largest file, \(largest.text.utf8.count / 1024) KB)", [largest.text], &directories))
+            }
         }
-        for n in sizes {
+        for n in sizes where parts.contains("durable") {
             result.projects.append(try open(files, count: n, durable: true, readBytes: 65_536, &directories))
         }
         if sizes.contains(2_000) {
-            result.projects.append(try open(files, count: 2_000, durable: true, readBytes: Int.max, &directories))
-            result.projects.append(try open(files, count: 2_000, durable: false, readBytes: 65_536, &directories))
+            if parts.contains("one-read") {
+                result.projects.append(try open(files, count: 2_000, durable: true, readBytes: Int.max, &directories))
+            }
+            if parts.contains("memory") {
+                result.projects.append(try open(files, count: 2_000, durable: false, readBytes: 65_536, &directories))
+            }
         }
         return result
     }

@@ -26,6 +26,12 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Project sizes (files) for --only project, comma-separated.")
     var projectSizes = "500,2000,8000"
 
+    @Option(help: "Parts of --only project: fresh, durable, one-read, memory (comma-separated). Default: all.")
+    var projectParts = "fresh,durable,one-read,memory"
+
+    @Flag(help: "Leave --only project's data directories in TMPDIR (remove them yourself): back-to-back runs then do not make inodes among those the last run freed.")
+    var keepData = false
+
     @Option(help: "Project sizes (files) for --only share, comma-separated.")
     var shareSizes = "500,2000"
 
@@ -231,7 +237,10 @@ struct QuireBench: ParsableCommand {
     }
 
     private func runProjectBenchmark() throws {
-        let r = try ProjectBenchmark(sizes: projectSizes.split(separator: ",").compactMap { Int($0) }).run()
+        var benchmark = ProjectBenchmark(sizes: projectSizes.split(separator: ",").compactMap { Int($0) })
+        benchmark.parts = Set(projectParts.split(separator: ",").map(String.init))
+        benchmark.keepData = keepData
+        let r = try benchmark.run()
         if json {
             for f in r.fresh {
                 print(JSONSerializer(sortedKeys: true).string([

@@ -130,6 +130,14 @@ import QuireTestSupport
         let key = try #require(shared["key"]?.stringValue)
         let directory = DaemonProcess.temporaryDirectory("paced-join") + "/copy"
         _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
+        // The host's output is what is paced here (the wire budgets a -> b), so the host dials.
+        // It speaks the member secret: the joiner is made a member as if it had redeemed the
+        // line's invitation already (the roster names it, it holds the member secret).
+        let hostProject = try #require(host.projects.project(key: key)), joinerProject = try #require(joiner.projects.project(key: key))
+        try hostProject.roster?.change(MemberKey(joiner.identity.publicKey)!, to: .write, signer: host.identity.privateKey)
+        joinerProject.secret = hostProject.secret
+        joinerProject.redeeming = false
+        try joiner.addPeerSecret(hostProject.secret, scope: .project(key: key))
         let wire = try net.link(host, joiner, paced: true, scope: .project(key: key))
         var steps = 0
         while Self.contents(of: directory).count < files.count || Self.contents(of: directory).values.contains(where: \.isEmpty) {

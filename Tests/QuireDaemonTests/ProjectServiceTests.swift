@@ -42,9 +42,11 @@ import ReplicatingTypes
         }
         #expect(daemon.documents.count == 3, "no document for the binary or the ignored file")
         #expect(transport.listened.count == 1 && transport.listened.first?.host == "0.0.0.0")
-        // The line parses and holds this project's secret and this daemon's key.
+        // The line parses and holds this project's key, a standing invitation's secret (not the
+        // member secret: protocol/decisions/roles.md) and this daemon's key.
         let line = try JoinLine(parsing: try #require(result["line"]?.stringValue))
-        #expect(DocumentScope.projectKey(secret: line.secret) == key && line.name == "proj")
+        #expect(line.projectKeyText == key && line.name == "proj")
+        #expect(DocumentScope.projectKey(secret: line.secret) != key && line.secret != project.secret, "the line's secret is an invitation's")
         #expect(line.fingerprintText.replacingOccurrences(of: "-", with: "") == PeerIdentity.normalized(daemon.identity.fingerprint))
         #expect(line.addresses.contains { $0.host == "127.0.0.1" && Int($0.port) == transport.listened.first?.port })
         #expect(result["addresses"]?.arrayValue?.count == line.addresses.count)

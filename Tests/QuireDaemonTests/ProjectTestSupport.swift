@@ -62,6 +62,8 @@ final class RecordingLink: PeerEndpoint {
     var isEncrypted = true
     var bytesIn = 0, bytesOut = 0, operationsIn = 0, operationsOut = 0, behind = 0
     var scope: DocumentScope?
+    /// The tag of the secret it stands for having been made with (nil: the member secret's).
+    var secretTag: String?
     var frames: [(key: String, payload: [UInt8])] = []
 
     init(id: Int, scope: DocumentScope) {

@@ -246,6 +246,44 @@ struct StoredHistory {
         #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
     }
 
+    /// Under `.sync` a new document's files are written on another thread (`DocumentMaker`):
+    /// records appended after a later document was created (the first was handed over then)
+    /// and before it, a sharing record written while unmade, and a document discarded before
+    /// its files were written all end as if written at once: after the commit every kept
+    /// document loads with each of its records, and the discarded one left nothing.
+    @Test func newDocumentsWrittenOnTheMakersThreadKeepEveryRecord() throws {
+        let path = DaemonProcess.temporaryDirectory("store")
+        var texts: [UInt64: ReplicatingText] = [:]
+        do {
+            let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+            for id in 1...UInt64(40) {
+                let text = ReplicatingText("first \(id)\n", replica: ReplicaID(id))
+                texts[id] = text
+                store.create(uri: "doc \(id)", id: id, initial: text.operations())
+                // Every fourth earlier document takes a record while its files are being written.
+                if id > 1, id % 4 == 0, var earlier = texts[id - 1] {
+                    store.append(earlier.replace(earlier.count..<earlier.count, with: Array("more\n".unicodeScalars)), toDocument: id - 1)
+                    texts[id - 1] = earlier
+                }
+                if id == 7 { store.recordSharing(DocumentSharing(), forDocument: id) }
+            }
+            store.create(uri: "gone", id: 99, initial: ReplicatingText("gone\n", replica: ReplicaID(99)).operations())
+            store.discard(documentID: 99)
+            #expect(store.holdsOutput)
+            store.commit()
+            #expect(!store.holdsOutput)
+            #expect(store.failure == nil)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path + "/documents/" + DocumentFiles.directoryName(for: 99)))
+        let log = LogCapture()
+        let documents = try DocumentStore(path: path, logger: log.logger).loadDocuments()
+        #expect(documents.count == 40)
+        for document in documents { #expect(document.text.string == texts[document.id]?.string, "document \(document.id)") }
+        #expect(documents.first { $0.id == 3 }?.text.string == "first 3\nmore\n")
+        #expect(documents.first { $0.id == 7 }?.shared == true)
+        #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
+    }
+
     /// A document directory a crash stopped being made (still under its `.tmp` name) held no
     /// acknowledged document: loading removes it, with no error, and loads the others.
     @Test func anUnfinishedCreationIsRemovedAtLoad() throws {

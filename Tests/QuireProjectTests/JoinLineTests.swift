@@ -34,9 +34,23 @@ import Testing
         let largest = try JoinLine(name: String(repeating: "n", count: JoinLine.maximumNameBytes),
                                    addresses: (0..<JoinLine.maximumAddresses).map { _ in try PeerAddress(host: host, port: 65535) },
                                    secret: Array(repeating: 1, count: JoinLine.secretBytes.upperBound), fingerprint: Self.fingerprint,
-                                   relay: PeerAddress(host: host, port: 1), rendezvous: Array(repeating: 2, count: JoinLine.rendezvousBytes.upperBound))
+                                   relay: PeerAddress(host: host, port: 1), rendezvous: Array(repeating: 2, count: JoinLine.rendezvousBytes.upperBound),
+                                   projectKey: String(repeating: "3", count: 2 * JoinLine.projectKeyBytes))
         #expect(largest.encoded.count <= JoinLine.maximumCharacters)
         #expect(try JoinLine(parsing: largest.encoded) == largest)
+    }
+
+    /// An invitation's line carries the project key (tag 5, which a Quire from before roles
+    /// refuses as a part it does not know: "update Quire"); a line without it still reads.
+    @Test func anInvitationsLineCarriesTheProjectKey() throws {
+        let invitation = try JoinLine(name: "greeter", addresses: [PeerAddress("10.0.0.2:7070")], secret: Self.secret,
+                                      fingerprint: Self.fingerprint, projectKey: "3fa29c1b00d4e6f1")
+        let parsed = try JoinLine(parsing: invitation.encoded)
+        #expect(parsed == invitation && parsed.projectKeyText == "3fa29c1b00d4e6f1")
+        #expect(try JoinLine(parsing: Self.sample().encoded).projectKey == nil)
+        #expect(throws: JoinLineError.self) {
+            try JoinLine(name: "g", addresses: [PeerAddress("10.0.0.2:7070")], secret: Self.secret, fingerprint: Self.fingerprint, projectKey: "3fa29c1b")
+        }
     }
 
     @Test func everyTruncationIsReportedAsTruncated() throws {

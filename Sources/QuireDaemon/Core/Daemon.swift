@@ -53,6 +53,22 @@ public final class Daemon {
     let peerHost: PeerServices
     private let randomBytes: (Int) -> [UInt8]
 
+    /// `n` bytes from the system's secure generator, drawn 8 at a time (one call each, not one
+    /// per byte: a project opened draws IDs for thousands of documents and views).
+    public static func systemRandomBytes(_ n: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(max(0, n))
+        while bytes.count < n {
+            var word = generator.next()
+            for _ in 0..<min(8, n - bytes.count) {
+                bytes.append(UInt8(truncatingIfNeeded: word))
+                word >>= 8
+            }
+        }
+        return bytes
+    }
+
     /// - Parameter replicaSource: draws the replica IDs local edits are made as when none of
     ///   those already used fits (`LocalReplicas`); inject a counter in tests, a random source
     ///   in the daemon.
@@ -60,7 +76,7 @@ public final class Daemon {
     ///   `store`: the data directory; its documents are loaded now, and the daemon takes its replica ID.
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "quire"),
                 replicaSource: @escaping () -> ReplicaID = { ReplicaID(UInt64.random(in: 1...UInt64.max)) },
-                randomBytes: @escaping (Int) -> [UInt8] = { n in (0..<n).map { _ in UInt8.random(in: 0...255) } },
+                randomBytes: @escaping (Int) -> [UInt8] = Daemon.systemRandomBytes,
                 store: DocumentStore? = nil) {
         self.configuration = configuration
         self.logger = logger
@@ -117,7 +133,9 @@ public final class Daemon {
         gate.snapshotSource = { [unowned self] id in snapshots.snapshot(ofDocument: id) }
         gate.onStoreFailure = { [unowned self] store in replicas.forgetPool(of: store) }
         reopenWaits.endRead = { [unowned self] in gate.endRead() }
-        projects.registerSecret = { [unowned self] secret, scope in try addPeerSecret(secret, scope: scope) }
+        projects.registerSecret = { [unowned self] secret, scope, derivedKey in try peerLinks.addSecret(secret, scope: scope, derivedKey: derivedKey) }
+        projects.registerInvitation = { [unowned self] secret, key in try peerLinks.addInvitation(secret, projectKey: key) }
+        projects.unregisterInvitation = { [unowned self] secret, key in peerLinks.removeInvitation(secret, projectKey: key) }
         projects.unregisterSecret = { [unowned self] scope in removePeerSecret(scope: scope) }
         projects.notifyEditors = { [unowned self] notification in
             for session in sessionRegistry.inOrder { (session as? EditorSession)?.send(notification.message) }

@@ -83,15 +83,32 @@ final class PeerLinks {
             return usable
         }
         let scope = scope ?? .general
+        if incoming, case .project = scope, secrets.holds(scope) {
+            // A project's port: its member secret and its invitations' (protocol/decisions/roles.md).
+            return usable.filter { $0.scope == scope }
+        }
         guard let secret = secrets.secret(for: scope) else { throw scope == .general ? PeeringError.noSecret : PeeringError.noSecretOf(scope) }
         guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
         return [(scope, secret)]
     }
 
     /// Holds `secret` for `scope` from now on (`PeerSecrets.add`).
-    func addSecret(_ secret: [UInt8], scope: DocumentScope) throws {
-        try secrets.add(secret, scope: scope)
+    func addSecret(_ secret: [UInt8], scope: DocumentScope, derivedKey: Bool = true) throws {
+        try secrets.add(secret, scope: scope, derivedKey: derivedKey)
         logger.info("peer secret of \(scope) added")
+    }
+
+    /// Holds `secret` as an invitation to project `key` (`PeerSecrets.addInvitation`).
+    func addInvitation(_ secret: [UInt8], projectKey key: String) throws {
+        try secrets.addInvitation(secret, projectKey: key)
+        logger.info("an invitation secret of project \(key) added")
+    }
+
+    /// Forgets the invitation `secret` of project `key`; a handshake under way with it is refused
+    /// by the project service when it completes (the invitation is gone).
+    func removeInvitation(_ secret: [UInt8], projectKey key: String) {
+        guard secrets.removeInvitation(secret, projectKey: key) else { return }
+        logger.info("an invitation secret of project \(key) removed")
     }
 
     /// Forgets the secret of `scope` and closes every link of that scope (a link still in its

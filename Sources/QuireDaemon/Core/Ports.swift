@@ -78,6 +78,9 @@ protocol PeerEndpoint: AnyObject {
     /// dialed, once the connector's proof checked out on one it accepted): it carries only
     /// documents of this scope (protocol/decisions/project-sharing.md).
     var scope: DocumentScope? { get }
+    /// The tag (`PeerSecret.tag(of:)`) of the secret the link was made with, known when `scope`
+    /// is: tells a project's member secret from its invitations' (protocol/decisions/roles.md).
+    var secretTag: String? { get }
 
     func sendOperations(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument)
     func sendPresence(_ message: PresenceMessage)
@@ -114,6 +117,7 @@ extension PeerEndpoint {
     var isEstablished: Bool { state == .established }
     /// Stand-ins for links in tests hold no roles.
     func mayChange(_ subject: String, what: String) -> Bool { true }
+    var secretTag: String? { nil }
 }
 
 /// The one path by which operations reach a document, its log, its editors and the peers

@@ -7,25 +7,9 @@ enum TextHash {
     /// The hash of a replicated text, encoded straight from its scalars (no `String` built).
     /// - Complexity: O(n)
     static func sha256Hex(_ text: ReplicatingText) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.count + text.count / 4)
-        for scalar in text.scalars.elements {
-            let value = scalar.value
-            switch value {
-            case 0..<0x80: bytes.append(UInt8(value))
-            case 0x80..<0x800:
-                bytes.append(UInt8(0xC0 | (value >> 6)))
-                bytes.append(UInt8(0x80 | (value & 0x3F)))
-            case 0x800..<0x10000:
-                bytes.append(UInt8(0xE0 | (value >> 12)))
-                bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
-                bytes.append(UInt8(0x80 | (value & 0x3F)))
-            default:
-                bytes.append(UInt8(0xF0 | (value >> 18)))
-                bytes.append(UInt8(0x80 | ((value >> 12) & 0x3F)))
-                bytes.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
-                bytes.append(UInt8(0x80 | (value & 0x3F)))
-            }
+        let count = text.utf8Count
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = text.writeUTF8(into: buffer)
         }
         return Hex.encode(SHA256.hash(data: bytes))
     }

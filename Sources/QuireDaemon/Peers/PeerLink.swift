@@ -106,6 +106,8 @@ public final class PeerLink: PeerSessionLink {
 
     /// The scopes of the secrets the channel may speak with, in its order.
     private let secretScopes: [DocumentScope]
+    /// The secrets themselves, in the same order: which one made the link is told by its tag.
+    private let secretValues: [[UInt8]]
 
     /// `secrets`: what the link may speak with (a connector: the one of the scope it dials;
     /// an accepting side: every secret held, the connector's proof picks one).
@@ -118,6 +120,7 @@ public final class PeerLink: PeerSessionLink {
         self.remoteHost = remoteHost
         let secrets = incoming ? secrets : Array(secrets.prefix(1))
         secretScopes = secrets.map(\.scope)
+        secretValues = secrets.map(\.secret)
         let configuration = daemon.configuration
         channel = SecureChannel(secrets: secrets.map(\.secret), nonce: nonce, incoming: incoming, handshakeFrameBytes: configuration.maximumHandshakeFrameBytes,
                                 peerFrameBytes: configuration.maximumPeerFrameBytes, trustedFingerprints: configuration.trustedPeerFingerprints,
@@ -247,6 +250,11 @@ public final class PeerLink: PeerSessionLink {
     /// The scope of the secret this link speaks with: known from the start on a link this daemon
     /// dialed, once the connector's proof checked out on one it accepted; fixed for its life.
     var scope: DocumentScope? { channel.secretIndex.flatMap { secretScopes.indices.contains($0) ? secretScopes[$0] : nil } }
+    /// The tag of the secret this link was made with (`PeerSecret.tag(of:)`), once known as `scope` is:
+    /// which of a project's secrets (member or invitation) opened it.
+    var secretTag: String? {
+        channel.secretIndex.flatMap { secretValues.indices.contains($0) ? PeerSecret.tag(of: secretValues[$0]) : nil }
+    }
     func sendProjectFrame(key: String, payload: [UInt8]) { session.sendProjectFrame(key: key, payload: payload) }
     func announce(_ document: SharedDocument) { session.announce(document) }
     func sendWhole(_ document: SharedDocument) { session.sendWhole(document) }

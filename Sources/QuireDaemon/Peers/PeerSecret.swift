@@ -31,6 +31,12 @@ public enum PeerSecret {
         return prefix + Base32.encode(random + check(random))
     }
 
+    /// A name for the secret `material` that reveals nothing of it (16 hex digits of its SHA-256
+    /// under a label): which secret made a link, without handing the secret around.
+    static func tag(of material: [UInt8]) -> String {
+        Hex.encode(Array(SHA256.hash(data: Array("quire secret tag\0".utf8) + material).prefix(8)))
+    }
+
     /// The key material of `text` (surrounding spaces and line ends ignored), or why it is refused.
     /// `source` names where it came from in the error ("QUIRE_SECRET", "the secret file F").
     public static func material(from text: String, source: String = "the secret") throws(Refusal) -> [UInt8] {

@@ -4,8 +4,10 @@ import QuireProtocol
 import ReplicatingTypes
 
 /// A project's record in the data directory, `projects/<key>/`: `project.json` (mode 0600: it
-/// holds the secret), `tree` (the tree's operations, `ProjectTree.Operation.encode`) and
-/// `known.json` (per file, the path and SHA-256 of what the daemon last wrote or read there).
+/// holds the secret, the invitations' secrets, the roster's founder and the members' names),
+/// `tree` (the tree's operations, `ProjectTree.Operation.encode`), `roster` (the roster's
+/// signed changes, `RosterChange.encode`, mode 0600) and `known.json` (per file, the path and
+/// SHA-256 of what the daemon last wrote or read there).
 ///
 /// Guarantees: every file is written atomically (a temporary file renamed into place); a record
 /// that does not read back whole (damaged, or another key than its folder's) is skipped with a
@@ -14,6 +16,8 @@ struct ProjectRecordFile {
     static let maximumRecordBytes = 1 << 20
     static let maximumTreeBytes = 64 << 20
     static let maximumKnownBytes = 64 << 20
+    /// The most a roster's file may hold: `ProjectRoster.maximumChanges` changes of at most 140 bytes.
+    static let maximumRosterBytes = 1 << 20
 
     /// `project.json`.
     struct Record: Codable {
@@ -29,6 +33,14 @@ struct ProjectRecordFile {
         var active: Bool
         var listen: [String]?
         var via: String?
+        // Roles (issue 22); absent in a record made before them.
+        var founder: String?
+        var names: [String: String]?
+        var invitations: [ProjectInvitation.Record]?
+        var memberSecretAdmits: Bool?
+        var redeeming: Bool?
+        var pendingRole: String?
+        var removed: String?
     }
 
     /// One line of `known.json`.
@@ -56,10 +68,24 @@ struct ProjectRecordFile {
     func save(_ project: SharedProject) throws {
         try FileSystem.makeDirectory(directory.components(separatedBy: "/").dropLast().joined(separator: "/"))
         try FileSystem.makeDirectory(directory)
-        let record = Record(key: project.key, name: project.name, root: project.root, role: project.role, secret: Hex.encode(project.secret),
+        var record = Record(key: project.key, name: project.name, root: project.root, role: project.role, secret: Hex.encode(project.secret),
                             fingerprint: project.fingerprint, addresses: project.addresses, relay: project.relay, active: project.active,
                             listen: project.listen, via: project.via)
+        record.founder = project.roster.map { Hex.encode($0.founder.bytes) }
+        record.names = Dictionary(uniqueKeysWithValues: project.names.map { (Hex.encode($0.key.bytes), $0.value) })
+        record.invitations = project.invitations.map(\.record)
+        record.memberSecretAdmits = project.memberSecretAdmits
+        record.redeeming = project.redeeming
+        record.pendingRole = project.pendingRole.rawValue
+        record.removed = project.removedReason
         try FileSystem.writeAtomically(Array(try JSONEncoder().encode(record)), to: directory + "/project.json", mode: 0o600)
+    }
+
+    /// Writes the roster's changes (in replay order), atomically, mode 0600.
+    func saveRoster(_ roster: ProjectRoster) throws {
+        try FileSystem.makeDirectory(directory.components(separatedBy: "/").dropLast().joined(separator: "/"))
+        try FileSystem.makeDirectory(directory)
+        try FileSystem.writeAtomically(RosterChange.encode(roster.orderedChanges), to: directory + "/roster", mode: 0o600)
     }
 
     func saveTree(_ tree: ProjectTree) throws {
@@ -86,7 +112,7 @@ struct ProjectRecordFile {
         guard JoinLine.secretBytes.contains(length), let secret = Hex.decode(record.secret, count: length) else {
             throw StorageError("\(directory)/project.json has no valid secret")
         }
-        guard DocumentScope.projectKey(secret: secret) == record.key, directory.hasSuffix("/" + record.key) else {
+        guard record.redeeming == true || DocumentScope.projectKey(secret: secret) == record.key, directory.hasSuffix("/" + record.key) else {
             throw StorageError("\(directory)/project.json is for another project")
         }
         guard record.root.hasPrefix("/"), ProjectService.isFolderName(record.name) else {
@@ -98,6 +124,7 @@ struct ProjectRecordFile {
         project.active = record.active
         project.via = record.via.map { String($0.prefix(ProjectJoinRequest.maximumViaBytes)) }
         project.listen = Array((record.listen ?? []).prefix(ProjectShareRequest.maximumListen))
+        try loadRoles(record, into: project)
         if let treeBytes = try FileSystem.read(directory + "/tree") {
             guard treeBytes.count <= Self.maximumTreeBytes else { throw StorageError("\(directory)/tree is over \(Self.maximumTreeBytes) bytes") }
             for operation in try ProjectTree.Operation.decode(treeBytes) { try project.tree.apply(operation) }
@@ -112,5 +139,33 @@ struct ProjectRecordFile {
             }
         }
         return project
+    }
+
+    /// The roster, names, invitations and role state of `record` (and the `roster` file): a
+    /// roster change that does not verify fails the whole record.
+    private func loadRoles(_ record: Record, into project: SharedProject) throws {
+        project.memberSecretAdmits = record.memberSecretAdmits ?? false
+        project.redeeming = record.redeeming ?? false
+        project.removedReason = record.removed.map { String($0.prefix(RosterPayload.maximumReasonBytes)) }
+        // A project joined before roles wrote as every member did; a new join waits for its roster.
+        project.pendingRole = record.pendingRole.flatMap(ProjectRole.init(rawValue:)) ?? .write
+        project.invitations = (record.invitations ?? []).prefix(ProjectInvitation.maximumPerProject).compactMap(ProjectInvitation.init(record:))
+        for (hex, name) in (record.names ?? [:]).prefix(ProjectRoster.maximumMembers) {
+            if let bytes = Hex.decode(hex, count: MemberKey.byteCount), let key = MemberKey(bytes) {
+                project.names[key] = DisplayText.clean(name, limit: ProjectService.maximumMemberNameBytes)
+            }
+        }
+        guard let founderHex = record.founder else { return }
+        guard let bytes = Hex.decode(founderHex, count: MemberKey.byteCount), let founder = MemberKey(bytes) else {
+            throw StorageError("\(directory)/project.json has an invalid roster founder")
+        }
+        var roster = ProjectRoster(projectKey: record.key, founder: founder)
+        if let rosterBytes = try OwnedFiles.read(directory + "/roster", secret: true) {
+            guard rosterBytes.count <= Self.maximumRosterBytes else { throw StorageError("\(directory)/roster is over \(Self.maximumRosterBytes) bytes") }
+            do { try roster.apply(contentsOf: try RosterChange.decode(rosterBytes)) } catch {
+                throw StorageError("\(directory)/roster does not read back: \(error)")
+            }
+        }
+        project.roster = roster
     }
 }

@@ -15,6 +15,7 @@ extension ProjectService {
 
     func projectLinkEstablished(_ link: any PeerEndpoint, key: String) {
         guard let project = projects[key], project.active, link.scope == project.scope else { return }
+        guard admit(link, to: project) else { return }   // the roster's word first (protocol/decisions/roles.md)
         let operations = project.tree.operations
         logger.info("peer link \(link.id): project \(key) link up; sending its tree (\(operations.count) files)")
         send(operations, of: project, to: [link])
@@ -31,6 +32,10 @@ extension ProjectService {
         if payload.first == ProjectFormats.tag {
             // From a peer whose key may not write: not taken (protocol/decisions/roles.md).
             if link.mayChange("@\(key)", what: "file formats") { try receiveFormats(payload, in: project) }
+            return
+        }
+        if RosterPayload.isRosterPayload(payload) {
+            try receiveRosterPayload(payload, in: project, from: link)
             return
         }
         guard link.mayChange("@\(key)", what: "tree operations") else { return }

@@ -48,6 +48,13 @@ extension ProjectService {
             let name = Self.isFolderName(last) ? last : "project"
             project = SharedProject(key: key, name: name, root: root, role: .host, secret: secret,
                                     fingerprint: parts.identity.identity.fingerprint, addresses: [], relay: nil, replica: parts.replica)
+            // Roles (protocol/decisions/roles.md): this daemon founds the roster, and the line it
+            // prints carries a standing write invitation, so the member secret alone admits no one.
+            guard let own = ownKey, let standing = try? ProjectInvitation.make(role: .write, once: false, expires: nil, standing: true) else {
+                throw .internalError("a new project's roster or invitation cannot be made")
+            }
+            project.roster = ProjectRoster(projectKey: key, founder: own)
+            project.invitations = [standing]
             try add(project)
         }
         importScan(scan, into: project)
@@ -100,13 +107,16 @@ extension ProjectService {
         project.addresses = addresses
     }
 
-    /// The line a partner runs to join `project`.
-    func joinLine(of project: SharedProject) throws(ResponseError) -> String {
+    /// The line a partner runs to join `project`: its standing invitation's (or, for a project
+    /// shared before roles, its member secret's, as it always printed), or `invitation`'s.
+    func joinLine(of project: SharedProject, invitation: ProjectInvitation? = nil) throws(ResponseError) -> String {
+        let invitation = invitation ?? project.invitations.first(where: \.standing)
         do {
             let addresses = try project.addresses.map { text throws(JoinLineError) in try PeerAddress(text) }
             let relay = try project.relay.map { text throws(JoinLineError) in try PeerAddress(text) }
-            return try JoinLine(name: project.name, addresses: addresses, secret: project.secret, fingerprint: project.fingerprint,
-                                relay: relay).encoded
+            return try JoinLine(name: project.name, addresses: addresses, secret: invitation?.secret ?? project.secret,
+                                fingerprint: project.fingerprint, relay: relay,
+                                projectKey: invitation == nil ? nil : project.key).encoded
         } catch {
             throw .internalError("project \(project.key): its join line cannot be made: \(error)")
         }
@@ -121,7 +131,9 @@ extension ProjectService {
         guard let transport = parts.links.transport else {
             throw ResponseError(code: ResponseError.unavailableCode, message: "This daemon has no network transport")
         }
-        let key = DocumentScope.projectKey(secret: line.secret)
+        // An invitation's line names the project; an older line's secret is the member secret.
+        let key = line.projectKeyText ?? DocumentScope.projectKey(secret: line.secret)
+        let redeeming = key != DocumentScope.projectKey(secret: line.secret)
         if let existing = projects[key], existing.active {
             return ProjectJoinRequest.Result(key: key, name: existing.name, directory: existing.root, files: existing.view.paths.count)
         }
@@ -134,10 +146,19 @@ extension ProjectService {
         let project: SharedProject
         if let existing = projects[key], existing.root == directory {
             project = existing
+            if existing.redeeming || existing.removedReason != nil {
+                // Joining again (a new invitation): its secret, until the owner sends the member secret.
+                project.secret = line.secret
+                project.redeeming = redeeming
+                project.fingerprint = line.fingerprintText
+            }
+            project.removedReason = nil
         } else {
             project = SharedProject(key: key, name: line.name, root: directory, role: .joined, secret: line.secret,
                                     fingerprint: line.fingerprintText, addresses: line.addresses.map(\.description),
                                     relay: line.relay?.description, replica: parts.replica)
+            project.redeeming = redeeming
+            project.pendingRole = .read   // until the host's roster says otherwise (it comes first on the link)
         }
         project.via = via
         try add(project)

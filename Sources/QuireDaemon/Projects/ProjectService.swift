@@ -35,8 +35,16 @@ final class ProjectService: ProjectFrames {
     /// Every project this daemon knows, stopped ones included, by key.
     private(set) var projects: [String: SharedProject] = [:]
     /// Registers a project's secret with the daemon (`Daemon.addPeerSecret`); throws when the
-    /// daemon holds as many project secrets as it may.
-    var registerSecret: ([UInt8], DocumentScope) throws -> Void = { _, _ in }
+    /// daemon holds as many project secrets as it may. The flag is false for an invitation's
+    /// secret a joiner redeems (its key is not derived from it).
+    var registerSecret: ([UInt8], DocumentScope, Bool) throws -> Void = { _, _, _ in }
+    /// Registers an invitation's secret as an extra secret of project `key`'s scope; throws when
+    /// the daemon holds as many as it may (`PeerSecrets.maximumInvitationSecrets`).
+    var registerInvitation: ([UInt8], String) throws -> Void = { _, _ in }
+    /// Forgets an invitation's secret.
+    var unregisterInvitation: ([UInt8], String) -> Void = { _, _ in }
+    /// Seconds since 1970 (tests move it): when invitations expire.
+    var now: () -> Double = { Double(time(nil)) }
     /// Forgets it (`Daemon.removePeerSecret`).
     var unregisterSecret: (DocumentScope) -> Void = { _ in }
     /// Tells the daemon that project `key`'s roles changed (`Daemon.projectRolesChanged`).
@@ -77,6 +85,7 @@ final class ProjectService: ProjectFrames {
                 let project = try ProjectRecordFile(dataDirectory: store.path, key: key).load(replica: parts.replica)
                 let wasActive = project.active
                 project.active = false   // until its secret is held
+                foundRosterIfNeeded(project)
                 projects[key] = project
                 if wasActive { try activate(project) }
                 logger.info("project \(key) (\(DisplayText.clean(project.name))) loaded: \(project.view.paths.count) files, \(project.role.rawValue)")
@@ -114,7 +123,12 @@ final class ProjectService: ProjectFrames {
 
     /// Registers `project`'s secret, watches its folder and starts the disk work.
     private func activate(_ project: SharedProject) throws {
-        try registerSecret(project.secret, project.scope)
+        try registerSecret(project.secret, project.scope, !project.redeeming)
+        for invitation in project.invitations {
+            do { try registerInvitation(invitation.secret, project.key) } catch {
+                logger.warning("project \(project.key): an invitation's secret is not held: \(DisplayText.clean("\(error)", limit: 200))")
+            }
+        }
         project.active = true
         if project.watcher == nil { project.watcher = ProjectWatcher(root: project.root, logger: logger) }
         project.watcher?.watch(folders: Set(project.view.paths.values.flatMap(\.ancestors)))
@@ -141,7 +155,11 @@ final class ProjectService: ProjectFrames {
     func keep(_ project: SharedProject) {
         guard let store = parts.store else { return }
         let file = ProjectRecordFile(dataDirectory: store.path, key: project.key)
-        do { try file.save(project) } catch {
+        do {
+            // The roster first: a record naming a founder is never kept without its changes.
+            if let roster = project.roster { try file.saveRoster(roster) }
+            try file.save(project)
+        } catch {
             logger.error("project \(project.key): cannot keep its record: \(error)")
         }
     }

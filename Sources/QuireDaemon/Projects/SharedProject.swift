@@ -9,8 +9,10 @@ import ReplicatingTypes
 /// One project this daemon shares (`host`) or joined (`joined`): where it is, its secret and key,
 /// the replicated tree, and what the daemon last wrote to or read from disk for each file.
 ///
-/// Guarantees: `key` is `DocumentScope.projectKey(secret:)` of `secret`; `known` only holds what
-/// was on disk at the file's path when the daemon last wrote or read it (the writer's rule 2).
+/// Guarantees: `key` is `DocumentScope.projectKey(secret:)` of `secret`, except while a joiner
+/// `redeeming` an invitation speaks with the invitation's secret; `known` only holds what was on
+/// disk at the file's path when the daemon last wrote or read it (the writer's rule 2); `roster`
+/// holds only changes that verified for this project (protocol/decisions/roles.md).
 final class SharedProject {
     enum Role: String, Codable, Sendable {
         case host
@@ -39,8 +41,28 @@ final class SharedProject {
     /// The project folder (absolute, no trailing `/`).
     let root: String
     let role: Role
-    /// The secret's key material (kept mode 0600; the join line's secret field).
-    let secret: [UInt8]
+    /// The member secret's key material (kept mode 0600), or, while `redeeming`, the invitation's
+    /// secret this joiner links with until the owner sends the member secret.
+    var secret: [UInt8]
+    /// Who may do what (nil on a joined project until the first roster arrives from its host).
+    var roster: ProjectRoster?
+    /// The user name each key last linked with (cleaned, bounded), for `project/members` and
+    /// naming members in `project/role`; kept with the record, never sent.
+    var names: [MemberKey: String] = [:]
+    /// The invitations this (owner) daemon issued that are still good: their secrets are extra
+    /// secrets of the project's scope.
+    var invitations: [ProjectInvitation] = []
+    /// A project shared before roles existed: its member secret (the line it gave out) still
+    /// admits a key the roster does not name, as `write` (protocol/decisions/roles.md).
+    var memberSecretAdmits = false
+    /// A joiner whose `secret` is still an invitation's.
+    var redeeming = false
+    /// This daemon's role before its roster arrives (a joiner): `read` for a new join, `write`
+    /// for a project joined before roles existed.
+    var pendingRole: ProjectRole = .read
+    /// Why this daemon was removed from the project (then it is stopped for good: not dialed
+    /// again; its files and documents stay).
+    var removedReason: String?
     /// The join line's parts: the host's fingerprint (hex), the addresses and the relay.
     var fingerprint: String
     var addresses: [String]

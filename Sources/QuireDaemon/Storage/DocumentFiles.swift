@@ -42,22 +42,6 @@ final class DocumentFiles {
         self.newestSnapshot = newestSnapshot
     }
 
-    static func directoryName(for id: UInt64) -> String {
-        let hex = String(id, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    static func segmentName(_ number: Int) -> String { "log-\(number)" }
-    static func snapshotName(_ number: Int) -> String { "snapshot-\(number)" }
-
-    /// The numbers of the files in `names` called `prefix-N`, ascending.
-    static func numbers(in names: [String], prefix: String) -> [Int] {
-        names.compactMap { name -> Int? in
-            guard name.hasPrefix(prefix + "-") else { return nil }
-            return Int(name.dropFirst(prefix.count + 1)).flatMap { $0 > 0 ? $0 : nil }
-        }.sorted()
-    }
-
     /// The files of a document recovery read back: appends go to segment `segmentNumber`, after
     /// `logBytesSinceSnapshot` bytes logged since the newest snapshot.
     convenience init(recoveredIn directory: String, uri: String, id: UInt64, segmentNumber: Int, newestSnapshot: Int?,
@@ -76,21 +60,39 @@ final class DocumentFiles {
     /// segment. Nothing is synced yet: the store's next `commit()` syncs every document created
     /// since the last one together (`sync()` here, then `root` once), before any reply that
     /// tells of them goes out under `.sync` durability. The files reach the kernel at once, so
-    /// a `kill -9` loses none of them.
-    static func create(under root: String, uri: String, id: UInt64) throws -> DocumentFiles {
+    /// a `kill -9` loses none of them; unless `deferred`: then nothing is written until
+    /// `makeFiles()` (under `.sync`, before the commit that precedes any word of the document),
+    /// and the records appended until then wait to be written after the segment's header.
+    static func create(under root: String, uri: String, id: UInt64, deferred: Bool = false) throws -> DocumentFiles {
         let directory = root + "/" + directoryName(for: id)
-        // Made whole under a name that loading skips (and removes), then renamed: a crash part-way
-        // never leaves a document directory without its document.json or log header.
-        let unfinished = directory + unfinishedSuffix
-        try FileSystem.makeDirectory(unfinished)
-        try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: unfinished + "/" + metadataName)
-        try FileSystem.writeNew(LogRecords.Kind.log.magic, to: unfinished + "/" + segmentName(1))
-        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
-        let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: false)
-        let files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+        let files: DocumentFiles
+        if deferred {
+            files = DocumentFiles(directory: directory, uri: uri, id: id, segment: nil, segmentNumber: 1, newestSnapshot: nil)
+            files.isUnmade = true
+        } else {
+            try makeFiles(directory: directory, uri: uri, id: id, records: [])
+            let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: false)
+            files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
+        }
         files.isCreationUnsynced = true
         files.hasUnsyncedData = true
         return files
+    }
+
+    /// Created `deferred` and its files not written yet; `unwrittenRecords` holds what was
+    /// appended meanwhile.
+    private(set) var isUnmade = false
+    private var unwrittenRecords: [UInt8] = []
+
+    /// Writes the files of a document created `deferred`, with every record appended so far (not
+    /// synced: `sync()` does that); nothing to do once written. Touches only this document's
+    /// own files and state, so it may run on another thread while nothing else touches them
+    /// (`DocumentMaker`).
+    func makeFiles() throws {
+        guard isUnmade else { return }
+        try Self.makeFiles(directory: directory, uri: uri, id: id, records: unwrittenRecords)
+        isUnmade = false
+        unwrittenRecords = []
     }
 
     /// The suffix of a document directory being made (`create`); one left by a crash held no
@@ -101,59 +103,21 @@ final class DocumentFiles {
     /// their first sync.
     private(set) var isCreationUnsynced = false
 
-    /// Writes `document.json` atomically: the document's name, ID, and, once a peer held it, who
-    /// holds it (`sharing`, nil: no peer ever did).
-    private static func writeMetadata(in directory: String, uri: String, id: UInt64, sharing: DocumentSharing?) throws {
-        try FileSystem.writeAtomically(metadata(uri: uri, id: id, sharing: sharing), to: directory + "/" + metadataName)
-    }
-
-    private static func metadata(uri: String, id: UInt64, sharing: DocumentSharing?) -> [UInt8] {
-        var metadata: [String: JSONValue] = ["format": 1, "uri": .string(uri), "id": .string(String(id, radix: 16))]
-        if let sharing {
-            metadata["shared"] = true
-            metadata["sharing"] = sharing.json
-        }
-        return JSONSerializer(sortedKeys: true).serialize(.object(metadata))
-    }
-
     /// Records that peers hold this document, which, and where its copies stand (its tombstones
     /// are no longer this daemon's alone to drop).
     func recordSharing(_ sharing: DocumentSharing) throws {
+        try makeFiles()
         try Self.writeMetadata(in: directory, uri: uri, id: id, sharing: sharing)
     }
 
-    /// Creates segment `number`, its header synced and its directory entry durable.
-    static func startSegment(_ number: Int, in directory: String) throws -> AppendableFile {
-        let path = directory + "/" + segmentName(number)
-        let file = try AppendableFile(path: path, create: true)
-        if file.size > 0 { try file.truncate(to: 0) }
-        try file.append(LogRecords.Kind.log.magic)
-        try file.sync()
-        try FileSystem.syncDirectory(directory)
-        return file
-    }
-
     // MARK: Writing
-
-    enum RecordKind: UInt8 {
-        case operations = 1
-        case state = 2
-        /// `[length: UInt8][edit ID: UTF-8][operations]`: one editor edit's operations.
-        case editOperations = 3
-        /// In a snapshot after the state: `[count: UInt32 LE]` then `[length: UInt8][ID]` each.
-        case editIDs = 4
-        /// A `ViewEvent` (with an edit's ID and operations when it is an edit).
-        case viewEvent = 5
-        /// In a snapshot after the state and edit IDs: one editor view's state (opaque here).
-        case viewState = 6
-    }
 
     /// Logs a view event; an edit's operations and ID go in the same record, so the edit, its
     /// ID and what it did to its editor's view are durable together.
     func append(_ event: ViewEvent, editID: String? = nil, operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) throws {
         if let editID, case .edited = event { editIDs.insert(editID) }
         let record = LogRecords.record([RecordKind.viewEvent.rawValue] + event.encoded(editID: editID, operations: operations))
-        try openSegment().append(record)
+        try write(record)
         logBytesSinceSnapshot += record.count
         hasUnsyncedData = true
     }
@@ -172,7 +136,7 @@ final class DocumentFiles {
         }
         payload.append(contentsOf: ReplicatingArrayCoding.encode(operations))
         let record = LogRecords.record(payload)
-        try openSegment().append(record)
+        try write(record)
         logBytesSinceSnapshot += record.count
         hasUnsyncedData = true
     }
@@ -180,6 +144,7 @@ final class DocumentFiles {
     /// Starts writing back what `sync()` will wait for, without waiting: the store starts it for
     /// every document of a commit before it syncs the first one.
     func startSync() {
+        guard !isUnmade else { return }
         if hasUnsyncedData {
             if let segment { segment.startWriteback() } else { FileSystem.startWriteback(directory + "/" + Self.segmentName(segmentNumber)) }
         }
@@ -191,16 +156,47 @@ final class DocumentFiles {
     /// directory entries are synced too (its entry in the documents directory is the store's
     /// to sync, once for every document created).
     func sync() throws {
-        guard hasUnsyncedData || isCreationUnsynced else { return }
+        try makeFiles()
+        for step in syncSteps() { try step() }
+        syncSucceeded()
+    }
+
+    /// What `sync()` does, as independent steps on different files that may run at once (the
+    /// store runs a commit's steps together, `ParallelSyncs`); once every one has succeeded,
+    /// `syncSucceeded()` notes it. Empty when nothing waits for a sync. The files must be
+    /// made (`makeFiles()`).
+    func syncSteps() -> [() throws -> Void] {
+        var steps: [() throws -> Void] = []
         if hasUnsyncedData {
-            // A closed segment is opened just for the sync, and closed again.
-            try (segment ?? AppendableFile(path: directory + "/" + Self.segmentName(segmentNumber), create: false)).sync()
+            if let segment {
+                steps.append { try segment.sync() }
+            } else {
+                // A closed segment is opened just for the sync, and closed again.
+                let path = directory + "/" + Self.segmentName(segmentNumber)
+                steps.append { try AppendableFile(path: path, create: false).sync() }
+            }
         }
-        hasUnsyncedData = false
         if isCreationUnsynced {
-            try FileSystem.syncFile(directory + "/" + Self.metadataName)
-            try FileSystem.syncDirectory(directory)
-            isCreationUnsynced = false
+            let metadata = directory + "/" + Self.metadataName, directory = self.directory
+            steps.append { try FileSystem.syncFile(metadata) }
+            steps.append { try FileSystem.syncDirectory(directory) }
+        }
+        return steps
+    }
+
+    /// Every step `syncSteps()` gave succeeded: what was appended, and a new document's files and
+    /// entries, are on stable storage.
+    func syncSucceeded() {
+        hasUnsyncedData = false
+        isCreationUnsynced = false
+    }
+
+    /// Appends `record` to the current segment, or keeps it for `makeFiles()`.
+    private func write(_ record: [UInt8]) throws {
+        if isUnmade {
+            unwrittenRecords.append(contentsOf: record)
+        } else {
+            try openSegment().append(record)
         }
     }
 

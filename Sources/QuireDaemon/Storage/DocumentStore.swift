@@ -35,17 +35,23 @@ public final class DocumentStore {
     public let snapshotLogBytes: Int
     private let logger: Logger
     private let lockDescriptor: Int32
-    private var files: [UInt64: DocumentFiles] = [:]
-    private var unsynced: Set<UInt64> = []
+    var files: [UInt64: DocumentFiles] = [:]
+    var unsynced: Set<UInt64> = []
     /// Documents were created since the last commit: the documents directory's entries wait
     /// for their sync (one for all of them).
-    private var documentsDirectoryUnsynced = false
+    var documentsDirectoryUnsynced = false
     /// Documents appended to since snapshots were last considered.
     private var grown: Set<UInt64> = []
     /// Documents whose segment is open, least recently written first.
     private var openOrder: [UInt64] = []
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
     static let maximumOpenSegments = 64
+    /// Writes new documents' files on a thread of its own under `.sync` (`DocumentMaker`).
+    let maker = DocumentMaker()
+    /// Runs a commit's document syncs together (`ParallelSyncs`).
+    let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
+    /// Document syncs a commit runs at once at most.
+    static let parallelSyncs = 16
     /// The first write that failed; from then on the store keeps nothing more.
     public private(set) var failure: String?
 
@@ -75,7 +81,12 @@ public final class DocumentStore {
         lockDescriptor = lock
     }
 
-    deinit { close(lockDescriptor) }
+    deinit {
+        // Documents created since the last commit reach the kernel, as they would have at once.
+        if failure == nil { maker.start() }
+        _ = maker.settle()
+        close(lockDescriptor)
+    }
 
     /// Takes an exclusive lock on `lockPath` (held until the process ends) and records the pid in it.
     /// The lock file is opened without following a symbolic link and must be a regular file of
@@ -184,28 +195,39 @@ public final class DocumentStore {
     }
 
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
-    /// Its files are written at once and synced at the next `commit()` with every other
-    /// document created or edited since the last one: a burst of new documents (a project
-    /// opened) shares one commit, and under `.sync` nothing tells of them before it.
+    /// Its files are written (at once under `.batch`; on the maker's thread under `.sync`,
+    /// all before the next commit) and synced at the next `commit()` with every other document
+    /// created or edited since the last one: a burst of new documents (a project opened) shares
+    /// one commit, and under `.sync` nothing tells of them before it.
     public func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
             documentsDirectoryUnsynced = true
-            let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id)
+            // Under `.sync` a new document's files are written on the maker's thread, handed
+            // over when the next document is created (the earlier ones are whole as far as
+            // anyone knows) or the commit begins; under `.batch` at once, so that a `kill -9`
+            // loses none of them.
+            let deferred = durability == .sync
+            if deferred { maker.start() }
+            let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id, deferred: deferred)
             created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
             files[id] = created
             try created.append(initial)
             try afterAppend(created)
+            if deferred { maker.add(created) }
         }
     }
 
     /// Stops keeping document `id` and removes its files (a new, empty document that a peer's
     /// document of the same name replaced).
     public func discard(documentID id: UInt64) {
+        if maker.isInFlight(id) { settleMakes() }
+        maker.drop(id)
         guard let documentFiles = files.removeValue(forKey: id) else { return }
         unsynced.remove(id)
         grown.remove(id)
         openOrder.removeAll { $0 == id }
+        guard !documentFiles.isUnmade else { return }   // nothing of it was written
         do {
             documentFiles.closeUnsynced()   // going: nothing of it needs to be durable
             try FileManager.default.removeItem(atPath: documentFiles.directory)
@@ -216,7 +238,7 @@ public final class DocumentStore {
 
     /// Logs operations applied to document `id`; `editID` names the editor edit they make up.
     public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64, editID: String? = nil) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("log edits of \(documentFiles.uri)") {
             try documentFiles.append(operations, editID: editID)
             try afterAppend(documentFiles)
@@ -226,7 +248,7 @@ public final class DocumentStore {
     /// Logs what happened to an editor's view of document `id` (an edit's operations with it).
     func append(_ event: ViewEvent, toDocument id: UInt64, editID: String? = nil,
                 operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("log an editor view of \(documentFiles.uri)") {
             try documentFiles.append(event, editID: editID, operations: operations)
             try afterAppend(documentFiles)
@@ -235,7 +257,7 @@ public final class DocumentStore {
 
     /// Records document `id`'s file binding (nil: none), durably.
     func record(_ binding: FileBinding?, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("record the file binding of \(documentFiles.uri)") { try documentFiles.writeBinding(binding) }
     }
 
@@ -248,37 +270,16 @@ public final class DocumentStore {
             // Closed unsynced (it stays in `unsynced`): the commit reopens it to sync it, so a
             // read that writes to many documents pays no sync until its commit.
             let oldest = openOrder.removeFirst()
-            files[oldest]?.closeUnsynced()
+            if !maker.isInFlight(oldest) { files[oldest]?.closeUnsynced() }
         }
     }
 
     /// Documents whose log segment holds an open descriptor now.
     var openSegmentCount: Int { files.values.filter(\.isOpen).count }
 
-    /// Whether output must wait for `commit()`: edits not yet on stable storage under `.sync`.
-    var holdsOutput: Bool { durability == .sync && (!unsynced.isEmpty || documentsDirectoryUnsynced) }
-
-    /// Puts every logged operation, and every document created since the last commit, on stable
-    /// storage: each document's files and directory, then the documents directory once.
-    public func commit() {
-        guard !unsynced.isEmpty || documentsDirectoryUnsynced else { return }
-        let ids = unsynced.sorted()
-        unsynced = []
-        // Every file's writeback started before the first sync waits, so they share journal commits.
-        if ids.count > 1 { for id in ids { files[id]?.startSync() } }
-        for id in ids {
-            guard let documentFiles = files[id] else { continue }
-            attempt("sync \(documentFiles.uri)") { try documentFiles.sync() }
-        }
-        if documentsDirectoryUnsynced {
-            documentsDirectoryUnsynced = false
-            attempt("sync \(documentsPath)") { try FileSystem.syncDirectory(documentsPath) }
-        }
-    }
-
     /// Records who holds document `id` and where its copies stand.
     func recordSharing(_ sharing: DocumentSharing, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("record who holds \(documentFiles.uri)") { try documentFiles.recordSharing(sharing) }
     }
 
@@ -286,7 +287,7 @@ public final class DocumentStore {
     /// twice, since no log of operations can rebuild it and recovery falls back on the older of
     /// the two snapshots when the newer is damaged.
     func adopt(_ text: ReplicatingText, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
+        guard failure == nil, let documentFiles = settledFiles(id) else { return }
         attempt("store the state of \(documentFiles.uri)") {
             try documentFiles.writeSnapshot(of: text)
             try documentFiles.writeSnapshot(of: text)
@@ -302,6 +303,7 @@ public final class DocumentStore {
     /// editor views, which the snapshot keeps.
     func snapshotDueDocuments(withViews text: (UInt64) -> (text: ReplicatingText, views: [[UInt8]])?) {
         guard failure == nil, !grown.isEmpty else { return }
+        settleMakes()
         let candidates = grown
         grown = []
         for id in candidates.sorted() {
@@ -311,7 +313,7 @@ public final class DocumentStore {
     }
 
     /// Runs `body`; its first failure stops the store (later writes could follow a torn record).
-    private func attempt(_ what: String, _ body: () throws -> Void) {
+    func attempt(_ what: String, _ body: () throws -> Void) {
         do { try body() } catch {
             failure = "cannot \(what) in \(path): \(error); edits from now on are kept in memory only"
             logger.error("\(failure ?? "")")

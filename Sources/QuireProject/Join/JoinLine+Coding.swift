@@ -8,7 +8,8 @@ import Crypto
 /// - each field: tag (1 byte), length (1 byte), value, 2 check bytes over tag, length and value;
 /// - end: tag 0, length 4, then 4 check bytes over the prefix, the header and the fields.
 ///
-/// Tags: 1 name, 2 address (repeated), 3 secret, 4 fingerprint, 0x81 relay, 0x82 rendezvous.
+/// Tags: 1 name, 2 address (repeated), 3 secret, 4 fingerprint, 5 project key (an invitation's
+/// line, issue 22), 0x81 relay, 0x82 rendezvous.
 /// A tag below 0x80 that a reader does not know is refused (the line needs a newer Quire); one
 /// from 0x80 up is skipped, so later versions can add optional parts without a new format.
 extension JoinLine {
@@ -18,6 +19,7 @@ extension JoinLine {
         case address = 2
         case secret = 3
         case fingerprint = 4
+        case projectKey = 5
         case relay = 0x81
         case rendezvous = 0x82
 
@@ -28,6 +30,7 @@ extension JoinLine {
             case .address: return .addresses
             case .secret: return .secret
             case .fingerprint: return .fingerprint
+            case .projectKey: return .projectKey
             case .relay: return .relay
             case .rendezvous: return .rendezvous
             }
@@ -47,6 +50,7 @@ extension JoinLine {
         for address in addresses { append(.address, Array(address.description.utf8)) }
         append(.secret, secret)
         append(.fingerprint, fingerprint)
+        if let projectKey { append(.projectKey, projectKey) }
         if let relay { append(.relay, Array(relay.description.utf8)) }
         if let rendezvous { append(.rendezvous, rendezvous) }
         let length = fields.count + 6
@@ -147,7 +151,7 @@ private struct FieldReader {
         guard characters.count == expectedCharacters else { throw .extraCharacters(characters: characters.count, expected: expectedCharacters) }
         guard end >= 4 + 6 else { throw .damaged(part: .header, characters: characterRange(0..<4)) }
 
-        var name: String?, secret: [UInt8]?, fingerprint: [UInt8]?, relay: PeerAddress?, rendezvous: [UInt8]?
+        var name: String?, secret: [UInt8]?, fingerprint: [UInt8]?, projectKey: [UInt8]?, relay: PeerAddress?, rendezvous: [UInt8]?
         var addresses: [PeerAddress] = []
         var position = 4
         let fieldsEnd = end - 6
@@ -181,6 +185,9 @@ private struct FieldReader {
             case .fingerprint?:
                 guard fingerprint == nil else { throw .duplicate(.fingerprint) }
                 fingerprint = value
+            case .projectKey?:
+                guard projectKey == nil else { throw .duplicate(.projectKey) }
+                projectKey = value
             case .relay?:
                 guard relay == nil else { throw .duplicate(.relay) }
                 do {
@@ -206,7 +213,8 @@ private struct FieldReader {
         guard let secret else { throw .missing(.secret) }
         guard let fingerprint else { throw .missing(.fingerprint) }
         guard !addresses.isEmpty || relay != nil else { throw .missing(.addresses) }
-        return try JoinLine(name: name, addresses: addresses, secret: secret, fingerprint: fingerprint, relay: relay, rendezvous: rendezvous)
+        return try JoinLine(name: name, addresses: addresses, secret: secret, fingerprint: fingerprint, relay: relay, rendezvous: rendezvous,
+                            projectKey: projectKey)
     }
 }
 

@@ -20,6 +20,7 @@ public struct JoinLine: Sendable, Equatable {
     public static let secretBytes = 16...64
     public static let fingerprintBytes = 16
     public static let rendezvousBytes = 1...64
+    public static let projectKeyBytes = 8
     /// No line longer than this (whitespace aside) is read.
     public static let maximumCharacters = 4400
 
@@ -34,9 +35,17 @@ public struct JoinLine: Sendable, Equatable {
     public let relay: PeerAddress?
     /// A value the relay pairs the two sides by.
     public let rendezvous: [UInt8]?
+    /// The project's key (8 bytes), when the secret is an invitation's rather than the project's
+    /// member secret, from which the key is derived otherwise (protocol/decisions/roles.md).
+    /// A line without it (made before invitations) still reads: its secret is the member secret.
+    public let projectKey: [UInt8]?
+
+    /// The project key as the daemon names projects (16 lowercase hex digits), when the line
+    /// carries one.
+    public var projectKeyText: String? { projectKey.map(Hex.encode) }
 
     public init(name: String, addresses: [PeerAddress], secret: [UInt8], fingerprint: [UInt8],
-                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil) throws(JoinLineError) {
+                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil, projectKey: [UInt8]? = nil) throws(JoinLineError) {
         try Self.checkName(name)
         guard addresses.count <= Self.maximumAddresses else {
             throw .invalid(part: .addresses, "at most \(Self.maximumAddresses) addresses, got \(addresses.count)")
@@ -53,6 +62,10 @@ public struct JoinLine: Sendable, Equatable {
         if let rendezvous, !Self.rendezvousBytes.contains(rendezvous.count) {
             throw .invalid(part: .rendezvous, "a rendezvous value has \(Self.rendezvousBytes.lowerBound) to \(Self.rendezvousBytes.upperBound) bytes, got \(rendezvous.count)")
         }
+        if let projectKey, projectKey.count != Self.projectKeyBytes {
+            throw .invalid(part: .projectKey, "a project key has \(Self.projectKeyBytes) bytes, got \(projectKey.count)")
+        }
+        self.projectKey = projectKey
         self.name = name
         self.addresses = addresses
         self.secret = secret
@@ -64,15 +77,23 @@ public struct JoinLine: Sendable, Equatable {
     /// The same, with the fingerprint as a person reads it (`3f1c-0a9e-…`; case and separators
     /// do not matter, 32 hex digits).
     public init(name: String, addresses: [PeerAddress], secret: [UInt8], fingerprint text: String,
-                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil) throws(JoinLineError) {
+                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil, projectKey: String? = nil) throws(JoinLineError) {
         let digits = Array(text.lowercased().utf8.filter { Hex.value($0) != nil })
         let separators: Set<UInt8> = [UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: " ")]
         guard digits.count == 2 * Self.fingerprintBytes, text.utf8.count <= 4 * Self.fingerprintBytes,
               text.utf8.allSatisfy({ Hex.value($0) != nil || separators.contains($0) }) else {
             throw .invalid(part: .fingerprint, "a key fingerprint has 32 hex digits, got \(ProjectPath.shown(text))")
         }
+        var keyBytes: [UInt8]?
+        if let projectKey {
+            let keyDigits = Array(projectKey.utf8)
+            guard keyDigits.count == 2 * Self.projectKeyBytes, keyDigits.allSatisfy({ Hex.value($0) != nil }) else {
+                throw .invalid(part: .projectKey, "a project key has 16 hex digits, got \(ProjectPath.shown(projectKey))")
+            }
+            keyBytes = Hex.decode(keyDigits)
+        }
         try self.init(name: name, addresses: addresses, secret: secret, fingerprint: Hex.decode(digits),
-                      relay: relay, rendezvous: rendezvous)
+                      relay: relay, rendezvous: rendezvous, projectKey: keyBytes)
     }
 
     /// The fingerprint as `PeerIdentity.fingerprint` shows it: hex in groups of four, `3f1c-0a9e-…`.

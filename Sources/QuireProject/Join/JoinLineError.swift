@@ -8,6 +8,7 @@ public enum JoinLineError: Error, Equatable, CustomStringConvertible {
         case addresses = "addresses"
         case secret = "secret"
         case fingerprint = "key fingerprint"
+        case projectKey = "project key"
         case relay = "relay address"
         case rendezvous = "rendezvous value"
         case unknown = "an unknown part"

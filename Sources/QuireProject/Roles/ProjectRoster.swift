@@ -1,4 +1,5 @@
 import Crypto
+import ReplicatingTypes
 
 /// Who may do what in a shared project, replicated: every daemon of the project holds the same
 /// set of signed `RosterChange`s and works out the same roles from it (protocol/decisions/roles.md).
@@ -24,13 +25,20 @@ public struct ProjectRoster: Sendable, Equatable {
     public let projectKey: String
     /// The key of the daemon that shared the project: its first owner.
     public let founder: MemberKey
-    public private(set) var changes: Set<RosterChange> = []
+    /// Every change kept: a grow-only set (the library's `ReplicatingAddOnlySet`), since the roles
+    /// are a function of it alone.
+    public private(set) var changeSet = ReplicatingAddOnlySet<RosterChange>()
+    /// The same, as a plain set.
+    public var changes: Set<RosterChange> { changeSet.values }
     /// The same changes in replay order, kept sorted as they arrive (a replay is then O(n)).
     public private(set) var orderedChanges: [RosterChange] = []
     /// Each member's role as the replay gives it; a key not here has no access.
     public private(set) var roles: [MemberKey: ProjectRole]
     /// Keys a change that took effect removed (and no later one readmitted): told so, refused.
     public private(set) var removed: Set<MemberKey> = []
+    /// Keys that were an owner at some point of the replay (the founder among them): the only
+    /// authors whose changes a daemon takes from a peer (others could only fill the roster).
+    public private(set) var everOwners: Set<MemberKey>
     /// Every key any kept change names.
     private var named: Set<MemberKey>
     private var clock: UInt64 = 0
@@ -40,7 +48,11 @@ public struct ProjectRoster: Sendable, Equatable {
         self.founder = founder
         roles = [founder: .owner]
         named = [founder]
+        everOwners = [founder]
     }
+
+    /// Every key a kept change names (and the founder).
+    public var namedKeys: Set<MemberKey> { named }
 
     public func role(of key: MemberKey) -> ProjectRole? { roles[key] }
 
@@ -56,17 +68,17 @@ public struct ProjectRoster: Sendable, Equatable {
     public mutating func apply(contentsOf batch: [RosterChange]) throws(RosterRefusal) -> Int {
         var fresh: [RosterChange] = []
         var newKeys: Set<MemberKey> = []
-        for change in batch where !changes.contains(change) && !fresh.contains(change) {
+        for change in batch where !changeSet.contains(change) && !fresh.contains(change) {
             guard change.counter < RosterChange.maximumCounter else { throw .clockExhausted }
             guard change.verify(projectKey: projectKey) else { throw .badSignature }
             for key in [change.subject, change.author] where !named.contains(key) { newKeys.insert(key) }
             fresh.append(change)
         }
         guard !fresh.isEmpty else { return 0 }
-        guard changes.count + fresh.count <= Self.maximumChanges else { throw .tooManyChanges }
+        guard changeSet.count + fresh.count <= Self.maximumChanges else { throw .tooManyChanges }
         guard named.count + newKeys.count <= Self.maximumMembers else { throw .tooManyMembers }
         for change in fresh {
-            changes.insert(change)
+            changeSet.insert(change)
             orderedChanges.insert(change, at: insertionIndex(of: change))
             clock = max(clock, change.counter)
         }
@@ -113,6 +125,7 @@ public struct ProjectRoster: Sendable, Equatable {
     private mutating func replay() {
         var roles: [MemberKey: ProjectRole] = [founder: .owner]
         var removed: Set<MemberKey> = []
+        var everOwners: Set<MemberKey> = [founder]
         var owners = 1
         for change in orderedChanges {
             guard roles[change.author] == .owner else { continue }
@@ -120,6 +133,7 @@ public struct ProjectRoster: Sendable, Equatable {
             if before == .owner, change.role != .owner, owners == 1 { continue }
             if before == .owner { owners -= 1 }
             if change.role == .owner { owners += 1 }
+            if change.role == .owner { everOwners.insert(change.subject) }
             if let role = change.role {
                 roles[change.subject] = role
                 removed.remove(change.subject)
@@ -130,9 +144,10 @@ public struct ProjectRoster: Sendable, Equatable {
         }
         self.roles = roles
         self.removed = removed
+        self.everOwners = everOwners
     }
 
     public static func == (lhs: ProjectRoster, rhs: ProjectRoster) -> Bool {
-        lhs.projectKey == rhs.projectKey && lhs.founder == rhs.founder && lhs.changes == rhs.changes
+        lhs.projectKey == rhs.projectKey && lhs.founder == rhs.founder && lhs.changeSet.values == rhs.changeSet.values
     }
 }

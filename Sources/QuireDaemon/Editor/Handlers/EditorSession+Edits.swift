@@ -105,7 +105,8 @@ extension EditorSession {
 
     /// Sends one daemon edit per document with operations this editor has not seen.
     func sendPendingEdits() {
-        for uri in views.keys.sorted() {
+        // Only the views with something to send are sorted (a read may leave thousands open).
+        for uri in views.compactMap({ $0.value.hasUnsentOperations ? $0.key : nil }).sorted() {
             guard let view = views[uri], view.hasUnsentOperations else { continue }
             let edit = view.makeDaemonEdit(hashLimit: daemon.configuration.hashLimit)
             if let document = daemon.document(uri) { daemon.log(.sent(view: view.id), of: document) }

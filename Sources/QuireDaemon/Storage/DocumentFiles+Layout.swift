@@ -1,0 +1,75 @@
+import Glibc
+import JSON
+
+/// The names and formats of a document's files (`DocumentFiles`): the directory named for the
+/// document's ID, `document.json`, log segments `log-N`, snapshots `snapshot-N`, and the kinds of
+/// record the segments hold.
+extension DocumentFiles {
+    static func directoryName(for id: UInt64) -> String {
+        let hex = String(id, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    static func segmentName(_ number: Int) -> String { "log-\(number)" }
+    static func snapshotName(_ number: Int) -> String { "snapshot-\(number)" }
+
+    /// The numbers of the files in `names` called `prefix-N`, ascending.
+    static func numbers(in names: [String], prefix: String) -> [Int] {
+        names.compactMap { name -> Int? in
+            guard name.hasPrefix(prefix + "-") else { return nil }
+            return Int(name.dropFirst(prefix.count + 1)).flatMap { $0 > 0 ? $0 : nil }
+        }.sorted()
+    }
+
+    /// Writes a new document's directory: `document.json`, and the first segment, its header
+    /// followed by `records`. Made whole under a name that loading skips (and removes), then
+    /// renamed: a crash part-way never leaves a document directory without its document.json
+    /// or log header.
+    static func makeFiles(directory: String, uri: String, id: UInt64, records: [UInt8]) throws {
+        let unfinished = directory + unfinishedSuffix
+        try FileSystem.makeDirectory(unfinished)
+        try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: unfinished + "/" + metadataName)
+        try FileSystem.writeNew(LogRecords.Kind.log.magic + records, to: unfinished + "/" + segmentName(1))
+        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
+    }
+
+    /// Writes `document.json` atomically: the document's name, ID, and, once a peer held it, who
+    /// holds it (`sharing`, nil: no peer ever did).
+    static func writeMetadata(in directory: String, uri: String, id: UInt64, sharing: DocumentSharing?) throws {
+        try FileSystem.writeAtomically(metadata(uri: uri, id: id, sharing: sharing), to: directory + "/" + metadataName)
+    }
+
+    static func metadata(uri: String, id: UInt64, sharing: DocumentSharing?) -> [UInt8] {
+        var metadata: [String: JSONValue] = ["format": 1, "uri": .string(uri), "id": .string(String(id, radix: 16))]
+        if let sharing {
+            metadata["shared"] = true
+            metadata["sharing"] = sharing.json
+        }
+        return JSONSerializer(sortedKeys: true).serialize(.object(metadata))
+    }
+
+    /// Creates segment `number`, its header synced and its directory entry durable.
+    static func startSegment(_ number: Int, in directory: String) throws -> AppendableFile {
+        let path = directory + "/" + segmentName(number)
+        let file = try AppendableFile(path: path, create: true)
+        if file.size > 0 { try file.truncate(to: 0) }
+        try file.append(LogRecords.Kind.log.magic)
+        try file.sync()
+        try FileSystem.syncDirectory(directory)
+        return file
+    }
+
+    enum RecordKind: UInt8 {
+        case operations = 1
+        case state = 2
+        /// `[length: UInt8][edit ID: UTF-8][operations]`: one editor edit's operations.
+        case editOperations = 3
+        /// In a snapshot after the state: `[count: UInt32 LE]` then `[length: UInt8][ID]` each.
+        case editIDs = 4
+        /// A `ViewEvent` (with an edit's ID and operations when it is an edit).
+        case viewEvent = 5
+        /// In a snapshot after the state and edit IDs: one editor view's state (opaque here).
+        case viewState = 6
+    }
+
+}
