@@ -101,9 +101,7 @@ import QuireTestSupport
     /// Issue 22 in real editors with real daemons and roles (tmux, three homes): a reader's
     /// invitation, Neovim and Emacs read-only (typing changes nothing anywhere, one message each),
     /// following the writer in Vim into another file, then a role change making one a writer.
-    /// Needs the roster carried (helper roster's branch); passed on a scratch merge of both.
-    @Test(.disabled("needs the roster (helper roster's branch): project/invite and project/role are not built on this branch"))
-    func readersFollowTheWriterAndCannotChangeTheBuffer() throws {
+    @Test func readersFollowTheWriterAndCannotChangeTheBuffer() throws {
         let (status, text) = try Self.run("editors/test/readonly.sh")
         #expect(status == 0, "readonly (needs tmux, vim, emacs and nvim):\n\(text)")
         #expect(text.contains("ok   readonly:"), "\(text)")

@@ -122,7 +122,8 @@ vim.fn.timer_start(100, function()
     if line:find('said: quire: you can read', 1, true) then told = told + 1 end
   end
   vim.fn.writefile({ 'modifiable=' .. tostring(vim.bo[plan].modifiable) .. ' current=' .. tostring(vim.bo.modifiable) .. ' told=' .. told
-                     .. ' sentinel=' .. tostring(vim.g.sentinel or 0) }, '$work/nvim.state')
+                     .. ' sentinel=' .. tostring(vim.g.sentinel or 0) }, '$work/nvim.stmp')
+  vim.fn.rename('$work/nvim.stmp', '$work/nvim.state')
 end, { ['repeat'] = -1 })
 EOF
 cat >"$work/emacs-setup.el" <<EOF
@@ -142,7 +143,8 @@ cat >"$work/emacs-setup.el" <<EOF
                               (with-current-buffer (messages-buffer)
                                 (how-many "^Quire: you can read" (point-min) (point-max)))
                               quire-test-sentinel)
-                      nil "$work/emacs.state" nil 'quiet)))
+                      nil "$work/emacs.stmp" nil 'quiet)
+        (rename-file "$work/emacs.stmp" "$work/emacs.state" t)))
     (with-current-buffer (window-buffer (selected-window))
       (write-region (format "%s %d\n" buffer-file-name (line-number-at-pos (window-point))) nil "$work/emacs.where" nil 'quiet)))))
 EOF

@@ -48,9 +48,11 @@ edit $work/vim.txt
 QuireShare notes
 var plan = bufnr()
 timer_start(100, (_) => {
-    writefile(getbufline(plan, 1, '\$'), '$work/vim.buf')
+    writefile(getbufline(plan, 1, '\$'), '$work/vim.btmp')
+    rename('$work/vim.btmp', '$work/vim.buf')
     var told = len(filter(split(execute('messages'), "\n"), (_, l) => l =~# 'you can read notes but not change it'))
-    writefile(['modifiable=' .. (getbufvar(plan, '&modifiable') ? 1 : 0) .. ' status=' .. quire#StatusLine() .. ' told=' .. told .. ' sentinel=' .. g:sentinel], '$work/vim.state')
+    writefile(['modifiable=' .. (getbufvar(plan, '&modifiable') ? 1 : 0) .. ' status=' .. quire#StatusLine() .. ' told=' .. told .. ' sentinel=' .. g:sentinel], '$work/vim.stmp')
+    rename('$work/vim.stmp', '$work/vim.state')
   }, {repeat: -1})
 EOF
 cat >"$work/nvim-setup.lua" <<EOF
@@ -64,13 +66,15 @@ vim.cmd('edit $work/nvim.txt')
 vim.cmd('QuireShare notes')
 local plan = vim.api.nvim_get_current_buf()
 vim.fn.timer_start(100, function()
-  vim.fn.writefile(vim.api.nvim_buf_get_lines(plan, 0, -1, false), '$work/nvim.buf')
+  vim.fn.writefile(vim.api.nvim_buf_get_lines(plan, 0, -1, false), '$work/nvim.btmp')
+  vim.fn.rename('$work/nvim.btmp', '$work/nvim.buf')
   local told = 0
   for _, line in ipairs(vim.fn.filereadable('$work/nvim.log') == 1 and vim.fn.readfile('$work/nvim.log') or {}) do
     if line:find('said: quire: you can read notes but not change it', 1, true) then told = told + 1 end
   end
   vim.fn.writefile({ 'modifiable=' .. (vim.bo[plan].modifiable and 1 or 0) .. ' status=' .. quire.statusline() .. ' told=' .. told
-                     .. ' sentinel=' .. vim.g.sentinel }, '$work/nvim.state')
+                     .. ' sentinel=' .. vim.g.sentinel }, '$work/nvim.stmp')
+  vim.fn.rename('$work/nvim.stmp', '$work/nvim.state')
 end, { ['repeat'] = -1 })
 EOF
 cat >"$work/emacs-setup.el" <<EOF
@@ -85,12 +89,14 @@ cat >"$work/emacs-setup.el" <<EOF
   (let ((inhibit-message t) (coding-system-for-write 'utf-8-unix))
     (when (buffer-live-p quire-test-plan)
       (with-current-buffer quire-test-plan
-        (write-region nil nil "$work/emacs.buf" nil 'quiet)
+        (write-region nil nil "$work/emacs.btmp" nil 'quiet)
+        (rename-file "$work/emacs.btmp" "$work/emacs.buf" t)
         (write-region (format "modifiable=%d status=%s told=%d sentinel=%d\n" (if buffer-read-only 0 1) (quire--lighter)
                               (with-current-buffer (messages-buffer)
                                 (how-many "^Quire: you can read notes but not change it" (point-min) (point-max)))
                               quire-test-sentinel)
-                      nil "$work/emacs.state" nil 'quiet))))))
+                      nil "$work/emacs.stmp" nil 'quiet)
+        (rename-file "$work/emacs.stmp" "$work/emacs.state" t))))))
 EOF
 inherited=()
 for fd in /proc/$$/fd/*; do n="${fd##*/}"; case "$n" in 0|1|2|255) ;; *) inherited+=("$n>&-");; esac; done
