@@ -65,12 +65,13 @@ struct InviteCommand: ParsableCommand {
     }
 }
 
-/// `quire members [DIR]`: the project's members, their roles, who is online, and you.
+/// `quire members [DIR]` (or `quire who`): the project's members, their roles, who is online, and you.
 struct MembersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "members",
         abstract: "List a shared project's members: name, role, online, key fingerprint, and which one is you.",
-        discussion: "DIR: the project's folder or one in it (default: the current folder). Removed members are listed last."
+        discussion: "DIR: the project's folder or one in it (default: the current folder). Removed members are listed last.",
+        aliases: ["who"]
     )
 
     @Argument(help: "The project's folder, or one in it (default: the current folder).")

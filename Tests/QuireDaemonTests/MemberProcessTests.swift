@@ -44,12 +44,12 @@ import Testing
     }
 
     /// The host's `quire members` until a line satisfies `predicate` (or `timeout`); the last output.
-    static func members(in root: String, data: String, environment: [String: String], timeout: Double = 20,
+    static func members(in root: String, data: String, environment: [String: String], timeout: Double = 20, command: String = "members",
                         until predicate: (String) -> Bool) throws -> String {
         var last = ""
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
-            let result = try run(["members", "--data-dir", data], in: root, environment: environment)
+            let result = try run([command, "--data-dir", data], in: root, environment: environment)
             last = result.stdout + result.stderr
             if result.status == 0, result.stdout.split(separator: "\n").contains(where: { predicate(String($0)) }) { return last }
         } while Date() < deadline
@@ -91,7 +91,7 @@ import Testing
         // Bob may write now; then he is revoked: his `quire join` ends saying so, status 1.
         let role = try Self.run(["role", "bob", "write", root, "--data-dir", data], in: "/", environment: host)
         #expect(role.status == 0 && role.stdout.hasPrefix("bob (") && role.stdout.contains("is now a writer of \"greeter\""), "\(role.stdout) \(role.stderr)")
-        listed = try Self.members(in: root, data: data, environment: host) { $0.contains(" bob ") && $0.contains(" write ") }
+        listed = try Self.members(in: root, data: data, environment: host, command: "who") { $0.contains(" bob ") && $0.contains(" write ") }
         #expect(listed.split(separator: "\n").contains { $0.contains(" bob ") && $0.contains(" write ") }, "\(listed)")
         let bobSees = try Self.members(in: target, data: bobData, environment: bobEnvironment) { $0.contains(" bob ") && $0.contains(" write ") && $0.hasSuffix("(you)") }
         #expect(bobSees.split(separator: "\n").contains { $0.contains(" bob ") && $0.contains(" write ") }, "the change reached bob's daemon: \(bobSees)")
