@@ -104,8 +104,13 @@ import Testing
         #expect(bob.roster(key)?.removed.contains(MemberKey(bob.publicKey)!) == true, "bob learnt it from the signed change")
         #expect(waitUntil(timeout: 10) { cat.role(of: bob, in: key) == nil && cat.roster(key) == ann.roster(key) })
         #expect(cat.links(key) == catsLink)
-        // bob cannot link again, not even with the share line.
-        #expect(bob.join(line)["result"] != nil)
+        // bob cannot link again: the share line was withdrawn with his removal (HostileRosterTests),
+        // and the member secret he holds links him only to be told he was removed.
+        let shareLine = try JoinLine(parsing: try #require(line.stringValue))
+        let memberSecret = try #require(ann.project(key) { $0?.secret } ?? nil)
+        let memberLine = try JoinLine(name: shareLine.name, addresses: shareLine.addresses, secret: memberSecret, fingerprint: shareLine.fingerprint)
+        #expect(ann.project(key) { $0?.invitations.isEmpty } == true)
+        #expect(bob.join(.string(memberLine.encoded))["result"] != nil)
         var again: [JSONValue] = []
         #expect(waitUntil(timeout: 20) { again += bob.take("project/removed"); return !again.isEmpty })
         #expect(again.first?["params"]?["reason"]?.stringValue == "removed from project live by an owner", "\(again)")
