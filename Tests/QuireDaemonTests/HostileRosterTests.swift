@@ -78,7 +78,7 @@ import Testing
         let roster = try #require(host.projects.project(key: key)?.roster)
         let mallory = Curve25519.Signing.PrivateKey()
         let malloryKey = try #require(MemberKey(Array(mallory.publicKey.rawRepresentation)))
-        let flood = try (1...ProjectRoster.maximumChanges).map { counter in
+        let flood = try (2...ProjectRoster.maximumChanges + 1).map { counter in
             try RosterChange.signed(subject: malloryKey, role: .owner, counter: UInt64(counter), projectKey: "another", signer: mallory)
         }
         let link = RecordingLink(id: 7, scope: .project(key: key))
@@ -140,5 +140,27 @@ import Testing
         let parsed = try JoinLine(parsing: line)
         #expect(parsed.secret != project.secret && parsed.projectKeyText == key, "a standing invitation's line")
         #expect(project.invitations.map(\.standing) == [true])
+    }
+
+    /// bob, a writer from the share line, is made a reader; he still holds the line, which gives
+    /// `write`: it is withdrawn, so a fresh key of his is not a writer through it. A multi-use
+    /// read line (giving no more than he has now) stays.
+    @Test func aDemotedMemberCannotWriteAgainUnderAFreshKey() throws {
+        let ann = try RosterNode(30_000, user: "ann"), bob = try RosterNode(31_000, user: "bob")
+        defer { for node in [ann, bob] { node.stop() } }
+        let shared = try ann.share(try Self.folder("demoted"))
+        let key = try #require(shared["key"]?.stringValue)
+        let line = try #require(shared["line"])
+        _ = try #require(ann.request("project/invite", ["key": .string(key), "role": "read"])["result"])
+        #expect(bob.join(line)["result"] != nil)
+        #expect(waitUntil(timeout: 20) { ann.role(of: bob, in: key) == .write })
+        let changed = ann.request("project/role", ["key": .string(key), "member": "bob", "role": "read"])
+        #expect(changed["result"]?["role"] == "read", "\(changed)")
+        #expect(ann.project(key) { $0?.invitations.map(\.role) } == [.read], "the write line is withdrawn, the read one stays")
+        let again = try RosterNode(32_000, user: "bob")
+        defer { again.stop() }
+        #expect(again.join(line)["result"] != nil)
+        #expect(waitUntil(timeout: 20) { again.log.all.contains { $0.contains("authentication failed") } }, "\(again.log.all.suffix(5))")
+        #expect(ann.role(of: again, in: key) == nil && ann.role(of: bob, in: key) == .read)
     }
 }

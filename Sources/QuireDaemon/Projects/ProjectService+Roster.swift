@@ -233,7 +233,10 @@ extension ProjectService {
     func rosterChanged(_ project: SharedProject, previousRoles: [MemberKey: ProjectRole]?) {
         guard let roster = project.roster else { return }
         if roster.roles != previousRoles { rolesChanged(project.key) }
-        if let previousRoles, roster.removed.contains(where: { previousRoles[$0] != nil }) { withdrawSharedLines(of: project) }
+        for (key, old) in previousRoles ?? [:] {
+            let new = roster.role(of: key)
+            if new == nil || new.map({ $0 < old }) == true { withdrawSharedLines(of: project, above: new) }
+        }
         let name = DisplayText.clean(project.name)
         for link in links(of: project) {
             guard let peer = link.peerKey.flatMap(MemberKey.init), roster.removed.contains(peer) else { continue }
@@ -244,18 +247,20 @@ extension ProjectService {
         }
     }
 
-    /// A member was just removed: every line it may hold stops admitting new keys, or it would
-    /// come back under a fresh identity key. Those are the lines shared with several people (the
-    /// multi-use invitations, the standing one among them) and, in a project shared before roles,
-    /// the member secret. Single-use lines stay (each went to one person). `project/share` prints a
+    /// A member was just removed (`role` nil) or brought down to `role`: every line it may hold
+    /// that gives more stops admitting new keys, or it would come back under a fresh identity
+    /// key. Those are the lines shared with several people (the multi-use invitations, the
+    /// standing one among them) and, in a project shared before roles, the member secret (which
+    /// admits writers). Single-use lines stay (each went to one person). `project/share` prints a
     /// fresh standing line; `project/invite` makes new ones.
-    func withdrawSharedLines(of project: SharedProject) {
-        let shared = project.invitations.filter { !$0.once }
-        guard !shared.isEmpty || project.memberSecretAdmits else { return }
+    func withdrawSharedLines(of project: SharedProject, above role: ProjectRole?) {
+        let shared = project.invitations.filter { invitation in !invitation.once && (role.map { invitation.role > $0 } ?? true) }
+        let memberSecret = project.memberSecretAdmits && (role.map { $0 < .write } ?? true)
+        guard !shared.isEmpty || memberSecret else { return }
         for invitation in shared { drop(invitation, of: project) }
-        project.memberSecretAdmits = false
+        if memberSecret { project.memberSecretAdmits = false }
         keep(project)
-        logger.info("project \(project.key): a member was removed; its \(shared.count) lines for several people withdrawn (share again for a new line)")
+        logger.info("project \(project.key): a member was \(role.map { "made \($0.rawValue)" } ?? "removed"); \(shared.count) lines for several people giving more withdrawn (share again for a new line)")
     }
 
     /// This daemon was removed from `project` (or refused): editors hear it once, the project
