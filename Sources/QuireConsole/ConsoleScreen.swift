@@ -90,13 +90,16 @@ public enum ConsoleScreen {
     // MARK: Live lines
 
     /// The line for notification `method` about project `key`; nil for one that names another
-    /// project or scope (`key` of `project/progress`, `scope` of `peer/changed`, as `peer/status`
-    /// words it: `project <key>`) or says nothing to show.
-    public static func liveLine(method: String, params: JSONValue, key: String) -> String? {
+    /// project or scope (`key` of `project/progress` and `project/removed`, `scope` of
+    /// `peer/changed`, as `peer/status` words it: `project <key>`) or says nothing to show.
+    /// `role`: the role `peer/status` gives the link that joined, shown with it.
+    public static func liveLine(method: String, params: JSONValue, key: String, role: String? = nil) -> String? {
         switch method {
         case "peer/changed":
             if let scope = params["scope"]?.stringValue, scope != projectScope(key) { return nil }
-            return peerChanged(params)
+            return peerChanged(params, role: role)
+        case "project/removed":
+            return removed(params, key: key)
         case "project/progress":
             guard let progress = ProjectProgress(params), progress.key == key else { return nil }
             return progressLine(progress)
@@ -113,8 +116,9 @@ public enum ConsoleScreen {
     /// A project's scope as `peer/status` names it.
     public static func projectScope(_ key: String) -> String { "project \(key)" }
 
-    /// What a `peer/changed` notification says, as one line; nil when it is not one.
-    public static func peerChanged(_ params: JSONValue) -> String? {
+    /// What a `peer/changed` notification says, as one line; nil when it is not one. A link
+    /// that joined is shown with `role` when it is one (`bob joined as a reader.`).
+    public static func peerChanged(_ params: JSONValue, role: String? = nil) -> String? {
         guard let event = params["event"]?.stringValue else { return nil }
         let user = clean(params["user"]?.stringValue ?? "", limit: DisplayText.maximumNameLength)
         let address = clean(params["address"]?.stringValue ?? "", limit: pathLimit)
@@ -122,7 +126,9 @@ public enum ConsoleScreen {
         let who = user.isEmpty ? (address.isEmpty ? "someone" : address) : (address.isEmpty ? user : "\(user) (\(address))")
         switch event {
         case "joined":
-            return "\(who) joined."
+            guard let role, MemberArguments.roles.contains(role) else { return "\(who) joined." }
+            return "\(who) joined as \(roleNoun(role))."
+
         case "left":
             return reason.isEmpty ? "\(who) left." : "\(who) left: \(reason)."
         case "failed":

@@ -78,7 +78,8 @@ final class ConsoleSession: @unchecked Sendable {
     private var foreignLinks: Set<Int64> = []
 
     /// The line to print for notification `method` about project `key`, if any. A link that
-    /// joined is looked up in `peer/status`: one of another scope is left out, with its leaving.
+    /// joined is looked up in `peer/status`: one of another scope is left out, with its leaving;
+    /// one of this project's is shown with its role.
     func liveLine(method: String, params: JSONValue, key: String) -> String? {
         if method == "peer/changed", let link = params["link"]?.integerValue, link != 0 {
             switch params["event"]?.stringValue {
@@ -89,6 +90,7 @@ final class ConsoleSession: @unchecked Sendable {
                     foreignLinks.insert(link)
                     return nil
                 }
+                return ConsoleScreen.liveLine(method: method, params: params, key: key, role: entry?["role"]?.stringValue)
             case "left"?:
                 if foreignLinks.remove(link) != nil { return nil }
             default:
@@ -149,6 +151,22 @@ final class ConsoleSession: @unchecked Sendable {
         terminal.endProgress()
         terminal.say(lastLine)
         return status
+    }
+
+    /// Whether notification `method` says this daemon was removed from project `key`.
+    static func isRemoval(method: String, params: JSONValue, key: String) -> Bool {
+        method == "project/removed" && params["key"]?.stringValue == key
+    }
+
+    /// Ends once this daemon was removed from project `key`, or its invitation refused
+    /// (`project/removed`; the daemon stopped the project itself, its files stay): says so, stops
+    /// this process's daemon, and returns 1, as the command did not end as the person asked.
+    func endRemoved(params: JSONValue, key: String, name: String, sharing: Bool) -> Int32 {
+        let line = ConsoleScreen.removed(params, key: key) ?? "You were removed from \"\(ConsoleScreen.clean(name, limit: 100))\" by an owner."
+        terminal.event(line)
+        _ = finish(key: nil, lastLine: ConsoleScreen.endedRemoved(name, sharing: sharing))
+        FileHandle.standardError.write(Data("\(clientName): \(line)\n".utf8))
+        return 1
     }
 
     /// Ends after an error: stops this process's daemon, says `message` on stderr, returns 1.

@@ -84,6 +84,11 @@ struct JoinCommand: ParsableCommand {
         let joinedBefore = running.contains(project.key)
         if joinedBefore { terminal.say(ConsoleScreen.alreadyRunning(project.name, sharing: false)) }
         var complete = false
+        // Until a link of the project is up, an authentication failure on the line's own
+        // addresses is the sharing daemon refusing the line (used up, expired, withdrawn):
+        // retrying cannot help, so the join ends saying so.
+        var linked = joinedBefore
+        let targets = (line.addresses + [line.relay].compactMap { $0 }).map(\.description) + [via].compactMap { $0 }
         while true {
             switch session.next() {
             case .stop where joinedBefore:
@@ -99,8 +104,18 @@ struct JoinCommand: ParsableCommand {
                     complete = true
                     terminal.say(ConsoleScreen.joined(name: project.name, files: progress.files, directory: project.directory))
                 }
+            case .notification("peer/changed", let params) where !linked && ConsoleScreen.isLineRefused(params, targets: targets):
+                if let shown = session.liveLine(method: "peer/changed", params: params, key: project.key) { terminal.event(shown) }
+                _ = session.finish(key: project.key, lastLine: "Joining \"\(ConsoleScreen.clean(project.name, limit: 100))\" stopped: the line was refused.")
+                FileHandle.standardError.write(Data("quire join: \(ConsoleScreen.lineRefused)\n".utf8))
+                return 1
+            case .notification(let method, let params) where ConsoleSession.isRemoval(method: method, params: params, key: project.key):
+                return session.endRemoved(params: params, key: project.key, name: project.name, sharing: false)
             case .notification(let method, let params):
-                if let shown = session.liveLine(method: method, params: params, key: project.key) { terminal.event(shown) }
+                if let shown = session.liveLine(method: method, params: params, key: project.key) {
+                    terminal.event(shown)
+                    if method == "peer/changed", params["event"]?.stringValue == "joined" { linked = true }
+                }
             }
         }
     }

@@ -14,7 +14,8 @@ struct Quire: ParsableCommand {
         abstract: "Collaborative text-editing daemon: editors attach over stdio with JSON-RPC 2.0, daemons pair as peers.",
         discussion: "Without a subcommand, `quire` is `quire serve`. The protocols are described in protocol/README.md and protocol/peer.md.",
         version: "\(version) (CRDT format \(ReplicatingTypesInfo.formatVersion), peer protocol \(PeerLink.protocolVersion))",
-        subcommands: [Serve.self, ShareCommand.self, JoinCommand.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
+        subcommands: [Serve.self, ShareCommand.self, JoinCommand.self, InviteCommand.self, MembersCommand.self, RoleCommand.self,
+                      RevokeCommand.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
         defaultSubcommand: Serve.self
     )
 }

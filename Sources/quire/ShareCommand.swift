@@ -89,6 +89,8 @@ struct ShareCommand: ParsableCommand {
                 return session.finish(key: project.key, lastLine: ConsoleScreen.stoppedSharing(project.name))
             case .daemonGone(let reason):
                 return session.fail("\(reason); sharing \"\(project.name)\" stopped")
+            case .notification(let method, let params) where ConsoleSession.isRemoval(method: method, params: params, key: project.key):
+                return session.endRemoved(params: params, key: project.key, name: project.name, sharing: true)
             case .notification(let method, let params):
                 if let line = session.liveLine(method: method, params: params, key: project.key) { session.terminal.event(line) }
             }

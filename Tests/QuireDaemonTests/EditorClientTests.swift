@@ -88,6 +88,25 @@ import QuireTestSupport
         #expect(text.contains("ok   project: quire share, two quire joins"), "\(text)")
     }
 
+    /// Read-only buffers by keystrokes (tmux): Vim, Neovim and Emacs sharing a document the
+    /// daemon says is read-only (a stand-in daemon, `editors/test/readonly_daemon.py`) refuse
+    /// typing three ways three times with no change and one message each, show it on the status
+    /// line, still show a writer's edit, and edit again once the role allows it.
+    @Test func readOnlyBuffersRefuseTypingAndSayWhyOnce() throws {
+        let (status, text) = try Self.run("editors/test/readonly_keys.sh")
+        #expect(status == 0, "readonly_keys (needs tmux, vim, emacs, nvim and python3):\n\(text)")
+        #expect(text.contains("ok   readonly_keys:"), "\(text)")
+    }
+
+    /// Issue 22 in real editors with real daemons and roles (tmux, three homes): a reader's
+    /// invitation, Neovim and Emacs read-only (typing changes nothing anywhere, one message each),
+    /// following the writer in Vim into another file, then a role change making one a writer.
+    @Test func readersFollowTheWriterAndCannotChangeTheBuffer() throws {
+        let (status, text) = try Self.run("editors/test/readonly.sh")
+        #expect(status == 0, "readonly (needs tmux, vim, emacs and nvim):\n\(text)")
+        #expect(text.contains("ok   readonly:"), "\(text)")
+    }
+
     @Test func editorsOnPairedDaemonsEndIdentical() throws {
         let (status, text) = try Self.run("editors/test/e2e.sh")
         #expect(status == 0, "end to end:\n\(text)")

@@ -104,7 +104,7 @@ import Testing
         #expect(done == "\(expected.count) files of \"greeter\" are in \(target).", "\(join.stdout) \(join.stderr)")
         #expect(join.stdout.hasPrefix("Joining \"greeter\" into \(target)..."))
         #expect(join.stdout.contains("\"greeter\": \(expected.count) of \(expected.count) files on disk"), "plain progress lines off a terminal: \(join.stdout)")
-        #expect(share.waitForLine { $0.hasSuffix("joined.") } != nil, "the host is told who joined: \(share.stdout)")
+        #expect(share.waitForLine { $0.hasSuffix("joined as a writer.") } != nil, "the host is told who joined, as what (the line makes writers): \(share.stdout)")
         let arrived = Self.files(under: target)
         #expect(arrived.keys.sorted() == expected.keys.sorted())
         // A file is written only once its text arrived, so when quire join says every file is in, they are.
@@ -178,8 +178,8 @@ import Testing
         let join = try CommandProcess(arguments: ["join", String(printed.dropFirst("    quire join ".count)), target, "--via", via],
                                       environment: ["XDG_RUNTIME_DIR": ""])
         #expect(join.waitForLine(timeout: 60) { $0.contains("files of \"via\" are in") } != nil, "\(join.stdout) \(join.stderr)")
-        #expect(join.stdout.contains("(command \(via) quire peer --stdio) joined."), "\(join.stdout)")
-        #expect(share.waitForLine { $0.hasSuffix("(peer socket) joined.") } != nil, "the host's daemon took the link on its peer socket: \(share.stdout)")
+        #expect(join.stdout.contains("(command \(via) quire peer --stdio) joined as an owner."), "the joiner is told the host is an owner: \(join.stdout)")
+        #expect(share.waitForLine { $0.hasSuffix("(peer socket) joined as a writer.") } != nil, "the host's daemon took the link on its peer socket: \(share.stdout)")
         #expect(waitUntil(timeout: 30) { Self.files(under: target) == expected }, "the trees become byte-identical")
         join.send(signal: SIGINT)
         #expect(join.waitForExit() == 0, "\(join.stderr)")

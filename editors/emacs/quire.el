@@ -320,9 +320,11 @@ would have been based on.  Nil without a view or an epoch."
      (quire--follow-cursor params))
     ('window/showMessage (message "Quire: %s" (plist-get params :message)))
     ('document/forked (quire--on-document-forked params))
+    ('document/readOnly (quire--on-read-only params))
     ('document/editRefused
-     (message "Quire: the daemon refused an edit of %s (%s)" (plist-get params :uri)
-              (or (plist-get (plist-get params :error) :message) "no reason")))
+     (unless (quire--read-only-refused (quire--buffer-of (plist-get params :uri)) (plist-get params :error))
+       (message "Quire: the daemon refused an edit of %s (%s)" (plist-get params :uri)
+                (or (plist-get (plist-get params :error) :message) "no reason"))))
     ('peer/changed (quire--on-peer-changed params))))
 
 (defun quire--on-document-forked (params)
@@ -435,8 +437,9 @@ merges the edit."
 
 (defun quire--refused (error)
   "The daemon refused an edit with ERROR: say so and resync, keeping the text.
-Every later edit of the epoch is refused too, until the resync."
-  (unless (plist-get quire--state :resyncing)
+Every later edit of the epoch is refused too, until the resync.  A
+read-only document's refusal brings the shared text back instead."
+  (unless (or (quire--read-only-refused (current-buffer) error) (plist-get quire--state :resyncing))
     (setq quire--state (plist-put quire--state :resyncing t))
     (message "Quire: the daemon refused an edit (%s); resyncing, your text is kept" (plist-get error :message))
     (let ((buffer (current-buffer)))
@@ -535,6 +538,79 @@ The daemon reverts them and sends the change back as its edit."
     map)
   "Keys of a shared buffer: undo and redo go through the daemon.")
 
+;;; Read-only documents (protocol/decisions/roles.md)
+
+;; Where this daemon's role in a document's project does not allow changing it, the buffer is
+;; `buffer-read-only' (the daemon's changes still go in: `inhibit-read-only'), and the person is
+;; told why once: the first time they try to type (Emacs says "Buffer is read-only", after
+;; which `quire--command-error' runs) or the daemon refuses an edit.  `document/readOnly' makes
+;; the buffer writable again, or read-only.
+
+(defvar-local quire--read-only nil "Non-nil while the daemon says this buffer may not change.")
+(defvar-local quire--read-only-reason nil "The daemon's sentence saying why.")
+(defvar-local quire--told-read-only nil "Non-nil once the person was told why.")
+(defvar-local quire--was-read-only nil "`buffer-read-only' before the daemon made it read-only.")
+
+(defun quire--set-read-only (read-only reason)
+  "Make the buffer read-only (READ-ONLY non-nil) or writable again.
+REASON is the daemon's sentence (\"you can read notes but not change it
+\(role read)\")."
+  (setq quire--read-only-reason reason)
+  (cond ((and read-only (not quire--read-only))
+         (setq quire--read-only t quire--told-read-only nil quire--was-read-only buffer-read-only
+               buffer-read-only t)
+         (unless (advice-function-member-p #'quire--command-error command-error-function)
+           (add-function :after command-error-function #'quire--command-error))
+         (force-mode-line-update))
+        ((and (not read-only) quire--read-only)
+         (setq quire--read-only nil buffer-read-only quire--was-read-only)
+         (when reason (message "Quire: %s" reason))
+         (force-mode-line-update))))
+
+(defun quire--read-only-from (reply)
+  "Take the read-only state a `document/open' REPLY says."
+  (quire--set-read-only (eq (plist-get reply :readOnly) t) (plist-get reply :readOnlyReason)))
+
+(defun quire--on-read-only (params)
+  "The daemon says whether the buffer of PARAMS' uri may change."
+  (when-let ((buffer (quire--buffer-of (plist-get params :uri))))
+    (with-current-buffer buffer
+      (quire--set-read-only (eq (plist-get params :readOnly) t) (plist-get params :reason)))))
+
+(defun quire--tell-read-only ()
+  "Say once why the buffer cannot change."
+  (when (and quire--read-only (not quire--told-read-only))
+    (setq quire--told-read-only t)
+    (message "Quire: %s" (or quire--read-only-reason "this document is read-only here"))))
+
+(defun quire--command-error (data _context _caller)
+  "After Emacs showed a command's error DATA: say why a shared buffer is read-only.
+Once per buffer, when the command tried to change a buffer the daemon made
+read-only (the error `buffer-read-only')."
+  (when (eq (car-safe data) 'buffer-read-only)
+    (let ((buffer (if (bufferp (cadr data)) (cadr data) (current-buffer))))
+      (when (buffer-live-p buffer)
+        (with-current-buffer buffer (quire--tell-read-only))))))
+
+(defun quire--read-only-refused (buffer error)
+  "Whether ERROR refused an edit of BUFFER because it is read-only here (-32019).
+Then the buffer becomes read-only, the person is told once, and the shared
+text comes back (what was typed cannot go in)."
+  (when (and (eql (plist-get error :code) -32019) (buffer-live-p buffer)
+             (buffer-local-value 'quire--state buffer))
+    (with-current-buffer buffer
+      (quire--set-read-only t (or (plist-get (plist-get error :data) :reason) quire--read-only-reason))
+      (quire--tell-read-only)
+      (unless (plist-get quire--state :resyncing)
+        (setq quire--state (plist-put quire--state :resyncing t))
+        (run-at-time 0 nil (lambda ()
+                             (when (buffer-live-p buffer)
+                               (with-current-buffer buffer
+                                 (when quire--state
+                                   (setq quire--state (plist-put quire--state :resyncing nil))
+                                   (quire-resync)))))))
+      t)))
+
 ;;; The daemon's edits
 
 (defun quire--apply-changes (changes)
@@ -542,7 +618,7 @@ The daemon reverts them and sends the change back as its edit."
 Others' edits neither lock the visited file nor ask about a file changed on
 disk: the daemon merges such changes itself."
   (setq quire--before nil)
-  (let ((quire--applying t) (inhibit-modification-hooks t)
+  (let ((quire--applying t) (inhibit-modification-hooks t) (inhibit-read-only t)
         (buffer-file-name nil) (buffer-file-truename nil))
     (save-excursion
       (save-restriction
@@ -617,7 +693,7 @@ A request cannot wait inside the daemon's process filter (`quire--request')."
 (defun quire--replace-text (text)
   "Replace the whole buffer with TEXT, unreported and out of undo."
   (setq quire--before nil)
-  (let ((quire--applying t) (inhibit-modification-hooks t))
+  (let ((quire--applying t) (inhibit-modification-hooks t) (inhibit-read-only t))
     (save-excursion
       (save-restriction
         (widen)
@@ -717,6 +793,7 @@ What changed in the file outside Quire is merged first."
 (defun quire--lighter ()
   "The mode line text: Quire, with the number of peer links or while reconnecting."
   (cond ((not (and quire--connection (jsonrpc-running-p quire--connection))) " Quire[reconnecting]")
+        (quire--read-only " Quire[read-only]")
         ((and (integerp quire--links-up) (> quire--links-up 0)) (format " Quire[%d]" quire--links-up))
         (t " Quire")))
 
@@ -748,6 +825,7 @@ What changed in the file outside Quire is merged first."
         (quire--install-revert))
     (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (remove-hook hook function t))
     (when (eq buffer-undo-list t) (setq buffer-undo-list nil))   ; Emacs's own undo again, from here
+    (quire--set-read-only nil nil)   ; writable again, as it was
     (when (eq revert-buffer-function #'quire--revert-buffer)
       (setq-local revert-buffer-function quire--revert-function))
     (when (and quire--connection quire--state)
@@ -758,7 +836,8 @@ What changed in the file outside Quire is merged first."
 ;;; `find-alternate-file', `kill-buffer'.
 
 ;; A shared buffer stays shared whatever resets its local variables.
-(dolist (variable '(quire-mode quire--state quire--before quire--cursors quire--hash-timer))
+(dolist (variable '(quire-mode quire--state quire--before quire--cursors quire--hash-timer
+                    quire--read-only quire--read-only-reason quire--told-read-only quire--was-read-only))
   (put variable 'permanent-local t))
 (pcase-dolist (`(,_ . ,function) quire--tracking-hooks)
   (put function 'permanent-local-hook t))
@@ -834,6 +913,7 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
   "Remove the advice when `unload-feature' unloads quire."
   (advice-remove 'hack-local-variables #'quire--without-local-variables)
   (advice-remove 'set-auto-mode #'quire--without-local-variables)
+  (remove-function command-error-function #'quire--command-error)
   nil)
 
 (defun quire--take-over-visit ()
@@ -898,6 +978,7 @@ to bind (-32016) is said so, and the document is then bound to no file."
                    (when (buffer-live-p buffer)
                      (with-current-buffer buffer
                        (setq quire--state (quire--opened-state uri reply file))
+                       (quire--read-only-from reply)
                        (if (equal (quire--text) text)
                            (quire--apply-changes (plist-get reply :changes))
                          (quire--show-text (with-temp-buffer
@@ -995,6 +1076,7 @@ quitting the question leaves the buffer unshared."
                    (when (buffer-live-p buffer)
                      (with-current-buffer buffer
                        (setq quire--state (quire--opened-state (or uri (plist-get result :uri)) result file))
+                       (quire--read-only-from result)
                        (quire--apply-changes (plist-get result :changes)))))))
     (while (not reply)
       (condition-case failure
@@ -1200,6 +1282,7 @@ an open shares it as `quire-share' does.  Never in the way of visiting."
                            (when (and (eq (plist-get result :shared) t) (buffer-live-p buffer))
                              (with-current-buffer buffer
                                (setq quire--state (quire--opened-state (plist-get result :uri) result file))
+                               (quire--read-only-from result)
                                (quire--apply-changes (plist-get result :changes))))))))
             (cond ((eq (plist-get reply :shared) t)
                    (quire-mode 1)
@@ -1232,12 +1315,15 @@ an open shares it as `quire-share' does.  Never in the way of visiting."
     (format "%s:%d" (if (stringp path) (file-relative-name path) (plist-get place :uri)) (1+ (plist-get place :line)))))
 
 (defun quire-who ()
-  "Say who is here, with the file and line of each one's cursor."
+  "Say who is here, with each one's role and the file and line of their cursor.
+The role (read, write, owner) is theirs in the project they are in now."
   (interactive)
   (let ((words (mapcar (lambda (person)
-                         (let ((at (append (plist-get person :at) nil)))
+                         (let ((at (append (plist-get person :at) nil))
+                               (tags (delq nil (list (and (eq (plist-get person :self) t) "you")
+                                                     (and (stringp (plist-get person :role)) (plist-get person :role))))))
                            (format "%s%s %s%s" (plist-get person :name)
-                                   (if (eq (plist-get person :self) t) " (you)" "")
+                                   (if tags (format " (%s)" (string-join tags ", ")) "")
                                    (quire--place-words (car at))
                                    (if (cdr at) (format " (+%d file%s)" (length (cdr at)) (if (cddr at) "s" "")) ""))))
                        (quire--people))))

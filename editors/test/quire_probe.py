@@ -5,6 +5,9 @@ Usage: quire_probe.py QUIRE SOCKET list            -> the document names, one pe
        quire_probe.py QUIRE SOCKET text URI        -> the document's text (joining it; it must exist)
        quire_probe.py QUIRE SOCKET links           -> how many peer links are up (quire/status summary)
        quire_probe.py QUIRE SOCKET who             -> "name path-or-uri line" per place of each person (quire/who)
+       quire_probe.py QUIRE SOCKET invite ROLE     -> a join line inviting ROLE into the daemon's first project
+       quire_probe.py QUIRE SOCKET role NAME ROLE  -> gives member NAME (or fingerprint) role ROLE in the daemon's first project
+       quire_probe.py QUIRE SOCKET fingerprint     -> the daemon's identity key fingerprint (peer/status)
 Messages go one JSON object per line (line mode), so no framing is needed.
 """
 import json
@@ -51,6 +54,17 @@ def main():
         for person in ask(quire, socket, [("quire/who", {})])[0]["people"]:
             for place in person["at"]:
                 print(person["name"], place.get("path") or place["uri"], place["line"] + 1)
+    elif command == "fingerprint":
+        print(ask(quire, socket, [("peer/status", {})])[0]["fingerprint"])
+    elif command in ("invite", "role"):
+        projects = ask(quire, socket, [("project/list", {})])[0]["projects"]
+        if not projects:
+            raise SystemExit(f"the daemon at {socket} shares no project")
+        key = projects[0]["key"]
+        if command == "invite":
+            print(ask(quire, socket, [("project/invite", {"key": key, "role": sys.argv[4]})])[0]["line"])
+        else:
+            print(ask(quire, socket, [("project/role", {"key": key, "member": sys.argv[4], "role": sys.argv[5]})])[0])
     else:
         raise SystemExit(__doc__)
 

@@ -37,6 +37,8 @@ public final class Daemon {
     let tombstones: TombstonePolicy
     let stability: StabilityService
     let router: OperationRouter
+    /// Who may change a project's documents (`ProjectWriteRule`; protocol/decisions/roles.md).
+    let writeRule = ProjectWriteRule()
     let files: FileBinder
     let rebaser: Rebaser
     let presence: PresenceService
@@ -94,7 +96,7 @@ public final class Daemon {
         stability = StabilityService(rounds: rounds, configuration: configuration, logger: logger, replica: replica, clock: clocks,
                                      documents: registry, sessions: sessionRegistry, links: peerLinks, views: views, tombstones: tombstones)
         router = OperationRouter(configuration: configuration, logger: logger, store: store, sessions: sessionRegistry, links: peerLinks,
-                                 views: views, registry: registry, rounds: rounds)
+                                 views: views, registry: registry, rounds: rounds, writeRule: writeRule)
         files = FileBinder(logger: logger, store: store, operations: router, replicas: replicas)
         projects = ProjectService(.init(logger: logger, store: store, replica: replica, identity: local, replicas: replicas,
                                         documents: registry, sessions: sessionRegistry, links: peerLinks, files: files, sink: router))
@@ -110,10 +112,10 @@ public final class Daemon {
         editorHost = EditorServices(.init(configuration: configuration, logger: logger, identity: local, store: store, replicas: replicas,
                                      sessions: sessionRegistry, links: peerLinks, views: views, documents: registry, router: router,
                                      files: files, presence: presence, lifecycle: lifecycle, gate: gate, rounds: rounds,
-                                     projects: projects))
+                                     projects: projects, writeRule: writeRule))
         peerHost = PeerServices(.init(configuration: configuration, logger: logger, identity: local, replicas: replicas,
                                  sessions: sessionRegistry, links: peerLinks, documents: registry, router: router, presence: presence,
-                                 stability: stability, rebaser: rebaser, gate: gate))
+                                 stability: stability, rebaser: rebaser, gate: gate, writeRule: writeRule))
         wire()
         if let store { registry.load(from: store) }
         projects.load()
@@ -140,7 +142,8 @@ public final class Daemon {
         }
         projects.endRead = { [unowned self] in gate.endRead() }
         projectFrames = projects
-        peerHost.projectAccess = projects
+        writeRule.access = projects
+        writeRule.projectName = { [unowned self] key in projects.projects[key]?.name }
         projects.rolesChanged = { [unowned self] key in projectRolesChanged(key: key) }
         peerLinks.onClosed = { [unowned self] link in
             presence.dropPresence(via: link)
@@ -187,6 +190,13 @@ public final class Daemon {
     }
 
     // MARK: Secrets and projects (protocol/decisions/project-sharing.md)
+
+    /// What each project's roster allows, for the peer links, the editors and the operation path
+    /// (`ProjectWriteRule`): the project service; tests put a stand-in here (held weakly).
+    var projectAccess: (any ProjectAccess)? {
+        get { writeRule.access }
+        set { writeRule.access = newValue }
+    }
 
     /// The project service: it hears of project links and their project frames (kind 12).
     weak var projectFrames: (any ProjectFrames)? {

@@ -18,6 +18,10 @@ protocol EditorHost: AnyObject {
     var dormantViews: DormantViews { get }
     /// What each project's roster allows.
     var projectAccess: (any ProjectAccess)? { get }
+    /// Why this daemon's editors may not change document `uri` (`ProjectWriteRule`); nil when they may.
+    func readOnlyReason(ofDocument uri: String) -> ReadOnlyReason?
+    /// The name project `key` is shown by (cleaned; its key when it has none).
+    func projectName(_ key: String) -> String
     var documentList: [ListDocumentsRequest.Entry] { get }
     func document(_ uri: String) -> SharedDocument?
     func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) throws(ResponseError) -> (SharedDocument, created: Bool)
@@ -79,6 +83,7 @@ final class EditorServices: EditorHost {
         let gate: OutputGate
         let rounds: StabilityRounds
         let projects: ProjectService
+        let writeRule: ProjectWriteRule
     }
 
     private let parts: Parts
@@ -94,7 +99,9 @@ final class EditorServices: EditorHost {
     var sessions: [Int: any EditorEndpoint] { parts.sessions.sessions }
     var links: [Int: any PeerEndpoint] { parts.links.links }
     var dormantViews: DormantViews { parts.views.dormantViews }
-    var projectAccess: (any ProjectAccess)? { parts.projects }
+    var projectAccess: (any ProjectAccess)? { parts.writeRule.access }
+    func readOnlyReason(ofDocument uri: String) -> ReadOnlyReason? { parts.writeRule.ownReadOnly(uri) }
+    func projectName(_ key: String) -> String { parts.writeRule.name(of: key) }
     var documentList: [ListDocumentsRequest.Entry] { parts.documents.documentList }
 
     func document(_ uri: String) -> SharedDocument? { parts.documents.document(uri) }
@@ -130,7 +137,8 @@ final class EditorServices: EditorHost {
     var establishedLinkCount: Int { summary.establishedLinkCount }
     func statusSummary(for session: EditorSession) -> JSONValue { summary.json(for: session) }
     func whoIsHere(for session: EditorSession) -> [WhoRequest.Person] {
-        WhoIsHere(documents: parts.documents, sessions: parts.sessions).people(for: session, encoding: session.encoding)
+        WhoIsHere(documents: parts.documents, sessions: parts.sessions, links: parts.links.links, access: parts.projects)
+            .people(for: session, encoding: session.encoding)
     }
     private var summary: StatusSummary { StatusSummary(documents: parts.documents, sessions: parts.sessions, peerLinks: parts.links) }
     func commit() { parts.gate.release() }

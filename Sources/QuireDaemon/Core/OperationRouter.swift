@@ -6,7 +6,9 @@ import ReplicatingTypes
 /// every editor edit, every change from outside (a file, an undo) and every peer's operations
 /// or whole state goes in here, and out to everyone but where it came from.
 ///
-/// Guarantees: a local edit that would take a document past the elements a document may hold
+/// Guarantees: a local edit of a project's document where this daemon's role does not allow
+/// writing is refused with `readOnly` before anything changes (`ProjectWriteRule`); a local
+/// edit that would take a document past the elements a document may hold
 /// (`ElementRoom`) is refused with `documentTooLarge` before anything changes, so every local
 /// edit is held to the bound peers hold it to; a peer's operations go in only when new, so
 /// chains and meshes converge without echoes. Operations go only on links that carry the
@@ -22,9 +24,10 @@ final class OperationRouter: OperationSink {
     private unowned let views: ViewKeeper
     private unowned let registry: DocumentRegistry
     private let rounds: StabilityRounds
+    private let writeRule: ProjectWriteRule
 
     init(configuration: DaemonConfiguration, logger: Logger, store: DocumentStore?, sessions: SessionRegistry, links: PeerLinks,
-         views: ViewKeeper, registry: DocumentRegistry, rounds: StabilityRounds) {
+         views: ViewKeeper, registry: DocumentRegistry, rounds: StabilityRounds, writeRule: ProjectWriteRule) {
         self.configuration = configuration
         self.logger = logger
         self.store = store
@@ -33,6 +36,7 @@ final class OperationRouter: OperationSink {
         self.views = views
         self.registry = registry
         self.rounds = rounds
+        self.writeRule = writeRule
     }
 
     /// The room local edits have in `document`.
@@ -41,9 +45,11 @@ final class OperationRouter: OperationSink {
         ElementRoom(uri: document.uri, held: document.text.scalars.claimedElementCount, limit: configuration.maximumElementsPerDocument)
     }
 
-    /// Throws `documentTooLarge` when the operations of a local edit would take `document` past
-    /// the elements a document may hold.
-    private func checkLocalGrowth(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) throws(ResponseError) {
+    /// Throws `readOnly` when `document` belongs to a project where this daemon may not write
+    /// (`ProjectWriteRule`), and `documentTooLarge` when the operations of a local edit would
+    /// take it past the elements a document may hold.
+    private func checkLocalEdit(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], of document: SharedDocument) throws(ResponseError) {
+        if !operations.isEmpty, let readOnly = writeRule.ownReadOnly(document.uri) { throw readOnly.error(uri: document.uri) }
         try elementRoom(of: document).check(adding: ElementRoom.newElements(of: operations))
     }
 
@@ -55,7 +61,7 @@ final class OperationRouter: OperationSink {
     /// nothing. Callers change nothing of their own (views, undo histories) before this returned.
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: any EditorEndpoint,
                     editID: String?, edit: (view: EditorView, epoch: Int, revision: Int)?) throws(ResponseError) {
-        try checkLocalGrowth(operations, of: document)
+        try checkLocalEdit(operations, of: document)
         if let editID, !operations.isEmpty { document.appliedEditIDs.insert(editID) }
         if let edit {
             store?.append(.edited(view: edit.view.id, epoch: edit.epoch, revision: edit.revision), toDocument: document.id,
@@ -69,7 +75,7 @@ final class OperationRouter: OperationSink {
     /// undo): into the document, to every session that has it open, and to every peer. Throws
     /// `documentTooLarge`, changing nothing, as `contribute` does.
     func contributeFromOutside(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument) throws(ResponseError) {
-        try checkLocalGrowth(operations, of: document)
+        try checkLocalEdit(operations, of: document)
         distribute(operations, to: document)
     }
 

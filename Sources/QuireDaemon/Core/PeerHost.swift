@@ -35,6 +35,8 @@ protocol PeerHost: AnyObject {
     var projectFrames: (any ProjectFrames)? { get }
     /// What each project's roster allows (nil when no project service runs).
     var projectAccess: (any ProjectAccess)? { get }
+    /// Who may change a project's documents and tree (`ProjectWriteRule`).
+    var writeRule: ProjectWriteRule { get }
     /// Whether the secret of `scope` is still held (a link made with one removed meanwhile is cut).
     func isHeld(_ scope: DocumentScope) -> Bool
 }
@@ -61,13 +63,15 @@ final class PeerServices: PeerHost {
         let stability: StabilityService
         let rebaser: Rebaser
         let gate: OutputGate
+        let writeRule: ProjectWriteRule
     }
 
     private let parts: Parts
     /// Set by the daemon (`Daemon.projectFrames`).
     weak var projectFrames: (any ProjectFrames)?
-    /// Set by the daemon (`Daemon.projectAccess`).
-    weak var projectAccess: (any ProjectAccess)?
+    /// The rosters the daemon's write rule asks (`Daemon.projectAccess`).
+    var projectAccess: (any ProjectAccess)? { parts.writeRule.access }
+    var writeRule: ProjectWriteRule { parts.writeRule }
 
     init(_ parts: Parts) { self.parts = parts }
 

@@ -37,6 +37,9 @@ protocol EditorEndpoint: AnyObject {
     func sendPeerChange(link: Int, event: String, user: String, address: String, reason: String?)
     /// A peer's document named `uri` has another history; it is kept here as `copy` (`document/forked`).
     func sendDocumentForked(uri: String, copy: String, user: String?, address: String)
+    /// This daemon's role in project `key` may have changed: tells the editor of every open
+    /// document of it whose writability changed (`document/readOnly`).
+    func projectRolesChanged(key: String)
 }
 
 /// The editors of this daemon as a whole (implemented by `SessionRegistry`).
@@ -100,6 +103,10 @@ protocol PeerEndpoint: AnyObject {
     func sendDueDigests()
     /// Whether this established link's first catch-up of document `uri` is over (`FirstCatchUp`).
     func hasCaughtUp(on uri: String) -> Bool
+    /// Whether what the peer sends of `subject` (a document, or a project's tree) may change it
+    /// here: no when the peer's key may not write in the link's project (`ProjectWriteRule`),
+    /// which is logged once per link and subject (`what` says what was refused).
+    func mayChange(_ subject: String, what: String) -> Bool
     /// Disconnects a misbehaving peer, saying why.
     func cut(_ reason: String)
     /// Closes the link without blame.
@@ -108,6 +115,8 @@ protocol PeerEndpoint: AnyObject {
 
 extension PeerEndpoint {
     var isEstablished: Bool { state == .established }
+    /// Stand-ins for links in tests hold no roles.
+    func mayChange(_ subject: String, what: String) -> Bool { true }
     var secretTag: String? { nil }
 }
 

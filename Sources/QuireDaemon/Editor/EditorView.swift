@@ -40,6 +40,8 @@ final class EditorView {
     /// Why an editor edit of this epoch was refused: every later edit of the epoch was based on
     /// it, so they are refused too until a resync starts a new epoch.
     private(set) var refusal: String?
+    /// Whether the editor was last told it may not change the document (open, `document/readOnly`).
+    var toldReadOnly = false
 
     init(id: String, uri: String, text: ReplicatingText, replica: ReplicaID, encoding: PositionEncoding) {
         self.id = id
@@ -97,6 +99,15 @@ final class EditorView {
             refusal = error.message
             throw error
         }
+    }
+
+    /// An edit of `epoch` was refused before it reached this view (a read-only document): the
+    /// epoch's later edits are refused until a resync. Whether it is the epoch's first refusal.
+    @discardableResult
+    func refuseRest(of epoch: Int, reason: String) -> Bool {
+        guard epoch == self.epoch, refusal == nil else { return false }
+        refusal = reason
+        return true
     }
 
     private func resolveEditorEdit(revision: Int, changes: [WireChange], cursor: TextPosition?, room: ElementRoom?) throws(ResponseError) -> [Operation] {

@@ -17,6 +17,8 @@ extension PeerSession {
     func noteFirstList(_ list: DocumentList) {
         guard list.initial, !firstCatchUp.listReceived else { return }
         firstCatchUp.listReceived = true
+        // What a peer that may not write holds never comes in: nothing to wait for.
+        guard writeRefusal == nil else { return }
         for entry in list.entries {
             guard let local = daemon.document(uri: entry.uri, id: entry.id) else { continue }
             firstCatchUp.listed[local.uri] = VersionVector(entry.version)

@@ -263,6 +263,7 @@ public final class PeerLink: PeerSessionLink {
     func refusedPresence(_ reason: String) { session.refusedPresence(reason) }
     func sendDueDigests() { session.sendDueDigests() }
     func hasCaughtUp(on uri: String) -> Bool { session.hasCaughtUp(on: uri) }
+    func mayChange(_ subject: String, what: String) -> Bool { session.mayChange(subject, what: what) }
 
     /// Disconnects a misbehaving peer, saying why (to it and to the log).
     func cut(_ reason: String) {

@@ -15,6 +15,7 @@ extension PeerSession {
             return cut("undecodable state of \(uri): \(error)")
         }
         if let violation = stateBoundsViolation(received, uri: uri, documentID: documentID) { return cut(violation) }
+        guard mayChange(uri, what: "a whole state") else { return }
         if let local = daemon.document(uri: uri, id: documentID) {
             if let epochs = staleAtPeer[local.uri] {
                 if daemon.rebase(local, onto: received, epochs: epochs, from: link) {
@@ -70,6 +71,7 @@ extension PeerSession {
         if let violation = boundsViolation(of: operations, in: daemon.document(uri: uri, id: documentID)?.text.scalars) {
             return cut("operations of \(uri): \(violation)")
         }
+        guard mayChange(uri, what: "operations") else { return }
         guard let document = daemon.documentForPeer(uri: uri, id: documentID, from: link) else { return }
         if isRetired(in: document) {
             // A copy that predates a retiring round: what it sends may be anchored to dropped elements.

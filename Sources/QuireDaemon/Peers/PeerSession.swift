@@ -61,6 +61,8 @@ final class PeerSession {
     private var presenceTokens: Double?
     private var presenceRefilledAt = 0.0
     private var toldRefusedPresence = false
+    /// Documents (and trees) whose changes from this peer were refused for its role, each logged once.
+    var refusedWrites: Set<String> = []
 
     /// Holds `message` until the end of the read, replacing an older one of the same editor.
     /// False when too many editors' presence is waiting.
@@ -207,11 +209,16 @@ final class PeerSession {
             if daemon.documents[uri] == nil, daemon.documents.count >= daemon.configuration.maximumDocuments {
                 return cut("more than \(daemon.configuration.maximumDocuments) documents")
             }
+            // A peer that may not write makes no copy here: only ours it lacks go to it.
+            let mayCreate = writeRefusal == nil || daemon.document(uri: uri, id: id) != nil
+            guard mayCreate || mayChange(uri, what: "a document list entry") else { continue }
             guard let document = daemon.documentForPeer(uri: uri, id: id, from: link, theirsIsEmpty: vector.counts.isEmpty) else { continue }
             listed.insert(document.uri)
             // A copy made from this first list: its first catch-up is over once what the peer
             // listed has arrived (a joined project writes the file only then).
-            if list.initial, document.id == id, firstCatchUp.listed[document.uri] == nil { firstCatchUp.listed[document.uri] = vector }
+            if list.initial, document.id == id, firstCatchUp.listed[document.uri] == nil, writeRefusal == nil {
+                firstCatchUp.listed[document.uri] = vector
+            }
             let epochs = entry.epochs
             if entry.rebase, document.id == id, !epochs.isEmpty, !epochs.isSubset(of: document.sharing.epochs) {
                 // Our copy predates a retiring round there: nothing goes out until we rebased onto its state.

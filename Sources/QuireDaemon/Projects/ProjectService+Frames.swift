@@ -30,13 +30,15 @@ extension ProjectService {
             throw ProjectFrameError(description: "tree operations for project \(key) on a link of another scope")
         }
         if payload.first == ProjectFormats.tag {
-            try receiveFormats(payload, in: project)
+            // From a peer whose key may not write: not taken (protocol/decisions/roles.md).
+            if link.mayChange("@\(key)", what: "file formats") { try receiveFormats(payload, in: project) }
             return
         }
         if RosterPayload.isRosterPayload(payload) {
             try receiveRosterPayload(payload, in: project, from: link)
             return
         }
+        guard link.mayChange("@\(key)", what: "tree operations") else { return }
         let operations: [ProjectTree.Operation]
         do { operations = try ProjectTree.Operation.decode(payload) } catch {
             throw ProjectFrameError(description: "project \(key): a tree frame does not decode: \(error)")

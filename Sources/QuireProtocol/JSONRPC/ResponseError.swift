@@ -40,6 +40,7 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let unavailableCode = -32016
     public static let documentDiffersCode = -32017
     public static let documentTooLargeCode = -32018
+    public static let readOnlyCode = -32019
 
     public static func parseError(_ detail: String) -> ResponseError {
         ResponseError(code: parseErrorCode, message: "Parse error: \(detail)")
@@ -119,6 +120,24 @@ public struct ResponseError: Error, Hashable, Sendable, CustomStringConvertible 
                           + "until they are dropped, and a document may hold at most \(limit) (peers refuse more); nothing changed",
                       data: ["uri": .string(uri), "elements": .integer(Int64(clamping: elements)), "adding": .integer(Int64(adding)),
                              "limit": .integer(Int64(limit))])
+    }
+
+    /// An edit (or undo, redo, merge, a resync or open carrying other text) of document `uri`,
+    /// which belongs to project `key` (called `name`) where this daemon's role `role` does not
+    /// allow writing (protocol/decisions/roles.md): the daemon changed nothing. `role` nil: the
+    /// project's roster does not name this daemon.
+    public static func readOnly(uri: String, key: String, name: String, role: String?) -> ResponseError {
+        let reason = readOnlyReason(project: name, role: role)
+        var data: [String: JSONValue] = ["uri": .string(uri), "project": .string(name), "key": .string(key), "reason": .string(reason)]
+        if let role { data["role"] = .string(role) }
+        return ResponseError(code: readOnlyCode, message: "\(uri.debugDescription) is read-only here: \(reason); nothing changed",
+                             data: .object(data))
+    }
+
+    /// Why a project's documents are read-only for a daemon with `role` in it, as a client may
+    /// show it: "you can read notes but not change it (role read)".
+    public static func readOnlyReason(project: String, role: String?) -> String {
+        "you can read \(project) but not change it (\(role.map { "role \($0)" } ?? "no role"))"
     }
 
     public static func staleEpoch(got: Int, current: Int) -> ResponseError {

@@ -39,7 +39,7 @@ public enum MessageRegistry {
     public static let daemonNotifications: [any DaemonNotification.Type] = [
         EditDocumentMessage.self, CursorMessage.self, PeerChangedNotification.self, DocumentForkedNotification.self,
         EditRefusedNotification.self, ShowMessageNotification.self, ProjectProgressNotification.self,
-        ProjectRemovedNotification.self,
+        ProjectRemovedNotification.self, ReadOnlyNotification.self,
     ]
 
     private static let requestsByMethod: [String: any EditorRequest.Type] =

@@ -19,23 +19,29 @@ public struct WhoRequest: EditorRequest, Equatable {
         public var json: JSONValue { ["people": .array(people.map(\.json))] }
     }
 
-    /// One person: `{name, color?, self, session, at}`. `session` is the number `cursor/update`
-    /// knows them by in their most recent document (`at[0]`); `self` marks the asking editor.
+    /// One person: `{name, color?, self, session, role?, at}`. `session` is the number
+    /// `cursor/update` knows them by in their most recent document (`at[0]`); `self` marks the
+    /// asking editor; `role` (`read`, `write`, `owner`) is theirs in the project of `at[0]`'s
+    /// document, absent in the general scope or when this daemon cannot tell
+    /// (protocol/decisions/roles.md, *Roles shown*).
     public struct Person: Sendable, Equatable {
         public var user: WireUser
         public var isSelf: Bool
         public var at: [Place]
+        public var role: String?
 
-        public init(user: WireUser, isSelf: Bool, at: [Place]) {
+        public init(user: WireUser, isSelf: Bool, at: [Place], role: String? = nil) {
             self.user = user
             self.isSelf = isSelf
             self.at = at
+            self.role = role
         }
 
         public var json: JSONValue {
             var members: [String: JSONValue] = ["name": .string(user.name), "self": .bool(isSelf), "at": .array(at.map(\.json))]
             if let color = user.color { members["color"] = .string(color) }
             if let first = at.first { members["session"] = .integer(Int64(first.session)) }
+            if let role { members["role"] = .string(role) }
             return .object(members)
         }
     }

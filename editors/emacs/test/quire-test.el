@@ -1585,7 +1585,22 @@ and stops when this Emacs moves."
                      (lambda () (with-current-buffer (window-buffer (selected-window))
                                   (seq-find (lambda (o) (string-match-p "otto-who" (or (overlay-get o 'after-string) "")))
                                             (overlays-in (point-min) (point-max)))))))
-            (should (equal (quire-test--where) "c.txt:1:0")))
+            (should (equal (quire-test--where) "c.txt:1:0"))
+            ;; Roles: otto shares a project folder (as `quire share' does) and moves into one
+            ;; of its files: `quire-who' shows his role there (this daemon shares it: owner);
+            ;; emma, in a document shared by name (no project), has none.
+            (let* ((proj (concat dir "proj/"))
+                   (shared (progn (make-directory proj)
+                                  (write-region "d one\nd two\n" nil (concat proj "d.txt"))
+                                  (jsonrpc-request otto :project/share (list :root (directory-file-name proj) :listen ["127.0.0.1:0"]))))
+                   (uri (plist-get (jsonrpc-request otto :document/open (list :file (concat proj "d.txt") :ifShared t
+                                                                              :text "d one\nd two\n"))
+                                   :uri)))
+              (should (string-prefix-p "@" uri))
+              (otto-at uri 1 0)
+              (should (quire-test--wait (lambda () (string-match-p "otto-who (owner) proj/d\\.txt:2 (\\+3 files)" (quire-who)))))
+              (should (string-match-p "emma (you) " (quire-who)))
+              (jsonrpc-request otto :project/stop (list :key (plist-get shared :key)))))
         (quire-stop)
         (when otto (ignore-errors (jsonrpc-shutdown otto)))
         (dolist (file '("a.txt" "b.txt" "c.txt"))
@@ -1662,6 +1677,82 @@ listens for more editors at the data directory's editor socket."
       (delete-directory data t)
       (delete-directory dir t)
       (delete-file outside))))
+
+;; Read-only documents (protocol/decisions/roles.md), against a stand-in daemon that opens every
+;; document read-only (editors/test/readonly_daemon.py).
+(ert-deftest quire-test-a-read-only-document-cannot-change-and-says-why-once ()
+  (let* ((dir (make-temp-file "quire-readonly" t))
+         (control (expand-file-name "control" dir)) (received (expand-file-name "received" dir))
+         (process-environment (append (list (concat "QUIRE_FAKE_CONTROL=" control) (concat "QUIRE_FAKE_LOG=" received))
+                                      process-environment))
+         (quire-command (list "python3" (expand-file-name "../../test/readonly_daemon.py" quire-test--directory)))
+         (reason "you can read notes but not change it (role read)")
+         (said '())
+         (record (lambda (format &rest arguments) (when format (push (apply #'format-message format arguments) said))))
+         (told (lambda () (seq-count (lambda (line) (string-match-p (regexp-quote (concat "Quire: " reason)) line)) said)))
+         (send (lambda (message)
+                 (with-temp-buffer
+                   (insert (json-serialize (append '(:jsonrpc "2.0") message)) "\n")
+                   (append-to-file (point-min) (point-max) control))))
+         (received-count (lambda (method)
+                           (if (file-exists-p received)
+                               (with-temp-buffer
+                                 (insert-file-contents received)
+                                 (how-many (regexp-quote (format "\"method\": \"%s\"" method)) (point-min) (point-max)))
+                             0)))
+         ;; What the command loop does when a command signals: its error function shows it (the
+         ;; default one, which ends a batch Emacs, left out).
+         (type (lambda (keys)
+                 (condition-case failure (insert keys)
+                   (buffer-read-only (message "%s" (error-message-string failure))
+                                     (quire--command-error failure "" nil))))))
+    (quire-stop)
+    (setq quire--stopping nil)
+    (advice-add 'message :before record '((name . quire-test-record)))
+    (unwind-protect
+        (with-temp-buffer
+          (insert "hello world\n")
+          (quire-share "notes")
+          (should (quire-test--wait (lambda () quire--read-only)))
+          (should buffer-read-only)
+          (should (string-match-p "read-only" (quire--lighter)))
+          (should (advice-function-member-p #'quire--command-error command-error-function))
+          (should (= (funcall told) 0))
+          ;; Typing: Emacs refuses; the client says why once, however often it is tried.
+          (dotimes (_ 3) (funcall type "typed"))
+          (should (equal (buffer-string) "hello world\n"))
+          (should (= (funcall told) 1))
+          (should (= (funcall received-count "document/edit") 0))
+          ;; The daemon's edits still go in (following a writer).
+          (funcall send '(:method "document/edit"
+                          :params (:uri "notes" :epoch 1 :revision 0
+                                   :changes [(:range (:start (:line 0 :character 0) :end (:line 0 :character 0)) :text "W ")])))
+          (should (quire-test--wait (lambda () (equal (buffer-string) "W hello world\n"))))
+          (should buffer-read-only)
+          ;; The role changes to write: writable; back to read: read-only again.
+          (funcall send '(:method "document/readOnly"
+                          :params (:uri "notes" :readOnly :false :reason "you can change notes again (role write)")))
+          (should (quire-test--wait (lambda () (not buffer-read-only))))
+          (should-not (string-match-p "read-only" (quire--lighter)))
+          (funcall send `(:method "document/readOnly" :params (:uri "notes" :readOnly t :reason ,reason)))
+          (should (quire-test--wait (lambda () buffer-read-only)))
+          ;; Typed while the role still allowed it, refused by the daemon: one message, the shared text back.
+          (funcall send '(:method "document/readOnly"
+                          :params (:uri "notes" :readOnly :false :reason "you can change notes again (role write)")))
+          (should (quire-test--wait (lambda () (not buffer-read-only))))
+          (let ((before (funcall told)))
+            (goto-char (point-max))
+            (insert "raced")
+            (insert "again")
+            (should (quire-test--wait (lambda () (and (>= (funcall received-count "document/resync") 1)
+                                                      (equal (buffer-string) "hello world\n")))))
+            (should buffer-read-only)
+            (should (= (funcall told) (1+ before))))
+          (quire-stop)
+          (should-not buffer-read-only))
+      (advice-remove 'message 'quire-test-record)
+      (quire-stop)
+      (setq quire--stopping nil))))
 
 (provide 'quire-test)
 

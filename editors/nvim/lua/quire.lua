@@ -208,6 +208,9 @@ local function restore_marks(buf, marks, change)
   end
 end
 
+-- Read-only documents (below): the daemon's changes go into a read-only buffer too.
+local thaw, refreeze, read_only_from
+
 -- Applies daemon changes in order; cursors of windows showing the buffer move with the text.
 -- A change within one line is applied with nvim_buf_set_text; one that spans a line break (or
 -- inserts one) replaces the affected whole lines with nvim_buf_set_lines, because in Neovim 0.7.2
@@ -215,6 +218,7 @@ end
 -- the cursor line with bytes nobody typed (use of freed memory).
 local function apply_changes(buf, changes)
   applying = true
+  local frozen = thaw(buf)
   local ok, failure = pcall(function()
     for _, change in ipairs(changes) do
       local count = vim.api.nvim_buf_line_count(buf)
@@ -254,6 +258,7 @@ local function apply_changes(buf, changes)
       end
     end
   end)
+  refreeze(buf, frozen)
   applying = false
   if following and follow_at and vim.api.nvim_get_current_buf() == buf and follow_at:match('^(%d+):') == tostring(buf) then
     follow_at = here()   -- the text moved under the cursor: not you moving
@@ -273,8 +278,10 @@ local function replace_text(buf, text)
   local lines = vim.split(text, '\n', true)
   local eol = #lines > 1 and lines[#lines] == ''
   if eol then table.remove(lines) end
+  local frozen = thaw(buf)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.api.nvim_buf_set_option(buf, 'eol', eol)
+  refreeze(buf, frozen)
   applying = false
 end
 
@@ -348,6 +355,7 @@ function M._on_edit_reply(buf, epoch, reply)
   local state = shared[buf]
   if not state or state.epoch ~= epoch or reply.lost then return end   -- lost: the reopen sends it
   -- Accepted: nothing to keep (the daemon knows what this editor saw). Refused: resync.
+  if reply.error and M._read_only_refused(buf, reply.error) then return end
   if reply.error and not state.resyncing then
     state.resyncing = true
     warn('the daemon refused an edit (' .. (reply.error and reply.error.message or 'no reason') .. '); resyncing, your text is kept')
@@ -371,6 +379,7 @@ local function opened(buf, result)
   state.away, state.closed = false, false
   state.opens = (state.opens or 0) + 1   -- revisions start again: a hash check from before is moot
   if result.view then state.view = result.view end   -- a resync's reply keeps the view
+  if not result.text then read_only_from(buf, result) end   -- an open's reply says it
 end
 
 -- After a refused edit: the daemon resolves what the buffer shows against what it had sent this
@@ -446,6 +455,106 @@ handlers['document/edit'] = function(params)
   end
 end
 
+-- Read-only documents (protocol/decisions/roles.md) --------------------------------------------
+-- Where this daemon's role in a document's project does not allow changing it, the buffer is
+-- 'nomodifiable' (the daemon's changes still go in: thaw), and the person is told why once: the
+-- first time they try to type (Neovim's E21, seen after the key) or the daemon refuses an edit.
+-- document/readOnly makes the buffer writable again, or read-only.
+
+local watching_keys = false
+
+-- Says once why `buf` cannot change.
+local function tell_read_only(buf)
+  local state = shared[buf]
+  if state and state.read_only and not state.told_read_only then
+    state.told_read_only = true
+    warn(state.read_only_reason or 'this document is read-only here')
+  end
+end
+
+-- After a key in a read-only buffer: Neovim refused it with E21; say why, once.
+local function tried_to_type()
+  local buf = vim.api.nvim_get_current_buf()
+  local state = shared[buf]
+  if state and state.read_only and not state.told_read_only and vim.v.errmsg:match('^E21:') then
+    vim.v.errmsg = ''
+    tell_read_only(buf)
+  end
+end
+M._tried_to_type = tried_to_type
+
+-- Makes `buf` read-only (its 'modifiable' kept to give back) or writable again; `reason` is the
+-- daemon's sentence ("you can read notes but not change it (role read)").
+local function set_read_only(buf, read_only, reason)
+  local state = shared[buf]
+  if not state or not vim.api.nvim_buf_is_valid(buf) then return end
+  state.read_only_reason = reason
+  if read_only and not state.read_only then
+    state.read_only, state.told_read_only = true, false
+    state.modifiable = vim.api.nvim_buf_get_option(buf, 'modifiable')
+    vim.api.nvim_buf_set_option(buf, 'modifiable', false)
+    if not watching_keys then
+      watching_keys = true
+      vim.on_key(function() vim.schedule(tried_to_type) end, vim.api.nvim_create_namespace('quire_read_only'))
+    end
+    log(state.uri .. ' is read-only: ' .. tostring(reason))
+  elseif not read_only and state.read_only then
+    M._unfreeze(buf, state)
+    if reason then say(reason) end
+  end
+end
+
+-- `buf` is writable again (its own 'modifiable' back): its role allows it, or it is no longer shared.
+function M._unfreeze(buf, state)
+  if state and state.read_only then
+    state.read_only = false
+    if vim.api.nvim_buf_is_valid(buf) then vim.api.nvim_buf_set_option(buf, 'modifiable', state.modifiable ~= false) end
+  end
+end
+
+-- Lets the daemon's changes into a read-only buffer; what to give back to refreeze.
+thaw = function(buf)
+  local state = shared[buf]
+  local frozen = state and state.read_only and not vim.api.nvim_buf_get_option(buf, 'modifiable')
+  if frozen then vim.api.nvim_buf_set_option(buf, 'modifiable', true) end
+  return frozen
+end
+
+refreeze = function(buf, frozen)
+  if frozen then vim.api.nvim_buf_set_option(buf, 'modifiable', false) end
+end
+
+read_only_from = function(buf, result)
+  set_read_only(buf, result.readOnly == true, result.readOnlyReason)
+end
+
+handlers['document/readOnly'] = function(params)
+  local buf = buffer_of(params.uri)
+  if buf then set_read_only(buf, params.readOnly == true, params.reason) end
+end
+
+-- The daemon refused an edit of `buf` because it is read-only here (-32019): the buffer becomes
+-- read-only, the person is told once, and the shared text comes back (what was typed cannot go
+-- in). False for any other error.
+function M._read_only_refused(buf, err)
+  if type(err) ~= 'table' or err.code ~= -32019 or not buf or not shared[buf] then return false end
+  local data = type(err.data) == 'table' and err.data or {}
+  set_read_only(buf, true, data.reason or shared[buf].read_only_reason)
+  tell_read_only(buf)
+  local state = shared[buf]
+  if not state.resyncing then
+    state.resyncing = true
+    vim.schedule(function()
+      if shared[buf] then
+        shared[buf].resyncing = false
+        flush(buf)
+        resync(buf)
+      end
+    end)
+  end
+  return true
+end
+
 -- Others' cursors: a highlighted character and their name after it.
 handlers['cursor/update'] = function(params)
   local buf = buffer_of(params.uri)
@@ -490,6 +599,7 @@ end
 handlers['window/showMessage'] = function(params) warn(params.message) end
 
 handlers['document/editRefused'] = function(params)
+  if M._read_only_refused(buffer_of(params.uri), params.error) then return end
   local err = type(params.error) == 'table' and params.error.message or 'no reason'
   warn('the daemon refused an edit of ' .. tostring(params.uri) .. ' (' .. tostring(err) .. ')')
 end
@@ -790,6 +900,7 @@ end
 local function forget(buf)
   if not shared[buf] then return end
   close_view(buf)
+  M._unfreeze(buf, shared[buf])
   shared[buf] = nil
   pcall(vim.api.nvim_del_augroup_by_name, 'quire_' .. buf)
 end
@@ -827,6 +938,7 @@ local function unshare(buf)
   local state = shared[buf]
   if not state then return end
   shared[buf] = nil
+  M._unfreeze(buf, state)
   pcall(vim.api.nvim_buf_clear_namespace, buf, ns, 0, -1)
   pcall(vim.api.nvim_del_augroup_by_name, 'quire_' .. buf)
   pcall(vim.api.nvim_buf_del_keymap, buf, 'n', 'u')
@@ -1150,6 +1262,7 @@ function M.statusline()
   if not state then return '' end
   if state.asking then return '[quire: not shared, choose]' end
   if not ready then return '[quire: reconnecting]' end
+  if state.read_only then return '[quire: read-only]' end
   local count = links_up
   if count == 0 then return '[quire]' end
   return string.format('[quire %d peer%s]', count, count == 1 and '' or 's')
@@ -1242,11 +1355,15 @@ local function place_words(place)
   return where .. ':' .. (place.line + 1)
 end
 
--- :QuireWho: everyone here, with the file and line of their cursor, on one line.
+-- :QuireWho: everyone here, with their role in the project they are in (read, write, owner), the
+-- file and line of their cursor, on one line.
 function M.who()
   local words = {}
   for _, p in ipairs(people()) do
-    table.insert(words, p.name .. (p.self and ' (you)' or '') .. ' ' .. place_words(p.at[1])
+    local tags = {}
+    if p.self then table.insert(tags, 'you') end
+    if type(p.role) == 'string' then table.insert(tags, p.role) end
+    table.insert(words, p.name .. (#tags > 0 and (' (' .. table.concat(tags, ', ') .. ')') or '') .. ' ' .. place_words(p.at[1])
       .. (#p.at > 1 and string.format(' (+%d file%s)', #p.at - 1, #p.at == 2 and '' or 's') or ''))
   end
   local line = #words == 0 and 'nobody else is here' or ('here: ' .. table.concat(words, ', '))

@@ -78,6 +78,24 @@ local function run()
   otto_at('c.txt', 2, 0)
   wait_for(function() return vim.deep_equal(quire.remote_cursors(0).otto, { 2, 0 }) end, "otto's cursor in c.txt")
   check(at():match('^c%.txt:1:') ~= nil, 'no longer following, yet at ' .. at())
+
+  -- Roles: otto shares a project folder (as `quire share` does) and moves into one of its files:
+  -- :QuireWho shows his role there (this daemon shares it: owner); nora, in a document shared by
+  -- name (no project), has none.
+  local proj = dir .. '/proj'
+  vim.fn.mkdir(proj, 'p')
+  vim.fn.writefile({ 'd one', 'd two' }, proj .. '/d.txt')
+  local shared = otto.ask('project/share', { root = proj, listen = { '127.0.0.1:0' } })
+  check(shared and shared.key, 'project/share: ' .. vim.inspect(shared))
+  local opened = otto.ask('document/open', { file = proj .. '/d.txt', ifShared = true, text = 'd one\nd two\n' })
+  local uri = opened and opened.uri or ''
+  check(uri:sub(1, 1) == '@', 'otto opened d.txt of the project: ' .. vim.inspect(opened))
+  otto_at(uri, 1, 0)
+  wait_for(function() return quire.who():find('otto (owner) proj/d.txt:2', 1, true) ~= nil end, 'otto in the project with his role')
+  said = quire.who()
+  check(said:find('otto (owner) proj/d.txt:2 (+3 files)', 1, true) ~= nil and said:find('nora (you) ', 1, true) ~= nil,
+    ':QuireWho with roles said ' .. said)
+  otto.ask('project/stop', { key = shared and shared.key or '' })
   vim.fn.jobstop(otto.job)
   quire.stop()
 end

@@ -263,6 +263,7 @@ def Reconnect()
     state.daemon = 0
     ApplyChanges(buf, reply.changes)
     TakeSent(buf)
+    ReadOnlyFrom(buf, reply)
     Log('reopened ' .. state.uri .. ' after a daemon restart (' .. len(reply.changes) .. ' changes to the shared text)')
   endfor
 enddef
@@ -331,6 +332,7 @@ def Adopt(buf: number, reply: dict<any>, name: string, file: string, conflict: s
   setbufvar(buf, '&modeline', 0)
   ApplyChanges(buf, reply.changes)
   TakeSent(buf)
+  ReadOnlyFrom(buf, reply)
   shared[buf].listener = listener_add(OnListener, buf)
   augroup quire
     exe 'autocmd! CursorMoved,CursorMovedI <buffer=' .. buf .. '> quire#SendCursor(' .. buf .. ')'
@@ -555,6 +557,7 @@ export def Reattach(buf: number, reread: bool)
   state.daemon = 0
   ApplyChanges(buf, reply.changes)
   TakeSent(buf)
+  ReadOnlyFrom(buf, reply)
   Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
 enddef
 
@@ -623,6 +626,7 @@ def Rebind(buf: number)
   state.daemon = 0
   ApplyChanges(buf, reply.changes)
   TakeSent(buf)
+  ReadOnlyFrom(buf, reply)
 enddef
 
 # The buffer is deleted or wiped out: it is no longer shared.
@@ -638,6 +642,7 @@ export def Forget(buf: number)
   listener_remove(state.listener)
   if bufexists(buf)
     setbufvar(buf, '&modeline', state.modeline)
+    Unfreeze(buf, state)
     MapUndo(buf)
   endif
   Log('stopped sharing ' .. state.uri)
@@ -1076,7 +1081,9 @@ def OnEditReply(buf: number, opened: number, reply: dict<any>)
     return   # an edit of an earlier open or epoch (a reopen also starts at epoch 0)
   endif
   var state = shared[buf]
-  if has_key(reply, 'error') && !get(state, 'resyncing', false)
+  if has_key(reply, 'error') && ReadOnlyRefused(buf, reply.error)
+    return
+  elseif has_key(reply, 'error') && !get(state, 'resyncing', false)
     state.resyncing = true
     Warn('the daemon refused an edit (' .. get(get(reply, 'error', {}), 'message', 'no reason') .. '); resyncing, your text is kept')
     timer_start(0, (_) => ResyncKeepingText(buf))
@@ -1107,6 +1114,10 @@ def OnMessage(message: dict<any>)
     Warn(message.params.message)
   elseif method == 'document/forked'
     OnDocumentForked(message.params)
+  elseif method == 'document/readOnly'
+    OnReadOnly(message.params)
+  elseif method == 'document/editRefused' && ReadOnlyRefused(BufferOf(get(message.params, 'uri', '')), get(message.params, 'error', {}))
+    # a read-only document: said once, and the shared text comes back
   elseif method == 'document/editRefused'
     Warn('the daemon refused an edit of ' .. get(message.params, 'uri', '?') .. ' (' .. get(get(message.params, 'error', {}), 'message', 'no reason') .. ')')
   elseif method == 'peer/changed'
@@ -1216,6 +1227,7 @@ enddef
 def ApplyChanges(buf: number, changes: list<any>)
   applying = true
   var touched = [-1, -1]
+  var frozen = Thaw(buf)
   try
     for change in changes
       var places = PlacesIn(buf)
@@ -1245,6 +1257,7 @@ def ApplyChanges(buf: number, changes: list<any>)
       touched = touched[0] < 0 ? [first - 1, last] : [min([touched[0], first - 1]), max([touched[1], last])]
     endfor
   finally
+    Refreeze(buf, frozen)
     listener_flush(buf)
     applying = false
   endtry
@@ -1389,6 +1402,7 @@ enddef
 # Replaces the whole buffer text (not reported to the daemon).
 def ReplaceText(buf: number, text: string)
   applying = true
+  var frozen = Thaw(buf)
   try
     var lines = split(text, "\n", 1)
     var eol = len(lines) > 1 && lines[-1] == ''
@@ -1400,6 +1414,7 @@ def ReplaceText(buf: number, text: string)
     deletebufline(buf, 1, '$')
     setbufline(buf, 1, lines)
   finally
+    Refreeze(buf, frozen)
     listener_flush(buf)
     applying = false
   endtry
@@ -1423,6 +1438,122 @@ export def Resync(buf: number)
   state.editor = 0
   state.daemon = 0
   TakeSent(buf)
+enddef
+
+# Read-only documents (protocol/decisions/roles.md): where this daemon's role in a document's
+# project does not allow changing it, the buffer is 'nomodifiable' (the daemon's changes still go
+# in: Thaw), and the person is told why once: the first time they try to type (Vim's E21, seen at
+# the next SafeState) or the daemon refuses an edit. A role change (document/readOnly) makes the
+# buffer writable again, or read-only.
+
+# The read-only state a document/open reply says.
+def ReadOnlyFrom(buf: number, reply: dict<any>)
+  SetReadOnly(buf, get(reply, 'readOnly', false), get(reply, 'readOnlyReason', ''))
+enddef
+
+def OnReadOnly(params: dict<any>)
+  var buf = BufferOf(get(params, 'uri', ''))
+  if buf >= 0
+    SetReadOnly(buf, get(params, 'readOnly', false), get(params, 'reason', ''))
+  endif
+enddef
+
+# Makes `buf` read-only (its 'modifiable' kept to give back) or writable again; `reason` is the
+# daemon's sentence ("you can read notes but not change it (role read)").
+def SetReadOnly(buf: number, readOnly: bool, reason: string)
+  if !has_key(shared, buf)
+    return
+  endif
+  var state = shared[buf]
+  var was = get(state, 'readOnly', false)
+  state.readOnlyReason = reason
+  if readOnly && !was
+    state.readOnly = true
+    state.toldReadOnly = false
+    state.modifiable = getbufvar(buf, '&modifiable')
+    setbufvar(buf, '&modifiable', 0)
+    augroup quire_readonly
+      autocmd! SafeState * quire#TriedToType()
+    augroup END
+    Log(state.uri .. ' is read-only: ' .. reason)
+  elseif !readOnly && was
+    Unfreeze(buf, state)
+    if reason != ''
+      Say(reason)
+    endif
+  endif
+  redrawstatus!
+enddef
+
+# `buf` is writable again (its own 'modifiable' back): its role allows it, or it is no longer shared.
+def Unfreeze(buf: number, state: dict<any>)
+  if get(state, 'readOnly', false)
+    state.readOnly = false
+    setbufvar(buf, '&modifiable', get(state, 'modifiable', true))
+  endif
+enddef
+
+# Lets the daemon's changes into a read-only buffer; what to give back to Refreeze.
+def Thaw(buf: number): bool
+  var frozen = has_key(shared, buf) && get(shared[buf], 'readOnly', false) && !getbufvar(buf, '&modifiable')
+  if frozen
+    setbufvar(buf, '&modifiable', 1)
+  endif
+  return frozen
+enddef
+
+def Refreeze(buf: number, frozen: bool)
+  if frozen
+    setbufvar(buf, '&modifiable', 0)
+  endif
+enddef
+
+# Says once why the buffer cannot change.
+def TellReadOnly(buf: number)
+  if has_key(shared, buf) && !get(shared[buf], 'toldReadOnly', false)
+    shared[buf].toldReadOnly = true
+    Warn(get(shared[buf], 'readOnlyReason', 'this document is read-only here'))
+  endif
+enddef
+
+# Someone typed in a read-only buffer: Vim said E21; say why, once.
+export def TriedToType()
+  var buf = bufnr()
+  if v:errmsg =~# '^E21:' && has_key(shared, buf) && get(shared[buf], 'readOnly', false) && !get(shared[buf], 'toldReadOnly', false)
+    v:errmsg = ''
+    TellReadOnly(buf)
+  endif
+enddef
+
+# The daemon refused an edit of `buf` because it is read-only here (-32019): the buffer becomes
+# read-only, the person is told once, and the shared text comes back (what was typed cannot go
+# in). False for any other error.
+def ReadOnlyRefused(buf: number, error: dict<any>): bool
+  if get(error, 'code', 0) != -32019 || buf < 0 || !has_key(shared, buf)
+    return false
+  endif
+  var data = get(error, 'data', {})
+  SetReadOnly(buf, true, get(data, 'reason', get(shared[buf], 'readOnlyReason', '')))
+  TellReadOnly(buf)
+  var state = shared[buf]
+  if !get(state, 'resyncing', false)
+    state.resyncing = true
+    timer_start(0, (_) => ResyncReadOnly(buf))
+  endif
+  return true
+enddef
+
+def ResyncReadOnly(buf: number)
+  if has_key(shared, buf)
+    Flush(buf)
+    shared[buf].resyncing = false
+    Resync(buf)
+  endif
+enddef
+
+# Whether `buf` is shared read-only (for the client's tests).
+export def ReadOnlyForTest(buf: number): bool
+  return has_key(shared, buf) && get(shared[buf], 'readOnly', false)
 enddef
 
 export def SendCursor(buf: number)
@@ -1584,6 +1715,8 @@ export def StatusLine(): string
     return ''
   elseif !ready
     return '[quire: reconnecting]'
+  elseif get(shared[bufnr()], 'readOnly', false)
+    return '[quire: read-only]'
   endif
   var peers = linksUp
   return peers > 0 ? printf('[quire %d peer%s]', peers, peers == 1 ? '' : 's') : '[quire]'
@@ -1727,6 +1860,7 @@ export def Stop()
     timer_stop(state.sendTimer)
     if bufexists(str2nr(buf))
       setbufvar(str2nr(buf), '&modeline', state.modeline)
+      Unfreeze(str2nr(buf), state)
     endif
   endfor
   shared = {}
@@ -1845,15 +1979,17 @@ def PlaceWords(place: dict<any>): string
   return where .. ':' .. (place.line + 1)
 enddef
 
-# :QuireWho: everyone here, with the file and line of their cursor (and how many other files
-# they are in), on one line.
+# :QuireWho: everyone here, with their role in the project they are in (read, write, owner), the
+# file and line of their cursor (and how many other files they are in), on one line.
 export def Who()
   var people = People()
   if empty(people)
     Say('nobody else is here' .. (ready ? '' : ' (no daemon)'))
     return
   endif
-  var words = mapnew(people, (_, p) => p.name .. (p.self ? ' (you)' : '') .. ' ' .. PlaceWords(p.at[0])
+  var words = mapnew(people, (_, p) => p.name
+    .. (p.self || has_key(p, 'role') ? ' (' .. join((p.self ? ['you'] : []) + (has_key(p, 'role') ? [p.role] : []), ', ') .. ')' : '')
+    .. ' ' .. PlaceWords(p.at[0])
     .. (len(p.at) > 1 ? printf(' (+%d file%s)', len(p.at) - 1, len(p.at) == 2 ? '' : 's') : ''))
   Say('here: ' .. join(words, ', '))
 enddef

@@ -106,6 +106,24 @@ OttoAt('c.txt', 2, 0)
 WaitFor(() => get(quire#CursorsShown(bufnr()), 'otto', []) == [2, 0], 'otto''s cursor in c.txt')
 Check(line('.') == 1, 'no longer following, yet moved to line ' .. line('.'))
 
+# Roles: otto shares a project folder (as `quire share` does) and moves into one of its files:
+# :QuireWho shows his role there (this daemon shares it: owner); vera, in a document shared by
+# name (no project), has none.
+var proj = dir .. '/proj'
+mkdir(proj, 'p')
+writefile(['d one', 'd two'], proj .. '/d.txt')
+var sharedProject = ch_evalexpr(otto, {method: 'project/share', params: {root: proj, listen: ['127.0.0.1:0']}}, {timeout: 10000})
+Check(has_key(sharedProject, 'result'), 'project/share: ' .. string(sharedProject))
+var inProject = ch_evalexpr(otto, {method: 'document/open', params: {file: proj .. '/d.txt', ifShared: true, text: "d one\nd two\n"}})
+var projectUri = get(get(inProject, 'result', {}), 'uri', '')
+Check(projectUri =~ '^@', 'otto opened d.txt of the project: ' .. string(inProject))
+OttoAt(projectUri, 1, 0)
+WaitFor(() => get(get(filter(ch_evalexpr(otto, {method: 'quire/who', params: {}}).result.people, (_, p) => p.self), 0, {}), 'at', [{}])[0]
+  ->get('uri', '') == projectUri, 'the daemon to have otto in the project''s d.txt')
+QuireWho
+Check(Messages() =~ 'here: otto (owner) proj/d.txt:2 (+3 files), vera (you) ', ':QuireWho with roles said: ' .. Messages()[-200 :])
+ch_evalexpr(otto, {method: 'project/stop', params: {key: get(get(sharedProject, 'result', {}), 'key', '')}})
+
 ch_close(otto)
 quire#Stop()
 filter(errors, (_, e) => e != '')

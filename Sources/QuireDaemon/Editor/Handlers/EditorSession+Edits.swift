@@ -13,6 +13,11 @@ extension EditDocumentMessage: SessionRequest {
 
 extension EditDocumentMessage: SessionNotification {
     func handle(in session: EditorSession) throws(ResponseError) {
+        if let refusal = session.readOnlyRefusal(of: self) {
+            // Once per document and epoch: a client that keeps typing is not told per keystroke.
+            if refusal.first { session.notify(EditRefusedNotification(uri: uri, epoch: epoch, revision: revision, error: refusal.error)) }
+            throw refusal.error
+        }
         do {
             _ = try session.edit(self)
         } catch {
@@ -31,6 +36,7 @@ extension EditorSession {
     /// Applies an editor edit; returns the editor revision it became.
     func edit(_ message: EditDocumentMessage) throws(ResponseError) -> Int {
         let (view, document) = try openViewAndDocument(message.uri)
+        if let refusal = readOnlyRefusal(of: message) { throw refusal.error }
         try Self.checkClock(of: document)
         // Held to the room the document has before the view changes (`ElementRoom`).
         let operations = try view.applyEditorEdit(epoch: message.epoch, revision: message.revision, changes: message.changes,
@@ -45,6 +51,7 @@ extension EditorSession {
     /// editor (so this editor gets it too).
     func merge(_ request: MergeDocumentRequest) throws(ResponseError) -> MergeDocumentRequest.Result {
         let (_, document) = try openViewAndDocument(request.uri)
+        try checkMayWrite(request.uri)
         guard let source = daemon.document(request.from) else { throw .unknownDocument(request.from) }
         var scratch = document.text
         scratch.replica = daemon.replica(forEditing: nil, of: document)

@@ -41,6 +41,8 @@ extension EditorSession {
         let fileContent = try request.file.map { file throws(ResponseError) in try Daemon.readFile(file) }
         if let existing = daemon.document(request.uri) {
             try checkOpenKeepsText(of: existing, request: request, editorText: editorText)
+        } else if Self.holdsText(editorText) {
+            try checkMayWrite(request.uri)   // it would be created with the editor's text
         }
         let (document, created) = try daemon.openDocument(request.uri) {
             ReplicatingText(editorText, replica: daemon.localReplicas.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
@@ -82,8 +84,10 @@ extension EditorSession {
         let changes = created || target == editorText ? [] : Self.changes(from: editorText, to: target, in: encoding)
         daemon.sendAllSelections(in: document, to: self)
         logger.info("session \(id): opened \(request.uri) (\(created ? "created" : view != nil ? "its view resumed" : "joined"), \(document.text.count) characters)")
-        return OpenDocumentRequest.Result(uri: request.uri, epoch: opened.epoch, created: created, changes: changes,
-                                          hash: TextHash.sha256Hex(target), view: opened.id)
+        var result = OpenDocumentRequest.Result(uri: request.uri, epoch: opened.epoch, created: created, changes: changes,
+                                                hash: TextHash.sha256Hex(target), view: opened.id)
+        result.readOnlyReason = readOnlyAtOpen(request.uri, view: opened)
+        return result
     }
 
     /// Throws, changing nothing, when opening `document` with `editorText` would replace text the

@@ -69,12 +69,14 @@ extension EditorSession {
 
     func peerStatus() -> PeerStatusRequest.Result {
         let pinnedByConfiguration = !daemon.configuration.trustedPeerFingerprints.isEmpty
+        let access = daemon.projectAccess
         let links = daemon.links.values.sorted { $0.id < $1.id }.map { link in
             PeerStatusRequest.Link(
                 link: link.id, state: link.state.rawValue, user: link.peerUser ?? "", address: link.address,
                 bytesIn: link.bytesIn, bytesOut: link.bytesOut, operationsIn: link.operationsIn, operationsOut: link.operationsOut,
                 behind: link.behind, encrypted: link.isEncrypted, fingerprint: link.peerFingerprint,
-                pinned: link.expectedFingerprint != nil || pinnedByConfiguration, scope: link.scope?.description)
+                pinned: link.expectedFingerprint != nil || pinnedByConfiguration, scope: link.scope?.description,
+                role: access?.role(of: link)?.rawValue)
         }
         return PeerStatusRequest.Result(replica: daemon.replica.description, fingerprint: daemon.identity.fingerprint,
                                         listening: daemon.transport?.listeningPorts ?? [], links: links,

@@ -44,6 +44,7 @@ extension EditorSession {
         view.takeReplica(daemon.replica(forEditing: view.confirmed, of: document, preferring: view.replica))
         view.encoding = encoding
         guard shown.string != editorText else { return view }
+        try checkMayWrite(document.uri)   // before the view takes the editor's text
         let operations: [ReplicatingArrayOperation<Unicode.Scalar>]
         do {
             operations = try view.applyEditorEdit(epoch: epoch, revision: revision, changes: [.full(editorText)],

@@ -18,6 +18,7 @@ extension EditorSession {
     /// the document has no room for stays where it is (`documentTooLarge`).
     func undoOrRedo(_ uri: String, undo: Bool) throws(ResponseError) -> UndoResult {
         let (_, document) = try openViewAndDocument(uri)
+        try checkMayWrite(uri)
         var text = document.text
         text.replica = daemon.replica(forEditing: nil, of: document)
         // On a copy of the history: a step the document has no room for stays where it is.

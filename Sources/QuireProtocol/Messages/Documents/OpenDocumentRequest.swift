@@ -121,6 +121,10 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
         public var view: String?
         /// Set only for an open asked `ifShared`.
         public var shared: Bool?
+        /// Why this editor may not change the document (this daemon's role in its project does
+        /// not allow writing: protocol/decisions/roles.md); nil when it may. The reply then says
+        /// `readOnly: true` and this as `readOnlyReason`.
+        public var readOnlyReason: String?
 
         /// The reply to an `ifShared` open of a file in no project: nothing was opened.
         public static let notShared: Result = {
@@ -147,6 +151,10 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
             if let hash { members["hash"] = .string(hash) }
             if let view { members["view"] = .string(view) }
             if let shared { members["shared"] = .bool(shared) }
+            if let readOnlyReason {
+                members["readOnly"] = true
+                members["readOnlyReason"] = .string(readOnlyReason)
+            }
             return .object(members)
         }
     }

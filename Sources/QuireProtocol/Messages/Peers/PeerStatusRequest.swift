@@ -38,7 +38,9 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
     /// One peer link. `encrypted` once the hellos were exchanged; `fingerprint` the peer's key
     /// once it authenticated; `pinned` whether a fingerprint was required; `behind` the elements
     /// this daemon has that the peer is not known to have; `scope` the documents it carries
-    /// (`"general"` or `"project <key>"`), null until known (an incoming link's handshake).
+    /// (`"general"` or `"project <key>"`), null until known (an incoming link's handshake);
+    /// `role` the peer's role in that project (`read`, `write`, `owner`), absent for the general
+    /// scope, before the peer proved its key, and for a key the project's roster does not name.
     public struct Link: Sendable, Equatable {
         public var link: Int
         public var state: String
@@ -53,9 +55,11 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
         public var fingerprint: String?
         public var pinned: Bool
         public var scope: String?
+        public var role: String?
 
         public init(link: Int, state: String, user: String, address: String, bytesIn: Int, bytesOut: Int, operationsIn: Int,
-                    operationsOut: Int, behind: Int, encrypted: Bool, fingerprint: String?, pinned: Bool, scope: String? = nil) {
+                    operationsOut: Int, behind: Int, encrypted: Bool, fingerprint: String?, pinned: Bool, scope: String? = nil,
+                    role: String? = nil) {
             self.link = link
             self.state = state
             self.user = user
@@ -69,10 +73,11 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
             self.fingerprint = fingerprint
             self.pinned = pinned
             self.scope = scope
+            self.role = role
         }
 
         public var json: JSONValue {
-            [
+            var members: [String: JSONValue] = [
                 "link": .integer(Int64(link)), "state": .string(state), "user": .string(user),
                 "address": .string(address), "bytesIn": .integer(Int64(bytesIn)), "bytesOut": .integer(Int64(bytesOut)),
                 "operationsIn": .integer(Int64(operationsIn)), "operationsOut": .integer(Int64(operationsOut)),
@@ -80,6 +85,8 @@ public struct PeerStatusRequest: EditorRequest, Equatable {
                 "encrypted": .bool(encrypted), "fingerprint": fingerprint.map(JSONValue.string) ?? .null,
                 "pinned": .bool(pinned), "scope": scope.map(JSONValue.string) ?? .null,
             ]
+            if let role { members["role"] = .string(role) }
+            return .object(members)
         }
     }
 }
