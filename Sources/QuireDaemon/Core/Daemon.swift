@@ -178,9 +178,12 @@ public final class Daemon {
     /// it takes no incoming handshake slot), the role the relay gave it.
     /// `scope`: the secret the link speaks with (a link this daemon dials: the general one when
     /// nil); on an incoming link nil tries every secret held on the connector's proof.
+    /// `secret`: exactly this one of `scope`'s, in either role (an owner's invitation dialed
+    /// through a relay); it must be held (member or invitation secret), else this throws.
     public func makePeerLink(write: @escaping ([UInt8]) -> Void, close: @escaping () -> Void, incoming: Bool = true,
-                             accepts: Bool? = nil, remoteHost: String? = nil, scope: DocumentScope? = nil) throws -> PeerLink {
-        try peerLinks.admit(incoming: incoming, remoteHost: remoteHost, scope: scope) { id, secrets in
+                             accepts: Bool? = nil, remoteHost: String? = nil, scope: DocumentScope? = nil,
+                             secret: [UInt8]? = nil) throws -> PeerLink {
+        try peerLinks.admit(incoming: incoming, remoteHost: remoteHost, scope: scope, secret: secret) { id, secrets in
             PeerLink(id: id, daemon: peerHost, secrets: secrets, nonce: randomBytes(32), incoming: accepts ?? incoming,
                      remoteHost: remoteHost, write: write, close: close)
         }

@@ -39,14 +39,15 @@ final class PeerLinks {
     /// throws when peering is not allowed (no secret, or one too short) or an incoming handshake
     /// slot is not free. `scope`: the one secret the link speaks with; nil on an incoming link:
     /// every secret held, the connector's proof picks one (nil on a link this daemon dials:
-    /// the general secret). Incoming
+    /// the general secret). `secret`: exactly that one of `scope`'s (held: the member secret or
+    /// an invitation's), whichever role the link takes. Incoming
     /// handshake slots (`maximumUnauthenticatedLinks` in all, `maximumHandshakesPerAddress` per
     /// `remoteHost`) are refused when full, except that a host that authenticated here before
     /// takes the slot of the oldest handshake from a host that never did; links this daemon
     /// starts itself are not counted, so strangers cannot stop it reconnecting to its peers.
-    func admit<Link: PeerEndpoint>(incoming: Bool, remoteHost: String?, scope: DocumentScope? = nil,
+    func admit<Link: PeerEndpoint>(incoming: Bool, remoteHost: String?, scope: DocumentScope? = nil, secret: [UInt8]? = nil,
                                     make: (_ id: Int, _ secrets: [(scope: DocumentScope, secret: [UInt8])]) -> Link) throws -> Link {
-        let candidates = try secretsFor(incoming: incoming, scope: scope)
+        let candidates = try secretsFor(incoming: incoming, scope: scope, secret: secret)
         if incoming {
             let handshaking = inOrder.filter { $0.state == .handshaking && $0.isIncoming }
             let known = remoteHost.map { authenticatedHosts.contains($0) } ?? false
@@ -74,9 +75,16 @@ final class PeerLinks {
     }
 
     /// The secrets a new link may speak with (see `admit`).
-    private func secretsFor(incoming: Bool, scope: DocumentScope?) throws -> [(scope: DocumentScope, secret: [UInt8])] {
+    private func secretsFor(incoming: Bool, scope: DocumentScope?, secret given: [UInt8]?) throws -> [(scope: DocumentScope, secret: [UInt8])] {
         // A secret too short is never spoken with; when it is the only one, that is the refusal.
         let usable = secrets.all.filter { $0.secret.count >= PeerSecret.minimumMaterialBytes }
+        if let given {
+            let scope = scope ?? .general
+            guard usable.contains(where: { $0.scope == scope && $0.secret == given }) else {
+                throw scope == .general ? PeeringError.noSecret : PeeringError.noSecretOf(scope)
+            }
+            return [(scope, given)]
+        }
         let weak = secrets.all.count > usable.count
         if incoming, scope == nil {
             guard !usable.isEmpty else { throw weak ? PeeringError.weakSecret : PeeringError.noSecret }

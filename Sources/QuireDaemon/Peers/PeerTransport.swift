@@ -22,8 +22,14 @@ public protocol PeerTransport: AnyObject {
     /// Dials a relay (`quire relay`) until it pairs this daemon with another of the same secret,
     /// and peers over that connection; dials again when the link drops (`protocol/relay.md`).
     func connect(relayHost: String, port: Int, fingerprint: String?) throws
-    /// The same, with the rendezvous value and the secret of `scope`.
+    /// The same, with the rendezvous value and the secret of `scope` (the one it holds at each dial).
     func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope) throws
+    /// The same with `secret`, one of `scope`'s this daemon holds (an owner's invitation,
+    /// protocol/decisions/roles.md): its rendezvous value, and links speaking with it alone.
+    func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope, secret: [UInt8]?) throws
+    /// Stops the relay dialers of `scope` that speak with `secret`: a connection still waiting
+    /// closes; a link made over one stays.
+    func stopRelays(scope: DocumentScope, secret: [UInt8])
     /// Runs a command and peers over its stdin/stdout (for example `ssh host quire peer --stdio`).
     func connect(command: String, fingerprint: String?) throws
     /// The same, proving the secret of `scope`.
@@ -32,4 +38,13 @@ public protocol PeerTransport: AnyObject {
     func disconnect(scope: DocumentScope)
     /// The ports being listened on.
     var listeningPorts: [Int] { get }
+}
+
+extension PeerTransport {
+    /// A transport without relay dialers by secret (test stand-ins) dials with the scope's.
+    public func connect(relayHost: String, port: Int, fingerprint: String?, scope: DocumentScope, secret: [UInt8]?) throws {
+        try connect(relayHost: relayHost, port: port, fingerprint: fingerprint, scope: scope)
+    }
+
+    public func stopRelays(scope: DocumentScope, secret: [UInt8]) {}
 }

@@ -25,6 +25,7 @@ extension ProjectService {
         }
         project.invitations.append(invitation)
         keep(project)
+        dialRelay(project, for: invitation)
         logger.info("project \(project.key): an invitation as \(role.rawValue)\(request.once ? ", once" : "")\(expires.map { ", until \($0)" } ?? "")")
         return .init(line: try joinLine(of: project, invitation: invitation), role: role.rawValue, once: request.once, expires: expires)
     }

@@ -120,6 +120,7 @@ extension ProjectService {
     /// Forgets `invitation` (used up, expired or withdrawn): its secret opens no link any more.
     func drop(_ invitation: ProjectInvitation, of project: SharedProject) {
         project.invitations.removeAll { $0.tag == invitation.tag }
+        stopRelay(project, for: invitation)
         unregisterInvitation(invitation.secret, project.key)
         keep(project)
     }
@@ -215,6 +216,7 @@ extension ProjectService {
         project.redeeming = false
         keep(project)
         logger.info("peer link \(link.id): project \(project.key): the member secret arrived")
+        relinkWithMemberSecret(link, in: project)
     }
 
     /// The host refused this daemon (removed, an invitation expired or used up, not a member):

@@ -68,9 +68,10 @@ extension ProjectService {
         }
         if let relay, project.relay != relay.description {
             project.relay = relay.description
-            do { try transport.connect(relayHost: relay.host, port: relay.port, fingerprint: nil, scope: project.scope) } catch {
-                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot reach the relay \(relay): \(error)")
-            }
+            project.relayDialed = []
+        }
+        do { try dialRelay(project) } catch {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot reach the relay \(DisplayText.clean(project.relay ?? "")): \(error)")
         }
         keep(project)
         let line = try joinLine(of: project)

@@ -141,6 +141,7 @@ final class ProjectService: ProjectFrames {
         guard let transport = parts.links.transport else { return }
         do {
             if project.role == .host {
+                try dialRelay(project)
                 try relisten(project, transport: transport)
             } else {
                 try dial(project, transport: transport)
@@ -209,6 +210,7 @@ final class ProjectService: ProjectFrames {
         for port in project.listeningPorts { _ = parts.links.transport?.stopListening(port: port) }
         project.listeningPorts = []
         unregisterSecret(project.scope)   // its dialers stop and its links close
+        project.relayDialed = []
         project.watcher = nil
         keep(project)
         keepTree(project)

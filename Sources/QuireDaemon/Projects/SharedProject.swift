@@ -67,6 +67,9 @@ final class SharedProject {
     var fingerprint: String
     var addresses: [String]
     var relay: String?
+    /// What this (hosting) daemon dials `relay` with while the project is active: `member` for
+    /// its member secret, else an invitation's tag (`ProjectService+Relay`); not kept.
+    var relayDialed: Set<String> = []
     /// A command reaching the host's machine (`ssh host`): peer over `<via> quire peer --stdio`
     /// instead of the addresses and relay.
     var via: String?

@@ -10,19 +10,20 @@ import NIOPosix
 /// backoff, links over a command's stdin/stdout, and the heartbeat timer. Lives on the daemon's
 /// event loop; every daemon call happens there.
 final class PeerNetwork: PeerTransport, @unchecked Sendable {
-    private let daemon: Daemon
-    private let loop: EventLoop
+    let daemon: Daemon
+    let loop: EventLoop
     private let group: EventLoopGroup
-    private let logger: Logger
+    let logger: Logger
     private var listeners: [Int: Channel] = [:]
-    private var relays: [RelayDialer] = []
+    /// The relay dialers (`PeerNetwork+Relay`).
+    var relays: [RelayDialer] = []
     /// The outgoing TCP connections that reconnect, each until stopped.
     private var dials: [Dial] = []
     private var heartbeat: RepeatedTask?
     private let heartbeatInterval: Double
     private var stopping = false
     /// Host lookups answer only while the loop runs (`GatedResolver`); closed by `shutdown()`.
-    private let resolverGate = ResolverGate()
+    let resolverGate = ResolverGate()
 
     init(daemon: Daemon, group: EventLoopGroup, logger: Logger, heartbeatInterval: Double = 5) {
         self.daemon = daemon
@@ -40,14 +41,17 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
 
     /// `accepts`: on a link through a relay, the role the relay gave; the link is one this daemon
     /// started, so it is not counted against the incoming handshake slots.
-    /// `scope`: the secret the link speaks with (nil on an incoming link: every secret held).
+    /// `scope`: the secret the link speaks with (nil on an incoming link: every secret held);
+    /// `secret`: exactly this one of `scope`'s (an owner's invitation, through a relay).
     func handler(address: String, incoming: Bool, accepts: Bool? = nil, remoteHost: String? = nil, fingerprint: String? = nil,
-                         scope: DocumentScope? = nil, onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
+                 scope: DocumentScope? = nil, secret: [UInt8]? = nil,
+                 onClose: ((_ reason: String, _ wasEstablished: Bool) -> Void)? = nil) -> PeerChannelHandler {
         PeerChannelHandler { [daemon, logger] channel in
             do {
                 let output = PeerOutput(channel: channel)
                 let link = try daemon.makePeerLink(write: { output.write($0) }, close: { channel.close(promise: nil) },
-                                                    incoming: incoming, accepts: accepts, remoteHost: remoteHost, scope: scope)
+                                                    incoming: incoming, accepts: accepts, remoteHost: remoteHost, scope: scope,
+                                                    secret: secret)
                 // Paced: catch-up goes out as the peer reads, and a peer that stops reading is cut.
                 link.paceOutput(later: { output.later($0) })
                 output.onTaken = { [weak link] count in link?.outputTaken(count) }
@@ -201,28 +205,6 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
             }
             .connect(host: host, port: port)
             .whenFailure { error in retry("cannot connect: \(error)", false) }
-    }
-
-    /// Dials the relay at `host:port` with the rendezvous value of this daemon's secret and, once
-    /// it pairs this daemon with another, peers over that connection; dials again like `connect`
-    /// (`RelayDialer`, protocol/relay.md).
-    func connect(relayHost host: String, port: Int, fingerprint: String?) throws {
-        try connect(relayHost: host, port: port, fingerprint: fingerprint, scope: .general)
-    }
-
-    /// The same with the secret of `scope`: its rendezvous value, and a link (in either role the
-    /// relay gives) that speaks with that secret only.
-    func connect(relayHost host: String, port: Int, fingerprint: String?, scope: DocumentScope) throws {
-        guard let secret = daemon.peerSecret(of: scope) else { throw scope == .general ? PeeringError.noSecret : PeeringError.noSecretOf(scope) }
-        guard secret.count >= PeerSecret.minimumMaterialBytes else { throw PeeringError.weakSecret }
-        let dialer = RelayDialer(host: host, port: port, scope: scope, rendezvous: RelayRendezvous.value(secret: secret), loop: loop, logger: logger) {
-            [weak self] accepts, onClose in
-            self?.handler(address: "relay \(host):\(port)", incoming: false, accepts: accepts, fingerprint: fingerprint, scope: scope, onClose: onClose)
-        }
-        dialer.resolverGate = resolverGate
-        relays.append(dialer)
-        dialer.start()
-        logger.info("dialing the relay \(host):\(port)\(scope == .general ? "" : " for \(scope)")")
     }
 
     func connect(command: String, fingerprint: String?) throws {
