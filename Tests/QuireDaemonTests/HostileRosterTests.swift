@@ -164,3 +164,44 @@ import Testing
         #expect(ann.role(of: again, in: key) == nil && ann.role(of: bob, in: key) == .read)
     }
 }
+
+/// A line of many uses admits a bounded number of keys: its holder cannot sign in spare keys
+/// without end (they would outlive a revocation of its first key and fill the roster for good).
+@Suite(.serialized) struct InvitationUseLimitTests {
+    @Test func aLineOfManyUsesIsUsedUpAfterItsLimitAndSharingAgainPrintsAFreshOne() throws {
+        let ann = try RosterNode(31_000, user: "ann")
+        defer { ann.stop() }
+        try ann.run { $0.projects.invitationUseLimit = 2 }
+        let root = try HostileRosterTests.folder("use-limit")
+        let shared = try ann.share(root)
+        let key = try #require(shared["key"]?.stringValue)
+        let line = try #require(shared["line"])
+        var joiners: [RosterNode] = []
+        defer { for node in joiners { node.stop() } }
+        for index in 0..<2 {
+            let joiner = try RosterNode(32_000 + UInt64(index) * 1_000, user: "spare\(index)")
+            joiners.append(joiner)
+            #expect(joiner.join(line)["result"] != nil)
+            #expect(waitUntil(timeout: 20) { ann.role(of: joiner, in: key) == .write }, "\(ann.log.all.suffix(5))")
+        }
+        // Used up: the owner's editors are told, the line is gone, a third key is refused.
+        var told: [JSONValue] = []
+        #expect(waitUntil(timeout: 5) {
+            told += ann.take("window/showMessage")
+            return told.contains { ($0["params"]?["message"]?.stringValue ?? $0["message"]?.stringValue ?? "").contains("used up") }
+        }, "\(told)")
+        #expect(ann.project(key) { $0?.invitations.contains(where: \.standing) } == false)
+        let third = try RosterNode(34_000, user: "spare2")
+        joiners.append(third)
+        #expect(third.join(line)["result"] != nil)
+        #expect(waitUntil(timeout: 20) { third.log.all.contains { $0.contains("authentication failed") } }, "\(third.log.all.suffix(5))")
+        #expect(ann.role(of: third, in: key) == nil)
+        // Sharing again prints a fresh line, which admits the third key.
+        let renewed = try #require(try ann.share(root)["line"])
+        #expect(try JoinLine(parsing: renewed.stringValue ?? "").secret != JoinLine(parsing: line.stringValue ?? "").secret)
+        let fourth = try RosterNode(35_000, user: "dan")
+        joiners.append(fourth)
+        #expect(fourth.join(renewed)["result"] != nil)
+        #expect(waitUntil(timeout: 20) { ann.role(of: fourth, in: key) == .write })
+    }
+}

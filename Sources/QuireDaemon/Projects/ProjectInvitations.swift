@@ -14,6 +14,11 @@ struct ProjectInvitation: Equatable {
     /// Invitations one project keeps at once (the daemon's secrets are bounded too:
     /// `PeerSecrets.maximumInvitationSecrets`).
     static let maximumPerProject = 32
+    /// Keys a line of many uses admits at most (the standing line included): one holder cannot
+    /// sign in spare keys without bound (they would outlive a revocation of its first key and
+    /// fill the roster's 1,024 keys for good). Then the line is used up: `quire share` again
+    /// prints a fresh one.
+    static let maximumUses = 16
 
     let secret: [UInt8]
     let tag: String
@@ -21,6 +26,11 @@ struct ProjectInvitation: Equatable {
     let once: Bool
     let expires: Int?
     let standing: Bool
+    /// Keys it admitted so far.
+    var uses = 0
+
+    /// Whether admitting one more key uses it up (`once`, or `limit` keys reached with it).
+    func isUsedUpByNextAdmission(limit: Int = maximumUses) -> Bool { once || uses + 1 >= limit }
 
     init(secret: [UInt8], role: ProjectRole, once: Bool, expires: Int?, standing: Bool) {
         self.secret = secret
@@ -50,10 +60,11 @@ struct ProjectInvitation: Equatable {
         var once: Bool
         var expires: Int?
         var standing: Bool?
+        var uses: Int?
     }
 
     var record: Record {
-        Record(secret: Hex.encode(secret), role: role.rawValue, once: once, expires: expires, standing: standing)
+        Record(secret: Hex.encode(secret), role: role.rawValue, once: once, expires: expires, standing: standing, uses: uses)
     }
 
     /// The invitation `record` holds, nil when it is not valid (a damaged record is not trusted).
@@ -62,5 +73,6 @@ struct ProjectInvitation: Equatable {
         guard JoinLine.secretBytes.contains(length), let secret = Hex.decode(record.secret, count: length),
               let role = ProjectRole(rawValue: record.role) else { return nil }
         self.init(secret: secret, role: role, once: record.once, expires: record.expires, standing: record.standing ?? false)
+        uses = min(max(record.uses ?? 0, 0), Self.maximumUses)
     }
 }

@@ -67,7 +67,17 @@ extension ProjectService {
                 refuse(link, in: project, "the invitation to project \(name) has expired; ask its owner for a new one")
                 return false
             }
-            if invitation.once { drop(invitation, of: project) }
+            if invitation.isUsedUpByNextAdmission(limit: invitationUseLimit) {
+                drop(invitation, of: project)
+                if !invitation.once {
+                    let message = "The line of project \(name) for \(invitation.role.rawValue) admitted \(invitationUseLimit) keys and is used up; share the folder again (quire share) or make another (quire invite) for more people"
+                    logger.warning("project \(project.key): \(message)")
+                    notifyEditors(ShowMessageNotification(type: .warning, message: message))
+                }
+            } else if let index = project.invitations.firstIndex(where: { $0.tag == tag }) {
+                project.invitations[index].uses += 1
+                keep(project)
+            }
             return admitNew(peer, as: invitation.role, link: link, to: project)
         }
         if madeWithMemberSecret, project.memberSecretAdmits, owner {

@@ -58,6 +58,9 @@ final class ProjectService: ProjectFrames {
     /// share (a file of at most `fileBytes`, `totalBytes` of files in all): a partner's larger
     /// document or many documents stay documents and are not written (`ProjectService+Writing`).
     var diskLimits = ProjectScanner.Limits()
+    /// Keys a line of many uses admits before it is used up (`ProjectInvitation.maximumUses`;
+    /// tests lower it).
+    var invitationUseLimit = ProjectInvitation.maximumUses
     /// Counts the disk passes that changed documents, the tree or the disk.
     var passesWithChanges = 0
     /// Runs work on the daemon's event loop after a delay (seconds); nil (tests): the caller
