@@ -15,52 +15,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"
-work="$(mktemp -d)"
-work="$(cd "$work" && pwd -P)"
-. "$here/editor_setups.sh"
-unset QUIRE_SECRET
-tmux_socket="quire-project-$$"
-tmux_pid="" share_pid="" nora_pid="" emma_pid=""
-vim=proj:0 nvim=proj:1 emacs=proj:2
-started=$SECONDS
-cleanup() {
-  tmux -L "$tmux_socket" kill-server 2>/dev/null || true
-  if [ -n "$tmux_pid" ]; then kill -9 "$tmux_pid" 2>/dev/null || true; fi
-  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$tmux_socket"
-  # Ctrl-C stops sharing and following; the daemons write their last snapshots as they exit.
-  # (A job started with & has SIGINT ignored, which it inherits: TERM once they are slow.)
-  local pids=() deadline=$((SECONDS + 10))
-  for p in "$share_pid" "$nora_pid" "$emma_pid"; do [ -n "$p" ] && pids+=("$p"); done
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-  alive() { local q; for q in "${pids[@]}"; do kill -0 "$q" 2>/dev/null && return 0; done; return 1; }
-  while [ $SECONDS -lt $deadline ] && alive; do sleep 0.1; done
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  if [ -n "${QUIRE_KEEP:-}" ]; then rm -rf "$QUIRE_KEEP"; cp -r "$work" "$QUIRE_KEEP" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# Each person has a home of their own: data directory, runtime directory (where the daemon's
-# editor socket is found), configuration.
-for who in vera nora emma; do mkdir -p "$work/$who/run" "$work/$who/.local/share"; chmod 700 "$work/$who/run"; done
-as() {  # $1: whose home; the rest: the command, which replaces the (sub)shell
-  local h="$work/$1"; shift
-  exec env HOME="$h" XDG_DATA_HOME="$h/.local/share" XDG_RUNTIME_DIR="$h/run" XDG_CONFIG_HOME="$h/.config" \
-    XDG_STATE_HOME="$h/.local/state" XDG_CACHE_HOME="$h/.cache" "$@"
-}
-socket_of() { ls "$work/$1/run/quire/"editors-*.sock 2>/dev/null | head -1; }
-probe() { python3 "$here/quire_probe.py" "$quire" "$@"; }
-screen() { tmux -L "$tmux_socket" capture-pane -p -t "$1" 2>/dev/null | grep -v '^~ *$' | tail -12 || true; }
-fail() {
-  echo "FAIL project: $*"
-  for f in share.out nora-join.out emma-join.out share.err vim.log nvim.log; do
-    [ -f "$work/$f" ] && { echo "--- $f"; tail -12 "$work/$f" | cut -c1-300; }
-  done
-  for p in "$vim" "$nvim" "$emacs"; do echo "--- screen $p"; screen "$p"; done
-  exit 1
-}
-trees_identical() { diff -r "$work/vera/proj" "$work/nora/proj" && diff -r "$work/vera/proj" "$work/emma/proj"; }
+name=project people=(vera nora emma) window=proj
+fail_files=(share.out nora-join.out emma-join.out share.err vim.log nvim.log)
+. "$here/project_harness.sh"
 
 # The project: a few files in folders, code-like text.
 p="$work/vera/proj"
@@ -91,12 +48,12 @@ end
 EOF
 
 # Vera shares it: the daemon runs in the foreground of `quire share`, which prints the line.
-(cd "$work/vera" && as vera "$quire" share "$p" --listen 127.0.0.1:0 >"$work/share.out" 2>"$work/share.err") & share_pid=$!
+(cd "$work/vera" && as vera "$quire" share "$p" --listen 127.0.0.1:0 >"$work/share.out" 2>"$work/share.err") & daemon_pids+=($!)
 wait_for 30 grep -q 'quire join qj1-' "$work/share.out" || fail "quire share printed no join line"
 line="$(grep -o 'qj1-[a-z2-7]*' "$work/share.out" | head -1)"
 # Nora and Emma join it: each runs `quire join <line> DIR` in a home of their own.
-(cd "$work/nora" && as nora "$quire" join "$line" "$work/nora/proj" >"$work/nora-join.out" 2>&1) & nora_pid=$!
-(cd "$work/emma" && as emma "$quire" join "$line" "$work/emma/proj" >"$work/emma-join.out" 2>&1) & emma_pid=$!
+(cd "$work/nora" && as nora "$quire" join "$line" "$work/nora/proj" >"$work/nora-join.out" 2>&1) & daemon_pids+=($!)
+(cd "$work/emma" && as emma "$quire" join "$line" "$work/emma/proj" >"$work/emma-join.out" 2>&1) & daemon_pids+=($!)
 wait_for 30 trees_identical || fail "the joined trees never became the shared one: $(trees_identical 2>&1 | head -5)"
 for who in vera nora emma; do wait_for 10 test -S "$(socket_of $who)" || fail "no editor socket in $who's runtime directory"; done
 echo "     $(printf '%3d' $((SECONDS - started))) s  quire share, two quire joins: three identical trees"

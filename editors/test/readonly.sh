@@ -14,48 +14,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"
-work="$(mktemp -d)"
-work="$(cd "$work" && pwd -P)"
-. "$here/editor_setups.sh"
-unset QUIRE_SECRET
-tmux_socket="quire-readonly-$$"
-tmux_pid="" share_pid="" rita_pid="" emil_pid=""
-vim=ro:0 nvim=ro:1 emacs=ro:2
-started=$SECONDS
-cleanup() {
-  tmux -L "$tmux_socket" kill-server 2>/dev/null || true
-  if [ -n "$tmux_pid" ]; then kill -9 "$tmux_pid" 2>/dev/null || true; fi
-  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$tmux_socket"
-  local pids=() deadline=$((SECONDS + 10))
-  for p in "$share_pid" "$rita_pid" "$emil_pid"; do [ -n "$p" ] && pids+=("$p"); done
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-  alive() { local q; for q in "${pids[@]}"; do kill -0 "$q" 2>/dev/null && return 0; done; return 1; }
-  while [ $SECONDS -lt $deadline ] && alive; do sleep 0.1; done
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  if [ -n "${QUIRE_KEEP:-}" ]; then rm -rf "$QUIRE_KEEP"; cp -r "$work" "$QUIRE_KEEP" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-for who in vera rita emil; do mkdir -p "$work/$who/run" "$work/$who/.local/share"; chmod 700 "$work/$who/run"; done
-as() {  # $1: whose home; the rest: the command, which replaces the (sub)shell
-  local h="$work/$1"; shift
-  exec env HOME="$h" XDG_DATA_HOME="$h/.local/share" XDG_RUNTIME_DIR="$h/run" XDG_CONFIG_HOME="$h/.config" \
-    XDG_STATE_HOME="$h/.local/state" XDG_CACHE_HOME="$h/.cache" "$@"
-}
-socket_of() { ls "$work/$1/run/quire/"editors-*.sock 2>/dev/null | head -1; }
-probe() { python3 "$here/quire_probe.py" "$quire" "$@"; }
-screen() { tmux -L "$tmux_socket" capture-pane -p -t "$1" 2>/dev/null | grep -v '^~ *$' | tail -12 || true; }
-fail() {
-  echo "FAIL readonly: $*"
-  for f in share.out share.err rita-join.out emil-join.out vim.log nvim.log nvim.state emacs.state; do
-    [ -f "$work/$f" ] && { echo "--- $f"; tail -12 "$work/$f" | cut -c1-300; }
-  done
-  for p in "$vim" "$nvim" "$emacs"; do echo "--- screen $p"; screen "$p"; done
-  exit 1
-}
-trees_identical() { diff -r "$work/vera/proj" "$work/rita/proj" && diff -r "$work/vera/proj" "$work/emil/proj"; }
+name=readonly people=(vera rita emil) window=ro
+fail_files=(share.out share.err rita-join.out emil-join.out vim.log nvim.log nvim.state emacs.state)
+. "$here/project_harness.sh"
 stamp() { echo "     $(printf '%3d' $((SECONDS - started))) s  $*"; }
 
 p="$work/vera/proj"
@@ -63,7 +24,7 @@ mkdir -p "$p/notes" "$p/src"
 printf 'plan for <A17> and f(x)\nvera: write "s"\nend\n' >"$p/notes/plan.txt"
 printf 'int main(void) {\n    return f(x);\n}\n' >"$p/src/main.c"
 
-(cd "$work/vera" && as vera "$quire" share "$p" --listen 127.0.0.1:0 >"$work/share.out" 2>"$work/share.err") & share_pid=$!
+(cd "$work/vera" && as vera "$quire" share "$p" --listen 127.0.0.1:0 >"$work/share.out" 2>"$work/share.err") & daemon_pids+=($!)
 wait_for 30 grep -q 'quire join qj1-' "$work/share.out" || fail "quire share printed no join line"
 wait_for 10 test -S "$(socket_of vera)" || fail "no editor socket in vera's runtime directory"
 # QUIRE_READONLY_BY=role: join with the line `quire share` printed (writers), then Vera makes
@@ -75,8 +36,8 @@ else
   reader_line="$(grep -o 'qj1-[a-z2-7]*' <<<"$reader_line" | head -1)"
   [ -n "$reader_line" ] || fail "project/invite gave no join line"
 fi
-(cd "$work/rita" && as rita "$quire" join "$reader_line" "$work/rita/proj" >"$work/rita-join.out" 2>&1) & rita_pid=$!
-(cd "$work/emil" && as emil "$quire" join "$reader_line" "$work/emil/proj" >"$work/emil-join.out" 2>&1) & emil_pid=$!
+(cd "$work/rita" && as rita "$quire" join "$reader_line" "$work/rita/proj" >"$work/rita-join.out" 2>&1) & daemon_pids+=($!)
+(cd "$work/emil" && as emil "$quire" join "$reader_line" "$work/emil/proj" >"$work/emil-join.out" 2>&1) & daemon_pids+=($!)
 wait_for 30 trees_identical || fail "the joined trees never became the shared one: $(trees_identical 2>&1 | head -5)"
 for who in rita emil; do wait_for 10 test -S "$(socket_of $who)" || fail "no editor socket in $who's runtime directory"; done
 stamp "quire share, $([ "${QUIRE_READONLY_BY:-invite}" = role ] && echo "its line" || echo "a reader's invitation"), two quire joins with it: three identical trees"
