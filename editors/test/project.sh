@@ -188,11 +188,20 @@ echo "     $(printf '%3d' $((SECONDS - started))) s  Neovim :QuireFollow and Ema
 keys "$vim" A; keys "$vim" -l ' <V99> g("v100")'; keys "$vim" Escape
 printf '%s\n' '<V99>' 'g("v100")' >"$work/guide.list"
 keys "$vim" -l ":w"; keys "$vim" Enter
-keys "$nvim" -l ":wa"; keys "$nvim" Enter
-keys "$emacs" C-x s; keys "$emacs" '!'
+# Vera's words reach Nora's and Emma's buffers a moment after she typed them, and a save before
+# that writes the file without them (the daemon never writes under an open buffer). So, as a
+# person would, they save (again) until the three trees agree. (Emacs: C-x C-s on the followed
+# buffer; `C-x s !` would type the `!` into it when nothing needed saving yet.)
+saved_until_identical() {
+  trees_identical && return 0
+  keys "$nvim" -l ":wa"; keys "$nvim" Enter
+  keys "$emacs" C-x C-s
+  sleep 0.5
+  return 1
+}
 
 # The end: every token once in every buffer and every copy on disk; three identical trees.
-wait_for 30 trees_identical || fail "the three project trees differ: $(trees_identical 2>&1 | head -8)"
+wait_for 30 saved_until_identical || fail "the three project trees differ: $(trees_identical 2>&1 | head -8)"
 python3 - "$work" <<'PY' || fail "see above"
 import sys
 work = sys.argv[1]
