@@ -28,12 +28,13 @@ import Testing
 
     static func occurrences(of needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
 
-    /// Ann's editor opens the document; once Bob's daemon has it, Bob's editor opens it too.
+    /// Ann's editor opens the document; once Bob's daemon has it, Bob's editor opens it too and
+    /// shows the text (the document may be listed before its text has arrived: it comes as edits).
     static func share(_ ann: TestEditor, _ bob: TestEditor, text: String) -> Bool {
         ann.open("doc", text: text)
         guard waitUntil({ bob.request("document/list")["result"]?.arrayValue?.contains { $0["uri"] == "doc" } ?? false }) else { return false }
         bob.open("doc", text: "")
-        return bob.string == text
+        return PeerProcessTests.waitUntilConverged(ann, bob) && bob.string == text
     }
 
     static func stop(_ relay: DaemonProcess) {
