@@ -126,6 +126,13 @@ extension ConsoleScreen {
     }
 
     /// What `quire join` says when the sharing daemon refuses the line before anything arrived.
+    /// `quire join` with no link to the host `seconds` after it asked: it keeps trying.
+    public static func noLinkYet(name: String, seconds: Int, relay: Bool) -> String {
+        "No link to the host of \(quoted(clean(name, limit: 100))) after \(seconds) s: it may not be running"
+            + (relay ? ", or this line was used up or has expired (the relay pairs no one with it)" : "")
+            + ". Still trying; Ctrl-C stops."
+    }
+
     public static let lineRefused = "The sharing daemon does not take this line: it was used already (a --once line), "
         + "has expired, was withdrawn, or is damaged. Ask for a new one (`quire invite`)."
 

@@ -17,6 +17,8 @@ final class ConsoleSession: @unchecked Sendable {
         case notification(String, JSONValue)
         case stop
         case daemonGone(String)
+        /// Nothing came before the deadline `next(until:)` was given.
+        case quiet
     }
 
     let terminal = ConsoleTerminal()
@@ -107,11 +109,17 @@ final class ConsoleSession: @unchecked Sendable {
         return events.contains { if case .stop = $0 { return true } else { return false } }
     }
 
-    /// The next event, waiting for one.
-    func next() -> Event {
+    /// The next event, waiting for one; `.quiet` once `deadline` (when given) passed with none.
+    func next(until deadline: Date? = nil) -> Event {
         queue.lock()
         defer { queue.unlock() }
-        while events.isEmpty { queue.wait() }
+        while events.isEmpty {
+            if let deadline {
+                if !queue.wait(until: deadline), events.isEmpty { return .quiet }
+            } else {
+                queue.wait()
+            }
+        }
         return events.removeFirst()
     }
 

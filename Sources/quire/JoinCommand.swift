@@ -68,6 +68,9 @@ struct JoinCommand: ParsableCommand {
 
     /// Joins `line` into `folder` through `session`, shows the files arriving and then what
     /// happens, until a stop signal.
+    /// Seconds with no link to the host before `quire join` says so.
+    static let quietNoteSeconds = 15.0
+
     static func join(_ line: JoinLine, into folder: String, via: String?, in session: ConsoleSession) -> Int32 {
         let terminal = session.terminal
         terminal.say(ConsoleScreen.joining(name: line.name, directory: folder))
@@ -89,8 +92,14 @@ struct JoinCommand: ParsableCommand {
         // retrying cannot help, so the join ends saying so.
         var linked = joinedBefore
         let targets = (line.addresses + [line.relay].compactMap { $0 }).map(\.description) + [via].compactMap { $0 }
+        // No link for a while: say so once (through a relay a used-up line is never refused: no
+        // one is paired with it), and keep trying.
+        var quietNote: Date? = linked ? nil : Date().addingTimeInterval(Self.quietNoteSeconds)
         while true {
-            switch session.next() {
+            switch session.next(until: linked ? nil : quietNote) {
+            case .quiet:
+                quietNote = nil
+                terminal.say(ConsoleScreen.noLinkYet(name: project.name, seconds: Int(Self.quietNoteSeconds), relay: line.relay != nil))
             case .stop where joinedBefore:
                 return session.finish(key: nil, lastLine: ConsoleScreen.leftRunning(project.name, sharing: false))
             case .stop:

@@ -93,6 +93,8 @@ struct ShareCommand: ParsableCommand {
                 return session.endRemoved(params: params, key: project.key, name: project.name, sharing: true)
             case .notification(let method, let params):
                 if let line = session.liveLine(method: method, params: params, key: project.key) { session.terminal.event(line) }
+            case .quiet:
+                continue   // asked for no deadline
             }
         }
     }

@@ -246,6 +246,30 @@ extension RemovedJoinTests {
         #expect(join.stdout.hasSuffix("Joining \"greeter\" stopped: the line was refused.\n"), "\(join.stdout)")
         #expect(daemon.requests.contains("project/stop"), "the daemon stops dialing with it: \(daemon.requests)")
     }
+
+    /// Through a relay a used-up line is never refused (the relay pairs no one with it): with no
+    /// link after a while, the join says so once and keeps trying until Ctrl-C.
+    @Test func aJoinWithNoLinkForAWhileSaysSoOnceAndKeepsTrying() throws {
+        let line = try JoinLine(name: "greeter", addresses: [], secret: Array(repeating: 7, count: 30),
+                                fingerprint: "3f1c-0a9e-77b2-10ff-0000-abcd-ef01-2345", relay: PeerAddress("127.0.0.1:9")).encoded
+        let home = DaemonProcess.temporaryDirectory("quire-no-link")
+        let daemon = try ScriptedDaemon(dataDirectory: home + "/data") { method, _ in
+            switch method {
+            case "project/list": return (["projects": []], [])
+            case "project/join": return (["key": .string(Self.key), "name": "greeter", "directory": .string(home + "/copy"), "files": 0], [])
+            default: return (.null, [])
+            }
+        }
+        defer { daemon.close() }
+        let join = try CommandProcess(arguments: ["join", line, home + "/copy", "--data-dir", home + "/data"], environment: ["XDG_RUNTIME_DIR": ""])
+        let note = join.waitForLine(timeout: 60) { $0.contains("No link to the host") }
+        #expect(note?.contains("No link to the host of \"greeter\" after 15 s: it may not be running, or this line was used up or has expired") == true,
+                "\(join.stdout) \(join.stderr)")
+        join.send(signal: SIGINT)
+        #expect(join.waitForExit(timeout: 30) == 0, "\(join.stdout) \(join.stderr)")
+        #expect(join.stdout.components(separatedBy: "No link to the host").count == 2, "said once: \(join.stdout)")
+        #expect(daemon.requests.contains("project/stop"), "\(daemon.requests)")
+    }
 }
 
 /// The member commands against a daemon that answers as the roster does: what each sends, what
