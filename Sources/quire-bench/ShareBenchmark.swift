@@ -88,7 +88,7 @@ struct ShareBenchmark {
         defer { proxy.stop() }
         let parsed = try JoinLine(parsing: text)
         let line = try JoinLine(name: parsed.name, addresses: [PeerAddress(host: "127.0.0.1", port: UInt16(proxy.port))],
-                                secret: parsed.secret, fingerprint: parsed.fingerprint).encoded
+                                secret: parsed.secret, fingerprint: parsed.fingerprint, projectKey: parsed.projectKey).encoded
         let joinStart = DispatchTime.now().uptimeNanoseconds
         guard let reply = joiner.request("project/join", "{\"line\":\(JSONSerializer().string(.string(line))),\"directory\":\(JSONSerializer().string(.string(joined)))}", timeout: 60),
               reply["result"] != nil else {
