@@ -106,8 +106,7 @@ extension ReplicatingArrayStorage {
         let contentIndex = contentStart + offset
         let removedRange = contentIndex..<(contentIndex + count)
         let removed = report == nil ? [] : Array(leaves[leaf].content[removedRange])
-        // Only a leaf's last visible element can be a break (the paragraph rule).
-        let breaks = leaves[leaf].breaks > 0 && removedRange.upperBound == leaves[leaf].content.count ? 1 : 0
+        let breaks = leaves[leaf].breaks > 0 ? countBreaks(in: leaves[leaf].content[removedRange]) : 0
         leaves[leaf].content.removeSubrange(removedRange)
         Self.trimCapacity(&leaves[leaf].content)
         if !moveIntoNeighbouringTombstones(leaf, run: run, offset: offset, count: count) {
@@ -123,6 +122,9 @@ extension ReplicatingArrayStorage {
         leaves[leaf].breaks -= breaks
         adjustCounts(from: leaf, visible: -count, breaks: -breaks)
         report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
+        // Splitting a run may have taken the leaf past its run capacity; else it may have become small.
+        normalize(leaf)
+        mergeIfSmall(leaf)
     }
 
     /// The common removals at the edge of a run that a tombstone run of the same insertion
@@ -273,12 +275,6 @@ extension ReplicatingArrayStorage {
             scanRun += 1
             leaf = scanLeaf
             run = scanRun
-            extendable = false
-        }
-        if run == leaves[leaf].runs.count, leaves[leaf].breaks > 0, let next = self.leaf(after: leaf) {
-            // Right after a paragraph's final break: start the next paragraph's leaf instead.
-            leaf = next
-            run = 0
             extendable = false
         }
 

@@ -17,7 +17,7 @@ extension ReplicatingArrayStorage {
         let counter = UInt64(idIndex[Int(me)].count)
         let lamport = maxLamport + 1
         let anchor: ElementID?
-        var leaf: Int
+        let leaf: Int
         var newRun = Run(counter: counter, lamport: lamport, anchorCounter: 0, replica: me,
                          anchorReplica: Self.noReplica, length: UInt32(n), isDeleted: false)
         var contentIndex = 0
@@ -35,13 +35,6 @@ extension ReplicatingArrayStorage {
             let atRunEnd = offset + 1 == Int(r.length)
             if atRunEnd, r.replica == me, r.end == counter, r.lamport + UInt64(r.length) == lamport {
                 leaves[leaf].runs[run].length += UInt32(n)
-            } else if atRunEnd, run + 1 == leaves[leaf].runs.count, leaves[leaf].breaks > 0, let next = self.leaf(after: leaf) {
-                // Right after a paragraph's final break: the new text starts the next paragraph's leaf.
-                newRun.anchorReplica = r.replica
-                newRun.anchorCounter = r.counter + UInt64(offset)
-                leaf = next
-                leaves[leaf].runs.insert(newRun, at: 0)
-                contentIndex = 0
             } else {
                 if !atRunEnd { splitRun(leaf, run, at: offset + 1) }
                 newRun.anchorReplica = r.replica
@@ -49,7 +42,6 @@ extension ReplicatingArrayStorage {
                 leaves[leaf].runs.insert(newRun, at: run + 1)
             }
         }
-        let before = leaves[leaf].content.count
         // Through a buffer when there is one: no iterator, no reference to count.
         let breaks = newElements.withContiguousStorageIfAvailable { buffer in
             leaves[leaf].content.insert(contentsOf: buffer, at: contentIndex)
@@ -62,7 +54,7 @@ extension ReplicatingArrayStorage {
         adjustCounts(from: leaf, visible: n, breaks: breaks)
         idIndex[Int(me)].append(UInt32(leaf), count: n)
         maxLamport = lamport + UInt64(n) - 1
-        normalize(leaf, checkBreaks: breaks > 0 || contentIndex == before)
+        normalize(leaf)
         return (anchor, counter, lamport)
     }
 
