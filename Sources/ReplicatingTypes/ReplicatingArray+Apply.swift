@@ -108,7 +108,7 @@ extension ReplicatingArrayStorage {
         let removed = report == nil ? [] : Array(leaves[leaf].content[removedRange])
         let breaks = leaves[leaf].breaks > 0 ? countBreaks(in: leaves[leaf].content[removedRange]) : 0
         leaves[leaf].content.removeSubrange(removedRange)
-        Self.trimCapacity(&leaves[leaf].content)
+        leaves[leaf].content.trimCapacity()
         if !moveIntoNeighbouringTombstones(leaf, run: run, offset: offset, count: count) {
             var target = run
             if offset > 0 {

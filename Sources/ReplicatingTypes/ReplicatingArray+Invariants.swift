@@ -142,7 +142,7 @@ extension ReplicatingArray {
             stats.leaves += 1
             stats.runs += leaf.runs.count
             stats.runBytes += leaf.runs.capacity * runStride
-            stats.contentBytes += leaf.content.capacity * MemoryLayout<Element>.stride
+            stats.contentBytes += leaf.content.reservedBytes
             // The leaf record and the two array headers.
             stats.leafObjectBytes += MemoryLayout<ReplicatingArrayStorage<Element>.Leaf>.stride + 2 * 32
         }

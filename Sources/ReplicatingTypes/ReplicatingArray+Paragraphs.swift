@@ -37,7 +37,7 @@ extension ReplicatingArrayStorage {
     /// The index within `leaf`'s content of its break number `k` (0-based, below its `breaks`).
     private func indexOfBreak(_ k: Int, inLeaf leaf: Int) -> Int {
         guard let isBreak else { preconditionFailure("breaks counted without a break predicate") }
-        return leaves[leaf].content.withUnsafeBufferPointer { content in
+        return leaves[leaf].content.withUnsafeElements { content in
             var seen = 0
             for i in content.indices where isBreak(content[i]) {
                 if seen == k { return i }
@@ -63,7 +63,7 @@ extension ReplicatingArrayStorage {
         let breaks = leaves[leaf].breaks
         guard breaks > 0 else { return breaksBefore }
         // Count from the nearer end of the leaf.
-        return leaves[leaf].content.withUnsafeBufferPointer { content in
+        return leaves[leaf].content.withUnsafeElements { content in
             if i <= content.count / 2 {
                 return breaksBefore + countBreaks(in: UnsafeBufferPointer(rebasing: content[..<i]))
             }

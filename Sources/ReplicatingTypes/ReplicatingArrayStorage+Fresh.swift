@@ -39,7 +39,6 @@ extension ReplicatingArrayStorage {
             var leaf = number == Self.firstLeaf ? leaves[Self.firstLeaf] : Leaf(parent: 0)
             leaf.runs.reserveCapacity(1)
             leaf.runs.append(run)
-            leaf.content.reserveCapacity(end - start)
             leaf.content.append(contentsOf: UnsafeBufferPointer(rebasing: elements[start..<end]))
             leaf.breaks = breaks
             leaf.previous = previousLeaf

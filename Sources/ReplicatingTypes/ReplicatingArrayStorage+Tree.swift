@@ -105,10 +105,9 @@ extension ReplicatingArrayStorage {
         let contentStart = leaves[leaf].contentStart(ofRun: run)
         moved.runs.append(contentsOf: leaves[leaf].runs[run...])
         leaves[leaf].runs.removeSubrange(run...)
-        moved.content.append(contentsOf: leaves[leaf].content[contentStart...])
-        leaves[leaf].content.removeSubrange(contentStart...)
+        moved.content = leaves[leaf].content.removeSuffix(from: contentStart)
         Self.trimCapacity(&leaves[leaf].runs)
-        Self.trimCapacity(&leaves[leaf].content)
+        leaves[leaf].content.trimCapacity()
         moved.breaks = leaves[leaf].breaks > 0 ? countBreaks(in: moved.content) : 0
         leaves[leaf].breaks -= moved.breaks
         for r in moved.runs { idIndex[Int(r.replica)].assign(UInt32(right), to: Int(r.counter)..<Int(r.end)) }

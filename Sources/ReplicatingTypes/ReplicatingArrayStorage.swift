@@ -80,7 +80,7 @@ final class ReplicatingArrayStorage<Element> {
     /// number waiting to be reused) has no runs and no parent.
     struct Leaf {
         var runs: ContiguousArray<Run> = []
-        var content: ContiguousArray<Element> = []
+        var content = LeafContent<Element>()
         var breaks = 0
         /// The bottom branch holding this leaf.
         var parent: Int32
@@ -92,10 +92,23 @@ final class ReplicatingArrayStorage<Element> {
             self.parent = parent
         }
 
-        /// The index of the run holding visible element `index` of this leaf, and its offset.
+        /// The index of the run holding visible element `index` of this leaf, and its offset;
+        /// found from the nearer end of the leaf (typing at a leaf's end looks at one run).
         /// - Complexity: O(runs in the leaf)
         @inline(__always)
         func runHolding(visible index: Int) -> (run: Int, offset: Int, contentStart: Int) {
+            let total = content.count
+            if index < total, index > total / 2 {
+                var end = total
+                var r = runs.count - 1
+                while r > 0 {
+                    let start = end - runs[r].visibleLength
+                    if index >= start, start < end { return (r, index - start, start) }
+                    end = start
+                    r -= 1
+                }
+                return (0, index, 0)
+            }
             var remaining = index
             var contentStart = 0
             var r = 0
