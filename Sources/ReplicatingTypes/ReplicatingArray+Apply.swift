@@ -106,7 +106,14 @@ extension ReplicatingArrayStorage {
         let contentIndex = contentStart + offset
         let removedRange = contentIndex..<(contentIndex + count)
         let removed = report == nil ? [] : Array(leaves[leaf].content[removedRange])
-        let breaks = leaves[leaf].breaks > 0 ? countBreaks(in: leaves[leaf].content[removedRange]) : 0
+        let breaks: Int
+        if leaves[leaf].breaks == 0 {
+            breaks = 0
+        } else if count == 1, let isBreak {
+            breaks = isBreak(leaves[leaf].content[contentIndex]) ? 1 : 0
+        } else {
+            breaks = countBreaks(in: leaves[leaf].content[removedRange])
+        }
         leaves[leaf].content.removeSubrange(removedRange)
         leaves[leaf].content.trimCapacity()
         if !moveIntoNeighbouringTombstones(leaf, run: run, offset: offset, count: count) {
@@ -284,11 +291,11 @@ extension ReplicatingArrayStorage {
             if extendable, run > 0, leaves[leaf].runs[run - 1].replica == me, leaves[leaf].runs[run - 1].end == insertion.id.counter {
                 leaves[leaf].runs[run - 1].length += UInt32(count)
             } else {
-                leaves[leaf].runs.insert(Run(
+                insertRun(Run(
                     counter: insertion.id.counter, lamport: insertion.lamport,
                     anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
                     anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
-                    length: UInt32(count), isDeleted: false), at: run)
+                    length: UInt32(count), isDeleted: false), at: run, in: leaf)
             }
             let breaks = elements.withContiguousElements { buffer in
                 leaves[leaf].content.insert(contentsOf: buffer, at: contentIndex)
@@ -298,11 +305,11 @@ extension ReplicatingArrayStorage {
             adjustCounts(from: leaf, visible: count, breaks: breaks)
             if report != nil { at = start(of: leaf).visible + contentIndex }
         } else {
-            leaves[leaf].runs.insert(Run(
+            insertRun(Run(
                 counter: insertion.id.counter, lamport: insertion.lamport,
                 anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
                 anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
-                length: UInt32(count), isDeleted: true), at: run)
+                length: UInt32(count), isDeleted: true), at: run, in: leaf)
             coalesce(leaf, around: run)
         }
         idIndex[Int(me)].append(UInt32(leaf), count: count)

@@ -24,7 +24,7 @@ extension ReplicatingArrayStorage {
         if index == 0 {
             anchor = nil
             leaf = Self.firstLeaf
-            leaves[leaf].runs.insert(newRun, at: 0)
+            insertRun(newRun, at: 0, in: leaf)
         } else {
             let (l, i) = leafForEdit(holding: index - 1)
             leaf = l
@@ -39,7 +39,7 @@ extension ReplicatingArrayStorage {
                 if !atRunEnd { splitRun(leaf, run, at: offset + 1) }
                 newRun.anchorReplica = r.replica
                 newRun.anchorCounter = r.counter + UInt64(offset)
-                leaves[leaf].runs.insert(newRun, at: run + 1)
+                insertRun(newRun, at: run + 1, in: leaf)
             }
         }
         // Through a buffer when there is one: no iterator, no reference to count.
