@@ -164,6 +164,8 @@ struct QuireBench: ParsableCommand {
                         "removedCharacters": .integer(Int64(shape.removedCharacters)), "liveChars": .integer(Int64(r.liveCharacters)),
                         "seconds": .double(r.localSeconds), "floorGapBufferSeconds": .double(r.floorSeconds),
                         "ratioToFloor": .double(r.localSeconds / r.floorSeconds), "remoteToLocalRatio": .double(r.remoteSeconds / r.localSeconds),
+                        "catchUpSeconds": .double(r.catchUpSeconds), "catchUpToLocalRatio": .double(r.catchUpSeconds / r.localSeconds),
+                        "catchUpMatches": .bool(r.catchUpMatches),
                         "bytesPerLiveChar": .double(perChar), "compactedBytesPerLiveChar": .double(Double(r.compactedHeapBytes) / Double(live)),
                         "finalTextMatches": .bool(r.finalTextMatches), "remoteMatches": .bool(r.remoteMatches), "storage": .string(r.statistics),
                     ]))
@@ -172,6 +174,7 @@ struct QuireBench: ParsableCommand {
                       \(trace.name): \(shape.edits) edits, \(shape.paragraphs) paragraphs, mean line \(fmt(shape.meanLineLength)) chars, largest deletion \(shape.largestDeletion) (\(shape.removedCharacters) removed in all); final text \(r.finalTextMatches ? "matches" : "DIFFERS")
                         local replay   \(ms(r.localSeconds)), \(String(format: "%.0f", r.localSeconds / Double(shape.edits) * 1e9)) ns/edit (\(fmt(r.localSeconds / r.floorSeconds))x the gap-buffer floor of \(ms(r.floorSeconds)))
                         remote replay  \(ms(r.remoteSeconds)) (\(fmt(r.remoteSeconds / r.localSeconds))x local; \(r.remoteMatches ? "same state" : "STATE DIFFERS")); reporting changes \(fmt(r.remoteReportingSeconds / r.localSeconds))x
+                        catch-up       \(ms(r.catchUpSeconds)) (\(fmt(r.catchUpSeconds / r.localSeconds))x local; a peer that missed it all integrates the final state's \(r.catchUpOperations) operations; \(r.catchUpMatches ? "same state" : "STATE DIFFERS"))
                         memory         \(fmt(perChar)) bytes per live char (\(r.liveCharacters) chars; \(r.statistics)); tombstones dropped: \(fmt(Double(r.compactedHeapBytes) / Double(live)))
                     """)
                 }
