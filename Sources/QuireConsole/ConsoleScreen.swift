@@ -23,6 +23,10 @@ public enum ConsoleScreen {
     /// `daemonNote` says which daemon shares it (this process's, or one already running).
     public static func shared(_ project: SharedProject, daemonNote: String) -> [String] {
         var lines = ["Sharing \(quoted(project.name)) from \(project.root): \(count(project.files, "file")) shared."]
+        if let file = project.file {
+            lines = ["Sharing the file \(file) by itself: nothing else in its folder is shared.",
+                     "Its members and roles are its own: `quire invite --role read FILE` makes a reader's line, `quire members FILE` lists them."]
+        }
         if !project.leftOut.isEmpty {
             lines.append("Left out: \(count(project.leftOutCount, "file")).")
             for file in project.leftOut.prefix(shownLeftOut) {

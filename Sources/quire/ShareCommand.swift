@@ -5,22 +5,26 @@ import Logging
 import QuireConsole
 import QuireProject
 
-/// `quire share [DIR]`: shares a folder (`project/share`), prints the line the partner runs
-/// and then who joins and leaves, until Ctrl-C stops sharing (`project/stop`).
+/// `quire share [DIR|FILE]`: shares a folder, or one file by itself (`project/share`), prints the
+/// line the partner runs and then who joins and leaves, until Ctrl-C stops sharing (`project/stop`).
 struct ShareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share",
-        abstract: "Share a folder: prints the `quire join` line your partner runs, then who joins and leaves.",
+        abstract: "Share a folder or one file: prints the `quire join` line your partner runs, then who joins and leaves.",
         discussion: """
         Shares every text file under DIR (default: the project root of the current folder, the \
         nearest one holding .git or .quire-root), leaving out what .gitignore and .quireignore \
-        name and binary or oversized files. Runs the daemon here in the foreground, or asks the \
+        name and binary or oversized files. Given a FILE, shares that one text file by itself: \
+        a project of one file, with its own line, members and roles (`quire invite --role read \
+        FILE`, `quire members FILE`, `quire role`, `quire revoke`); nothing else in its folder is \
+        ever shared, and the partner gets a folder holding that file. From an editor, `:!quire \
+        share %` shares the file being edited. Runs the daemon here in the foreground, or asks the \
         quire already running for the data directory; editors you start afterwards reach it and \
         open the project's files as usual. Ctrl-C stops sharing.
         """
     )
 
-    @Argument(help: "The folder to share (default: the project root of the current folder).")
+    @Argument(help: "The folder to share, or one file to share by itself (default: the project root of the current folder).")
     var directory: String?
 
     @Option(name: .customLong("listen"), help: "Accept the partner on [host:]port (a port alone: every interface; port 0 picks one). Repeatable.")
@@ -49,7 +53,7 @@ struct ShareCommand: ParsableCommand {
         let root: String
         let listening: [String]
         do {
-            root = try Self.folderToShare(directory)
+            root = try Self.pathToShare(directory)
             listening = try listen.map(ConsoleArguments.listenAddress)
         } catch {
             FileHandle.standardError.write(Data("quire share: \(error)\n".utf8))
@@ -99,9 +103,10 @@ struct ShareCommand: ParsableCommand {
         }
     }
 
-    /// The folder `quire share` shares: `directory` made absolute and resolved, or the project
-    /// root of the current folder. Throws a message when it is not a folder one can share.
-    static func folderToShare(_ directory: String?) throws -> String {
+    /// What `quire share` shares: `directory` (a folder or a regular file) made absolute and
+    /// resolved, or the project root of the current folder. Throws a message when it is
+    /// neither a folder nor a file one can share.
+    static func pathToShare(_ directory: String?) throws -> String {
         let current = FileManager.default.currentDirectoryPath
         guard let directory else {
             guard let root = ProjectRoot.find(from: current) else {
@@ -117,8 +122,8 @@ struct ShareCommand: ParsableCommand {
         defer { free(resolved) }
         let path = String(cString: resolved)
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw ConsoleFailure("cannot share \(ConsoleScreen.clean(directory, limit: 200)): it is not a folder")
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR || info.st_mode & S_IFMT == S_IFREG else {
+            throw ConsoleFailure("cannot share \(ConsoleScreen.clean(directory, limit: 200)): it is not a folder or a regular file")
         }
         return path
     }

@@ -5,11 +5,12 @@ import ReplicatingTypes
 // Disk to documents: what changed in a project folder and is not open in an editor becomes
 // edits, creates, deletes and renames (`ProjectChanges`), sent to the project's links.
 extension ProjectService {
-    /// Scans `project`'s folder and takes in what changed since the daemon last wrote or read it.
+    /// Scans `project`'s folder (or its one file) and takes in what changed since the daemon
+    /// last wrote or read it.
     func scanDisk(_ project: SharedProject) {
         project.needsScan = false
         guard project.active else { return }
-        do { importScan(try ProjectScanner().scan(root: project.root), into: project) } catch {
+        do { importScan(try scanner(root: project.root, file: project.file), into: project) } catch {
             logger.warning("project \(project.key): the folder cannot be scanned: \(DisplayText.clean(error.description, limit: 300))")
         }
     }
