@@ -45,6 +45,15 @@ public enum ConsoleScreen {
         return lines
     }
 
+    /// The screen of `quire share --detach`: as `shared`, said of the quire already running,
+    /// which keeps sharing after the command returns.
+    public static func sharedDetached(_ project: SharedProject) -> [String] {
+        var lines = shared(project, daemonNote: "Shared by the quire already running for this data directory; it keeps sharing while it runs.")
+        lines.removeLast()
+        lines.append("Reopen the file in your editor (:e) to join it there; the share ends when that quire stops.")
+        return lines
+    }
+
     /// The last line of `quire share`.
     public static func stoppedSharing(_ name: String) -> String {
         "Sharing \(quoted(name)) stopped."

@@ -17,10 +17,12 @@ struct ShareCommand: ParsableCommand {
         name and binary or oversized files. Given a FILE, shares that one text file by itself: \
         a project of one file, with its own line, members and roles (`quire invite --role read \
         FILE`, `quire members FILE`, `quire role`, `quire revoke`); nothing else in its folder is \
-        ever shared, and the partner gets a folder holding that file. From an editor, `:!quire \
-        share %` shares the file being edited. Runs the daemon here in the foreground, or asks the \
-        quire already running for the data directory; editors you start afterwards reach it and \
-        open the project's files as usual. Ctrl-C stops sharing.
+        ever shared, and the partner gets a folder holding that file. Runs the daemon here in the \
+        foreground, or asks the quire already running for the data directory; editors you start \
+        afterwards reach it and open the project's files as usual. Ctrl-C stops sharing. With \
+        --detach, only asks the quire already running (your editor's), prints the line and \
+        returns, leaving it shared: `:!quire share --detach %` in Vim or Neovim shares the file \
+        being edited (then `:e` to join it in the buffer).
         """
     )
 
@@ -33,6 +35,9 @@ struct ShareCommand: ParsableCommand {
     @Option(help: "Also be reachable through the relay at host:port (`quire relay`), for partners who cannot reach this machine.")
     var relay: String?
 
+    @Flag(help: "Ask the quire already running for the data directory (an editor's) to share, print the line and return at once; it stays shared while that quire runs.")
+    var detach = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "warning"
 
@@ -40,6 +45,7 @@ struct ShareCommand: ParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel.debugDescription)") }
+        if detach && storage.ephemeral { throw ValidationError("--detach asks the quire already running; --ephemeral starts one of its own") }
         do {
             for spec in listen { _ = try ConsoleArguments.listenAddress(spec) }
             if let relay { _ = try ConsoleArguments.relayAddress(relay) }
@@ -58,6 +64,10 @@ struct ShareCommand: ParsableCommand {
         } catch {
             FileHandle.standardError.write(Data("quire share: \(error)\n".utf8))
             throw ExitCode(1)
+        }
+        if detach {
+            try Self.shareDetached(root: root, listen: listening, relay: try relay.map(ConsoleArguments.relayAddress), dataDirectory: storage.dataDir)
+            return
         }
         bootstrapLogging(logLevel)
         let session: ConsoleSession
@@ -100,6 +110,18 @@ struct ShareCommand: ParsableCommand {
             case .quiet:
                 continue   // asked for no deadline
             }
+        }
+    }
+
+    /// `--detach`: the quire running for `dataDirectory` shares `root`; the screen is printed and
+    /// the command returns, leaving it shared. Never starts a daemon (`RunningDaemon`).
+    static func shareDetached(root: String, listen: [String], relay: String?, dataDirectory: String?) throws {
+        var params: [String: JSONValue] = ["root": .string(root)]
+        if !listen.isEmpty { params["listen"] = .array(listen.map { .string($0) }) }
+        if let relay { params["relay"] = .string(relay) }
+        try RunningDaemon.run(dataDirectory: dataDirectory, clientName: "quire share") { daemon in
+            let project = try SharedProject(reply: daemon.request("project/share", .object(params)))
+            printLines(ConsoleScreen.sharedDetached(project))
         }
     }
 

@@ -6,7 +6,8 @@ import Testing
 /// A file shared by itself as a person does it, real processes on loopback
 /// (protocol/decisions/roles.md, *A file shared by itself*): `quire share FILE`, `quire invite
 /// --role read --once FILE`, `quire join LINE` (a folder named after the file, holding it alone),
-/// `quire members` (in the file's folder, or naming the file), `quire revoke`.
+/// `quire members` (in the file's folder, or naming the file), `quire revoke`, and `quire share
+/// --detach FILE` (what an editor's `:!quire share --detach %` runs).
 @Suite(.serialized) struct OneFileProcessTests {
     @Test func shareAFileInviteAReaderJoinListAndRevoke() throws {
         let root = DaemonProcess.temporaryDirectory("quire-onefile") + "/notes"
@@ -55,6 +56,19 @@ import Testing
         #expect(join.waitForExit(timeout: 30) == 1, "\(join.stdout) \(join.stderr)")
         #expect(join.stdout.contains("You are no longer in \"plan.md\""), "\(join.stdout)")
         #expect(FileManager.default.fileExists(atPath: here + "/plan.md/plan.md"))
+
+        // `quire share --detach FILE` (what `:!quire share --detach %` runs in an editor): the
+        // quire running shares it, the line is printed, the command returns, the file stays shared.
+        let other = DaemonProcess.temporaryDirectory("quire-onefile-todo") + "/todo.md"
+        FileManager.default.createFile(atPath: other, contents: Data("- todo\n".utf8))
+        let detached = try MemberProcessTests.run(["share", "--detach", other, "--data-dir", data], in: "/", environment: host)
+        #expect(detached.status == 0 && detached.stdout.contains("    quire join qj1-") && detached.stdout.contains("Sharing the file \(other) by itself"),
+                "\(detached.stdout) \(detached.stderr)")
+        let todoMembers = try MemberProcessTests.run(["members", other, "--data-dir", data], in: "/", environment: host)
+        #expect(todoMembers.status == 0 && todoMembers.stdout.contains(" ann ") && todoMembers.stdout.contains("todo.md"), "still shared: \(todoMembers.stdout) \(todoMembers.stderr)")
+        let (lonely, lonelySide) = ShareJoinProcessTests.side("onefile-none")
+        let noQuire = try MemberProcessTests.run(["share", "--detach", other, "--data-dir", lonely], in: "/", environment: lonelySide)
+        #expect(noQuire.status == 1 && noQuire.stderr.contains("no quire is running"), "\(noQuire.stderr)")
 
         share.send(signal: SIGINT)
         #expect(share.waitForExit() == 0, "\(share.stderr)")
