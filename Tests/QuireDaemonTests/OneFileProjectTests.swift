@@ -224,6 +224,9 @@ import Testing
         #expect(daemon.projects.project(containing: root + "/notes.md")?.key == key)
         #expect(daemon.projects.project(containing: root + "/secret.txt") == nil)
         let line = try JoinLine(parsing: try #require(ProjectFixture.share(daemon, root: root + "/notes.md")["result"]?["line"]?.stringValue))
+        // The data directory keeps every project's secret: no file of it is shared by itself.
+        let record = ProjectFixture.share(daemon, root: data + "/projects/\(key)/project.json")
+        #expect(record["error"]?["message"]?.stringValue?.contains("lies in this daemon's data directory") == true, "\(record)")
         #expect(line.singleFile && line.name == "notes.md")
 
         let (joiner, _) = ProjectFixture.daemon(26_000)
