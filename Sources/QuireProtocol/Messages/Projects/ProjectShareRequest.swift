@@ -3,11 +3,11 @@ import JSON
 /// `project/share` (editor -> daemon, request): shares a folder as a project
 /// (protocol/decisions/project-sharing.md), or one file by itself as a project of one file
 /// (protocol/decisions/roles.md, *A file shared by itself*). `root`: an absolute folder or
-/// regular file (default: the project root above the daemon's working folder); `listen`: where to accept the partner (`host:port`,
-/// at most 8, default all interfaces on a free port); `relay`: a relay (`host:port`) both sides
-/// dial instead of or besides the addresses. The reply says the project's key, name and root,
-/// the join line to hand the partner, the files shared, those left out with why, and the
-/// addresses the line holds.
+/// regular file (default: the project root above the daemon's working folder); `listen`: where
+/// to accept the partner (`host:port`, at most 8, default all interfaces on a free port);
+/// `relay`: a relay (`host:port`) both sides dial instead of or besides the addresses. The reply
+/// says the project's key, name and root, the join line to hand the partner, the files shared,
+/// those left out with why, the addresses the line holds, and the file shared by itself.
 public struct ProjectShareRequest: EditorRequest, Equatable {
     public static let method = "project/share"
     /// At most this many listening addresses.
