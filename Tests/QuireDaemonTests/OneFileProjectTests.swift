@@ -163,6 +163,55 @@ import Testing
         withExtendedLifetime(claimsWrite) {}
     }
 
+    /// The file deleted and made again on disk comes back as the same file of the tree (one
+    /// register, one document), so the tree never holds two files at its one path where one
+    /// would hide the other; the partner's copy goes and comes back with the new text.
+    @Test func theFileDeletedAndMadeAgainIsTheSameFile() throws {
+        let ann = try RosterNode(27_000, user: "ann"), bob = try RosterNode(28_000, user: "bob")
+        defer { for node in [ann, bob] { node.stop() } }
+        let root = try Self.folder("again")
+        let notes = root + "/notes.md"
+        let shared = try ann.share(notes)
+        let key = try #require(shared["key"]?.stringValue)
+        let copy = DaemonProcess.temporaryDirectory("onefile-again") + "/notes.md"
+        #expect(bob.request("project/join", ["line": try #require(shared["line"]), "directory": .string(copy)])["result"] != nil)
+        #expect(waitUntil(timeout: 30) { ProjectFixture.read(copy + "/notes.md") == "# notes\nfirst line\n" })
+        let file = try #require(ann.project(key) { $0?.view.paths.keys.first })
+        try FileManager.default.removeItem(atPath: notes)
+        #expect(waitUntil(timeout: 30) { !FileManager.default.fileExists(atPath: copy + "/notes.md") }, "the delete reached bob")
+        try ProjectFixture.write(Array("# notes\nwritten anew\n".utf8), to: notes)
+        #expect(waitUntil(timeout: 30) { ProjectFixture.read(copy + "/notes.md") == "# notes\nwritten anew\n" })
+        for node in [ann, bob] {
+            #expect(node.project(key) { $0?.tree.fileCount } == 1, "\(node.user): one file in the tree")
+            #expect(node.project(key) { $0?.view.paths.keys.first } == file, "\(node.user): the same file came back")
+        }
+        // bob deletes and makes it again on his side: the same, the other way.
+        try FileManager.default.removeItem(atPath: copy + "/notes.md")
+        #expect(waitUntil(timeout: 30) { !FileManager.default.fileExists(atPath: notes) })
+        try ProjectFixture.write(Array("bob's now\n".utf8), to: copy + "/notes.md")
+        #expect(waitUntil(timeout: 30) { ProjectFixture.read(notes) == "bob's now\n" })
+        #expect(ann.project(key) { $0?.tree.fileCount } == 1 && bob.project(key) { $0?.view.paths.keys.first } == file)
+    }
+
+    /// A joiner makes the file appear only once its host's tree came: a file put (or opened) in
+    /// the joined folder before would be a second file claiming the one path.
+    @Test func aJoinerMakesNoFileBeforeTheHostsTree() throws {
+        let (host, _) = ProjectFixture.daemon(29_000)
+        let root = try Self.folder("early")
+        let line = try #require(ProjectFixture.share(host, root: root + "/notes.md")["result"]?["line"])
+        let (joiner, _) = ProjectFixture.daemon(30_000)
+        let editor = TestEditor(daemon: joiner)
+        editor.initialize()
+        let directory = DaemonProcess.temporaryDirectory("onefile-early") + "/notes.md"
+        let key = try #require(editor.request("project/join", ["line": line, "directory": .string(directory)])["result"]?["key"]?.stringValue)
+        try ProjectFixture.write(Array("typed too early\n".utf8), to: directory + "/notes.md")
+        let project = try #require(joiner.projects.project(key: key))
+        joiner.projects.scanDisk(project)
+        #expect(project.tree.fileCount == 0, "the scan made no file")
+        let opened = editor.request("document/open", ["file": .string(directory + "/notes.md"), "ifShared": true, "text": "typed too early\n"])
+        #expect(opened["result"]?["shared"] == false && project.tree.fileCount == 0, "\(opened)")
+    }
+
     /// One file, one document: a file in a shared folder is not shared again by itself, a folder
     /// holding a file shared by itself is not shared, and neither is a file of a joined folder.
     @Test func overlappingSharesAreRefusedNamingTheOtherProject() throws {

@@ -60,4 +60,49 @@ extension ProjectService {
         if let file { return try ProjectScanner().scan(root: root, file: file) }
         return try ProjectScanner().scan(root: root)
     }
+
+    // MARK: One file, one identity
+
+    /// Whether this daemon may make the one file of `project` appear (a scan that finds it, an
+    /// editor that opens it): always for a folder project or a host; a joiner only once its
+    /// host's tree came (or was kept), so a file made before would not claim the path beside the
+    /// host's and hide it.
+    func mayMakeTheFile(of project: SharedProject) -> Bool {
+        project.file == nil || project.role == .host || project.treeHeard || project.tree.fileCount > 0
+    }
+
+    /// The deleted file a project of one file brings back instead of making another (the newest
+    /// deleted; nil for a folder project or a tree with none): the tree then never holds two
+    /// files at its one path, where one would hide the other, and both sides re-creating the
+    /// file at once bring back the same file (one register, one document).
+    func fileToRevive(in project: SharedProject) -> FileID? {
+        guard project.file != nil else { return nil }
+        return project.tree.operations.filter { $0.path == nil }.max { $0.timestamp < $1.timestamp }?.file
+    }
+
+    /// Brings `file` back at `path` with the text `text` on disk (nil: nothing there yet): its
+    /// document (when here) takes the disk's text as a change from outside, so what it held
+    /// before merges as any edit would. Nil when the tree refuses (logged).
+    func revive(_ file: FileID, at path: ProjectPath, text: String?, in project: SharedProject) -> ProjectTree.Operation? {
+        let operation: ProjectTree.Operation
+        do { operation = try project.tree.move(file, to: path) } catch {
+            logger.warning("project \(project.key): \(DisplayText.clean(path.string)) cannot come back: \(error)")
+            return nil
+        }
+        guard let text else { return operation }
+        let absolute = project.absolute(path)
+        if let document = parts.documents.document(project.uri(of: file)) {
+            do {
+                if document.file?.path != absolute {
+                    try parts.files.bind(document, toFile: absolute, content: Array(document.text.string.utf8), writtenByEditor: true)
+                }
+                try parts.files.mergeOutsideChanges(of: document, content: Array(text.utf8))
+            } catch {
+                logger.warning("project \(project.key): the text of \(DisplayText.clean(path.string)) is not taken in: \(error.message)")
+            }
+        }
+        record(file, at: path, text: text, in: project)
+        logger.info("project \(project.key): \(DisplayText.clean(path.string)) is back as file \(file)")
+        return operation
+    }
 }

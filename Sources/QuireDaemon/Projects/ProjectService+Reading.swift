@@ -78,7 +78,7 @@ extension ProjectService {
 
     /// Takes note that `file` is at `path` on disk with `text`, as the daemon read it, and binds
     /// its document there.
-    private func record(_ file: FileID, at path: ProjectPath, text: String, in project: SharedProject) {
+    func record(_ file: FileID, at path: ProjectPath, text: String, in project: SharedProject) {
         project.setKnown(file, ProjectWriter.Wanted(path: path, text: text))
         project.stamps[file] = SharedProject.Stamp.of(project.absolute(path))
         project.watcher?.watch(folders: Set(path.ancestors))
@@ -116,7 +116,11 @@ extension ProjectService {
     private func readCreates(_ creates: [ProjectPath: String], into project: SharedProject) -> [ProjectTree.Operation] {
         var operations: [ProjectTree.Operation] = []
         for (path, text) in creates.sorted(by: { $0.key < $1.key }) {
-            guard project.tree.isFree(path) else { continue }
+            guard project.tree.isFree(path), mayMakeTheFile(of: project) else { continue }
+            if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
+                if let operation = revive(previous, at: path, text: text, in: project) { operations.append(operation) }
+                continue
+            }
             let operation: ProjectTree.Operation
             do { operation = try project.tree.create(at: path) } catch {
                 logger.warning("project \(project.key): \(DisplayText.clean(path.string)) is not added: \(error)")
