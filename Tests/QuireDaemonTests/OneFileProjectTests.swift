@@ -5,6 +5,7 @@ import Logging
 import QuireProject
 import QuireProtocol
 import QuireTestSupport
+import ReplicatingTypes
 import Testing
 
 /// A file shared by itself is a project of one file (protocol/decisions/roles.md, *A file shared
@@ -210,6 +211,26 @@ import Testing
         #expect(project.tree.fileCount == 0, "the scan made no file")
         let opened = editor.request("document/open", ["file": .string(directory + "/notes.md"), "ifShared": true, "text": "typed too early\n"])
         #expect(opened["result"]?["shared"] == false && project.tree.fileCount == 0, "\(opened)")
+    }
+
+    /// A peer's tree operation naming another path of the folder (a modified daemon; ours never
+    /// sends one) reaches no disk and no editor: the project shows its one file only.
+    @Test func aPeersFileAtAnotherPathReachesNoDiskAndNoEditor() throws {
+        let (daemon, _) = ProjectFixture.daemon(31_000)
+        let root = try Self.folder("planted")
+        let key = try #require(ProjectFixture.share(daemon, root: root + "/notes.md")["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        let planted = ProjectTree.Operation(file: FileID(replica: ReplicaID(77), serial: 1), path: try ProjectPath("run.sh"),
+                                            timestamp: LamportTimestamp(counter: 50, replica: ReplicaID(77)))
+        try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode([planted]), from: link)
+        _ = try daemon.registry.openDocument(project.uri(of: planted.file)) { ReplicatingText("echo planted\n", replica: ReplicaID(77)) }
+        #expect(project.tree.fileCount == 2, "the tree holds what came (the register is replicated state)")
+        #expect(project.view.paths.values.map(\.string) == ["notes.md"], "but the project shows its one file")
+        daemon.projects.syncDisk()
+        #expect(!FileManager.default.fileExists(atPath: root + "/run.sh"), "nothing written beside the file")
+        #expect(daemon.projects.documentName(ofFile: root + "/run.sh") == nil)
+        #expect(ProjectFixture.read(root + "/notes.md") == "# notes\nfirst line\n" && ProjectFixture.read(root + "/secret.txt") == "not shared\n")
     }
 
     /// One file, one document: a file in a shared folder is not shared again by itself, a folder
