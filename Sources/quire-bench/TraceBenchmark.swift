@@ -13,11 +13,6 @@ struct TraceBenchmark {
         var localFreshBufferSeconds = 0.0
         var remoteSeconds = 0.0
         var remoteReportingSeconds = 0.0
-        /// A peer that missed the whole history catching up: it integrates what a catch-up
-        /// sends (`operations()` of the final state: its runs and its removals).
-        var catchUpSeconds = 0.0
-        var catchUpOperations = 0
-        var catchUpMatches = false
         var mergeSeconds = 0.0
         var finalTextMatches = false
         var remoteMatches = false
@@ -152,16 +147,6 @@ struct TraceBenchmark {
             remoteReplayed.append(remote)
         }
         result.remoteMatches = remoteReplayed.allSatisfy { $0 == final } && changeCount >= patches.count / 2
-        remoteReplayed.removeAll()
-
-        let catchUp = final.operations()
-        result.catchUpOperations = catchUp.count
-        result.catchUpSeconds = Measure.median(repetitions) {
-            var peer = Self.makeArray(6)
-            Self.integrate(catchUp, into: &peer)
-            remoteReplayed.append(peer)
-        }
-        result.catchUpMatches = remoteReplayed.allSatisfy { $0 == final }
         remoteReplayed.removeAll()
 
         // Two replicas that each made half of the edits concurrently: both replay the first half

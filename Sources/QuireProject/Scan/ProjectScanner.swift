@@ -138,6 +138,35 @@ public struct ProjectScanner: Sendable {
         return walk.result
     }
 
+    /// Scans the one file `file` of the folder at `root`, as a project of one file sees it
+    /// (`quire share FILE`): nothing else in the folder is looked at, no ignore file is read (the
+    /// file was named on purpose), and the file is classified by the same rules as in a folder
+    /// scan (a link, a special file, binary, too large are left out with the reason). A file
+    /// that is not there gives an empty result.
+    /// - Complexity: O(1) system calls, reading at most `limits.sniffBytes` of the file.
+    public func scan(root: String, file: ProjectPath) throws(Failure) -> Result {
+        guard file.components.count == 1 else { throw .rootUnreadable("\(ProjectPath.shown(file.string)) is not a name in the folder") }
+        let rootFD: Int32
+        switch Descriptors.openRoot(root) {
+        case .success(let fd): rootFD = fd
+        case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
+        }
+        defer { close(rootFD) }
+        var walk = Walk(limits: limits)
+        guard let info = Descriptors.linkStatus(file.string, in: rootFD) else {
+            if errno != ENOENT { walk.result.leftOut.append(LeftOut(path: file.string, reason: .unreadable(Descriptors.describe(errno)))) }
+            return walk.result
+        }
+        if Descriptors.isLink(info) {
+            walk.result.leftOut.append(LeftOut(path: file.string, reason: .symbolicLink))
+        } else if !Descriptors.isRegular(info) {
+            walk.result.leftOut.append(LeftOut(path: file.string, reason: .notRegularFile))
+        } else {
+            try walk.visitFile(file.string, in: rootFD, path: file)
+        }
+        return walk.result
+    }
+
     /// One scan's progress.
     private struct Walk {
         let limits: Limits
