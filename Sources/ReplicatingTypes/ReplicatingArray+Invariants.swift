@@ -79,6 +79,12 @@ extension ReplicatingArrayStorage {
             leaf = self.leaf(after: expected)
         }
         precondition(leaf == nil, "leaf list longer than tree")
+        // The run hint, when set, names a visible run of a leaf in the tree and where it starts.
+        if hintLeaf != Self.none {
+            let hinted = leaves[Int(hintLeaf)]
+            precondition(hinted.parent != Self.none && hintRun < hinted.runs.count && !hinted.runs[hintRun].isDeleted
+                         && hinted.contentStart(ofRun: hintRun) == hintStart, "stale run hint")
+        }
 
         // 2. Every counter once (stored, or compacted away), indexed to its leaf. 3. Anchors
         // earlier (or compacted away), with smaller Lamport.

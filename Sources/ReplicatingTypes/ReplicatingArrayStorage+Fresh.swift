@@ -23,6 +23,7 @@ extension ReplicatingArrayStorage {
     /// - Complexity: O(n), one pass to count the breaks and one to copy.
     func fillFresh(_ elements: UnsafeBufferPointer<Element>, replica: ReplicaID) -> (counter: UInt64, lamport: UInt64) {
         precondition(isFreshlyEmpty && !elements.isEmpty, "fillFresh needs an empty storage and elements")
+        forgetRunHint()
         let me = intern(replica)
         let counter = UInt64(idIndex[Int(me)].count)
         let lamport = maxLamport + 1

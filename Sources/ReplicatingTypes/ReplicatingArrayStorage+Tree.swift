@@ -16,6 +16,7 @@ extension ReplicatingArrayStorage {
     /// Inserts `run` at `index` of `leaf`'s runs (see `reserveRuns`).
     @inline(__always)
     func insertRun(_ run: Run, at index: Int, in leaf: Int) {
+        forgetRunHint()
         reserveRuns(1, in: leaf)
         leaves[leaf].runs.insert(run, at: index)
     }
@@ -23,6 +24,7 @@ extension ReplicatingArrayStorage {
     /// Splits run `run` of `leaf` so that a new run starts at `offset` (0 < offset < length).
     @inline(__always)
     func splitRun(_ leaf: Int, _ run: Int, at offset: Int) {
+        forgetRunHint()
         let old = leaves[leaf].runs[run]
         var right = old
         right.counter = old.counter + UInt64(offset)
@@ -44,6 +46,7 @@ extension ReplicatingArrayStorage {
 
     /// Joins run `run` with its neighbours in the same leaf where they continue each other.
     func coalesce(_ leaf: Int, around run: Int) {
+        forgetRunHint()
         var r = run
         if r + 1 < leaves[leaf].runs.count, Self.continues(leaves[leaf].runs[r], leaves[leaf].runs[r + 1]) {
             leaves[leaf].runs[r].length += leaves[leaf].runs[r + 1].length
@@ -117,6 +120,7 @@ extension ReplicatingArrayStorage {
     /// Moves runs `run...` of `leaf` into a new leaf placed right after it; returns the new leaf.
     @discardableResult
     func split(_ leaf: Int, at run: Int) -> Int {
+        forgetRunHint()
         let right = allocateLeaf(Leaf(parent: leaves[leaf].parent))
         var moved = Leaf(parent: leaves[leaf].parent)
         let contentStart = leaves[leaf].contentStart(ofRun: run)
@@ -169,6 +173,7 @@ extension ReplicatingArrayStorage {
     private func merge(_ right: Int, into left: Int) {
         settleCounts()
         cursorLeaf = Self.none
+        forgetRunHint()
         let moved = leaves[right]
         if moved.parent != leaves[left].parent {
             addToAncestors(of: right, visible: -moved.content.count, breaks: -moved.breaks)

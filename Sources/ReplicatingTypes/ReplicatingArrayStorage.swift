@@ -175,6 +175,13 @@ final class ReplicatingArrayStorage<Element> {
     /// start valid).
     var cursorLeaf: Int32 = ReplicatingArrayStorage.none
     var cursorStart = 0
+    /// The run of the last local insertion: its leaf (or `none`), its index there and the index
+    /// of its first visible element in the leaf. Any other change to any leaf's runs or counts
+    /// forgets it (`forgetRunHint`), so while set it is exact; typing finds its run through it
+    /// without a scan of the leaf's runs.
+    var hintLeaf: Int32 = ReplicatingArrayStorage.none
+    var hintRun = 0
+    var hintStart = 0
     /// The last leaf whose visible counts changed, the change not yet added to the branches
     /// above it, and those branches from the bottom up (see `adjustCounts`). Readers of branch
     /// counts add it where they pass one of them (`deferredChange(ofBranch:level:)`).
@@ -343,6 +350,19 @@ final class ReplicatingArrayStorage<Element> {
         return (leaf, i)
     }
 
+    @inline(__always)
+    func forgetRunHint() { hintLeaf = Self.none }
+
+    /// `leaves[leaf].runHolding(visible: index)`, through the run hint when it holds `index`.
+    @inline(__always)
+    func runHolding(visible index: Int, inLeaf leaf: Int) -> (run: Int, offset: Int, contentStart: Int) {
+        if hintLeaf == Int32(leaf), index >= hintStart, hintRun < leaves[leaf].runs.count,
+           index - hintStart < leaves[leaf].runs[hintRun].visibleLength {
+            return (hintRun, index - hintStart, hintStart)
+        }
+        return leaves[leaf].runHolding(visible: index)
+    }
+
     /// The leaf holding paragraph break number `index` (0-based), the break's number among the
     /// leaf's breaks, and the visible elements before the leaf.
     /// - Complexity: O(log n)
@@ -400,6 +420,7 @@ final class ReplicatingArrayStorage<Element> {
     /// reader adds them (`count`, `deferredChange`). Typing in one leaf thus writes no branch.
     @inline(__always)
     func adjustCounts(from leaf: Int, visible: Int, breaks: Int) {
+        forgetRunHint()
         if Int32(leaf) != cursorLeaf { cursorLeaf = Self.none }
         if Int32(leaf) != deferredLeaf { deferCounts(of: leaf) }
         deferredVisible &+= visible
