@@ -131,10 +131,15 @@ final class ReplicatingArrayStorage<Element> {
             return nil
         }
 
-        /// Number of visible elements in runs before `run`.
+        /// Number of visible elements in runs before `run`, counted from the nearer end of the
+        /// leaf. - Complexity: O(runs in the leaf)
         @inline(__always)
         func contentStart(ofRun run: Int) -> Int {
             var total = 0
+            if run > runs.count / 2 {
+                for r in run..<runs.count { total += runs[r].visibleLength }
+                return content.count - total
+            }
             for r in 0..<run { total += runs[r].visibleLength }
             return total
         }
