@@ -106,3 +106,16 @@ extension ProjectService {
         return operation
     }
 }
+
+extension SharedProject {
+    /// Whether a peer's tree operation may be applied: any for a folder project; for a project
+    /// of one file, only one that puts a file at that file's path or deletes one. No honest
+    /// daemon sends another (its scan, its editors and its revivals name that path only). Taken,
+    /// a move would take the file off every disk, and a claim under the file's name would make
+    /// that name a folder of the tree: the file would show nowhere, leave every disk and never
+    /// come back, with nothing any member sees to undo it.
+    func takes(_ operation: ProjectTree.Operation) -> Bool {
+        guard let file, let path = operation.path else { return true }
+        return path == file
+    }
+}

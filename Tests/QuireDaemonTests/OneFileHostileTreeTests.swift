@@ -1,0 +1,66 @@
+import Foundation
+@testable import QuireDaemon
+import QuireProject
+import QuireProtocol
+import QuireTestSupport
+import ReplicatingTypes
+import Testing
+
+/// A peer of a project of one file that turns hostile (a modified daemon: ours never sends
+/// these) and sends tree operations naming another path of the folder: under the one file (as
+/// if it were a folder), or moving the one file away. No such operation is taken, so the file
+/// stays on disk with its text, stays shared, and can always be made again.
+@Suite(.serialized) struct OneFileHostileTreeTests {
+    /// A daemon sharing `notes.md` of a fresh folder by itself, and a link of its project.
+    static func shared(_ label: String, base: UInt64) throws -> (Daemon, String, String, SharedProject, RecordingLink) {
+        let (daemon, _) = ProjectFixture.daemon(base)
+        let root = try OneFileProjectTests.folder(label)
+        let key = try #require(ProjectFixture.share(daemon, root: root + "/notes.md")["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        return (daemon, root, key, project, link)
+    }
+
+    /// A file claimed under the one file's name (`notes.md/evil`) would make that name a folder
+    /// of the tree: the one file would show nowhere, be removed from disk, and never come back
+    /// (its path no longer free), with nothing any member sees to undo it.
+    @Test func aFileClaimedUnderTheOneFileIsNotTaken() throws {
+        let (daemon, root, key, project, link) = try Self.shared("hostile-under", base: 41_000)
+        let file = try #require(project.view.files[try ProjectPath("notes.md")])
+        let other = try ProjectFixture.link(to: daemon, key: key)
+        other.frames = []
+        let planted = ProjectTree.Operation(file: FileID(replica: ReplicaID(77), serial: 1), path: try ProjectPath("notes.md/evil"),
+                                            timestamp: LamportTimestamp(counter: 50, replica: ReplicaID(77)))
+        try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode([planted]), from: link)
+        #expect(try !project.tree.knows(planted.file) && project.view.files[ProjectPath("notes.md")] == file, "\(project.tree.operations)")
+        #expect(try other.takeOperations().isEmpty, "nothing relayed to the other members")
+        daemon.projects.syncDisk()
+        #expect(ProjectFixture.read(root + "/notes.md") == "# notes\nfirst line\n", "the file stays on disk")
+        // Deleted and made again, it comes back as ever.
+        try FileManager.default.removeItem(atPath: root + "/notes.md")
+        daemon.projects.scanDisk(project)
+        try ProjectFixture.write(Array("again\n".utf8), to: root + "/notes.md")
+        daemon.projects.scanDisk(project)
+        #expect(try project.view.files[ProjectPath("notes.md")] == file)
+        #expect(link.state != .closed, "a refused operation does not cut the link")
+    }
+
+    /// The one file moved to another path (a neighbour's name, or one beside it) is not taken:
+    /// nothing is written there, and the file stays where it is, with its text.
+    @Test func theOneFileMovedAwayIsNotTaken() throws {
+        let (daemon, root, key, project, link) = try Self.shared("hostile-move", base: 42_000)
+        let file = try #require(project.view.files[try ProjectPath("notes.md")])
+        for (counter, target) in [(50, "run.sh"), (51, "secret.txt"), (52, "sub/other.md")] as [(UInt64, String)] {
+            let moved = ProjectTree.Operation(file: file, path: try ProjectPath(target), timestamp: LamportTimestamp(counter: counter, replica: ReplicaID(77)))
+            try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode([moved]), from: link)
+            #expect(project.tree.claimedPath(of: file)?.string == "notes.md", "\(target): \(project.tree.operations)")
+        }
+        daemon.projects.syncDisk()
+        #expect(ProjectFixture.read(root + "/notes.md") == "# notes\nfirst line\n" && !FileManager.default.fileExists(atPath: root + "/run.sh"))
+        #expect(ProjectFixture.read(root + "/secret.txt") == "not shared\n" && ProjectFixture.read(root + "/sub/other.md") == "not shared either\n")
+        // A delete of the one file is a writer's to make, and is taken.
+        let deleted = ProjectTree.Operation(file: file, path: nil, timestamp: LamportTimestamp(counter: 60, replica: ReplicaID(77)))
+        try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode([deleted]), from: link)
+        #expect(project.view.files.isEmpty)
+    }
+}
