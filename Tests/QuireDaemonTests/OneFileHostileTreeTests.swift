@@ -63,4 +63,34 @@ import Testing
         try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode([deleted]), from: link)
         #expect(project.view.files.isEmpty)
     }
+
+    /// A path that is not UTF-8 cannot be a `String` without U+FFFD standing for its odd bytes,
+    /// and that names another file: the one whose name holds U+FFFD (a decoy anyone who may
+    /// write in the folder, `/tmp` say, can make). A share whose path resolves to such a name
+    /// (here through a link) is refused; the decoy is not shared.
+    @Test func aPathThatIsNotUTF8IsRefusedNotTakenForAnother() throws {
+        let (daemon, _) = ProjectFixture.daemon(44_000)
+        let root = try ProjectFixture.folder(["caf\u{FFFD}.txt": Array("the decoy\n".utf8)], name: "not-utf8")
+        let odd: [UInt8] = Array((root + "/caf").utf8) + [0xE9] + Array(".txt".utf8) + [0]
+        let made = odd.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        }
+        #expect(made >= 0)
+        close(made)
+        let target: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8) + [0]
+        let linked = target.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { symlink($0.baseAddress!, root + "/link.txt") }
+        }
+        #expect(linked == 0)
+        for path in [root + "/link.txt", root] {
+            let reply = ProjectFixture.share(daemon, root: path)
+            if path == root {
+                // The folder itself is UTF-8: shared, with the odd name left out, not the decoy twice.
+                #expect(reply["result"]?["files"] == 1, "\(reply)")
+                continue
+            }
+            #expect(reply["error"]?["code"] == -32602 && reply["error"]?["message"]?.stringValue?.contains("not UTF-8") == true, "\(reply)")
+        }
+        #expect(daemon.projects.projects.values.allSatisfy { $0.file == nil }, "no project of the decoy")
+    }
 }

@@ -73,4 +73,33 @@ import Testing
         share.send(signal: SIGINT)
         #expect(share.waitForExit() == 0, "\(share.stderr)")
     }
+
+    /// `quire share` given a file name that is not UTF-8 (the shell passes its bytes): Swift reads
+    /// each argument with U+FFFD for such bytes, which names another file (a decoy anyone may
+    /// make in `/tmp`). The command refuses, naming the argument, and shares nothing.
+    @Test func aFileNameThatIsNotUTF8IsRefusedNotTakenForAnother() throws {
+        let folder = DaemonProcess.temporaryDirectory("quire-onefile-odd")
+        FileManager.default.createFile(atPath: folder + "/caf\u{FFFD}.txt", contents: Data("the decoy\n".utf8))
+        let (data, side) = ShareJoinProcessTests.side("onefile-odd")
+        for extra in [["--detach"], ["--listen", "127.0.0.1:0"]] {
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            shell.arguments = ["-c", #"exec "$0" share "$(printf 'caf\351.txt')" "$@""#, DaemonProcess.binary.path, "--data-dir", data] + extra
+            shell.environment = ProcessInfo.processInfo.environment.merging(side) { _, new in new }
+            shell.currentDirectoryURL = URL(fileURLWithPath: folder)
+            let out = Pipe(), err = Pipe()
+            shell.standardOutput = out
+            shell.standardError = err
+            try shell.run()
+            // A refusal returns at once; sharing the decoy would keep running (foreground) or say
+            // no quire is running (--detach).
+            #expect(waitUntil(timeout: 30) { !shell.isRunning }, "\(extra): still running, sharing something")
+            if shell.isRunning { shell.interrupt() }
+            shell.waitUntilExit()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(shell.terminationStatus == 1 && stderr.contains("is not UTF-8"), "\(extra): \(stderr)")
+            #expect(!stdout.contains("Sharing"), "\(extra): \(stdout)")
+        }
+    }
 }

@@ -17,8 +17,12 @@ extension ProjectService {
         guard let resolved = realpath(requested, nil) else {
             throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) does not exist")
         }
-        let target = String(cString: resolved)
+        // A path that is not UTF-8 would read with U+FFFD for its odd bytes: another file's name.
+        let resolvedText = String(validatingCString: resolved)
         free(resolved)
+        guard let target = resolvedText else {
+            throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) leads to a path that is not UTF-8 text; Quire names files by UTF-8 paths: rename it to share it")
+        }
         var info = stat()
         guard stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFDIR || info.st_mode & S_IFMT == S_IFREG else {
             throw .invalidParams("params.root: \(DisplayText.clean(target, limit: 200)) is not a folder or a regular file")
