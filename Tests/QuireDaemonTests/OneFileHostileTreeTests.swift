@@ -93,4 +93,29 @@ import Testing
         }
         #expect(daemon.projects.projects.values.allSatisfy { $0.file == nil }, "no project of the decoy")
     }
+
+    /// Two projects of one file, each named `notes.md` (two strangers' lines), joined into one
+    /// folder before the first one's file came (the folder still empty): both would keep
+    /// `notes.md` there, one file with two documents, each project's text reaching the other's
+    /// members. The second join is refused, naming the first, as a folder project's would be.
+    @Test func aSecondProjectIsNotJoinedIntoTheFolderOfAnother() throws {
+        let (daemon, _) = ProjectFixture.daemon(45_000)
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let directory = DaemonProcess.temporaryDirectory("onefile-twice") + "/notes.md"
+        func line(_ byte: UInt8, singleFile: Bool = true) throws -> String {
+            try JoinLine(name: "notes.md", addresses: [try PeerAddress("127.0.0.1:9")], secret: Array(repeating: byte, count: 32),
+                         fingerprint: Array(repeating: byte, count: 16), singleFile: singleFile).encoded
+        }
+        let first = editor.request("project/join", ["line": .string(try line(1)), "directory": .string(directory)])
+        let key = try #require(first["result"]?["key"]?.stringValue, "\(first)")
+        #expect(OneFileProjectTests.files(in: directory).isEmpty, "nothing came yet")
+        for (byte, singleFile) in [(2, true), (3, false)] as [(UInt8, Bool)] {
+            let second = editor.request("project/join", ["line": .string(try line(byte, singleFile: singleFile)), "directory": .string(directory)])
+            #expect(second["error"]?["code"] == -32602 && second["error"]?["message"]?.stringValue?.contains("the project notes.md") == true, "\(second)")
+        }
+        #expect(daemon.projects.projects.count == 1 && daemon.projects.project(key: key)?.root == directory)
+        // Joining the same line again into its own folder still gives the same project.
+        #expect(editor.request("project/join", ["line": .string(try line(1)), "directory": .string(directory)])["result"]?["key"] == .string(key))
+    }
 }

@@ -215,8 +215,16 @@ extension ProjectService {
         let base = String(cString: resolved)
         free(resolved)
         let directory = rest.isEmpty ? base : (base == "/" ? "" : base) + "/" + rest.joined(separator: "/")
+        func lies(in other: SharedProject) -> ResponseError {
+            .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
+        }
         if let other = project(containing: directory + "/x"), other.root != previous?.root || other.root != directory {
-            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
+            throw lies(in: other)
+        }
+        // A project of one file holds one name of its folder, yet the folder is its own: another
+        // project joined there (its file not come yet, the folder still empty) could hold the same name.
+        if let other = projects.values.first(where: { $0.active && $0.root == directory && $0.key != previous?.key }) {
+            throw lies(in: other)
         }
         if rest.isEmpty {
             guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
