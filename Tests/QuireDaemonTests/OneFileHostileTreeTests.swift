@@ -118,4 +118,39 @@ import Testing
         // Joining the same line again into its own folder still gives the same project.
         #expect(editor.request("project/join", ["line": .string(try line(1)), "directory": .string(directory)])["result"]?["key"] == .string(key))
     }
+
+    /// Another user on the machine, where a file shared by itself lies in a folder anyone may
+    /// write in (`/tmp`): once the owner's file is deleted (by the owner, a writer's delete, an
+    /// editor's save), that user may make the file again; what they put is not taken (it would
+    /// reach every member as the owner's change), and such a file is not shared to begin with.
+    /// In the owner's own folder, a file of another user's may still be shared. (Needs root to
+    /// give a file away.)
+    @Test(.enabled(if: geteuid() == 0)) func anotherUsersFileInAFolderAnyoneWritesIsNotTaken() throws {
+        let (daemon, _) = ProjectFixture.daemon(47_000)
+        let root = try OneFileProjectTests.folder("anyone-writes")
+        #expect(chmod(root, 0o1777) == 0)
+        let key = try #require(ProjectFixture.share(daemon, root: root + "/notes.md")["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let uri = try #require(project.view.files.values.first.map(project.uri(of:)))
+        try FileManager.default.removeItem(atPath: root + "/notes.md")
+        daemon.projects.scanDisk(project)
+        #expect(project.view.files.isEmpty)
+        try ProjectFixture.write(Array("planted by another user\n".utf8), to: root + "/notes.md")
+        #expect(chown(root + "/notes.md", 65534, 65534) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(project.view.files.isEmpty, "another user's file is not taken")
+        #expect(daemon.projects.documentName(ofFile: root + "/notes.md") == nil, "nor named to an editor")
+        #expect(daemon.registry.document(uri)?.text.string.contains("planted") != true)
+        // Given back to the owner, it is the owner's file again.
+        #expect(chown(root + "/notes.md", geteuid(), getegid()) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(project.view.files.count == 1)
+
+        try ProjectFixture.write(Array("theirs\n".utf8), to: root + "/theirs.md")
+        #expect(chown(root + "/theirs.md", 65534, 65534) == 0)
+        let refused = ProjectFixture.share(daemon, root: root + "/theirs.md")
+        #expect(refused["error"]?["message"]?.stringValue?.contains("belongs to another user (uid 65534)") == true, "\(refused)")
+        #expect(chmod(root, 0o755) == 0)
+        #expect(ProjectFixture.share(daemon, root: root + "/theirs.md")["result"]?["files"] == 1, "in the owner's own folder")
+    }
 }
