@@ -21,7 +21,7 @@ struct ShareCommand: ParsableCommand {
         foreground, or asks the quire already running for the data directory; editors you start \
         afterwards reach it and open the project's files as usual. Ctrl-C stops sharing. With \
         --detach, only asks the quire already running (your editor's), prints the line and \
-        returns, leaving it shared: `:!quire share --detach %` in Vim or Neovim shares the file \
+        returns, leaving it shared: `:!quire share --detach %:S` in Vim or Neovim shares the file \
         being edited (then `:e` to join it in the buffer).
         """
     )

@@ -7,7 +7,7 @@ import Testing
 /// (protocol/decisions/roles.md, *A file shared by itself*): `quire share FILE`, `quire invite
 /// --role read --once FILE`, `quire join LINE` (a folder named after the file, holding it alone),
 /// `quire members` (in the file's folder, or naming the file), `quire revoke`, and `quire share
-/// --detach FILE` (what an editor's `:!quire share --detach %` runs).
+/// --detach FILE` (what an editor's `:!quire share --detach %:S` runs).
 @Suite(.serialized) struct OneFileProcessTests {
     @Test func shareAFileInviteAReaderJoinListAndRevoke() throws {
         let root = DaemonProcess.temporaryDirectory("quire-onefile") + "/notes"
@@ -57,7 +57,7 @@ import Testing
         #expect(join.stdout.contains("You are no longer in \"plan.md\""), "\(join.stdout)")
         #expect(FileManager.default.fileExists(atPath: here + "/plan.md/plan.md"))
 
-        // `quire share --detach FILE` (what `:!quire share --detach %` runs in an editor): the
+        // `quire share --detach FILE` (what `:!quire share --detach %:S` runs in an editor): the
         // quire running shares it, the line is printed, the command returns, the file stays shared.
         let other = DaemonProcess.temporaryDirectory("quire-onefile-todo") + "/todo.md"
         FileManager.default.createFile(atPath: other, contents: Data("- todo\n".utf8))

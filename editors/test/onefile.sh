@@ -5,7 +5,7 @@
 # Vera's Vim and Rita's Neovim open the file by path: both join its document; Rita's buffer is
 # read-only, what she types changes nothing anywhere, and Vera's typing reaches her; so for Emil,
 # a second reader (his own once line), in Emacs. Then, in
-# Vim, `:!quire share --detach %` shares another file by itself and `:e` joins it.
+# Vim, `:!quire share --detach %:S` shares another file by itself and `:e` joins it.
 # Usage: editors/test/onefile.sh [path/to/quire]   (needs tmux, vim, nvim, emacs)
 # QUIRE_KEEP=DIR keeps the logs, homes and dumps there.
 set -euo pipefail
@@ -22,7 +22,8 @@ p="$work/vera/notes"
 mkdir -p "$p"
 printf 'plan for <A17>\nvera: write "s"\nend\n' >"$p/plan.txt"
 printf 'my diary\n' >"$p/diary.txt"
-printf 'todo: <T1>\nand <T2>\n' >"$p/todo.txt"
+todo='to do;touch INJECTED;(v2).txt'   # what a shell splits and runs, unless Vim quotes it (%:S)
+printf 'todo: <T1>\nand <T2>\n' >"$p/$todo"
 
 (cd "$work/vera" && as vera "$quire" share "$p/plan.txt" --listen 127.0.0.1:0 >"$work/share.out" 2>"$work/share.err") & daemon_pids+=($!)
 wait_for 30 grep -q 'quire join qj1-' "$work/share.out" || fail "quire share printed no join line"
@@ -134,17 +135,18 @@ wait_for 20 grep -qF '<V1> g("v2")' "$work/emacs.txt" || fail "Vera's typing did
 [ "$(ls -A "$work/emil/plan.txt")" = plan.txt ] || fail "Emil's folder holds more than the file: $(ls -A "$work/emil/plan.txt")"
 stamp "Vera's typing reached Rita's and Emil's read-only buffers; Vera's diary.txt never left her folder"
 
-# From inside Vim, as the READMEs say: `:!quire share --detach %` shares the file being edited
+# From inside Vim, as the READMEs say: `:!quire share --detach %:S` shares the file being edited
 # by itself (the daemon Vim uses does it), prints its line and returns; `:e` joins it.
-keys "$vim" Escape; keys "$vim" -l ":e $p/todo.txt"; keys "$vim" Enter
-keys "$vim" -l ":silent !$quire share --detach % >$work/detach.out 2>&1"; keys "$vim" Enter
+keys "$vim" Escape; keys "$vim" -l ":e ${p// /\\ }/${todo// /\\ }"; keys "$vim" Enter
+keys "$vim" -l ":silent !$quire share --detach %:S >$work/detach.out 2>&1"; keys "$vim" Enter
 wait_for 20 grep -q 'quire join qj1-' "$work/detach.out" || fail "quire share --detach printed no line: $(cat "$work/detach.out" 2>&1)"
-grep -q "Sharing the file $p/todo.txt by itself" "$work/detach.out" || fail "quire share --detach does not name the file: $(cat "$work/detach.out")"
+[ -e "$p/INJECTED" ] && fail "the file's name ran as a shell command"
+grep -qF "Sharing the file $p/$todo by itself" "$work/detach.out" || fail "quire share --detach does not name the file: $(cat "$work/detach.out")"
 keys "$vim" C-l; keys "$vim" -l ":e"; keys "$vim" Enter
-in_todo() { keys "$vim" j k; probe "$(socket_of vera)" who | grep -q '^vera .*todo.txt'; }
+in_todo() { keys "$vim" j k; probe "$(socket_of vera)" who | grep -qF "(v2).txt"; }
 wait_for 20 in_todo || fail "after :e, Vim did not join todo.txt's document: $(probe "$(socket_of vera)" who 2>&1)"
-members="$(cd / && as vera "$quire" members "$p/todo.txt" 2>&1)" || fail "quire members todo.txt failed: $members"
+members="$(cd / && as vera "$quire" members "$p/$todo" 2>&1)" || fail "quire members todo.txt failed: $members"
 grep -q 'vera .*owner' <<<"$members" || fail "todo.txt's project does not list Vera as its owner: $members"
-stamp ":!quire share --detach % in Vim shared todo.txt by itself; :e joined it; quire members todo.txt lists its owner"
-echo "ok   onefile: quire share FILE, a reader's once line, quire join, Vim, Neovim and Emacs on the file by path, the readers read-only, :!quire share --detach % in Vim"
+stamp ":!quire share --detach %:S in Vim shared todo.txt by itself; :e joined it; quire members todo.txt lists its owner"
+echo "ok   onefile: quire share FILE, a reader's once line, quire join, Vim, Neovim and Emacs on the file by path, the readers read-only, :!quire share --detach %:S in Vim"
 echo "     $((SECONDS - started)) s in all"
