@@ -153,4 +153,28 @@ import Testing
         #expect(chmod(root, 0o755) == 0)
         #expect(ProjectFixture.share(daemon, root: root + "/theirs.md")["result"]?["files"] == 1, "in the owner's own folder")
     }
+
+    /// A folder project's line with the single-file mark spliced on (or a hostile host): the
+    /// joiner takes the file named as the project only; the folder's other files reach neither
+    /// its tree nor its disk.
+    @Test func aJoinerOfOneFileTakesNothingElseFromItsHost() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_000)
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let directory = DaemonProcess.temporaryDirectory("onefile-spliced") + "/proj"
+        let line = try JoinLine(name: "proj", addresses: [try PeerAddress("127.0.0.1:9")], secret: Array(repeating: 9, count: 32),
+                                fingerprint: Array(repeating: 9, count: 16), singleFile: true).encoded
+        let key = try #require(editor.request("project/join", ["line": .string(line), "directory": .string(directory)])["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        let host = ReplicaID(99)
+        let operations = try ["a.txt", "src/b.txt", "proj/x", "proj"].enumerated().map { index, path in
+            ProjectTree.Operation(file: FileID(replica: host, serial: UInt64(index + 1)), path: try ProjectPath(path),
+                                  timestamp: LamportTimestamp(counter: UInt64(index + 1), replica: host))
+        }
+        try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode(operations), from: link)
+        #expect(project.tree.operations.compactMap(\.path?.string) == ["proj"], "\(project.tree.operations)")
+        daemon.projects.syncDisk()
+        #expect(OneFileProjectTests.files(in: directory).allSatisfy { $0 == "proj" }, "\(OneFileProjectTests.files(in: directory))")
+    }
 }
