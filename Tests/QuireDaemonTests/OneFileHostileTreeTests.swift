@@ -114,7 +114,11 @@ import Testing
             let second = editor.request("project/join", ["line": .string(try line(byte, singleFile: singleFile)), "directory": .string(directory)])
             #expect(second["error"]?["code"] == -32602 && second["error"]?["message"]?.stringValue?.contains("the project notes.md") == true, "\(second)")
         }
-        #expect(daemon.projects.projects.count == 1 && daemon.projects.project(key: key)?.root == directory)
+        #expect(daemon.projects.projects.count == 1 && daemon.projects.project(key: key)?.root == directory, "the refused joins made nothing")
+        // A file of another name may share the folder, as two files of one folder shared by themselves do.
+        let otherName = try JoinLine(name: "other.md", addresses: [try PeerAddress("127.0.0.1:9")], secret: Array(repeating: 4, count: 32),
+                                     fingerprint: Array(repeating: 4, count: 16), singleFile: true).encoded
+        #expect(editor.request("project/join", ["line": .string(otherName), "directory": .string(directory)])["result"] != nil)
         // Joining the same line again into its own folder still gives the same project.
         #expect(editor.request("project/join", ["line": .string(try line(1)), "directory": .string(directory)])["result"]?["key"] == .string(key))
     }

@@ -168,7 +168,8 @@ extension ProjectService {
             // write `authorized_keys` or an autostart entry. A hidden folder must be asked for.
             throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) starts with `.` (a hidden folder); give params.directory to join it")
         }
-        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
+        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key],
+                                    file: line.singleFile ? try? ProjectPath(line.name) : nil)
         let project: SharedProject
         if let existing = projects[key], existing.root == directory {
             project = existing
@@ -199,8 +200,9 @@ extension ProjectService {
 
     /// `path` made ready to hold a joined project: created when missing; an existing folder
     /// must be empty (or be the folder `previous` already joined into); never inside an active
-    /// project. Checked before anything is made; returns it with links resolved.
-    private func prepare(_ requested: String, reusing previous: SharedProject?) throws(ResponseError) -> String {
+    /// project, nor where another project keeps what this one would (`file`: the project's one
+    /// file, nil for a folder). Checked before anything is made; returns it with links resolved.
+    private func prepare(_ requested: String, reusing previous: SharedProject?, file: ProjectPath?) throws(ResponseError) -> String {
         let path = (requested as NSString).standardizingPath
         // The nearest folder that exists, links resolved, and the rest of the path under it.
         var existing = path, rest: [String] = []
@@ -221,9 +223,9 @@ extension ProjectService {
         if let other = project(containing: directory + "/x"), other.root != previous?.root || other.root != directory {
             throw lies(in: other)
         }
-        // A project of one file holds one name of its folder, yet the folder is its own: another
-        // project joined there (its file not come yet, the folder still empty) could hold the same name.
-        if let other = projects.values.first(where: { $0.active && $0.root == directory && $0.key != previous?.key }) {
+        // A project of one file holds one name of its folder: another project joined there (its
+        // file not come yet, the folder still empty) must not hold that name too.
+        if let other = projects.values.first(where: { $0.active && $0.root == directory && $0.key != previous?.key && (file == nil || $0.file == nil || $0.file == file) }) {
             throw lies(in: other)
         }
         if rest.isEmpty {
