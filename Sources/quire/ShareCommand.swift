@@ -21,7 +21,7 @@ struct ShareCommand: ParsableCommand {
         foreground, or asks the quire already running for the data directory; editors you start \
         afterwards reach it and open the project's files as usual. Ctrl-C stops sharing. With \
         --detach, only asks the quire already running (your editor's), prints the line and \
-        returns, leaving it shared: `:!quire share --detach %` in Vim or Neovim shares the file \
+        returns, leaving it shared: `:!quire share --detach %:S` in Vim or Neovim shares the file \
         being edited (then `:e` to join it in the buffer).
         """
     )
@@ -59,6 +59,7 @@ struct ShareCommand: ParsableCommand {
         let root: String
         let listening: [String]
         do {
+            try Self.refuseArgumentsNotText()
             root = try Self.pathToShare(directory)
             listening = try listen.map(ConsoleArguments.listenAddress)
         } catch {
@@ -122,6 +123,16 @@ struct ShareCommand: ParsableCommand {
         try RunningDaemon.run(dataDirectory: dataDirectory, clientName: "quire share") { daemon in
             let project = try SharedProject(reply: daemon.request("project/share", .object(params)))
             printLines(ConsoleScreen.sharedDetached(project))
+        }
+    }
+
+    /// Throws naming the first argument that is not UTF-8: Swift reads such an argument with
+    /// U+FFFD for its odd bytes, which names another file (the one whose name holds U+FFFD,
+    /// which anyone who may write in the folder can make), so it would be shared instead.
+    static func refuseArgumentsNotText() throws {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+            throw ConsoleFailure("\(ConsoleScreen.clean(String(cString: raw), limit: 200)) is not UTF-8 text; Quire names files by UTF-8 paths: rename it to share it")
         }
     }
 

@@ -7,7 +7,7 @@ import Testing
 /// (protocol/decisions/roles.md, *A file shared by itself*): `quire share FILE`, `quire invite
 /// --role read --once FILE`, `quire join LINE` (a folder named after the file, holding it alone),
 /// `quire members` (in the file's folder, or naming the file), `quire revoke`, and `quire share
-/// --detach FILE` (what an editor's `:!quire share --detach %` runs).
+/// --detach FILE` (what an editor's `:!quire share --detach %:S` runs).
 @Suite(.serialized) struct OneFileProcessTests {
     @Test func shareAFileInviteAReaderJoinListAndRevoke() throws {
         let root = DaemonProcess.temporaryDirectory("quire-onefile") + "/notes"
@@ -57,7 +57,7 @@ import Testing
         #expect(join.stdout.contains("You are no longer in \"plan.md\""), "\(join.stdout)")
         #expect(FileManager.default.fileExists(atPath: here + "/plan.md/plan.md"))
 
-        // `quire share --detach FILE` (what `:!quire share --detach %` runs in an editor): the
+        // `quire share --detach FILE` (what `:!quire share --detach %:S` runs in an editor): the
         // quire running shares it, the line is printed, the command returns, the file stays shared.
         let other = DaemonProcess.temporaryDirectory("quire-onefile-todo") + "/todo.md"
         FileManager.default.createFile(atPath: other, contents: Data("- todo\n".utf8))
@@ -72,5 +72,34 @@ import Testing
 
         share.send(signal: SIGINT)
         #expect(share.waitForExit() == 0, "\(share.stderr)")
+    }
+
+    /// `quire share` given a file name that is not UTF-8 (the shell passes its bytes): Swift reads
+    /// each argument with U+FFFD for such bytes, which names another file (a decoy anyone may
+    /// make in `/tmp`). The command refuses, naming the argument, and shares nothing.
+    @Test func aFileNameThatIsNotUTF8IsRefusedNotTakenForAnother() throws {
+        let folder = DaemonProcess.temporaryDirectory("quire-onefile-odd")
+        FileManager.default.createFile(atPath: folder + "/caf\u{FFFD}.txt", contents: Data("the decoy\n".utf8))
+        let (data, side) = ShareJoinProcessTests.side("onefile-odd")
+        for extra in [["--detach"], ["--listen", "127.0.0.1:0"]] {
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            shell.arguments = ["-c", #"exec "$0" share "$(printf 'caf\351.txt')" "$@""#, DaemonProcess.binary.path, "--data-dir", data] + extra
+            shell.environment = ProcessInfo.processInfo.environment.merging(side) { _, new in new }
+            shell.currentDirectoryURL = URL(fileURLWithPath: folder)
+            let out = Pipe(), err = Pipe()
+            shell.standardOutput = out
+            shell.standardError = err
+            try shell.run()
+            // A refusal returns at once; sharing the decoy would keep running (foreground) or say
+            // no quire is running (--detach).
+            #expect(waitUntil(timeout: 30) { !shell.isRunning }, "\(extra): still running, sharing something")
+            if shell.isRunning { shell.interrupt() }
+            shell.waitUntilExit()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(shell.terminationStatus == 1 && stderr.contains("is not UTF-8"), "\(extra): \(stderr)")
+            #expect(!stdout.contains("Sharing"), "\(extra): \(stdout)")
+        }
     }
 }

@@ -225,7 +225,7 @@ import Testing
                                             timestamp: LamportTimestamp(counter: 50, replica: ReplicaID(77)))
         try daemon.projects.receiveProjectFrame(key: key, payload: ProjectTree.Operation.encode([planted]), from: link)
         _ = try daemon.registry.openDocument(project.uri(of: planted.file)) { ReplicatingText("echo planted\n", replica: ReplicaID(77)) }
-        #expect(project.tree.fileCount == 2, "the tree holds what came (the register is replicated state)")
+        #expect(project.tree.fileCount == 1, "the operation is not taken (OneFileHostileTreeTests)")
         #expect(project.view.paths.values.map(\.string) == ["notes.md"], "but the project shows its one file")
         daemon.projects.syncDisk()
         #expect(!FileManager.default.fileExists(atPath: root + "/run.sh"), "nothing written beside the file")

@@ -13,7 +13,7 @@ extension ProjectService {
         if let file = project.view.files[projectPath] { return project.uri(of: file) }
         // A file shared by itself was named on purpose: the folder's ignore files do not apply.
         guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
-        guard mayMakeTheFile(of: project) else { return nil }
+        guard mayMakeTheFile(of: project), !holdsAnotherUsersFile(project) else { return nil }
         if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
             guard let operation = revive(previous, at: projectPath, text: try? ProjectReader.text(of: projectPath, root: project.root), in: project) else { return nil }
             treeChanged(project, by: [operation])

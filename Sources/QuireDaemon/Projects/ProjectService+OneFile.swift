@@ -71,6 +71,14 @@ extension ProjectService {
         project.file == nil || project.role == .host || project.treeHeard || project.tree.fileCount > 0
     }
 
+    /// Whether the one file of `project` on disk is another user's that its scan leaves out
+    /// (`ProjectScanner.Reason.anotherUsersFile`): an editor's open does not make it the
+    /// project's either, so what they put reaches no member.
+    func holdsAnotherUsersFile(_ project: SharedProject) -> Bool {
+        guard let file = project.file, let scan = try? scanner(root: project.root, file: file) else { return false }
+        return scan.leftOut.contains { if case .anotherUsersFile = $0.reason { true } else { false } }
+    }
+
     /// The deleted file a project of one file brings back instead of making another (the newest
     /// deleted; nil for a folder project or a tree with none): the tree then never holds two
     /// files at its one path, where one would hide the other, and both sides re-creating the
@@ -104,5 +112,18 @@ extension ProjectService {
         record(file, at: path, text: text, in: project)
         logger.info("project \(project.key): \(DisplayText.clean(path.string)) is back as file \(file)")
         return operation
+    }
+}
+
+extension SharedProject {
+    /// Whether a peer's tree operation may be applied: any for a folder project; for a project
+    /// of one file, only one that puts a file at that file's path or deletes one. No honest
+    /// daemon sends another (its scan, its editors and its revivals name that path only). Taken,
+    /// a move would take the file off every disk, and a claim under the file's name would make
+    /// that name a folder of the tree: the file would show nowhere, leave every disk and never
+    /// come back, with nothing any member sees to undo it.
+    func takes(_ operation: ProjectTree.Operation) -> Bool {
+        guard let file, let path = operation.path else { return true }
+        return path == file
     }
 }

@@ -17,8 +17,12 @@ extension ProjectService {
         guard let resolved = realpath(requested, nil) else {
             throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) does not exist")
         }
-        let target = String(cString: resolved)
+        // A path that is not UTF-8 would read with U+FFFD for its odd bytes: another file's name.
+        let resolvedText = String(validatingCString: resolved)
         free(resolved)
+        guard let target = resolvedText else {
+            throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) leads to a path that is not UTF-8 text; Quire names files by UTF-8 paths: rename it to share it")
+        }
         var info = stat()
         guard stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFDIR || info.st_mode & S_IFMT == S_IFREG else {
             throw .invalidParams("params.root: \(DisplayText.clean(target, limit: 200)) is not a folder or a regular file")
@@ -164,7 +168,8 @@ extension ProjectService {
             // write `authorized_keys` or an autostart entry. A hidden folder must be asked for.
             throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) starts with `.` (a hidden folder); give params.directory to join it")
         }
-        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
+        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key],
+                                    file: line.singleFile ? try? ProjectPath(line.name) : nil)
         let project: SharedProject
         if let existing = projects[key], existing.root == directory {
             project = existing
@@ -195,8 +200,9 @@ extension ProjectService {
 
     /// `path` made ready to hold a joined project: created when missing; an existing folder
     /// must be empty (or be the folder `previous` already joined into); never inside an active
-    /// project. Checked before anything is made; returns it with links resolved.
-    private func prepare(_ requested: String, reusing previous: SharedProject?) throws(ResponseError) -> String {
+    /// project, nor where another project keeps what this one would (`file`: the project's one
+    /// file, nil for a folder). Checked before anything is made; returns it with links resolved.
+    private func prepare(_ requested: String, reusing previous: SharedProject?, file: ProjectPath?) throws(ResponseError) -> String {
         let path = (requested as NSString).standardizingPath
         // The nearest folder that exists, links resolved, and the rest of the path under it.
         var existing = path, rest: [String] = []
@@ -211,8 +217,16 @@ extension ProjectService {
         let base = String(cString: resolved)
         free(resolved)
         let directory = rest.isEmpty ? base : (base == "/" ? "" : base) + "/" + rest.joined(separator: "/")
+        func lies(in other: SharedProject) -> ResponseError {
+            .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
+        }
         if let other = project(containing: directory + "/x"), other.root != previous?.root || other.root != directory {
-            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
+            throw lies(in: other)
+        }
+        // A project of one file holds one name of its folder: another project joined there (its
+        // file not come yet, the folder still empty) must not hold that name too.
+        if let other = projects.values.first(where: { $0.active && $0.root == directory && $0.key != previous?.key && (file == nil || $0.file == nil || $0.file == file) }) {
+            throw lies(in: other)
         }
         if rest.isEmpty {
             guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
