@@ -253,6 +253,138 @@ import Testing
         #expect(copies[0] == copies[1] && copies[1] == copies[2], "seed \(seed)")
     }
 
+    /// Elements that are not scalars (stored as they are, reference-counted here) through leaf
+    /// splits and merges, with paragraphs, on a local copy and a remote one, against a plain array.
+    @Test(arguments: testSeeds([301, 302]))
+    func referenceCountedElementsThroughSplitsAndMerges(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        let words = ["alpha", "beta", "\n", "a longer string that is surely not stored inline", "é中😀"]
+        func randomWords(_ n: Int) -> [String] { (0..<n).map { _ in words[random.below(words.count)] + (random.chance(0.3) ? String(random.below(1_000)) : "") } }
+        let isBreak: (String) -> Bool = { $0 == "\n" }
+        var oracle = randomWords(2_500)
+        var local = ReplicatingArray(oracle, replica: ReplicaID(1), paragraphBreak: isBreak)
+        var remote = ReplicatingArray<String>(replica: ReplicaID(2), paragraphBreak: isBreak)
+        for op in local.operations() { remote.integrate(op) }
+        for step in 0..<200 {
+            var ops: [ReplicatingArrayOperation<String>] = []
+            let n = oracle.count
+            if n > 0, random.chance(0.45) {
+                let at = random.below(n)
+                let end = min(n, at + 1 + random.below(random.chance(0.3) ? 2_000 : 30))
+                ops = local.removeSubrange(at..<end).map { [$0] } ?? []
+                oracle.removeSubrange(at..<end)
+            } else {
+                var at = random.below(n + 1)
+                if random.chance(0.5) {
+                    for _ in 0..<(1 + random.below(20)) {
+                        let word = randomWords(1)
+                        ops += local.insert(contentsOf: word, at: at).map { [$0] } ?? []
+                        oracle.insert(contentsOf: word, at: at)
+                        at += 1
+                    }
+                } else {
+                    let pasted = randomWords(1 + random.below(random.chance(0.3) ? 2_000 : 50))
+                    ops = local.insert(contentsOf: pasted, at: at).map { [$0] } ?? []
+                    oracle.insert(contentsOf: pasted, at: at)
+                }
+            }
+            for op in ops { remote.integrate(op) }
+            local._checkInvariants()
+            #expect(local.elements == oracle, "seed \(seed) step \(step)")
+            let starts = [0] + oracle.indices.filter { isBreak(oracle[$0]) }.map { $0 + 1 }
+            #expect(local.paragraphCount == starts.count, "seed \(seed) step \(step)")
+            for start in local.leafStarts where start < oracle.count {
+                #expect(local.paragraph(containing: start) == starts.lastIndex { $0 <= start }, "seed \(seed) step \(step)")
+            }
+        }
+        remote._checkInvariants()
+        #expect(remote.elements == oracle)
+        #expect(remote == local)
+    }
+
+    /// A document of several bottom branches: cuts merge leaves of different branches, empty
+    /// branches and shrink the tree to one leaf's worth; pastes grow it again. Reads (by index,
+    /// by paragraph, by ID) between edits agree with a plain array; a remote copy follows.
+    @Test(arguments: testSeeds([401, 402]))
+    func mergesAcrossBranchesShrinkAndRegrowTheTree(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var oracle = Self.randomText(70_000, &random)
+        var local = ReplicatingText(oracle.string, replica: ReplicaID(1))
+        var remote = ReplicatingText(replica: ReplicaID(2))
+        for op in local.operations() { remote.integrate(op) }
+        #expect(local.scalars.storage.branches.count > 3, "seed \(seed): a tree of two levels")
+        var sawOneLeaf = false
+        for step in 0..<120 {
+            var ops: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+            let n = oracle.count
+            if n > 0, random.chance(0.5) {
+                // Mostly large cuts, ending at a leaf boundary now and then.
+                let starts = local.scalars.leafStarts
+                let at = random.chance(0.3) ? starts[random.below(starts.count)] : random.below(n)
+                let end = random.chance(0.3) ? min(n, starts[random.below(starts.count)] + 1) : min(n, at + 1 + random.below(random.chance(0.6) ? 20_000 : 100))
+                guard at < end else { continue }
+                ops = local.replace(at..<end, with: [])
+                oracle.removeSubrange(at..<end)
+            } else if random.chance(0.5) {
+                var at = random.below(n + 1)
+                for _ in 0..<(1 + random.below(30)) {
+                    let typed = Self.randomText(1, &random)
+                    ops += local.replace(at..<at, with: typed)
+                    oracle.insert(contentsOf: typed, at: at)
+                    at += 1
+                }
+            } else {
+                let at = random.below(n + 1)
+                let pasted = Self.randomText(1 + random.below(random.chance(0.3) ? 15_000 : 500), &random)
+                ops = local.replace(at..<at, with: pasted)
+                oracle.insert(contentsOf: pasted, at: at)
+            }
+            for op in ops { remote.integrate(op) }
+            if local.scalars.leafStarts.count == 1 { sawOneLeaf = true }
+            let context = "seed \(seed) step \(step)"
+            local.scalars._checkInvariants()
+            #expect(local.count == oracle.count, "\(context)")
+            for _ in 0..<5 where !oracle.isEmpty {
+                let i = random.below(oracle.count)
+                #expect(local.scalars[i] == oracle[i], "\(context) index \(i)")
+                #expect(local.scalars.index(of: local.scalars.id(at: i)) == i, "\(context) index \(i)")
+            }
+            if step % 10 == 0 {
+                #expect(local.scalars.elements == oracle, "\(context)")
+                Self.checkLineQueries(local, oracle, context)
+            }
+        }
+        #expect(sawOneLeaf || oracle.count > 1_024, "seed \(seed): the tree never shrank to one leaf")
+        remote.scalars._checkInvariants()
+        #expect(local.scalars.elements == oracle)
+        #expect(remote == local)
+    }
+
+    /// A compacted copy's state (document-order format 2) written while an insertion from a peer
+    /// waits for the element it follows: decoded with `keepingWaitingOperations`, as the daemon
+    /// reads its own snapshots, the insertion should still wait, and land once that element
+    /// arrives. Format 2 has no room for waiting operations, so they are lost (until a catch-up
+    /// sends them again). Known issue, reported; format 1 keeps them.
+    @Test func compactedStateKeepsWaitingOperations() throws {
+        var local = ReplicatingText("hello world", replica: ReplicaID(1))
+        var peer = ReplicatingText(replica: ReplicaID(2))
+        for op in local.operations() { peer.integrate(op) }
+        local.replace(0..<6, with: [])
+        #expect(local.dropTombstones() == 6)
+        let first = peer.replace(11..<11, with: Array("!".unicodeScalars))
+        let second = peer.replace(12..<12, with: Array("?".unicodeScalars))
+        for op in second { local.integrate(op) }
+        #expect(local.scalars.pendingOperationCount == 1)
+        var decoded = try ReplicatingText(decodingState: local.encodedState(), replica: ReplicaID(1), keepingWaitingOperations: true)
+        withKnownIssue("format 2 drops waiting operations") {
+            #expect(decoded.scalars.pendingOperationCount == 1)
+        }
+        for op in first { decoded.integrate(op) }
+        withKnownIssue("format 2 drops waiting operations") {
+            #expect(decoded.string == "world!?")
+        }
+    }
+
     /// The scalar offset of `position` (UTF-16 characters) in `scalars`.
     static func offset(of position: TextPosition, in scalars: [Unicode.Scalar]) -> Int {
         var line = 0
