@@ -106,7 +106,7 @@ import Testing
                         let there = min(remote.count, max(0, at - 1 + random.below(3)))
                         let ops = remote.replace(there..<there, with: Self.randomText(1 + random.below(3), &random))
                         for op in ops { local.integrate(op); oracle.apply(op) }
-                        if there < at { at += ops.reduce(0) { $0 + (opCount($1)) } }
+                        if there < at { at += ops.reduce(0) { $0 + insertedCount($1) } }
                     }
                 }
             case 2:
@@ -360,6 +360,39 @@ import Testing
         #expect(remote == local)
     }
 
+    /// Line breaks as the last element of a leaf, the first of the next, empty lines across the
+    /// boundary, a leaf holding nothing but breaks: every query at the boundaries, then again
+    /// after the boundary's leaves are merged, split by a paste and typed into at their ends.
+    @Test func breaksAtLeafBoundaries() {
+        let piece = ReplicatingArrayStorage<Unicode.Scalar>.freshContentPerLeaf
+        var oracle = Array(String(repeating: "é", count: piece - 1).unicodeScalars) + ["\n", "\n", "\n"]
+        oracle += Array(String(repeating: "😀", count: piece - 3).unicodeScalars) + ["\n"]
+        oracle += Array(repeating: "\n", count: piece)
+        var text = ReplicatingText(oracle.string, replica: ReplicaID(1))
+        #expect(text.scalars.leafStarts == [0, piece, 2 * piece])
+        Self.checkLineQueries(text, oracle, "fresh")
+        // Typing a break at the end of the first leaf and at the start of the second.
+        for at in [piece, piece + 1, 2 * piece + 2] {
+            text.replace(at..<at, with: ["\n"])
+            oracle.insert("\n", at: at)
+            text.scalars._checkInvariants()
+            Self.checkLineQueries(text, oracle, "typed at \(at)")
+        }
+        // Most of the first two leaves cut: they merge, leaving breaks at the junction.
+        text.replace(10..<(2 * piece - 10), with: [])
+        oracle.removeSubrange(10..<(2 * piece - 10))
+        text.scalars._checkInvariants()
+        #expect(text.scalars.leafStarts.count == 2, "\(text.scalars.leafStarts)")
+        Self.checkLineQueries(text, oracle, "merged")
+        // A paste of breaks and wide scalars into the leaf of breaks splits it.
+        let pasted = Array(String(repeating: "中\n\n", count: 700).unicodeScalars)
+        text.replace(30..<30, with: pasted)
+        oracle.insert(contentsOf: pasted, at: 30)
+        text.scalars._checkInvariants()
+        Self.checkLineQueries(text, oracle, "pasted")
+        #expect(text.scalars.elements == oracle)
+    }
+
     /// A compacted copy's state (document-order format 2) written while an insertion from a peer
     /// waits for the element it follows: decoded with `keepingWaitingOperations`, as the daemon
     /// reads its own snapshots, the insertion should still wait, and land once that element
@@ -403,7 +436,7 @@ import Testing
     }
 }
 
-private func opCount(_ op: ReplicatingArrayOperation<Unicode.Scalar>) -> Int {
+private func insertedCount(_ op: ReplicatingArrayOperation<Unicode.Scalar>) -> Int {
     if case .insert(let insertion) = op, case .elements = insertion.content { return insertion.count }
     return 0
 }
