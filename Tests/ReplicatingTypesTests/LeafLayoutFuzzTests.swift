@@ -393,11 +393,9 @@ import Testing
         #expect(text.scalars.elements == oracle)
     }
 
-    /// A compacted copy's state (document-order format 2) written while an insertion from a peer
+    /// A compacted copy's state (document-order format 3) written while an insertion from a peer
     /// waits for the element it follows: decoded with `keepingWaitingOperations`, as the daemon
-    /// reads its own snapshots, the insertion should still wait, and land once that element
-    /// arrives. Format 2 has no room for waiting operations, so they are lost (until a catch-up
-    /// sends them again). Known issue, reported; format 1 keeps them.
+    /// reads its own snapshots, the insertion still waits, and lands once that element arrives.
     @Test func compactedStateKeepsWaitingOperations() throws {
         var local = ReplicatingText("hello world", replica: ReplicaID(1))
         var peer = ReplicatingText(replica: ReplicaID(2))
@@ -409,13 +407,9 @@ import Testing
         for op in second { local.integrate(op) }
         #expect(local.scalars.pendingOperationCount == 1)
         var decoded = try ReplicatingText(decodingState: local.encodedState(), replica: ReplicaID(1), keepingWaitingOperations: true)
-        withKnownIssue("format 2 drops waiting operations") {
-            #expect(decoded.scalars.pendingOperationCount == 1)
-        }
+        #expect(decoded.scalars.pendingOperationCount == 1)
         for op in first { decoded.integrate(op) }
-        withKnownIssue("format 2 drops waiting operations") {
-            #expect(decoded.string == "world!?")
-        }
+        #expect(decoded.string == "world!?")
     }
 
     /// The scalar offset of `position` (UTF-16 characters) in `scalars`.
