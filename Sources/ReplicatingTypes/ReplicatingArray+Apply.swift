@@ -64,7 +64,8 @@ extension ReplicatingArray {
     @discardableResult
     public mutating func apply<S: Sequence>(contentsOf operations: S) -> [ReplicatingArrayChange<Element>] where S.Element == ReplicatingArrayOperation<Element> {
         var changes: [ReplicatingArrayChange<Element>] = []
-        for operation in operations { changes.append(contentsOf: apply(operation)) }
+        // Straight into one array: no array of changes made and dropped per operation.
+        for operation in operations { apply(operation) { changes.append($0) } }
         return changes
     }
 }
@@ -134,7 +135,7 @@ extension ReplicatingArrayStorage {
             hintRun = run
             hintStart = contentStart
         }
-        report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
+        if let report { report(.removed(at: visibleStart(of: leaf) + contentIndex, elements: removed)) }
         // Splitting a run may have taken the leaf past its run capacity; else it may have become small.
         normalize(leaf)
         mergeIfSmall(leaf)
@@ -173,6 +174,18 @@ extension ReplicatingArrayStorage {
     }
 
     enum Integration { case applied, waiting, invalid }
+
+    /// The index of `leaf`'s first visible element, for reporting a change there: through the
+    /// edit cursor when it is on `leaf`, else found (O(log n)) and kept in the cursor, so a run
+    /// of changes in one leaf (typing arriving from a peer) walks the tree once.
+    @inline(__always)
+    func visibleStart(of leaf: Int) -> Int {
+        if cursorLeaf == Int32(leaf) { return cursorStart }
+        let visible = start(of: leaf).visible
+        cursorLeaf = Int32(leaf)
+        cursorStart = visible
+        return visible
+    }
 
     /// Like `locate`, with the number of visible elements before the run in its leaf, found in
     /// the same scan; through the run hint when the hinted run holds the element (typing or
@@ -366,7 +379,7 @@ extension ReplicatingArrayStorage {
             hintLeaf = Int32(leaf)
             hintRun = hintedRun
             hintStart = hintedStart
-            if report != nil { at = start(of: leaf).visible + contentIndex }
+            if report != nil { at = visibleStart(of: leaf) + contentIndex }
         } else {
             insertRun(Run(
                 counter: insertion.id.counter, lamport: insertion.lamport,

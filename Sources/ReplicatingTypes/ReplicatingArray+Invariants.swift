@@ -80,6 +80,10 @@ extension ReplicatingArrayStorage {
             leaf = self.leaf(after: expected)
         }
         precondition(leaf == nil, "leaf list longer than tree")
+        // The edit cursor, when set, names a leaf in the tree and where it starts.
+        if cursorLeaf != Self.none {
+            precondition(leaves[Int(cursorLeaf)].parent != Self.none && start(of: Int(cursorLeaf)).visible == cursorStart, "stale edit cursor")
+        }
         // The run hint, when set, names a visible run of a leaf in the tree and where it starts.
         if hintLeaf != Self.none {
             let hinted = leaves[Int(hintLeaf)]
