@@ -13,7 +13,7 @@ extension ProjectService {
         if let file = project.view.files[projectPath] { return project.uri(of: file) }
         // A file shared by itself was named on purpose: the folder's ignore files do not apply.
         guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
-        guard mayMakeTheFile(of: project), !holdsAnotherUsersFile(project) else { return nil }
+        guard mayMakeTheFile(of: project), !refusesToTake(projectPath, in: project) else { return nil }
         if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
             guard let operation = revive(previous, at: projectPath, text: try? ProjectReader.text(of: projectPath, root: project.root), in: project) else { return nil }
             treeChanged(project, by: [operation])
@@ -34,6 +34,16 @@ extension ProjectService {
         return project.uri(of: operation.file)
     }
 
+    /// Whether an editor's open of `path` may not make it a file of `project`: the scan would
+    /// leave out what is there (`ProjectScanner.reasonToLeaveOut`: a link or a special file, or,
+    /// in a folder others may write in, another user's file or folder or a hard-linked file), so
+    /// what another user put there reaches no member through an editor either. Logged, cleaned.
+    func refusesToTake(_ path: ProjectPath, in project: SharedProject) -> Bool {
+        guard let reason = ProjectScanner().reasonToLeaveOut(path, root: project.root) else { return false }
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) opened by an editor is not made a file of the project: \(DisplayText.clean(reason.description, limit: 300))")
+        return true
+    }
+
     /// The active project holding `path` and the file's path in it; the path is taken as given,
     /// else with its folder's links resolved (an editor may reach the root through a link).
     private func locate(_ path: String) -> (SharedProject, ProjectPath)? {
@@ -41,7 +51,9 @@ extension ProjectService {
         let folder = (path as NSString).deletingLastPathComponent
         guard let resolved = realpath(folder, nil) else { return nil }
         defer { free(resolved) }
-        let real = String(cString: resolved) + "/" + (path as NSString).lastPathComponent
+        // A resolved folder that is not UTF-8 would read with U+FFFD: another folder's name.
+        guard let folderText = String(validatingCString: resolved) else { return nil }
+        let real = folderText + "/" + (path as NSString).lastPathComponent
         guard let project = project(containing: real), let relative = project.projectPath(ofAbsolute: real) else { return nil }
         return (project, relative)
     }
