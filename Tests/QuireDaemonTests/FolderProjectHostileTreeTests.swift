@@ -66,4 +66,31 @@ import Testing
         #expect(Set(project.view.files.keys.map(\.string)) == ["later.md", "mine.md", "new.md"], "new.md: made by the editor's open above")
         #expect(try String(contentsOfFile: outside + "/secret.txt", encoding: .utf8) == "the owner's private text\n")
     }
+
+    /// An editor's `document/save` of a project file whose folder was replaced by a link since
+    /// it was opened (by anyone who may write in the project's folder): the save is refused,
+    /// saying why, and nothing is read or written through the link
+    /// (before, the file behind it was merged into the shared document, then written).
+    @Test func aSaveNeverWritesThroughALinkPlantedOnItsPath() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_100)
+        let outside = try ProjectFixture.folder(["sub/notes.md": Array("outside\n".utf8)], name: "save-outside")
+        let root = try ProjectFixture.folder(["sub/notes.md": Array("inside\n".utf8)], name: "save-link")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        #expect(ProjectFixture.share(daemon, root: root, editor: editor)["result"] != nil)
+        let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+        #expect(uri.hasPrefix("@"))
+        #expect(editor.request("document/save", ["uri": .string(uri)])["result"] != nil, "saved while nothing is planted")
+        try FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
+        #expect(symlink(outside + "/sub", root + "/sub") == 0)
+        let refused = editor.request("document/save", ["uri": .string(uri)])
+        let message = refused["error"]?["message"]?.stringValue ?? ""
+        #expect(message.contains("sub/notes.md of the project save-link is not written: a symbolic link"), "\(refused)")
+        #expect(ProjectFixture.read(outside + "/sub/notes.md") == "outside\n")
+        #expect(daemon.document(uri)?.text.string == "inside\n", "the file behind the link is not taken in either")
+        // Opened again by its path (an editor that reads through the link): not the project's file.
+        editor.request("document/close", ["uri": .string(uri)])
+        #expect(daemon.projects.documentName(ofFile: root + "/sub/notes.md") == nil)
+    }
 }

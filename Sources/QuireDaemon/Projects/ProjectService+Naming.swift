@@ -10,7 +10,9 @@ extension ProjectService {
     /// Nil: the file is in no project (or ignored, or cannot be a file of it).
     func documentName(ofFile path: String) -> String? {
         guard let (project, projectPath) = locate(path) else { return nil }
-        if let file = project.view.files[projectPath] { return project.uri(of: file) }
+        // What stands there now is checked for a file of the tree too: a link planted on its
+        // path since (or another user's file) is not read into the project's document.
+        if let file = project.view.files[projectPath] { return refusesToTake(projectPath, in: project) ? nil : project.uri(of: file) }
         // A file shared by itself was named on purpose: the folder's ignore files do not apply.
         guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
         guard mayMakeTheFile(of: project), !refusesToTake(projectPath, in: project) else { return nil }
@@ -42,6 +44,19 @@ extension ProjectService {
         guard let reason = ProjectScanner().reasonToLeaveOut(path, root: project.root) else { return false }
         logger.warning("project \(project.key): \(DisplayText.clean(path.string)) opened by an editor is not made a file of the project: \(DisplayText.clean(reason.description, limit: 300))")
         return true
+    }
+
+    /// Why an editor's `document/save` may not write the file at absolute `path` of an active
+    /// project: what the scan would leave out there (`ProjectScanner.reasonToLeaveOut`: a link
+    /// on the way or at the path, a special file, or, in a folder others may write in, another
+    /// user's folder or file or a hard-linked file), so a save never writes through what was put
+    /// there. Nil when it may, or when `path` lies in no project. Logged, cleaned.
+    func refusalToWrite(_ path: String) -> String? {
+        guard let project = project(containing: path), let relative = project.projectPath(ofAbsolute: path),
+              let reason = ProjectScanner().reasonToLeaveOut(relative, root: project.root) else { return nil }
+        let why = "\(DisplayText.clean(relative.string)) of the project \(DisplayText.clean(project.name)) is not written: \(reason.description)"
+        logger.warning("project \(project.key): \(why)")
+        return why
     }
 
     /// The active project holding `path` and the file's path in it; the path is taken as given,
