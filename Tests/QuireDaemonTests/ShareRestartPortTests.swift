@@ -25,10 +25,14 @@ import Testing
         #expect(process.waitForExit() == 0, "\(process.stderr)")
     }
 
-    /// Holds a TCP listener on 127.0.0.1:`port` until closed; nil when it cannot.
+    /// Holds a TCP listener on 127.0.0.1:`port` until closed (as another program would, with
+    /// SO_REUSEADDR, as servers do); nil when it cannot.
     static func occupy(_ port: Int) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
+        // Connections of the stopped daemon may still be in TIME_WAIT on the port.
+        var on: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -63,6 +67,10 @@ import Testing
         #expect(waitUntil(timeout: 30) { ShareJoinProcessTests.files(under: target) == expected }, "the trees become byte-identical")
         Self.stop(join)
         Self.stop(second)
+        // Again after a partner's connection closed (its port may hold TIME_WAIT connections).
+        let (afterJoin, lineAfterJoin) = try Self.share(root, data: dataA, environment: environmentA)
+        #expect(Self.port(in: afterJoin.stdout) == port && lineAfterJoin == line, "\(afterJoin.stdout)")
+        Self.stop(afterJoin)
 
         // Another program holds the port: a free one, the screen says so, and its line names it.
         let holder = try #require(Self.occupy(port), "port \(port) could not be held for the test")
