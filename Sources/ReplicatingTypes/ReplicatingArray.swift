@@ -84,7 +84,7 @@ public struct ReplicatingArray<Element> {
     public func id(at index: Int) -> ElementID {
         precondition(index >= 0 && index < count, "ReplicatingArray index out of range")
         let (leaf, i) = storage.leaf(holding: index)
-        let (run, offset, _) = storage.leaves[leaf].runHolding(visible: i)
+        let (run, offset, _) = storage.readable(leaf).runHolding(visible: i)
         return storage.id(leaf: leaf, run: run, offset: offset)
     }
 
@@ -92,10 +92,11 @@ public struct ReplicatingArray<Element> {
     /// removed. - Complexity: O(log n)
     public func index(of id: ElementID) -> Int? {
         guard let replica = storage.index(of: id.replica),
-              let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter),
-              !storage.leaves[leaf].runs[run].isDeleted
+              let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter)
         else { return nil }
-        return storage.start(of: leaf).visible + storage.leaves[leaf].contentStart(ofRun: run) + offset
+        let stored = storage.readable(leaf)
+        guard !stored.runs[run].isDeleted else { return nil }
+        return storage.start(of: leaf).visible + stored.contentStart(ofRun: run) + offset
     }
 
     /// The index where an element inserted right after `id` would appear: the index after `id`
@@ -105,8 +106,9 @@ public struct ReplicatingArray<Element> {
         guard let replica = storage.index(of: id.replica),
               let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter)
         else { return nil }
-        let visibleOffset = storage.leaves[leaf].runs[run].isDeleted ? 0 : offset + 1
-        return storage.start(of: leaf).visible + storage.leaves[leaf].contentStart(ofRun: run) + visibleOffset
+        let stored = storage.readable(leaf)
+        let visibleOffset = stored.runs[run].isDeleted ? 0 : offset + 1
+        return storage.start(of: leaf).visible + stored.contentStart(ofRun: run) + visibleOffset
     }
 
     /// How many elements of each replica this copy has.
@@ -129,7 +131,7 @@ public struct ReplicatingArray<Element> {
         else { return false }
         if leaf == otherLeaf && run == otherRun { return true }
         // The end of one run and the start of the next, in this leaf or the next one.
-        let runs = storage.leaves[leaf].runs
+        let runs = storage.runs(of: leaf)
         guard offset == Int(runs[run].length) - 1, otherOffset == 0, otherRun == (leaf == otherLeaf ? run + 1 : 0) else { return false }
         return leaf == otherLeaf || (run == runs.count - 1 && storage.leaf(after: leaf) == otherLeaf)
     }
