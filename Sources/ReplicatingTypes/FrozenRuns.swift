@@ -4,7 +4,7 @@
 /// leaf. A document's memory thus only grows back in the leaves people edit.
 ///
 /// Guarantees: `thawed()` gives back exactly the runs `init(_:)` was given, in order; reading a
-/// frozen leaf (`ReplicatingArrayStorage.readable(_:)`, `locate`) decodes it without changing it,
+/// frozen leaf (`find`, `runHolding`, `thawed()`, through the storage's readers) decodes it without changing it,
 /// so copies that share a storage can still be read on several threads at once.
 ///
 /// Encoding of each run, after the one before it in the leaf (`previous`; none for the first,
@@ -80,6 +80,37 @@ struct FrozenRuns<Element> {
         while let run = decoder.next() {
             if run.replica == replica && run.counter <= counter && counter < run.end { return (index, run) }
             index += 1
+        }
+        return nil
+    }
+
+    /// Where `counter` of replica `replica` is, if in these runs: its run's index, the run, the
+    /// number of visible elements before that run, and how many runs there are. Decoded as it
+    /// goes, without allocating: a lookup by ID in a frozen leaf costs what a scan of a thawed
+    /// leaf's runs does. - Complexity: O(bytes)
+    func find(replica: UInt16, counter: UInt64) -> (index: Int, run: Run, contentStart: Int, runCount: Int)? {
+        var decoder = Decoder(bytes)
+        var index = 0
+        var visible = 0
+        var found: (index: Int, run: Run, contentStart: Int)?
+        while let run = decoder.next() {
+            if found == nil, run.replica == replica, run.counter <= counter, counter < run.end { found = (index, run, visible) }
+            visible += run.visibleLength
+            index += 1
+        }
+        return found.map { ($0.index, $0.run, $0.contentStart, index) }
+    }
+
+    /// The run holding visible element `index` of the leaf: its index, and the element's offset
+    /// in it; decoded as it goes, without allocating. - Complexity: O(bytes)
+    func runHolding(visible index: Int) -> (run: Int, offset: Int, stored: Run)? {
+        var decoder = Decoder(bytes)
+        var remaining = index
+        var r = 0
+        while let run = decoder.next() {
+            if remaining < run.visibleLength { return (r, remaining, run) }
+            remaining -= run.visibleLength
+            r += 1
         }
         return nil
     }

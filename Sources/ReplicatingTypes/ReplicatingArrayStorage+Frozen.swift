@@ -5,8 +5,10 @@
 /// Rule: a frozen leaf's `runs` array is empty and its `frozen` bytes hold its runs; its content,
 /// break count and place in the tree and the ID index are those of any leaf. Code that changes a
 /// leaf's runs reaches it through `leafForEdit`, `locateForEdit`, `thaw` or `mergeIfSmall`, which
-/// thaw it first; code that only reads runs goes through `readable(_:)`, `locate`, `storedRun` or
-/// `runs(of:)`, which decode without changing anything. The first leaf is never frozen (an empty
+/// thaw it first; code that only reads runs goes through `locate`, `element`, `id(visible:inLeaf:)`
+/// (which decode as they go, allocating nothing: a lookup costs what a scan of a thawed leaf's
+/// runs does), `runs(of:)` (a whole leaf, for walks that visit each leaf once), `storedRun` or
+/// `readable(_:)`, none of which changes anything. The first leaf is never frozen (an empty
 /// first leaf means an empty array, and insertions at the start go there without a lookup).
 extension ReplicatingArrayStorage {
     @inline(__always)
@@ -60,6 +62,32 @@ extension ReplicatingArrayStorage {
     @inline(__always)
     func storedRun(leaf: Int, run: Int) -> Run {
         isFrozen(leaf) ? leaves[leaf].frozen.thawed()[run] : leaves[leaf].runs[run]
+    }
+
+    /// Where an element is, for readers by ID (`index(of:)`, `index(after:)`): its leaf, run and
+    /// offset, the run itself, the visible elements in the leaf before the run, and the leaf's
+    /// number of runs; frozen leaves are decoded as they are read, without allocating.
+    /// - Complexity: O(runs in one leaf)
+    func element(replica: UInt16, counter: UInt64) -> (leaf: Int, run: Int, offset: Int, stored: Run, contentStart: Int, runCount: Int)? {
+        guard counter < UInt64(idIndex[Int(replica)].count) else { return nil }
+        let entry = Int(idIndex[Int(replica)][Int(counter)])
+        guard entry < leaves.count else { return nil }
+        if isFrozen(entry) {
+            guard let found = leaves[entry].frozen.find(replica: replica, counter: counter) else { return nil }
+            return (entry, found.index, Int(counter - found.run.counter), found.run, found.contentStart, found.runCount)
+        }
+        guard let run = leaves[entry].runHolding(replica: replica, counter: counter) else { return nil }
+        let stored = leaves[entry].runs[run]
+        return (entry, run, Int(counter - stored.counter), stored, leaves[entry].contentStart(ofRun: run), leaves[entry].runs.count)
+    }
+
+    /// The ID of visible element `index` of `leaf`, frozen or not, without allocating.
+    func id(visible index: Int, inLeaf leaf: Int) -> ElementID {
+        if isFrozen(leaf), let (_, offset, run) = leaves[leaf].frozen.runHolding(visible: index) {
+            return ElementID(replica: replicas[Int(run.replica)], counter: run.counter + UInt64(offset))
+        }
+        let (run, offset, _) = leaves[leaf].runHolding(visible: index)
+        return id(leaf: leaf, run: run, offset: offset)
     }
 
     /// `locate`, with the leaf found thawed: for code that changes it.
