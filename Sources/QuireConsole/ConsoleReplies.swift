@@ -25,6 +25,8 @@ public struct SharedProject: Equatable, Sendable {
     public var addresses: [String]
     /// The file shared by itself (a project of one file), cleaned; nil for a folder.
     public var file: String?
+    /// What the daemon says about where it listens (`notices`), cleaned, at most 8.
+    public var notices: [String]
 
     public init(reply: JSONValue) throws(ConsoleError) {
         let method = "project/share"
@@ -44,6 +46,8 @@ public struct SharedProject: Equatable, Sendable {
         addresses = (reply["addresses"]?.arrayValue ?? []).prefix(16).compactMap { $0.stringValue }
             .map { ConsoleScreen.clean($0, limit: ConsoleScreen.pathLimit) }.filter { !$0.isEmpty }
         file = reply["file"]?.stringValue.map { ConsoleScreen.clean($0, limit: ConsoleScreen.pathLimit) }
+        notices = (reply["notices"]?.arrayValue ?? []).prefix(8).compactMap { $0.stringValue }
+            .map { ConsoleScreen.clean($0, limit: DisplayText.maximumReasonLength) }.filter { !$0.isEmpty }
     }
 
     /// A count the daemon gives as a number, or as the list it counts; 0 when it gives neither.

@@ -19,7 +19,8 @@ public enum ConsoleScreen {
     // MARK: quire share
 
     /// The screen once a project is shared: its name and folder, how many files, the first
-    /// left-out files with their reasons, the addresses, and the line the partner runs.
+    /// left-out files with their reasons, the addresses (and the daemon's notices about them:
+    /// the port of the last run taken again, or found taken), and the line the partner runs.
     /// `daemonNote` says which daemon shares it (this process's, or one already running).
     public static func shared(_ project: SharedProject, daemonNote: String) -> [String] {
         var lines = ["Sharing \(quoted(project.name)) from \(project.root): \(count(project.files, "file")) shared."]
@@ -39,6 +40,7 @@ public enum ConsoleScreen {
         if !project.addresses.isEmpty {
             lines.append("Listening on \(project.addresses.joined(separator: ", ")).")
         }
+        lines += project.notices
         lines.append(daemonNote)
         lines += ["", "Your partner runs:", "", "    quire join \(project.line)", "",
                   "Open the files in Vim, Neovim or Emacs as usual. Ctrl-C stops sharing."]

@@ -19,11 +19,18 @@ final class RecordingTransport: PeerTransport {
     /// The scope each listen was for (nil: every secret).
     var listenedScopes: [DocumentScope?] = []
     var stopped: [Int] = []
+    /// Ports another program holds: a listen there fails.
+    var taken: Set<Int> = []
     private var nextPort = 40_000
+
+    struct PortTaken: Error, CustomStringConvertible {
+        var description: String { "Address already in use" }
+    }
 
     func listen(host: String, port: Int) throws -> Int { try listen(host: host, port: port, scope: nil) }
 
     func listen(host: String, port: Int, scope: DocumentScope?) throws -> Int {
+        if taken.contains(port) { throw PortTaken() }
         listenedScopes.append(scope)
         let bound = port == 0 ? nextPort : port
         nextPort += 1

@@ -10,10 +10,12 @@ extension ProjectService {
     /// Nil: the file is in no project (or ignored, or cannot be a file of it).
     func documentName(ofFile path: String) -> String? {
         guard let (project, projectPath) = locate(path) else { return nil }
-        if let file = project.view.files[projectPath] { return project.uri(of: file) }
+        // What stands there now is checked for a file of the tree too: a link planted on its
+        // path since (or another user's file) is not read into the project's document.
+        if let file = project.view.files[projectPath] { return refusesToTake(projectPath, in: project) ? nil : project.uri(of: file) }
         // A file shared by itself was named on purpose: the folder's ignore files do not apply.
         guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
-        guard mayMakeTheFile(of: project), !holdsAnotherUsersFile(project) else { return nil }
+        guard mayMakeTheFile(of: project), !refusesToTake(projectPath, in: project) else { return nil }
         if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
             guard let operation = revive(previous, at: projectPath, text: try? ProjectReader.text(of: projectPath, root: project.root), in: project) else { return nil }
             treeChanged(project, by: [operation])
@@ -34,6 +36,29 @@ extension ProjectService {
         return project.uri(of: operation.file)
     }
 
+    /// Whether an editor's open of `path` may not make it a file of `project`: the scan would
+    /// leave out what is there (`ProjectScanner.reasonToLeaveOut`: a link or a special file, or,
+    /// in a folder others may write in, another user's file or folder or a hard-linked file), so
+    /// what another user put there reaches no member through an editor either. Logged, cleaned.
+    func refusesToTake(_ path: ProjectPath, in project: SharedProject) -> Bool {
+        guard let reason = ProjectScanner().reasonToLeaveOut(path, root: project.root) else { return false }
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) opened by an editor is not made a file of the project: \(DisplayText.clean(reason.description, limit: 300))")
+        return true
+    }
+
+    /// Why an editor's `document/save` may not write the file at absolute `path` of an active
+    /// project: what the scan would leave out there (`ProjectScanner.reasonToLeaveOut`: a link
+    /// on the way or at the path, a special file, or, in a folder others may write in, another
+    /// user's folder or file or a hard-linked file), so a save never writes through what was put
+    /// there. Nil when it may, or when `path` lies in no project. Logged, cleaned.
+    func refusalToWrite(_ path: String) -> String? {
+        guard let project = project(containing: path), let relative = project.projectPath(ofAbsolute: path),
+              let reason = ProjectScanner().reasonToLeaveOut(relative, root: project.root) else { return nil }
+        let why = "\(DisplayText.clean(relative.string)) of the project \(DisplayText.clean(project.name)) is not written: \(reason.description)"
+        logger.warning("project \(project.key): \(why)")
+        return why
+    }
+
     /// The active project holding `path` and the file's path in it; the path is taken as given,
     /// else with its folder's links resolved (an editor may reach the root through a link).
     private func locate(_ path: String) -> (SharedProject, ProjectPath)? {
@@ -41,7 +66,9 @@ extension ProjectService {
         let folder = (path as NSString).deletingLastPathComponent
         guard let resolved = realpath(folder, nil) else { return nil }
         defer { free(resolved) }
-        let real = String(cString: resolved) + "/" + (path as NSString).lastPathComponent
+        // A resolved folder that is not UTF-8 would read with U+FFFD: another folder's name.
+        guard let folderText = String(validatingCString: resolved) else { return nil }
+        let real = folderText + "/" + (path as NSString).lastPathComponent
         guard let project = project(containing: real), let relative = project.projectPath(ofAbsolute: real) else { return nil }
         return (project, relative)
     }

@@ -71,14 +71,6 @@ extension ProjectService {
         project.file == nil || project.role == .host || project.treeHeard || project.tree.fileCount > 0
     }
 
-    /// Whether the one file of `project` on disk is another user's that its scan leaves out
-    /// (`ProjectScanner.Reason.anotherUsersFile`): an editor's open does not make it the
-    /// project's either, so what they put reaches no member.
-    func holdsAnotherUsersFile(_ project: SharedProject) -> Bool {
-        guard let file = project.file, let scan = try? scanner(root: project.root, file: file) else { return false }
-        return scan.leftOut.contains { if case .anotherUsersFile = $0.reason { true } else { false } }
-    }
-
     /// The deleted file a project of one file brings back instead of making another (the newest
     /// deleted; nil for a folder project or a tree with none): the tree then never holds two
     /// files at its one path, where one would hide the other, and both sides re-creating the

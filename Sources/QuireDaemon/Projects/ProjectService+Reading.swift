@@ -10,8 +10,29 @@ extension ProjectService {
     func scanDisk(_ project: SharedProject) {
         project.needsScan = false
         guard project.active else { return }
-        do { importScan(try scanner(root: project.root, file: project.file), into: project) } catch {
+        do {
+            let scan = try scanner(root: project.root, file: project.file)
+            logRefusals(in: scan, of: project)
+            importScan(scan, into: project)
+        } catch {
             logger.warning("project \(project.key): the folder cannot be scanned: \(DisplayText.clean(error.description, limit: 300))")
+        }
+    }
+
+    /// Logs (once per path and reason, names cleaned) what a scan refused because someone else
+    /// may have put it there: links, special files, and in a folder others may write in, another
+    /// user's file or folder or a hard-linked file (`FolderTrust`).
+    func logRefusals(in scan: ProjectScanner.Result, of project: SharedProject) {
+        for left in scan.leftOut {
+            switch left.reason {
+            case .symbolicLink, .notRegularFile, .anotherUsersFile, .anotherUsersFolder, .hardLinked: break
+            default: continue
+            }
+            let said = left.path + "\u{0}" + left.reason.description
+            guard !project.refusalsLogged.contains(said) else { continue }
+            if project.refusalsLogged.count >= SharedProject.maximumRefusalsLogged { project.refusalsLogged.removeAll() }
+            project.refusalsLogged.insert(said)
+            logger.warning("project \(project.key): \(DisplayText.clean(left.path, limit: 300)) is not shared or taken: \(DisplayText.clean(left.reason.description, limit: 300))")
         }
     }
 

@@ -66,12 +66,13 @@ extension ProjectService {
             try add(project)
         }
         importScan(scan, into: project)
+        var notices: [String] = []
         if !listen.isEmpty {
-            try listenFor(project, on: listen, transport: transport)
+            notices = try listenFor(project, on: listen, transport: transport)
         } else if project.listeningPorts.isEmpty, !project.listen.isEmpty {
-            try relisten(project, transport: transport)
+            notices = try relisten(project, transport: transport)
         } else if project.listeningPorts.isEmpty {
-            try listenFor(project, on: [HostPort(host: "0.0.0.0", port: 0)], transport: transport)
+            notices = try listenFor(project, on: [HostPort(host: "0.0.0.0", port: 0)], transport: transport)
         }
         if let relay, project.relay != relay.description {
             project.relay = relay.description
@@ -86,34 +87,7 @@ extension ProjectService {
         return ProjectShareRequest.Result(
             key: project.key, name: project.name, root: root, line: line, files: project.view.paths.count,
             skipped: scan.leftOut.prefix(1000).map { .init(path: DisplayText.clean($0.path, limit: 300), reason: $0.reason.description) },
-            addresses: project.addresses, file: file.map(project.absolute))
-    }
-
-    /// Listens for `project`'s partners; its addresses become those the line holds.
-    func listenFor(_ project: SharedProject, on specs: [HostPort], transport: PeerTransport) throws(ResponseError) {
-        var addresses: [String] = []
-        project.listen = []
-        for spec in specs {
-            let port: Int
-            do { port = try transport.listen(host: spec.host, port: spec.port, scope: project.scope) } catch {
-                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot listen on \(spec): \(error)")
-            }
-            project.listeningPorts.append(port)
-            project.listen.append(HostPort(host: spec.host, port: port).description)
-            let hosts = spec.host == "0.0.0.0" || spec.host == "::" ? HostAddresses.reachable() : [spec.host]
-            addresses += hosts.map { HostPort(host: $0, port: port).description }
-        }
-        var seen: Set<String> = []
-        project.addresses = Array(addresses.filter { seen.insert($0).inserted }.prefix(JoinLine.maximumAddresses))
-    }
-
-    /// Listens again where `project` listened before (a restart, or sharing again after a
-    /// stop): the same ports, so the line given out stays valid.
-    func relisten(_ project: SharedProject, transport: PeerTransport) throws(ResponseError) {
-        let specs = try project.listen.map { text throws(ResponseError) in try HostPort(text, path: "listen", allowsPortZero: false) }
-        let addresses = project.addresses
-        try listenFor(project, on: specs, transport: transport)
-        project.addresses = addresses
+            addresses: project.addresses, file: file.map(project.absolute), notices: notices)
     }
 
     /// A project whose standing line was withdrawn (a member was removed) gets a fresh one when

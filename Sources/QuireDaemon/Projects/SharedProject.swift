@@ -106,6 +106,11 @@ final class SharedProject {
     /// Shared or followed now; a stopped project keeps its record (sharing the root again reuses
     /// its secret) but has no secret registered and no disk work.
     var active = true
+    /// What the scan refused and the log said already (`ProjectService.logRefusals`), each
+    /// path and reason once; at most `maximumRefusalsLogged`, then said again from the start.
+    var refusalsLogged: Set<String> = []
+    static let maximumRefusalsLogged = 4096
+
     /// The ports listened on for this project (host), if any.
     var listeningPorts: [Int] = []
     /// Where it listens (`host:port`, the port as bound): listened on again after a restart, so

@@ -11,7 +11,9 @@ import Glibc
 /// Guarantees: never follows a symbolic link (links are reported, not read), never opens anything
 /// but a regular file or a folder (a FIFO or device cannot block the scan), never reads more than
 /// `limits.sniffBytes` of a file; every count is bounded by `limits`, and passing a bound is a
-/// `Failure` that says which bound and how to stay under it, not a partial list.
+/// `Failure` that says which bound and how to stay under it, not a partial list. In a folder
+/// others may write in (`FolderTrust`), another user's file or folder and a file with more than
+/// one hard link are left out with the reason, checked again on the opened descriptor.
 public struct ProjectScanner: Sendable {
     /// The bounds of one scan.
     public struct Limits: Sendable {
@@ -55,9 +57,15 @@ public struct ProjectScanner: Sendable {
         /// A folder nested deeper than `Limits.depth`.
         case tooDeep
         case unreadable(String)
-        /// A file shared by itself that another user owns, in a folder others may write in:
-        /// anyone who may write there could have put it (after the owner's file was deleted).
+        /// A file another user owns, in a folder others may write in (`FolderTrust`): anyone
+        /// who may write there could have put it (after the owner's file was deleted).
         case anotherUsersFile(uid: UInt32)
+        /// A folder another user owns, in a folder others may write in: they may put anything
+        /// in it at any time.
+        case anotherUsersFolder(uid: UInt32)
+        /// A file with more than one hard link, in a folder others may write in: one may be a
+        /// file of the owner's outside the project, linked in by another user.
+        case hardLinked(links: Int)
 
         public var description: String {
             switch self {
@@ -70,6 +78,8 @@ public struct ProjectScanner: Sendable {
             case .tooDeep: return "nested too deep"
             case .unreadable(let why): return "unreadable: \(why)"
             case .anotherUsersFile(let uid): return "it belongs to another user (uid \(uid)), in a folder others may write in (anyone there could have put it)"
+            case .anotherUsersFolder(let uid): return "a folder of another user's (uid \(uid)), in a folder others may write in (they may put anything in it)"
+            case .hardLinked(let links): return "it has \(links) hard links, in a folder others may write in (one may be a file of yours outside the project)"
             }
         }
     }
@@ -119,9 +129,12 @@ public struct ProjectScanner: Sendable {
     }
 
     public var limits: Limits
+    /// Whose files are taken in folders others may write in.
+    public var trust: FolderTrust
 
-    public init(limits: Limits = Limits()) {
+    public init(limits: Limits = Limits(), trust: FolderTrust = FolderTrust()) {
         self.limits = limits
+        self.trust = trust
     }
 
     /// The names of the ignore files, read in this order in each folder.
@@ -135,7 +148,7 @@ public struct ProjectScanner: Sendable {
         case .success(let fd): rootFD = fd
         case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
         }
-        var walk = Walk(limits: limits)
+        var walk = Walk(limits: limits, trust: trust)
         try walk.visitFolder(fd: rootFD, path: "", rules: IgnoreRules(), depth: 0)
         walk.result.files.sort { $0.path < $1.path }
         walk.result.leftOut.sort { Array($0.path.utf8).lexicographicallyPrecedes($1.path.utf8) }
@@ -158,7 +171,7 @@ public struct ProjectScanner: Sendable {
         case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
         }
         defer { close(rootFD) }
-        var walk = Walk(limits: limits)
+        var walk = Walk(limits: limits, trust: trust)
         guard let info = Descriptors.linkStatus(file.string, in: rootFD) else {
             if errno != ENOENT { walk.result.leftOut.append(LeftOut(path: file.string, reason: .unreadable(Descriptors.describe(errno)))) }
             return walk.result
@@ -167,10 +180,10 @@ public struct ProjectScanner: Sendable {
             walk.result.leftOut.append(LeftOut(path: file.string, reason: .symbolicLink))
         } else if !Descriptors.isRegular(info) {
             walk.result.leftOut.append(LeftOut(path: file.string, reason: .notRegularFile))
-        } else if info.st_uid != geteuid(), let folder = Descriptors.status(rootFD), folder.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            walk.result.leftOut.append(LeftOut(path: file.string, reason: .anotherUsersFile(uid: info.st_uid)))
+        } else if let reason = trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(fd: rootFD)) {
+            walk.result.leftOut.append(LeftOut(path: file.string, reason: reason))
         } else {
-            try walk.visitFile(file.string, in: rootFD, path: file)
+            try walk.visitFile(file.string, in: rootFD, path: file, othersMayWrite: trust.othersMayWrite(fd: rootFD))
         }
         return walk.result
     }
@@ -178,11 +191,13 @@ public struct ProjectScanner: Sendable {
     /// One scan's progress.
     private struct Walk {
         let limits: Limits
+        let trust: FolderTrust
         var result = Result()
         var entries = 0
 
-        init(limits: Limits) {
+        init(limits: Limits, trust: FolderTrust) {
             self.limits = limits
+            self.trust = trust
         }
 
         /// Visits the folder open as `fd` (taken over and closed) at `path` ("" for the root).
@@ -205,6 +220,7 @@ public struct ProjectScanner: Sendable {
                 if let file = try readIgnoreFile(name, in: fd, folder: path) { files.append(file) }
             }
             let rules = rules.adding(folder: path, files: files)
+            let othersMayWrite = trust.othersMayWrite(fd: fd)
 
             for rawName in listing where rawName != Array(".git".utf8) {
                 let shownPath = Self.joined(path, Self.shownName(rawName))
@@ -231,25 +247,35 @@ public struct ProjectScanner: Sendable {
                 }
                 if Descriptors.isLink(info) {
                     result.leftOut.append(LeftOut(path: relative, reason: .symbolicLink))
+                } else if let reason = trust.reasonToRefuse(info, inOpenFolder: othersMayWrite) {
+                    result.leftOut.append(LeftOut(path: relative, reason: reason))
                 } else if isFolder {
                     guard depth < limits.depth else {
                         result.leftOut.append(LeftOut(path: relative, reason: .tooDeep))
                         continue
                     }
                     switch Descriptors.openFolder(name, in: fd) {
-                    case .success(let child): try visitFolder(fd: child, path: relative, rules: rules, depth: depth + 1)
+                    case .success(let child):
+                        // Checked again as opened: another user's folder swapped in meanwhile is not entered.
+                        if let opened = Descriptors.status(child), let reason = trust.reasonToRefuse(opened, inOpenFolder: othersMayWrite) {
+                            close(child)
+                            result.leftOut.append(LeftOut(path: relative, reason: reason))
+                            continue
+                        }
+                        try visitFolder(fd: child, path: relative, rules: rules, depth: depth + 1)
                     case .failure(let error): result.leftOut.append(LeftOut(path: relative, reason: .unreadable(error.description)))
                     }
                 } else if !Descriptors.isRegular(info) {
                     result.leftOut.append(LeftOut(path: relative, reason: .notRegularFile))
                 } else {
-                    try visitFile(name, in: fd, path: projectPath)
+                    try visitFile(name, in: fd, path: projectPath, othersMayWrite: othersMayWrite)
                 }
             }
         }
 
-        /// Classifies the file `name` in the folder `fd` and lists it or leaves it out.
-        mutating func visitFile(_ name: String, in folder: Int32, path: ProjectPath) throws(Failure) {
+        /// Classifies the file `name` in the folder `fd` and lists it or leaves it out; in a
+        /// folder `othersMayWrite`, the file as opened must pass `FolderTrust` too.
+        mutating func visitFile(_ name: String, in folder: Int32, path: ProjectPath, othersMayWrite: Bool) throws(Failure) {
             let fd: Int32
             switch Descriptors.openFile(name, in: folder) {
             case .success(let opened): fd = opened
@@ -260,6 +286,10 @@ public struct ProjectScanner: Sendable {
             defer { close(fd) }
             guard let info = Descriptors.status(fd), Descriptors.isRegular(info) else {
                 result.leftOut.append(LeftOut(path: path.string, reason: .notRegularFile))
+                return
+            }
+            if let reason = trust.reasonToRefuse(info, inOpenFolder: othersMayWrite) {
+                result.leftOut.append(LeftOut(path: path.string, reason: reason))
                 return
             }
             let size = Int(info.st_size)

@@ -9,9 +9,15 @@ import Glibc
 /// leaves at most a `.quire-write-*` file behind; an existing file keeps its permissions (a new
 /// file and folder get 0644 and 0755 less the umask); a
 /// rename never replaces an existing file; a removal only removes a file, and a folder goes only
-/// when it is empty.
+/// when it is empty. In a folder others may write in (`FolderTrust`), another user's folder is
+/// never walked into (nothing is written, moved or removed under it), and another user's file or
+/// a file with more than one hard link reads as `.other` (the writer holds, never replaces it);
+/// a replaced file keeps its permission bits only when it is the owner's, and never set-user or
+/// set-group bits.
 public struct DiskProject: ProjectDisk, Sendable {
     public let root: String
+    /// Whose files and folders are taken in folders others may write in.
+    public var trust = FolderTrust()
     /// Files larger than this are reported as `.file(nil)` (not compared as text).
     public var maximumTextBytes = ProjectScanner.Limits().fileBytes
 
@@ -36,9 +42,13 @@ public struct DiskProject: ProjectDisk, Sendable {
         if Descriptors.isLink(info) { return .symbolicLink }
         if Descriptors.isFolder(info) { return .folder }
         guard Descriptors.isRegular(info) else { return .other }
+        let othersMayWrite = trust.othersMayWrite(fd: folder)
+        if trust.reasonToRefuse(info, inOpenFolder: othersMayWrite) != nil { return .other }
         guard case .success(let fd) = Descriptors.openFile(name, in: folder) else { return .file(nil) }
         defer { close(fd) }
-        guard let status = Descriptors.status(fd), Int(status.st_size) <= maximumTextBytes,
+        guard let status = Descriptors.status(fd), Descriptors.isRegular(status) else { return .other }
+        if trust.reasonToRefuse(status, inOpenFolder: othersMayWrite) != nil { return .other }
+        guard Int(status.st_size) <= maximumTextBytes,
               case .success(let bytes) = Descriptors.read(fd, upTo: Int(status.st_size) + 1), !bytes.contains(0) else { return .file(nil) }
         return .file(String(validating: bytes, as: UTF8.self))
     }
@@ -52,7 +62,8 @@ public struct DiskProject: ProjectDisk, Sendable {
             let name = String(component)
             guard let info = Descriptors.linkStatus(name, in: folder) else { return .absent }
             if Descriptors.isLink(info) { return .symbolicLink }
-            guard Descriptors.isFolder(info), case .success(let next) = Descriptors.openFolder(name, in: folder) else { return .other }
+            guard Descriptors.isFolder(info), trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(fd: folder)) == nil,
+                  case .success(let next) = Descriptors.openFolder(name, in: folder) else { return .other }
             close(folder)
             folder = next
         }
@@ -84,7 +95,11 @@ public struct DiskProject: ProjectDisk, Sendable {
         var replacing = false
         if let info = Descriptors.linkStatus(name, in: folder) {
             guard Descriptors.isRegular(info) else { throw Failure(description: "\(shown(path)) is not a regular file; not written") }
-            mode = info.st_mode & 0o7777
+            if let refused = trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(fd: folder)) {
+                throw Failure(description: "\(shown(path)) not written: \(refused)")
+            }
+            // Only the owner's own file lends its mode, without set-user, set-group or sticky bits.
+            if info.st_uid == trust.owner { mode = info.st_mode & 0o777 }
             replacing = true
         }
         var temporary = ""
@@ -155,10 +170,15 @@ public struct DiskProject: ProjectDisk, Sendable {
         switch openParent(of: path, creating: creating) {
         case .success(let fd): return fd
         case .failure(let error):
-            let why = error.code == ELOOP || error.code == ENOTDIR ? "a symbolic link or a file is on its way" : error.description
+            let why = error.code == ELOOP || error.code == ENOTDIR ? "a symbolic link or a file is on its way"
+                : error.code == Self.refusedFolder ? "a folder on its way belongs to another user, in a folder others may write in"
+                : error.description
             throw Failure(description: "cannot reach \(shown(path)): \(why)")
         }
     }
+
+    /// The code `openParent` fails with for a folder `FolderTrust` refuses (no errno uses it).
+    private static let refusedFolder: Int32 = -1
 
     /// The folder `path` is in, opened from the root without following links; missing folders
     /// are made when `creating`.
@@ -179,9 +199,15 @@ public struct DiskProject: ProjectDisk, Sendable {
                 }
                 next = Descriptors.openFolder(name, in: folder)
             }
+            let othersMayWrite = trust.othersMayWrite(fd: folder)
             close(folder)
             switch next {
-            case .success(let fd): folder = fd
+            case .success(let fd):
+                folder = fd
+                if let info = Descriptors.status(fd), trust.reasonToRefuse(info, inOpenFolder: othersMayWrite) != nil {
+                    close(fd)
+                    return .failure(Errno(code: Self.refusedFolder))
+                }
             case .failure(let error): return .failure(error)
             }
         }

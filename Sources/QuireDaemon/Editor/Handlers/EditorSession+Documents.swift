@@ -35,6 +35,10 @@ extension ResyncDocumentRequest: SessionRequest {
 extension SaveDocumentRequest: SessionRequest {
     func answer(in session: EditorSession) throws(ResponseError) -> Result {
         let (_, document) = try session.openViewAndDocument(uri)
+        // A file of a project: nothing planted on its path since (a link, another user's folder) is written through.
+        if let path = document.file?.path, let why = session.daemon.projects.refusalToWrite(path) {
+            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(DisplayText.clean(path, limit: 200)): \(why)")
+        }
         let saved = try session.daemon.save(document)
         return Result(uri: uri, path: saved.path, hash: saved.hash, importedEdits: saved.imported)
     }

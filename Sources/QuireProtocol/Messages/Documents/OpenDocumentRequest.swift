@@ -21,7 +21,9 @@ import JSON
 /// `base`: the edits sent after the last acknowledged one, each with its `editId` and
 /// `changes`; the daemon adds to `base` those it had applied, so each counts once.
 ///
-/// `file` binds the document to a file on the daemon's machine (see `SaveDocumentRequest`).
+/// `file` binds the document to a file on the daemon's machine (see `SaveDocumentRequest`); a
+/// `file` holding U+FFFD is refused (-32602, `EditorPath`): it may stand for bytes that are not
+/// UTF-8 and name another file. `uri` is only a name: a `file:` URI is never decoded to a path.
 /// With `file` and no `uri`, the daemon names the document by the naming rule (its path from its
 /// project root) and says the name in the reply's `uri`. With `ifShared` (and `file`), the
 /// daemon opens the document only when the file lies in a project it shares or joined
@@ -76,6 +78,7 @@ public struct OpenDocumentRequest: EditorRequest, Equatable {
         base = try reader.optionalString("base")
         file = try reader.optionalString("file")
         if let file, !file.hasPrefix("/") { throw .invalidParams("params.file: must be an absolute path, got \(file.debugDescription)") }
+        if let file, let problem = EditorPath.problem(file) { throw .invalidParams("params.file: \(problem)") }
         if let uri = try reader.optionalString("uri") {
             if let problem = DocumentName.problem(uri) { throw .invalidParams("params.uri: \(problem)") }
             self.uri = uri

@@ -27,6 +27,7 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
             guard !root.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
                 throw .invalidParams("params.root: a path has no control characters, got \(ResponseError.shownMethod(root))")
             }
+            if let problem = EditorPath.problem(root) { throw .invalidParams("params.root: \(problem)") }
         }
         let specs = try reader.strings("listen") ?? []
         guard specs.count <= Self.maximumListen else {
@@ -42,8 +43,11 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
         }
     }
 
-    /// `{key, name, root, line, files, skipped, addresses, file?}`: for a file shared by
-    /// itself, `root` is its folder and `file` the file (absolute).
+    /// `{key, name, root, line, files, skipped, addresses, file?, notices?}`: for a file shared
+    /// by itself, `root` is its folder and `file` the file (absolute); `notices` (omitted when
+    /// none) say what the person should know about where the daemon listens: the port of an
+    /// earlier run taken again (the line given out before still works) or found taken (a new
+    /// port, so a new line).
     public struct Result: MessageResult, Equatable {
         public var key: String
         public var name: String
@@ -53,9 +57,10 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
         public var skipped: [Skipped]
         public var addresses: [String]
         public var file: String?
+        public var notices: [String]
 
         public init(key: String, name: String, root: String, line: String, files: Int, skipped: [Skipped], addresses: [String],
-                    file: String? = nil) {
+                    file: String? = nil, notices: [String] = []) {
             self.key = key
             self.name = name
             self.root = root
@@ -64,6 +69,7 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
             self.skipped = skipped
             self.addresses = addresses
             self.file = file
+            self.notices = notices
         }
 
         public var json: JSONValue {
@@ -73,6 +79,7 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
                 "addresses": .array(addresses.map(JSONValue.string)),
             ]
             if let file { fields["file"] = .string(file) }
+            if !notices.isEmpty { fields["notices"] = .array(notices.map(JSONValue.string)) }
             return .object(fields)
         }
     }

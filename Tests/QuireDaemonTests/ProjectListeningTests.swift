@@ -1,0 +1,73 @@
+import JSON
+@testable import QuireDaemon
+import QuireProtocol
+import QuireTestSupport
+import Testing
+
+/// Where a shared project listens across stops and restarts (`ProjectService+Listening`): a port
+/// picked once (`listen` port 0) is taken again while free, with a notice; a taken one is
+/// replaced by a free one, with a notice, never a failed share; sharing again while listening
+/// binds nothing new.
+@Suite struct ProjectListeningTests {
+    static func share(_ daemon: Daemon, _ editor: TestEditor, root: String) -> JSONValue {
+        editor.request("project/share", ["root": .string(root), "listen": ["127.0.0.1:0"]])
+    }
+
+    @Test func aPortPickedOnceIsTakenAgainOrReplacedSayingSo() throws {
+        let (daemon, transport) = ProjectFixture.daemon(49_000)
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let root = try ProjectFixture.folder(["a.md": Array("a\n".utf8)], name: "listening")
+        let first = try #require(Self.share(daemon, editor, root: root)["result"])
+        let key = try #require(first["key"]?.stringValue)
+        let port = try #require(transport.listened.last?.port)
+        #expect(first["addresses"] == .array([.string("127.0.0.1:\(port)")]))
+        #expect(first["notices"] == nil, "nothing to say the first time")
+
+        // Shared again while listening: nothing new is bound, nothing to say.
+        let listens = transport.listened.count
+        let again = try #require(Self.share(daemon, editor, root: root)["result"])
+        #expect(transport.listened.count == listens && again["line"] == first["line"] && again["notices"] == nil)
+
+        // Stopped and shared again: the same port, said so, the same line.
+        #expect(editor.request("project/stop", ["key": .string(key)])["result"] != nil)
+        let restarted = try #require(Self.share(daemon, editor, root: root)["result"])
+        #expect(transport.listened.last?.port == port)
+        #expect(restarted["line"] == first["line"])
+        #expect(restarted["notices"]?.arrayValue?.first?.stringValue?.hasPrefix("Listening on 127.0.0.1:\(port) again, the port this project used before") == true,
+                "\(restarted)")
+
+        // The port is taken meanwhile: a free one, said so, and a line that names it.
+        #expect(editor.request("project/stop", ["key": .string(key)])["result"] != nil)
+        transport.taken = [port]
+        let moved = try #require(Self.share(daemon, editor, root: root)["result"])
+        let newPort = try #require(transport.listened.last?.port)
+        #expect(newPort != port)
+        #expect(moved["addresses"] == .array([.string("127.0.0.1:\(newPort)")]))
+        #expect(moved["line"] != first["line"])
+        let notice = moved["notices"]?.arrayValue?.first?.stringValue ?? ""
+        #expect(notice.contains("127.0.0.1:\(port), is taken (Address already in use): listening on 127.0.0.1:\(newPort) instead"), "\(notice)")
+    }
+
+    /// At a daemon's start the project listens again by itself (`relisten`): the same ports and
+    /// the very addresses the line holds; a port found taken is replaced, not an error that
+    /// would leave the project unreachable.
+    @Test func listeningAgainAtStartReplacesATakenPortInsteadOfFailing() throws {
+        let (daemon, transport) = ProjectFixture.daemon(49_100)
+        let root = try ProjectFixture.folder(["a.md": Array("a\n".utf8)], name: "relisten")
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let port = try #require(project.listeningPorts.first)
+        let addresses = project.addresses
+        project.listeningPorts = []
+        #expect(try daemon.projects.relisten(project, transport: transport).first?.contains("again") == true)
+        #expect(project.listeningPorts == [port] && project.addresses == addresses)
+
+        project.listeningPorts = []
+        transport.taken = [port]
+        let notices = try daemon.projects.relisten(project, transport: transport)
+        #expect(notices.first?.contains("is taken") == true, "\(notices)")
+        #expect(project.listeningPorts.count == 1 && project.listeningPorts != [port])
+        #expect(project.addresses.allSatisfy { !$0.hasSuffix(":\(port)") })
+    }
+}
