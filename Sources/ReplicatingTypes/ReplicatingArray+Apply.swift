@@ -85,8 +85,9 @@ extension ReplicatingArrayStorage {
             var counter = range.start.counter
             let presentEnd = Swift.min(end, have)
             while counter < presentEnd {
-                guard let (leaf, run, offset, contentStart) = locateForEdit(replica: replica, counter: counter) else {
-                    counter += 1 // dropped by compaction: removed already
+                guard let (leaf, run, offset, contentStart) = locateWithStart(replica: replica, counter: counter) else {
+                    // Dropped by compaction: removed already.
+                    counter = compactedEnd(replica: replica, from: counter, limit: presentEnd)
                     continue
                 }
                 let r = leaves[leaf].runs[run]
@@ -187,12 +188,13 @@ extension ReplicatingArrayStorage {
         return visible
     }
 
-    /// Like `locate`, with the number of visible elements before the run in its leaf, found in
-    /// the same scan; through the run hint when the hinted run holds the element (typing or
-    /// backspacing that arrives from a peer), which needs no scan at all.
+    /// `locateForEdit` (the leaf thawed), with the number of visible elements before the run in
+    /// its leaf, found in the same scan; through the run hint when the hinted run holds the
+    /// element (typing or backspacing that arrives from a peer), which needs no scan at all.
     /// - Complexity: O(1) through the hint, else O(runs in one leaf)
     @inline(__always)
-    func locateForEdit(replica: UInt16, counter: UInt64) -> (leaf: Int, run: Int, offset: Int, contentStart: Int)? {
+    func locateWithStart(replica: UInt16, counter: UInt64) -> (leaf: Int, run: Int, offset: Int, contentStart: Int)? {
+        // (The hinted leaf is never frozen: freezing forgets the hint.)
         if hintLeaf != Self.none {
             let hinted = leaves[Int(hintLeaf)].runs[hintRun]
             if hinted.replica == replica, hinted.counter <= counter, counter < hinted.end {
@@ -202,8 +204,14 @@ extension ReplicatingArrayStorage {
         }
         guard counter < UInt64(idIndex[Int(replica)].count) else { return nil }
         let entry = idIndex[Int(replica)][Int(counter)]
-        guard entry != Self.compactedLeaf else { return nil }
+        // `compactedLeaf` (and the decoding sentinels) name no leaf.
+        guard Int(entry) < leaves.count else { return nil }
         let leaf = Int(entry)
+        if isFrozen(leaf) {
+            // Found first, so that an ID dropped by compaction thaws nothing.
+            guard let found = locateForEdit(replica: replica, counter: counter) else { return nil }
+            return (found.leaf, found.run, found.offset, leaves[found.leaf].contentStart(ofRun: found.run))
+        }
         var start = 0
         var r = 0
         let count = leaves[leaf].runs.count
@@ -249,12 +257,12 @@ extension ReplicatingArrayStorage {
             return "insertion \(insertion.id) is anchored to \(anchor), a removed element this copy has compacted away"
         }
         if let anchor = insertion.anchor, let r = index(of: anchor.replica), let (leaf, run, offset) = locate(replica: r, counter: anchor.counter),
-           leaves[leaf].runs[run].lamport + UInt64(offset) >= insertion.lamport {
+           storedRun(leaf: leaf, run: run).lamport + UInt64(offset) >= insertion.lamport {
             return "insertion \(insertion.id) has Lamport counter \(insertion.lamport), not after its anchor \(anchor)"
         }
         // A known ID must be the same insertion: same Lamport counter (and anchor, for a run start).
         if insertion.count > 0, let r = index(of: insertion.id.replica), let (leaf, run, offset) = locate(replica: r, counter: insertion.id.counter) {
-            let existing = leaves[leaf].runs[run]
+            let existing = storedRun(leaf: leaf, run: run)
             let existingAnchor = offset == 0 ? anchor(of: existing) : ElementID(replica: insertion.id.replica, counter: insertion.id.counter - 1)
             if existing.lamport + UInt64(offset) != insertion.lamport || existingAnchor != insertion.anchor {
                 return "insertion \(insertion.id) conflicts with the element this copy has under that ID"
@@ -305,7 +313,7 @@ extension ReplicatingArrayStorage {
         var contentIndex: Int
         var extendable = false
         if let anchor = insertion.anchor, let anchorReplica = index(of: anchor.replica),
-           let (l, r, offset, start) = locateForEdit(replica: anchorReplica, counter: anchor.counter) {
+           let (l, r, offset, start) = locateWithStart(replica: anchorReplica, counter: anchor.counter) {
             leaf = l
             run = r
             let anchorRun = leaves[leaf].runs[run]
@@ -336,6 +344,7 @@ extension ReplicatingArrayStorage {
         while true {
             if scanRun == leaves[scanLeaf].runs.count {
                 guard let next = self.leaf(after: scanLeaf) else { break }
+                thaw(next)
                 scanLeaf = next
                 scanRun = 0
                 scanStart = 0
