@@ -33,7 +33,7 @@ public final class DocumentStore {
     public let identity: PeerIdentity
     /// A document's log grows to at least this many bytes before it is folded into a snapshot.
     public let snapshotLogBytes: Int
-    private let logger: Logger
+    let logger: Logger
     private let lockDescriptor: Int32
     var files: [UInt64: DocumentFiles] = [:]
     var unsynced: Set<UInt64> = []
@@ -46,8 +46,11 @@ public final class DocumentStore {
     private var openOrder: [UInt64] = []
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
     static let maximumOpenSegments = 64
-    /// Writes new documents' files on a thread of its own under `.sync` (`DocumentMaker`).
-    let maker = DocumentMaker()
+    /// Keeps new documents in packs and gives them their own files on a thread of its own.
+    let maker: DocumentFilesMaker
+    /// Documents the store made itself from their pack (to touch them): their pack waits for
+    /// the commit that syncs their files.
+    var madeSinceCommit: Set<UInt64> = []
     /// Runs a commit's document syncs together (`ParallelSyncs`).
     let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
     /// Document syncs a commit runs at once at most.
@@ -56,6 +59,7 @@ public final class DocumentStore {
     public private(set) var failure: String?
 
     var documentsPath: String { path + "/documents" }
+    var packsPath: String { path + "/" + DocumentPack.directoryName }
 
     /// Opens (creating when needed, mode 0700) and locks the data directory at `path`.
     /// Throws when another daemon holds it, it cannot be made, or it is not the user's own
@@ -70,6 +74,11 @@ public final class DocumentStore {
         try OwnedFiles.checkDirectory(path)
         try FileSystem.makeDirectory(path + "/documents")
         try OwnedFiles.checkDirectory(path + "/documents", what: "the documents directory")
+        let packs = path + "/" + DocumentPack.directoryName
+        try FileSystem.makeDirectory(packs)
+        try OwnedFiles.checkDirectory(packs, what: "the packs directory")
+        let leftPacks = DocumentFiles.numbers(in: try FileSystem.list(packs), prefix: "pack")
+        maker = DocumentFilesMaker(packsPath: packs, documentsPath: path + "/documents", firstNumber: (leftPacks.last ?? 0) + 1)
         let lock = try Self.lock(path + "/lock")
         do {
             replica = try Self.loadReplica(path + "/replica", logger: logger)
@@ -82,9 +91,9 @@ public final class DocumentStore {
     }
 
     deinit {
-        // Documents created since the last commit reach the kernel, as they would have at once.
-        if failure == nil { maker.start() }
-        _ = maker.settle()
+        // New documents get their own files before the directory is let go (their pack is
+        // removed then); a document that could not be made stays in its pack for the next load.
+        maker.finish()
         close(lockDescriptor)
     }
 
@@ -156,26 +165,18 @@ public final class DocumentStore {
     }
 
     /// `loadDocuments()`, with `views(uri, id)` rebuilding the editor views of each document as
-    /// its log is replayed.
+    /// its log is replayed. Documents that a pack holds and whose own files were not made (or
+    /// not finished) are made from the pack first (`makeDocumentsOfPacks`).
     func loadDocuments(rebuildingViews views: (String, UInt64) -> ViewReplay?) -> [LoadedDocument] {
+        removeUnfinishedDirectories()
+        makeDocumentsOfPacks()
         let names: [String]
         do { names = try FileSystem.list(documentsPath).sorted() } catch {
             logger.error("cannot list \(documentsPath): \(error)")
             return []
         }
         var loaded: [LoadedDocument] = []
-        for name in names where name.hasSuffix(DocumentFiles.unfinishedSuffix) {
-            // A document a crash stopped being made: nothing told of it yet.
-            var info = stat()
-            guard lstat(documentsPath + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
-            do {
-                try FileManager.default.removeItem(atPath: documentsPath + "/" + name)
-                logger.info("removed \(documentsPath)/\(name), a document whose creation a crash interrupted (never acknowledged)")
-            } catch {
-                logger.warning("cannot remove \(documentsPath)/\(name), a document whose creation a crash interrupted: \(error)")
-            }
-        }
-        for name in names where !name.hasSuffix(".tmp") {
+        for name in names where !name.hasSuffix(DocumentFiles.unfinishedSuffix) {
             let directory = documentsPath + "/" + name
             do {
                 try OwnedFiles.checkDirectory(directory, what: "the document directory")
@@ -195,39 +196,37 @@ public final class DocumentStore {
     }
 
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
-    /// Its files are written (at once under `.batch`; on the maker's thread under `.sync`,
-    /// all before the next commit) and synced at the next `commit()` with every other document
-    /// created or edited since the last one: a burst of new documents (a project opened) shares
-    /// one commit, and under `.sync` nothing tells of them before it.
+    /// The record goes into the current pack at once (`DocumentFilesMaker`), which the next
+    /// `commit()` syncs with everything else: a burst of new documents (a project opened) costs
+    /// one file and one sync, and under `.sync` nothing tells of them before it. Each document's
+    /// own directory and files are made afterwards, off the reply path.
     public func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
-            documentsDirectoryUnsynced = true
-            // Under `.sync` a new document's files are written on the maker's thread, handed
-            // over when the next document is created (the earlier ones are whole as far as
-            // anyone knows) or the commit begins; under `.batch` at once, so that a `kill -9`
-            // loses none of them.
-            let deferred = durability == .sync
-            if deferred { maker.start() }
-            let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id, deferred: deferred)
+            let records = DocumentFiles.firstRecords(initial)
+            let created = DocumentFiles.packed(under: documentsPath, uri: uri, id: id, firstRecordBytes: records.count)
             created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
+            try maker.create(id: id, uri: uri, directory: created.directory, records: records)
             files[id] = created
-            try created.append(initial)
-            try afterAppend(created)
-            if deferred { maker.add(created) }
         }
     }
 
     /// Stops keeping document `id` and removes its files (a new, empty document that a peer's
-    /// document of the same name replaced).
+    /// document of the same name replaced); its pack, while on disk, records that it went.
     public func discard(documentID id: UInt64) {
-        if maker.isInFlight(id) { settleMakes() }
-        maker.drop(id)
         guard let documentFiles = files.removeValue(forKey: id) else { return }
         unsynced.remove(id)
         grown.remove(id)
         openOrder.removeAll { $0 == id }
-        guard !documentFiles.isUnmade else { return }   // nothing of it was written
+        madeSinceCommit.remove(id)
+        var hasFiles = !documentFiles.isUnmade
+        do {
+            if documentFiles.isUnmade, case .made = try maker.claim(id) { hasFiles = true }
+            try maker.discard(id)
+        } catch {
+            logger.warning("cannot record that the empty \(documentFiles.uri) went (\(error)); after a restart it shows as \(documentFiles.uri)#id")
+        }
+        guard hasFiles else { return }
         do {
             documentFiles.closeUnsynced()   // going: nothing of it needs to be durable
             try FileManager.default.removeItem(atPath: documentFiles.directory)
@@ -270,7 +269,7 @@ public final class DocumentStore {
             // Closed unsynced (it stays in `unsynced`): the commit reopens it to sync it, so a
             // read that writes to many documents pays no sync until its commit.
             let oldest = openOrder.removeFirst()
-            if !maker.isInFlight(oldest) { files[oldest]?.closeUnsynced() }
+            files[oldest]?.closeUnsynced()
         }
     }
 
@@ -303,7 +302,6 @@ public final class DocumentStore {
     /// editor views, which the snapshot keeps.
     func snapshotDueDocuments(withViews text: (UInt64) -> (text: ReplicatingText, views: [[UInt8]])?) {
         guard failure == nil, !grown.isEmpty else { return }
-        settleMakes()
         let candidates = grown
         grown = []
         for id in candidates.sorted() {

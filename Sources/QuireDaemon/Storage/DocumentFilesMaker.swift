@@ -1,0 +1,262 @@
+import Dispatch
+import Foundation
+
+/// Gives new documents their own files off the reply path. A new document's first records go
+/// into the current pack (`DocumentPack`: one file, one sync for a whole burst), which is what
+/// makes it durable; a thread of its own then makes each document's directory, `document.json`
+/// and first segment, synced before they are renamed into place, syncs the documents directory,
+/// and removes a pack once every document in it has its own files.
+///
+/// What makes it safe: the store touches a packed document's files only after `claim`: a
+/// document not started yet is taken back (the store makes it at once and syncs it at its next
+/// commit, then `release`s it), one being made is waited for. A pack is removed only when none
+/// of its documents is pending, under the lock that orders appends, so a document is always in a
+/// pack on disk or in its own durable files. Not thread-safe for the store's side: the store calls
+/// it from one thread; the lock orders that thread and the maker's.
+final class DocumentFilesMaker {
+    /// A document to give its own files: its first records are in `pack` at `offset`.
+    struct Job: @unchecked Sendable {
+        let id: UInt64
+        let uri: String
+        let directory: String
+        let pack: DocumentPack
+        let offset: Int
+        let length: Int
+    }
+
+    /// What `claim` found for a document.
+    enum Claim {
+        /// Not packed here (loaded from its directory, or released): its files are its own.
+        case notPacked
+        /// Given its own files, durably, by the maker's thread.
+        case made
+        /// Taken back before it was made: the caller makes its files from `records` and syncs them.
+        case yours(records: [UInt8])
+    }
+
+    private struct PackState {
+        let pack: DocumentPack
+        /// Every document created in it (a discard is recorded in it while it is on disk).
+        var members: Set<UInt64> = []
+        /// Documents whose own files are not durable yet: the pack stays while any is.
+        var pending: Set<UInt64> = []
+    }
+
+    let packsPath: String
+    let documentsPath: String
+    private let condition = NSCondition()
+    private let queue = DispatchQueue(label: "quire.storage.own-files")
+    private let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
+    // Under `condition`:
+    private var waiting: [Job] = []
+    private var waitingStart = 0
+    private var queued: Set<UInt64> = []
+    private var inProgress: Set<UInt64> = []
+    private var made: Set<UInt64> = []
+    private var failed: [UInt64: Job] = [:]
+    private var packs: [Int: PackState] = [:]
+    private var packOf: [UInt64: Int] = [:]
+    private var current: DocumentPack?
+    private var nextNumber: Int
+    private var scheduled = false
+    /// A pack was created since the last commit: the packs directory's entry waits for its sync.
+    private var packsDirectoryUnsynced = false
+    /// Documents per round of the maker's thread (their syncs run together).
+    static let roundSize = 64
+
+    init(packsPath: String, documentsPath: String, firstNumber: Int) {
+        self.packsPath = packsPath
+        self.documentsPath = documentsPath
+        nextNumber = firstNumber
+    }
+
+    // MARK: The store's side
+
+    /// Puts document `id`'s first `records` in the current pack (a new one when there is none),
+    /// written at once, and queues it to be given its own files.
+    func create(id: UInt64, uri: String, directory: String, records: [UInt8]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        if current == nil || current?.isRemoved == true {
+            let pack = try DocumentPack(in: packsPath, number: nextNumber)
+            nextNumber += 1
+            packs[pack.number] = PackState(pack: pack)
+            current = pack
+            packsDirectoryUnsynced = true
+        }
+        guard let pack = current else { return }
+        let offset = try pack.appendCreated(id: id, uri: uri, records: records)
+        packs[pack.number]?.members.insert(id)
+        packs[pack.number]?.pending.insert(id)
+        packOf[id] = pack.number
+        waiting.append(Job(id: id, uri: uri, directory: directory, pack: pack, offset: offset, length: records.count))
+        queued.insert(id)
+        schedule()
+    }
+
+    /// Whether the current pack or its directory entry waits for a sync.
+    var hasUnsyncedPack: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return packsDirectoryUnsynced || current?.hasUnsyncedData == true
+    }
+
+    /// The commit's steps for packs: the current pack's data, and the packs directory when a
+    /// pack was created since the last commit. `succeeded()` is called once they all did.
+    func syncSteps() -> (steps: [() throws -> Void], succeeded: () -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        var steps: [() throws -> Void] = []
+        let pack = current?.hasUnsyncedData == true ? current : nil
+        if let pack { steps.append(pack.syncStep()) }
+        let directory = packsDirectoryUnsynced
+        if directory {
+            let path = packsPath
+            steps.append { try FileSystem.syncDirectory(path) }
+        }
+        return (steps, { [self] in
+            condition.lock()
+            defer { condition.unlock() }
+            pack?.syncSucceeded()
+            if directory { packsDirectoryUnsynced = false }
+        })
+    }
+
+    /// Takes document `id` for the store to touch: waits while the maker's thread makes it.
+    func claim(_ id: UInt64) throws -> Claim {
+        condition.lock()
+        while inProgress.contains(id) { condition.wait() }
+        if made.remove(id) != nil {
+            condition.unlock()
+            return .made
+        }
+        var job = failed.removeValue(forKey: id)
+        if job == nil, queued.remove(id) != nil {
+            job = waiting[waitingStart...].first { $0.id == id }
+        }
+        condition.unlock()
+        guard let job else { return .notPacked }
+        return .yours(records: try job.pack.read(offset: job.offset, length: job.length))
+    }
+
+    /// The documents the maker's thread has given their own files since the last call.
+    func takeMade() -> Set<UInt64> {
+        condition.lock()
+        defer { condition.unlock() }
+        let taken = made
+        made = []
+        return taken
+    }
+
+    /// Documents the store made itself (`claim` gave them back) are durable now: their packs
+    /// no longer wait for them.
+    func release(_ ids: Set<UInt64>) {
+        guard !ids.isEmpty else { return }
+        condition.lock()
+        let removed = ids.compactMap { settle($0) }
+        condition.unlock()
+        finishRemoving(removed)
+    }
+
+    /// Document `id` is going (claimed first): its pack, while on disk, records the discard, so
+    /// loading does not bring it back.
+    func discard(_ id: UInt64) throws {
+        condition.lock()
+        var removed: [DocumentPack] = []
+        defer {
+            condition.unlock()
+            finishRemoving(removed)
+        }
+        guard let number = packOf[id], let state = packs[number] else { return }
+        if !state.pack.isRemoved { try state.pack.appendDropped(id: id) }
+        if let pack = settle(id) { removed.append(pack) }
+    }
+
+    /// Waits until every queued document has its own files (or failed to), and for nothing
+    /// else; packs whose documents are all made are removed by then.
+    func finish() {
+        condition.lock()
+        while !queued.isEmpty || !inProgress.isEmpty || scheduled { condition.wait() }
+        condition.unlock()
+    }
+
+    // MARK: The maker's thread
+
+    private func schedule() {
+        guard !scheduled else { return }
+        scheduled = true
+        queue.async { [self] in run() }
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            var round: [Job] = []
+            while round.count < Self.roundSize, waitingStart < waiting.count {
+                let job = waiting[waitingStart]
+                waitingStart += 1
+                guard queued.remove(job.id) != nil else { continue }   // claimed meanwhile
+                inProgress.insert(job.id)
+                round.append(job)
+            }
+            if waitingStart == waiting.count {
+                waiting = []
+                waitingStart = 0
+            }
+            if round.isEmpty {
+                scheduled = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            condition.unlock()
+            let errors = make(round)
+            condition.lock()
+            var removed: [DocumentPack] = []
+            for (job, error) in zip(round, errors) {
+                inProgress.remove(job.id)
+                if error == nil {
+                    made.insert(job.id)
+                    if let pack = settle(job.id) { removed.append(pack) }
+                } else {
+                    failed[job.id] = job   // its pack keeps it; the store makes it when it touches it
+                }
+            }
+            condition.broadcast()
+            condition.unlock()
+            finishRemoving(removed)
+        }
+    }
+
+    /// Makes each job's files durably (`DocumentFiles.makeDurably`); each one's error or nil.
+    private func make(_ round: [Job]) -> [Error?] {
+        let documents = round.map { job in
+            Result { DocumentFiles.Unfinished(directory: job.directory, uri: job.uri, id: job.id,
+                                              records: try job.pack.read(offset: job.offset, length: job.length)) }
+        }
+        return DocumentFiles.makeDurably(documents, in: documentsPath, syncs: syncs)
+    }
+
+    /// Document `id` no longer needs its pack (under the lock). Returns the pack when it was
+    /// the last one its pack waited for: it is marked removed, so nothing is appended to it.
+    private func settle(_ id: UInt64) -> DocumentPack? {
+        guard let number = packOf[id], var state = packs[number] else { return nil }
+        state.pending.remove(id)
+        guard state.pending.isEmpty else {
+            packs[number] = state
+            return nil
+        }
+        state.pack.isRemoved = true
+        packs[number] = nil
+        for member in state.members { packOf[member] = nil }
+        if current === state.pack { current = nil }
+        return state.pack
+    }
+
+    /// Removes packs that no document waits for (after the lock: nothing appends to them).
+    private func finishRemoving(_ removed: [DocumentPack]) {
+        guard !removed.isEmpty else { return }
+        for pack in removed { unlink(pack.path) }
+        _ = try? FileSystem.syncDirectory(packsPath)
+    }
+}
