@@ -63,8 +63,17 @@ import QuireTestSupport
         let documents = (1...50 as ClosedRange<UInt64>).map { ($0, "src/file\($0).swift", "let value = \($0)\n") }
         try Self.writePack(path, number: 3, Array(documents.prefix(30)))
         try Self.writePack(path, number: 4, Array(documents.dropFirst(30)) + [(0xEEEE, "empty", "")])
+        // Records appended to a document before it had its own files follow it in its pack.
+        var typed = ReplicatingText("typed\n", replica: ReplicaID(5))
+        let pack = try DocumentPack(in: path + "/" + DocumentPack.directoryName, number: 5)
+        _ = try pack.appendCreated(id: 0xCCCC, uri: "typed", records: DocumentFiles.firstRecords(typed.operations()))
+        _ = try pack.appendCreated(id: 0xDDDD, uri: "other", records: [])
+        _ = try pack.appendRecords(id: 0xCCCC, records: DocumentFiles.firstRecords(typed.replace(0..<0, with: Array("more ".unicodeScalars))))
+        _ = try pack.appendRecords(id: 0xCCCC, records: DocumentFiles.firstRecords(typed.replace(typed.count..<typed.count, with: Array("end".unicodeScalars))))
         let (loaded, log) = try Self.load(path)
-        #expect(loaded.count == 52)
+        #expect(loaded[0xCCCC]?.text.string == "more typed\nend")
+        #expect(loaded[0xDDDD]?.text.count == 0)
+        #expect(loaded.count == 54)
         for (id, uri, text) in documents {
             #expect(loaded[id]?.uri == uri)
             #expect(loaded[id]?.text.string == text, "document \(id)")
@@ -75,7 +84,8 @@ import QuireTestSupport
         #expect(try Self.packs(path).isEmpty)
         for (id, _, _) in documents { #expect(FileManager.default.fileExists(atPath: Self.documentDirectory(path, id) + "/log-1")) }
         let (again, secondLog) = try Self.load(path)
-        #expect(again.count == 52)
+        #expect(again.count == 54)
+        #expect(again[0xCCCC]?.text.string == "more typed\nend")
         #expect(!secondLog.contains { $0.contains("pack") }, "\(secondLog)")
     }
 
@@ -130,7 +140,7 @@ import QuireTestSupport
         #expect(loaded[1]?.text.string == "before\n")
         #expect(loaded[3]?.text.string == "other\n")
         #expect(loaded[0xBEEF]?.text.string == "own files\n")
-        let expected = damage == 0 ? "claims a URI of 4294967295 bytes" : "neither a document nor a discard"
+        let expected = damage == 0 ? "claims a URI of 4294967295 bytes" : "is of no known kind"
         #expect(log.contains { $0.hasPrefix("warning") && $0.contains("pack-1") && $0.contains(expected) }, "\(log)")
     }
 

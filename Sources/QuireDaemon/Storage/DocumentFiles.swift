@@ -74,6 +74,9 @@ final class DocumentFiles {
 
     /// Its files are not made yet (`packed`).
     private(set) var isUnmade = false
+    /// Set by the store for a packed document: puts a record in its pack and returns true, or
+    /// makes its files and returns false (the maker's thread has started on them).
+    var packedWrite: ((DocumentFiles, [UInt8]) throws -> Bool)?
 
     /// Makes the files of a packed document with its first `records`, not synced: the store's
     /// next `commit()` syncs them (`syncSteps`) and the documents directory.
@@ -81,6 +84,7 @@ final class DocumentFiles {
         guard isUnmade else { return }
         try Self.makeFiles(directory: directory, uri: uri, id: id, records: records)
         isUnmade = false
+        packedWrite = nil
         isCreationUnsynced = true
         hasUnsyncedData = true
     }
@@ -88,6 +92,7 @@ final class DocumentFiles {
     /// The maker's thread gave this packed document its own files, durably.
     func madeElsewhere() {
         isUnmade = false
+        packedWrite = nil
         isCreationUnsynced = false
         hasUnsyncedData = false
     }
@@ -193,8 +198,10 @@ final class DocumentFiles {
         isCreationUnsynced = false
     }
 
-    /// Appends `record` to the current segment.
+    /// Appends `record` to the current segment; while the files are not made, to the pack
+    /// when `packedWrite` takes it (it makes the files when it does not).
     private func write(_ record: [UInt8]) throws {
+        if isUnmade, let packedWrite, try packedWrite(self, record) { return }
         try requireMade()
         try openSegment().append(record)
     }

@@ -14,14 +14,20 @@ import Foundation
 /// pack on disk or in its own durable files. Not thread-safe for the store's side: the store calls
 /// it from one thread; the lock orders that thread and the maker's.
 final class DocumentFilesMaker {
-    /// A document to give its own files: its first records are in `pack` at `offset`.
+    /// A document to give its own files: its records are in `pack`, at `ranges` in order.
     struct Job: @unchecked Sendable {
         let id: UInt64
         let uri: String
         let directory: String
         let pack: DocumentPack
-        let offset: Int
-        let length: Int
+        var ranges: [(offset: Int, length: Int)]
+
+        /// Its records, read back from the pack.
+        func records() throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            for range in ranges { bytes += try pack.read(offset: range.offset, length: range.length) }
+            return bytes
+        }
     }
 
     /// What `claim` found for a document.
@@ -48,9 +54,10 @@ final class DocumentFilesMaker {
     private let queue = DispatchQueue(label: "quire.storage.own-files")
     private let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
     // Under `condition`:
-    private var waiting: [Job] = []
+    /// Queued documents in creation order (some taken back since: not in `queued`).
+    private var waiting: [UInt64] = []
     private var waitingStart = 0
-    private var queued: Set<UInt64> = []
+    private var queued: [UInt64: Job] = [:]
     private var inProgress: Set<UInt64> = []
     private var made: Set<UInt64> = []
     private var failed: [UInt64: Job] = [:]
@@ -89,9 +96,22 @@ final class DocumentFilesMaker {
         packs[pack.number]?.members.insert(id)
         packs[pack.number]?.pending.insert(id)
         packOf[id] = pack.number
-        waiting.append(Job(id: id, uri: uri, directory: directory, pack: pack, offset: offset, length: records.count))
-        queued.insert(id)
+        waiting.append(id)
+        queued[id] = Job(id: id, uri: uri, directory: directory, pack: pack, ranges: [(offset, records.count)])
         schedule()
+    }
+
+    /// Appends `records` (framed log records) of document `id` to its pack when the maker's
+    /// thread has not started making it: they become part of its first segment. False when it
+    /// has (or it is not packed): the store then claims it and writes to its own files.
+    func appendIfQueued(_ id: UInt64, records: [UInt8]) throws -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard var job = queued[id], !job.pack.isRemoved else { return false }
+        let offset = try job.pack.appendRecords(id: id, records: records)
+        job.ranges.append((offset, records.count))
+        queued[id] = job
+        return true
     }
 
     /// Whether the current pack or its directory entry waits for a sync.
@@ -131,12 +151,10 @@ final class DocumentFilesMaker {
             return .made
         }
         var job = failed.removeValue(forKey: id)
-        if job == nil, queued.remove(id) != nil {
-            job = waiting[waitingStart...].first { $0.id == id }
-        }
+        if job == nil { job = queued.removeValue(forKey: id) }
         condition.unlock()
         guard let job else { return .notPacked }
-        return .yours(records: try job.pack.read(offset: job.offset, length: job.length))
+        return .yours(records: try job.records())
     }
 
     /// The documents the maker's thread has given their own files since the last call.
@@ -193,9 +211,9 @@ final class DocumentFilesMaker {
             condition.lock()
             var round: [Job] = []
             while round.count < Self.roundSize, waitingStart < waiting.count {
-                let job = waiting[waitingStart]
+                let id = waiting[waitingStart]
                 waitingStart += 1
-                guard queued.remove(job.id) != nil else { continue }   // claimed meanwhile
+                guard let job = queued.removeValue(forKey: id) else { continue }   // claimed meanwhile
                 inProgress.insert(job.id)
                 round.append(job)
             }
@@ -231,8 +249,7 @@ final class DocumentFilesMaker {
     /// Makes each job's files durably (`DocumentFiles.makeDurably`); each one's error or nil.
     private func make(_ round: [Job]) -> [Error?] {
         let documents = round.map { job in
-            Result { DocumentFiles.Unfinished(directory: job.directory, uri: job.uri, id: job.id,
-                                              records: try job.pack.read(offset: job.offset, length: job.length)) }
+            Result { DocumentFiles.Unfinished(directory: job.directory, uri: job.uri, id: job.id, records: try job.records()) }
         }
         return DocumentFiles.makeDurably(documents, in: documentsPath, syncs: syncs)
     }

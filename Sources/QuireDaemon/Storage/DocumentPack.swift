@@ -4,7 +4,8 @@ import Glibc
 /// (a project opened) costs one inode and one sync instead of a directory and two files each.
 /// `packs/pack-N` starts with `QUIRPAK1`, then records framed as in a log (`LogRecords`):
 /// `[1][id: UInt64 LE][URI length: UInt32 LE][URI: UTF-8][the document's first log records]`
-/// for a document created, `[2][id: UInt64 LE]` for one discarded after it.
+/// for a document created, `[3][id: UInt64 LE][log records]` for records appended to it before it
+/// had its own files, `[2][id: UInt64 LE]` for one discarded after it.
 ///
 /// Guarantees: `append` writes the record at once (a `kill -9` cannot take it) and `sync` puts
 /// everything appended on stable storage. A pack is only appended to; the store removes it once
@@ -28,6 +29,7 @@ final class DocumentPack {
     enum RecordKind: UInt8 {
         case created = 1
         case dropped = 2
+        case appended = 3
     }
 
     static func name(_ number: Int) -> String { "pack-\(number)" }
@@ -65,6 +67,17 @@ final class DocumentPack {
         return recordsOffset
     }
 
+    /// Records more log records of document `id`, created in this pack; returns where they start.
+    func appendRecords(id: UInt64, records: [UInt8]) throws -> Int {
+        var payload: [UInt8] = [RecordKind.appended.rawValue]
+        payload.reserveCapacity(9 + records.count)
+        Self.appendLittleEndian(id, bytes: 8, to: &payload)
+        let recordsOffset = size + LogRecords.headerBytes + payload.count
+        payload += records
+        try write(LogRecords.record(payload))
+        return recordsOffset
+    }
+
     /// Records that document `id`, created in this pack, was discarded: loading does not make it.
     func appendDropped(id: UInt64) throws {
         var payload: [UInt8] = [RecordKind.dropped.rawValue]
@@ -96,8 +109,8 @@ final class DocumentPack {
 
     /// A step for the commit's syncs: what was appended so far on stable storage.
     func syncStep() -> () throws -> Void {
-        let fd = fd, path = path
-        return { guard fdatasync(fd) == 0 else { throw StorageError.system("fdatasync", path) } }
+        // Holds the pack (and so its descriptor) until the step has run.
+        { [self] in guard fdatasync(fd) == 0 else { throw StorageError.system("fdatasync", path) } }
     }
 
     func syncSucceeded() { hasUnsyncedData = false }
@@ -112,7 +125,7 @@ final class DocumentPack {
     struct Entry {
         let id: UInt64
         let uri: String
-        let records: [UInt8]
+        var records: [UInt8]
     }
 
     /// What a pack holds: its documents not discarded after, in creation order, and a
@@ -123,21 +136,31 @@ final class DocumentPack {
     }
 
     /// Reads the pack at `path`. A torn or damaged record ends what is read, like a log's tail;
-    /// every length is bounded by what follows before anything is taken.
+    /// every length is bounded by what follows before anything is taken. The file must be the
+    /// user's own regular file (`OwnedFiles`), never a link.
     static func read(_ path: String) throws -> Contents {
-        let bytes = try FileSystem.read(path) ?? []
+        let bytes = try OwnedFiles.read(path) ?? []
         let scan = LogRecords.scan(bytes, kind: .pack)
         var contents = Contents(damage: scan.damage)
         var live: [UInt64: Int] = [:]
         var entries: [Entry?] = []
         for (index, payload) in scan.payloads.enumerated() {
             guard let kind = payload.first.flatMap(RecordKind.init(rawValue:)), payload.count >= 9 else {
-                contents.damage = "record \(index + 1) is neither a document nor a discard"
+                contents.damage = "record \(index + 1) is of no known kind"
                 break
             }
             let id = littleEndian(payload, at: payload.startIndex + 1, bytes: 8)
             if kind == .dropped {
                 if let at = live.removeValue(forKey: id) { entries[at] = nil }
+                continue
+            }
+            if kind == .appended {
+                // Records of a document created earlier in this pack (none: damage, not allocated).
+                guard let at = live[id] else {
+                    contents.damage = "record \(index + 1) adds to a document the pack does not hold"
+                    break
+                }
+                entries[at]?.records += payload.dropFirst(9)
                 continue
             }
             let uriStart = payload.startIndex + 13

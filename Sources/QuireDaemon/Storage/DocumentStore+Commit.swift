@@ -62,25 +62,38 @@ extension DocumentStore {
         for id in maker.takeMade() { files[id]?.madeElsewhere() }
     }
 
-    /// Document `id`'s files, made first when they are still only in a pack: by the maker's
-    /// thread (waited for when under way) or here at once (synced at the next commit). Nil
-    /// when the store has no such document or cannot make them (the store stops then).
+    /// Document `id`'s files, made first when they are still only in a pack (`makeOwnFiles`).
+    /// Nil when the store has no such document or cannot make them (the store stops then).
+    /// For writes that replace a whole file (metadata, binding, snapshots); log records of a
+    /// packed document go to its pack while the maker's thread has not started on it.
     func settledFiles(_ id: UInt64) -> DocumentFiles? {
         guard let documentFiles = files[id] else { return nil }
         guard documentFiles.isUnmade else { return documentFiles }
-        attempt("make the files of \(documentFiles.uri)") {
-            switch try maker.claim(id) {
-            case .made:
-                documentFiles.madeElsewhere()
-            case .yours(let records):
-                try documentFiles.make(records: records)
-                unsynced.insert(id)
-                documentsDirectoryUnsynced = true
-                madeSinceCommit.insert(id)
-            case .notPacked:
-                throw StorageError("it is in no pack")
-            }
-        }
+        attempt("make the files of \(documentFiles.uri)") { try makeOwnFiles(documentFiles) }
         return documentFiles.isUnmade ? nil : documentFiles
+    }
+
+    /// Makes a packed document's own files: by the maker's thread (waited for when under way)
+    /// or here at once from its pack (synced at the next commit, which then releases the pack).
+    func makeOwnFiles(_ documentFiles: DocumentFiles) throws {
+        switch try maker.claim(documentFiles.id) {
+        case .made:
+            documentFiles.madeElsewhere()
+        case .yours(let records):
+            try documentFiles.make(records: records)
+            unsynced.insert(documentFiles.id)
+            documentsDirectoryUnsynced = true
+            madeSinceCommit.insert(documentFiles.id)
+        case .notPacked:
+            throw StorageError("it is in no pack")
+        }
+    }
+
+    /// A log record of packed document `documentFiles`: into its pack while the maker's thread
+    /// has not started on it (true), else its files are made first (false: write it there).
+    func writePacked(_ record: [UInt8], of documentFiles: DocumentFiles) throws -> Bool {
+        if try maker.appendIfQueued(documentFiles.id, records: record) { return true }
+        try makeOwnFiles(documentFiles)
+        return false
     }
 }

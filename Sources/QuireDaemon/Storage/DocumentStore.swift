@@ -206,6 +206,7 @@ public final class DocumentStore {
             let records = DocumentFiles.firstRecords(initial)
             let created = DocumentFiles.packed(under: documentsPath, uri: uri, id: id, firstRecordBytes: records.count)
             created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
+            created.packedWrite = { [unowned self] files, record in try writePacked(record, of: files) }
             try maker.create(id: id, uri: uri, directory: created.directory, records: records)
             files[id] = created
         }
@@ -237,7 +238,7 @@ public final class DocumentStore {
 
     /// Logs operations applied to document `id`; `editID` names the editor edit they make up.
     public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64, editID: String? = nil) {
-        guard failure == nil, let documentFiles = settledFiles(id) else { return }
+        guard failure == nil, let documentFiles = files[id] else { return }
         attempt("log edits of \(documentFiles.uri)") {
             try documentFiles.append(operations, editID: editID)
             try afterAppend(documentFiles)
@@ -247,7 +248,7 @@ public final class DocumentStore {
     /// Logs what happened to an editor's view of document `id` (an edit's operations with it).
     func append(_ event: ViewEvent, toDocument id: UInt64, editID: String? = nil,
                 operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) {
-        guard failure == nil, let documentFiles = settledFiles(id) else { return }
+        guard failure == nil, let documentFiles = files[id] else { return }
         attempt("log an editor view of \(documentFiles.uri)") {
             try documentFiles.append(event, editID: editID, operations: operations)
             try afterAppend(documentFiles)
@@ -261,8 +262,9 @@ public final class DocumentStore {
     }
 
     private func afterAppend(_ documentFiles: DocumentFiles) throws {
-        unsynced.insert(documentFiles.id)
         grown.insert(documentFiles.id)
+        guard !documentFiles.isUnmade else { return }   // in its pack, which the commit syncs
+        unsynced.insert(documentFiles.id)
         if let index = openOrder.lastIndex(of: documentFiles.id) { openOrder.remove(at: index) }
         openOrder.append(documentFiles.id)
         while openOrder.count > Self.maximumOpenSegments {
@@ -305,7 +307,8 @@ public final class DocumentStore {
         let candidates = grown
         grown = []
         for id in candidates.sorted() {
-            guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id) else { continue }
+            guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id),
+                  settledFiles(id) != nil else { continue }
             attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current.text, views: current.views) }
         }
     }
