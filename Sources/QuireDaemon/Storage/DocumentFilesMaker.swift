@@ -66,10 +66,18 @@ final class DocumentFilesMaker {
     private var current: DocumentPack?
     private var nextNumber: Int
     private var scheduled = false
+    /// When the store last created a document (`DispatchTime` nanoseconds).
+    private var lastCreated: UInt64 = 0
+    /// `finish()` waits: the thread starts at once instead of waiting for a quiet moment.
+    private var hurry = false
+    /// The thread starts a round only once no document was created for this long: a burst (a
+    /// project opened) is answered first, and a document's view record, written right after it
+    /// is created, still finds it in its pack.
+    static let quietNanoseconds: UInt64 = 50_000_000
     /// A pack was created since the last commit: the packs directory's entry waits for its sync.
     private var packsDirectoryUnsynced = false
     /// Documents per round of the maker's thread (their syncs run together).
-    static let roundSize = 64
+    static let roundSize = 32
 
     init(packsPath: String, documentsPath: String, firstNumber: Int) {
         self.packsPath = packsPath
@@ -97,6 +105,7 @@ final class DocumentFilesMaker {
         packs[pack.number]?.pending.insert(id)
         packOf[id] = pack.number
         waiting.append(id)
+        lastCreated = DispatchTime.now().uptimeNanoseconds
         queued[id] = Job(id: id, uri: uri, directory: directory, pack: pack, ranges: [(offset, records.count)])
         schedule()
     }
@@ -194,7 +203,10 @@ final class DocumentFilesMaker {
     /// else; packs whose documents are all made are removed by then.
     func finish() {
         condition.lock()
+        hurry = true
+        condition.broadcast()
         while !queued.isEmpty || !inProgress.isEmpty || scheduled { condition.wait() }
+        hurry = false
         condition.unlock()
     }
 
@@ -209,6 +221,13 @@ final class DocumentFilesMaker {
     private func run() {
         while true {
             condition.lock()
+            // Waits for a quiet moment (woken early by `finish()`).
+            while !hurry {
+                let now = DispatchTime.now().uptimeNanoseconds
+                let quietAt = lastCreated &+ Self.quietNanoseconds
+                guard now < quietAt else { break }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(quietAt - now) / 1e9))
+            }
             var round: [Job] = []
             while round.count < Self.roundSize, waitingStart < waiting.count {
                 let id = waiting[waitingStart]
