@@ -96,8 +96,11 @@ import QuireTestSupport
         let documents = (1...5 as ClosedRange<UInt64>).map { ($0, "doc\($0)", String(repeating: "line \($0)\n", count: 20)) }
         let source = try Self.dataDirectory()
         let packPath = try Self.writePack(source, number: 1, documents)
-        let bytes = try #require(try FileSystem.read(packPath))
-        let lastStart = try #require(LogRecords.scan(bytes, kind: .pack).payloads.last).startIndex - LogRecords.headerBytes
+        let file = try #require(try FileSystem.read(packPath))
+        let scan = LogRecords.scan(file, kind: .pack)
+        #expect(file[scan.validEnd...].allSatisfy { $0 == 0 }, "the pack is zeros after its records")
+        let bytes = Array(file[0..<scan.validEnd])
+        let lastStart = try #require(scan.payloads.last).startIndex - LogRecords.headerBytes
         for cut in stride(from: lastStart, to: bytes.count, by: 37) {
             let path = try Self.dataDirectory()
             let copy = path + "/" + DocumentPack.directoryName + "/" + DocumentPack.name(1)
@@ -130,7 +133,7 @@ import QuireTestSupport
         DocumentPack.appendLittleEndian(UInt64(UInt32.max), bytes: 4, to: &bad)
         bad += Array("short".utf8)
         let file = try #require(FileHandle(forWritingAtPath: pack.path))
-        file.seekToEndOfFile()
+        try file.seek(toOffset: UInt64(pack.size))   // where the pack's next record would go
         file.write(Data(LogRecords.record(bad)))
         try file.close()
         let after = try DocumentPack(in: path + "/" + DocumentPack.directoryName, number: 2)

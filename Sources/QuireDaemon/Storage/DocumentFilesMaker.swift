@@ -78,6 +78,10 @@ final class DocumentFilesMaker {
     private var packsDirectoryUnsynced = false
     /// Documents per round of the maker's thread (their syncs run together).
     static let roundSize = 32
+    /// The current pack is kept below this size when none of its documents waits for it.
+    static let keptPackBytes = 4 << 20
+    /// A pack this large takes no more documents (it goes once they all have their own files).
+    static let sealedPackBytes = 256 << 20
 
     init(packsPath: String, documentsPath: String, firstNumber: Int) {
         self.packsPath = packsPath
@@ -91,7 +95,16 @@ final class DocumentFilesMaker {
     /// written at once, and queues it to be given its own files.
     func create(id: UInt64, uri: String, directory: String, records: [UInt8]) throws {
         condition.lock()
-        defer { condition.unlock() }
+        var removedLater: [DocumentPack] = []
+        defer {
+            condition.unlock()
+            finishRemoving(removedLater)
+        }
+        if let full = current, full.size >= Self.sealedPackBytes {
+            // Sealed: removed once its documents have their own files; a new one takes the next.
+            current = nil
+            if packs[full.number]?.pending.isEmpty == true, let pack = remove(full.number) { removedLater.append(pack) }
+        }
         if current == nil || current?.isRemoved == true {
             let pack = try DocumentPack(in: packsPath, number: nextNumber)
             nextNumber += 1
@@ -207,7 +220,10 @@ final class DocumentFilesMaker {
         condition.broadcast()
         while !queued.isEmpty || !inProgress.isEmpty || scheduled { condition.wait() }
         hurry = false
+        // The current pack, kept for more documents, goes too when none waits for it.
+        let idle = packs.filter { $0.value.pending.isEmpty }.keys.compactMap { remove($0) }
         condition.unlock()
+        finishRemoving(idle)
     }
 
     // MARK: The maker's thread
@@ -278,12 +294,19 @@ final class DocumentFilesMaker {
     private func settle(_ id: UInt64) -> DocumentPack? {
         guard let number = packOf[id], var state = packs[number] else { return nil }
         state.pending.remove(id)
-        guard state.pending.isEmpty else {
+        // The current pack is kept while small, for the next documents: an editor opening files
+        // one by one would otherwise make and remove a pack per open.
+        guard state.pending.isEmpty, state.pack !== current || state.pack.size >= Self.keptPackBytes else {
             packs[number] = state
             return nil
         }
+        return remove(number)
+    }
+
+    /// Marks pack `number` removed and forgets it (under the lock); the caller unlinks it.
+    private func remove(_ number: Int) -> DocumentPack? {
+        guard let state = packs.removeValue(forKey: number) else { return nil }
         state.pack.isRemoved = true
-        packs[number] = nil
         for member in state.members { packOf[member] = nil }
         if current === state.pack { current = nil }
         return state.pack
