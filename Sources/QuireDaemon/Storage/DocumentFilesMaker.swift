@@ -2,8 +2,9 @@ import Dispatch
 import Foundation
 
 /// Gives new documents their own files off the reply path. A new document's first records go
-/// into the current pack (`DocumentPack`: one file, one sync for a whole burst), which is what
-/// makes it durable; a thread of its own then makes each document's directory, `document.json`
+/// into the current pack (`DocumentPack`: one file, one sync for a whole burst; under `.sync` at
+/// the commit, `flush`, so one taken back before never costs the pack), which is what makes it
+/// durable; a thread of its own then makes each document's directory, `document.json`
 /// and first segment, synced before they are renamed into place, syncs the documents directory,
 /// and removes a pack once every document in it has its own files.
 ///
@@ -14,16 +15,19 @@ import Foundation
 /// pack on disk or in its own durable files. Not thread-safe for the store's side: the store calls
 /// it from one thread; the lock orders that thread and the maker's.
 final class DocumentFilesMaker {
-    /// A document to give its own files: its records are in `pack`, at `ranges` in order.
+    /// A document to give its own files: its records are in `pack`, at `ranges` in order, or,
+    /// until the next commit writes them there (`flush`), in `buffered`.
     struct Job: @unchecked Sendable {
         let id: UInt64
         let uri: String
         let directory: String
-        let pack: DocumentPack
-        var ranges: [(offset: Int, length: Int)]
+        var pack: DocumentPack?
+        var ranges: [(offset: Int, length: Int)] = []
+        var buffered: [UInt8] = []
 
-        /// Its records, read back from the pack.
+        /// Its records, read back from the pack (or as buffered).
         func records() throws -> [UInt8] {
+            guard let pack else { return buffered }
             var bytes: [UInt8] = []
             for range in ranges { bytes += try pack.read(offset: range.offset, length: range.length) }
             return bytes
@@ -58,6 +62,8 @@ final class DocumentFilesMaker {
     private var waiting: [UInt64] = []
     private var waitingStart = 0
     private var queued: [UInt64: Job] = [:]
+    /// Created deferred: their records wait for `flush()`.
+    private var unflushed: [UInt64] = []
     private var inProgress: Set<UInt64> = []
     private var made: Set<UInt64> = []
     private var failed: [UInt64: Job] = [:]
@@ -91,15 +97,61 @@ final class DocumentFilesMaker {
 
     // MARK: The store's side
 
-    /// Puts document `id`'s first `records` in the current pack (a new one when there is none),
-    /// written at once, and queues it to be given its own files.
-    func create(id: UInt64, uri: String, directory: String, records: [UInt8]) throws {
+    /// Queues document `id` to be given its own files. Its first `records` go into the current
+    /// pack at once, or, when `deferred` (`.sync`: nothing tells of it before the commit), at the
+    /// next `flush()` unless the store takes it back before (`claim`): a document whose own files
+    /// the same read needs (bound to its file, marked shared) never costs the pack anything.
+    func create(id: UInt64, uri: String, directory: String, records: [UInt8], deferred: Bool) throws {
         condition.lock()
         var removedLater: [DocumentPack] = []
         defer {
             condition.unlock()
             finishRemoving(removedLater)
         }
+        waiting.append(id)
+        lastCreated = DispatchTime.now().uptimeNanoseconds
+        var job = Job(id: id, uri: uri, directory: directory)
+        if deferred {
+            job.buffered = records
+            unflushed.append(id)
+        } else {
+            try write(&job, records: records, removing: &removedLater)
+        }
+        queued[id] = job
+        schedule()
+    }
+
+    /// Writes the records of the documents created deferred and not taken back into the
+    /// current pack (the commit does, before it syncs the pack).
+    func flush() throws {
+        condition.lock()
+        var removedLater: [DocumentPack] = []
+        defer {
+            condition.unlock()
+            finishRemoving(removedLater)
+        }
+        for (index, id) in unflushed.enumerated() {
+            guard var job = queued[id], job.pack == nil else { continue }
+            do { try write(&job, records: job.buffered, removing: &removedLater) } catch {
+                unflushed.removeFirst(index)
+                throw error
+            }
+            job.buffered = []
+            queued[id] = job
+        }
+        unflushed = []
+        if !waiting.isEmpty { schedule() }
+    }
+
+    /// Whether documents created deferred wait for `flush()`.
+    var hasUnflushed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return !unflushed.isEmpty
+    }
+
+    /// Puts `job`'s first records in the current pack, a new one when there is none (under the lock).
+    private func write(_ job: inout Job, records: [UInt8], removing removedLater: inout [DocumentPack]) throws {
         if let full = current, full.size >= Self.sealedPackBytes {
             // Sealed: removed once its documents have their own files; a new one takes the next.
             current = nil
@@ -113,14 +165,12 @@ final class DocumentFilesMaker {
             packsDirectoryUnsynced = true
         }
         guard let pack = current else { return }
-        let offset = try pack.appendCreated(id: id, uri: uri, records: records)
-        packs[pack.number]?.members.insert(id)
-        packs[pack.number]?.pending.insert(id)
-        packOf[id] = pack.number
-        waiting.append(id)
-        lastCreated = DispatchTime.now().uptimeNanoseconds
-        queued[id] = Job(id: id, uri: uri, directory: directory, pack: pack, ranges: [(offset, records.count)])
-        schedule()
+        let offset = try pack.appendCreated(id: job.id, uri: job.uri, records: records)
+        packs[pack.number]?.members.insert(job.id)
+        packs[pack.number]?.pending.insert(job.id)
+        packOf[job.id] = pack.number
+        job.pack = pack
+        job.ranges = [(offset, records.count)]
     }
 
     /// Appends `records` (framed log records) of document `id` to its pack when the maker's
@@ -129,9 +179,13 @@ final class DocumentFilesMaker {
     func appendIfQueued(_ id: UInt64, records: [UInt8]) throws -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard var job = queued[id], !job.pack.isRemoved else { return false }
-        let offset = try job.pack.appendRecords(id: id, records: records)
-        job.ranges.append((offset, records.count))
+        guard var job = queued[id] else { return false }
+        if let pack = job.pack {
+            guard !pack.isRemoved else { return false }
+            job.ranges.append((try pack.appendRecords(id: id, records: records), records.count))
+        } else {
+            job.buffered += records
+        }
         queued[id] = job
         return true
     }
@@ -140,7 +194,7 @@ final class DocumentFilesMaker {
     var hasUnsyncedPack: Bool {
         condition.lock()
         defer { condition.unlock() }
-        return packsDirectoryUnsynced || current?.hasUnsyncedData == true
+        return packsDirectoryUnsynced || current?.hasUnsyncedData == true || !unflushed.isEmpty
     }
 
     /// The commit's steps for packs: the current pack's data, and the packs directory when a
@@ -215,10 +269,11 @@ final class DocumentFilesMaker {
     /// Waits until every queued document has its own files (or failed to), and for nothing
     /// else; packs whose documents are all made are removed by then.
     func finish() {
+        try? flush()   // one that fails stays in memory only, as it would have at a failed commit
         condition.lock()
         hurry = true
         condition.broadcast()
-        while !queued.isEmpty || !inProgress.isEmpty || scheduled { condition.wait() }
+        while !inProgress.isEmpty || scheduled || queued.values.contains(where: { $0.pack != nil }) { condition.wait() }
         hurry = false
         // The current pack, kept for more documents, goes too when none waits for it.
         let idle = packs.filter { $0.value.pending.isEmpty }.keys.compactMap { remove($0) }
@@ -247,13 +302,21 @@ final class DocumentFilesMaker {
             var round: [Job] = []
             while round.count < Self.roundSize, waitingStart < waiting.count {
                 let id = waiting[waitingStart]
+                guard let job = queued[id] else {   // claimed meanwhile
+                    waitingStart += 1
+                    continue
+                }
+                guard job.pack != nil else { break }   // not in a pack yet: after the next flush
                 waitingStart += 1
-                guard let job = queued.removeValue(forKey: id) else { continue }   // claimed meanwhile
+                queued[id] = nil
                 inProgress.insert(job.id)
                 round.append(job)
             }
             if waitingStart == waiting.count {
                 waiting = []
+                waitingStart = 0
+            } else if waitingStart > 4096 {
+                waiting.removeFirst(waitingStart)
                 waitingStart = 0
             }
             if round.isEmpty {

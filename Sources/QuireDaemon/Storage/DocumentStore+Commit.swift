@@ -14,6 +14,8 @@ extension DocumentStore {
     /// documents directory once.
     public func commit() {
         for id in maker.takeMade() { files[id]?.madeElsewhere() }
+        // New documents not taken back since they were created go into the pack now (`.sync`).
+        attempt("write new documents to a pack in \(packsPath)") { try maker.flush() }
         let packs = maker.syncSteps()
         guard !unsynced.isEmpty || documentsDirectoryUnsynced || !packs.steps.isEmpty else { return }
         let ids = unsynced.sorted()

@@ -196,10 +196,11 @@ public final class DocumentStore {
     }
 
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
-    /// The record goes into the current pack at once (`DocumentFilesMaker`), which the next
-    /// `commit()` syncs with everything else: a burst of new documents (a project opened) costs
-    /// one file and one sync, and under `.sync` nothing tells of them before it. Each document's
-    /// own directory and files are made afterwards, off the reply path.
+    /// The record goes into the current pack (`DocumentFilesMaker`): at once under `.batch`, at
+    /// the next `commit()` under `.sync` (nothing tells of the document before it), which syncs
+    /// the pack with everything else: a burst of new documents (a project opened) costs one file
+    /// and one sync. Each document's own directory and files are made afterwards, off the reply
+    /// path; a document whose own files are needed before the commit never goes into the pack.
     public func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
@@ -207,7 +208,7 @@ public final class DocumentStore {
             let created = DocumentFiles.packed(under: documentsPath, uri: uri, id: id, firstRecordBytes: records.count)
             created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
             created.packedWrite = { [unowned self] files, record in try writePacked(record, of: files) }
-            try maker.create(id: id, uri: uri, directory: created.directory, records: records)
+            try maker.create(id: id, uri: uri, directory: created.directory, records: records, deferred: durability == .sync)
             files[id] = created
         }
     }
