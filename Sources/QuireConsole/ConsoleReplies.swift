@@ -23,6 +23,8 @@ public struct SharedProject: Equatable, Sendable {
     public var leftOut: [LeftOut]
     public var leftOutCount: Int
     public var addresses: [String]
+    /// The file shared by itself (a project of one file), cleaned; nil for a folder.
+    public var file: String?
 
     public init(reply: JSONValue) throws(ConsoleError) {
         let method = "project/share"
@@ -47,6 +49,7 @@ public struct SharedProject: Equatable, Sendable {
         }
         addresses = (reply["addresses"]?.arrayValue ?? []).prefix(16).compactMap { $0.stringValue }
             .map { ConsoleScreen.clean($0, limit: ConsoleScreen.pathLimit) }.filter { !$0.isEmpty }
+        file = reply["file"]?.stringValue.map { ConsoleScreen.clean($0, limit: ConsoleScreen.pathLimit) }
     }
 
     /// A count the daemon gives as a number, or as the list it counts; 0 when it gives neither.

@@ -23,6 +23,10 @@ public enum ConsoleScreen {
     /// `daemonNote` says which daemon shares it (this process's, or one already running).
     public static func shared(_ project: SharedProject, daemonNote: String) -> [String] {
         var lines = ["Sharing \(quoted(project.name)) from \(project.root): \(count(project.files, "file")) shared."]
+        if let file = project.file {
+            lines = ["Sharing the file \(file) by itself: nothing else in its folder is shared.",
+                     "Its members and roles are its own: `quire invite --role read FILE` makes a reader's line, `quire members FILE` lists them."]
+        }
         if !project.leftOut.isEmpty {
             lines.append("Left out: \(count(project.leftOutCount, "file")).")
             for file in project.leftOut.prefix(shownLeftOut) {
@@ -38,6 +42,15 @@ public enum ConsoleScreen {
         lines.append(daemonNote)
         lines += ["", "Your partner runs:", "", "    quire join \(project.line)", "",
                   "Open the files in Vim, Neovim or Emacs as usual. Ctrl-C stops sharing."]
+        return lines
+    }
+
+    /// The screen of `quire share --detach`: as `shared`, said of the quire already running,
+    /// which keeps sharing after the command returns.
+    public static func sharedDetached(_ project: SharedProject) -> [String] {
+        var lines = shared(project, daemonNote: "Shared by the quire already running for this data directory; it keeps sharing while it runs.")
+        lines.removeLast()
+        lines.append("Reopen the file in your editor (:e) to join it there; the share ends when that quire stops.")
         return lines
     }
 

@@ -7,19 +7,24 @@ import QuireProject
 /// how `quire invite`, `quire members`, `quire role` and `quire revoke` find the project of a
 /// folder.
 ///
-/// Guarantees: `key` is one `ProjectKey.read` accepts (it is sent back); `root` is the daemon's
-/// text, at most 4096 bytes, used only to compare folders; `name` and `shownRoot` are cleaned.
+/// Guarantees: `key` is one `ProjectKey.read` accepts (it is sent back); `root` and `file` are
+/// the daemon's text, at most 4096 bytes, used only to compare paths; `name` and `shownRoot` are
+/// cleaned.
 public struct ListedProject: Equatable, Sendable {
     public var key: String
     public var name: String
     public var root: String
+    /// The one file of a project of one file (a file shared by itself), absolute; nil for a folder.
+    public var file: String?
+    /// What is shared, cleaned for showing: the file, or the folder.
     public var shownRoot: String
 
-    public init(key: String, name: String, root: String) {
+    public init(key: String, name: String, root: String, file: String? = nil) {
         self.key = key
         self.name = name
         self.root = root
-        shownRoot = ConsoleScreen.clean(root, limit: ConsoleScreen.pathLimit)
+        self.file = file
+        shownRoot = ConsoleScreen.clean(file ?? root, limit: ConsoleScreen.pathLimit)
     }
 
     /// The projects of a `project/list` reply (at most 1024 are read); entries without a key or
@@ -29,23 +34,40 @@ public struct ListedProject: Equatable, Sendable {
         return entries.prefix(1024).compactMap { entry in
             guard let key = try? ProjectKey.read(entry["key"], method: "project/list"),
                   let root = entry["root"]?.stringValue, root.hasPrefix("/"), root.utf8.count <= 4096 else { return nil }
-            return ListedProject(key: key, name: ConsoleScreen.clean(entry["name"]?.stringValue ?? "", limit: 100), root: root)
+            let file = entry["file"]?.stringValue.flatMap { $0.hasPrefix(root + "/") && $0.utf8.count <= 4096 ? $0 : nil }
+            return ListedProject(key: key, name: ConsoleScreen.clean(entry["name"]?.stringValue ?? "", limit: 100), root: root, file: file)
         }
     }
 
-    /// The project whose root is `folder` or holds it (the deepest such root when projects
-    /// nest). `folder` is absolute and resolved. Throws a message naming the projects there are.
+    /// The project of `folder` (absolute and resolved; a file's path names a file shared by
+    /// itself): the project of one file that is it; else the folder project whose root is it or
+    /// holds it (the deepest such root when projects nest); else, for a folder, the one file
+    /// shared by itself in it (when there is only one). Throws a message naming the projects
+    /// there are.
     public static func holding(_ folder: String, in projects: [ListedProject]) throws(ConsoleArgumentError) -> ListedProject {
-        let holding = projects.filter { folder == $0.root || folder.hasPrefix($0.root == "/" ? "/" : $0.root + "/") }
+        if let single = projects.first(where: { $0.file == folder }) { return single }
+        let folders = projects.filter { $0.file == nil }
+        let holding = folders.filter { folder == $0.root || folder.hasPrefix($0.root == "/" ? "/" : $0.root + "/") }
         if let deepest = holding.max(by: { $0.root.utf8.count < $1.root.utf8.count }) { return deepest }
+        let filesHere = projects.filter { $0.file != nil && $0.root == folder }
+        if filesHere.count == 1, let single = filesHere.first { return single }
+        if filesHere.count > 1 {
+            let listed = filesHere.prefix(5).map { quotedName($0) }.joined(separator: ", ")
+            throw ConsoleArgumentError("\(ConsoleScreen.clean(folder, limit: ConsoleScreen.pathLimit)) is not shared itself; files in it are shared "
+                + "by themselves: \(listed): name the file")
+        }
         let shownFolder = ConsoleScreen.clean(folder, limit: ConsoleScreen.pathLimit)
         guard !projects.isEmpty else {
             throw ConsoleArgumentError("\(shownFolder) is not a shared project: the quire running shares and follows none "
                 + "(share one with `quire share`, or join one with `quire join`)")
         }
-        let listed = projects.prefix(5).map { "\(ConsoleScreen.quoted($0.name)) (\($0.shownRoot))" }.joined(separator: ", ")
+        let listed = projects.prefix(5).map { quotedName($0) }.joined(separator: ", ")
         throw ConsoleArgumentError("\(shownFolder) is in no project the quire running shares or follows; it has \(listed)"
-            + (projects.count > 5 ? " and \(projects.count - 5) more" : "") + ": run this in one of them, or name its folder")
+            + (projects.count > 5 ? " and \(projects.count - 5) more" : "") + ": run this in one of them, or name its folder (or, for a file shared by itself, the file)")
+    }
+
+    private static func quotedName(_ project: ListedProject) -> String {
+        "\(ConsoleScreen.quoted(project.name)) (\(project.shownRoot))"
     }
 }
 

@@ -23,8 +23,8 @@ struct InviteCommand: ParsableCommand {
         The line alone goes to stdout, so it can be piped or copied; what it allows goes to stderr. \
         Whoever joins with it becomes a member with its role: read (sees the text and the cursors, \
         can follow, cannot edit), write (also edits) or owner (also invites, changes roles and \
-        revokes). Only an owner invites. DIR: the project's folder or one in it (default: the \
-        current folder).
+        revokes). Only an owner invites. DIR: the project's folder or one in it, or a file shared \
+        by itself (default: the current folder).
         """
     )
 
@@ -37,7 +37,7 @@ struct InviteCommand: ParsableCommand {
     @Option(help: "The line stops working after this long: 90s, 30m, 2h, 7d (at most 30 days). Default: never.")
     var expires: String?
 
-    @Argument(help: "The project's folder, or one in it (default: the current folder).")
+    @Argument(help: "The project's folder, one in it, or a file shared by itself (default: the current folder).")
     var directory: String?
 
     @OptionGroup var data: RunningDataDirectory
@@ -70,11 +70,11 @@ struct MembersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "members",
         abstract: "List a shared project's members: name, role, online, key fingerprint, and which one is you.",
-        discussion: "DIR: the project's folder or one in it (default: the current folder). Removed members are listed last.",
+        discussion: "DIR: the project's folder or one in it, or a file shared by itself (default: the current folder). Removed members are listed last.",
         aliases: ["who"]
     )
 
-    @Argument(help: "The project's folder, or one in it (default: the current folder).")
+    @Argument(help: "The project's folder, one in it, or a file shared by itself (default: the current folder).")
     var directory: String?
 
     @OptionGroup var data: RunningDataDirectory
@@ -108,7 +108,7 @@ struct RoleCommand: ParsableCommand {
     @Argument(help: "read, write or owner.")
     var role: String
 
-    @Argument(help: "The project's folder, or one in it (default: the current folder).")
+    @Argument(help: "The project's folder, one in it, or a file shared by itself (default: the current folder).")
     var directory: String?
 
     @OptionGroup var data: RunningDataDirectory
@@ -150,7 +150,7 @@ struct RevokeCommand: ParsableCommand {
     @Argument(help: "The member: a name or a key fingerprint, as `quire members` shows them.")
     var member: String
 
-    @Argument(help: "The project's folder, or one in it (default: the current folder).")
+    @Argument(help: "The project's folder, one in it, or a file shared by itself (default: the current folder).")
     var directory: String?
 
     @OptionGroup var data: RunningDataDirectory

@@ -45,7 +45,8 @@ struct RunningDaemon {
         }
     }
 
-    /// The project whose root is `folder` or holds it (default: the current folder).
+    /// The project whose root is `folder` or holds it, or the file shared by itself that it
+    /// names (default: the current folder).
     func project(holding folder: String?) throws -> ListedProject {
         let path = try Self.resolvedFolder(folder)
         do {
@@ -71,7 +72,7 @@ struct RunningDaemon {
     func close() { console.close() }
 
     /// `folder` (or the current folder) made absolute with its links resolved; throws when it is
-    /// not a folder.
+    /// not a folder or a regular file (a file shared by itself).
     static func resolvedFolder(_ folder: String?) throws -> String {
         let given = folder.map(absolute) ?? FileManager.default.currentDirectoryPath
         guard let resolved = realpath(given, nil) else {
@@ -80,8 +81,8 @@ struct RunningDaemon {
         defer { free(resolved) }
         let path = String(cString: resolved)
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw ConsoleFailure("\(ConsoleScreen.clean(given, limit: 200)) is not a folder: name the project's folder, or one in it")
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR || info.st_mode & S_IFMT == S_IFREG else {
+            throw ConsoleFailure("\(ConsoleScreen.clean(given, limit: 200)) is not a folder or a file: name the project's folder, one in it, or a file shared by itself")
         }
         return path
     }

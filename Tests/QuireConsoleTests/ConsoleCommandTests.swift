@@ -39,13 +39,14 @@ import Testing
         #expect(result.seconds < 20, "\(label): refused at once, not after a wait")
     }
 
-    @Test func sharingWhatIsNotAFolderOrNoProjectIsRefused() throws {
+    @Test func sharingWhatIsNotAFolderOrAFileOrNoProjectIsRefused() throws {
         let folder = DaemonProcess.temporaryDirectory("quire-console-share")
         FileManager.default.createFile(atPath: folder + "/file.txt", contents: Data("x\n".utf8))
         let missing = try Self.refusal(["share", folder + "/missing"])
         #expect(missing.status == 1 && missing.stderr.contains("cannot share") && missing.stderr.contains("No such file or directory"), "\(missing.stderr)")
-        let file = try Self.refusal(["share", "file.txt"], in: folder)
-        #expect(file.status == 1 && file.stderr.contains("file.txt: it is not a folder"), "\(file.stderr)")
+        // A regular file is shared by itself (OneFileProcessTests); a device is neither.
+        let file = try Self.refusal(["share", "/dev/null"], in: folder)
+        #expect(file.status == 1 && file.stderr.contains("/dev/null: it is not a folder or a regular file"), "\(file.stderr)")
         // No DIR, and no .git or .quire-root from the current folder up.
         let noProject = try Self.refusal(["share"], in: folder)
         #expect(noProject.status == 1 && noProject.stderr.contains("is in no project"), "\(noProject.stderr)")

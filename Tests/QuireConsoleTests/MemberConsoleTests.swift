@@ -64,6 +64,33 @@ import Testing
         #expect(throws: ConsoleArgumentError.self) { try ListedProject.holding("/home/ann/work", in: []) }
         #expect(throws: ConsoleError.self) { try ListedProject.list(reply: ["nothing": 1]) }
     }
+
+    /// A file shared by itself is found by naming it, or from its folder when it is the one file
+    /// shared there; a folder project holding the path comes first; a `file` outside its root is
+    /// not believed.
+    @Test func aFileSharedByItselfIsFoundByItsPathOrItsFolder() throws {
+        let reply: JSONValue = ["projects": [
+            ["key": "00000000000000aa", "name": "plan.md", "root": "/home/ann/notes", "file": "/home/ann/notes/plan.md"],
+            ["key": "00000000000000bb", "name": "todo.md", "root": "/home/ann/lists", "file": "/home/ann/lists/todo.md"],
+            ["key": "00000000000000cc", "name": "diary.md", "root": "/home/ann/lists", "file": "/home/ann/lists/diary.md"],
+            ["key": "00000000000000dd", "name": "work", "root": "/home/ann/work"],
+            ["key": "00000000000000ee", "name": "liar", "root": "/home/ann/liar", "file": "/etc/passwd"],
+        ]]
+        let projects = try ListedProject.list(reply: reply)
+        #expect(projects.map(\.file) == ["/home/ann/notes/plan.md", "/home/ann/lists/todo.md", "/home/ann/lists/diary.md", nil, nil])
+        #expect(projects.first?.shownRoot == "/home/ann/notes/plan.md")
+        #expect(try ListedProject.holding("/home/ann/notes/plan.md", in: projects).key == "00000000000000aa")
+        #expect(try ListedProject.holding("/home/ann/notes", in: projects).key == "00000000000000aa", "the one file shared in that folder")
+        #expect(try ListedProject.holding("/home/ann/lists/diary.md", in: projects).key == "00000000000000cc")
+        #expect(try ListedProject.holding("/home/ann/work/plan.md", in: projects).key == "00000000000000dd")
+        do {
+            _ = try ListedProject.holding("/home/ann/lists", in: projects)
+            Issue.record("two files shared by themselves in one folder: name one")
+        } catch {
+            #expect(error.description.contains("files in it are shared by themselves") && error.description.contains("name the file"), "\(error)")
+        }
+        #expect(throws: ConsoleArgumentError.self) { try ListedProject.holding("/home/ann/notes/other.md", in: projects) }
+    }
 }
 
 @Suite struct MemberScreenTests {

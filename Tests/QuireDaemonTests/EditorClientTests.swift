@@ -107,6 +107,16 @@ import QuireTestSupport
         #expect(text.contains("ok   readonly:"), "\(text)")
     }
 
+    /// A file shared by itself in real editors (tmux, two homes): `quire share FILE`, `quire
+    /// invite --role read --once FILE`, `quire join`; Vim and Neovim open the file by path and
+    /// join its document, the reader's Neovim is read-only (typing changes nothing anywhere) and
+    /// follows the writer's typing.
+    @Test func aFileSharedByItselfIsReadOnlyForItsReader() throws {
+        let (status, text) = try Self.run("editors/test/onefile.sh")
+        #expect(status == 0, "onefile (needs tmux, vim and nvim):\n\(text)")
+        #expect(text.contains("ok   onefile:"), "\(text)")
+    }
+
     @Test func editorsOnPairedDaemonsEndIdentical() throws {
         let (status, text) = try Self.run("editors/test/e2e.sh")
         #expect(status == 0, "end to end:\n\(text)")

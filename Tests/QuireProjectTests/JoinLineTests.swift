@@ -53,6 +53,26 @@ import Testing
         }
     }
 
+    /// A file shared by itself: the line carries the single-file mark (tag 6, empty; a Quire
+    /// that does not know it refuses the line rather than take the project for a folder), only
+    /// with a name a project path can hold.
+    @Test func aFileSharedByItselfIsMarkedInTheLine() throws {
+        let single = try JoinLine(name: "notes.md", addresses: [PeerAddress("10.0.0.2:7070")], secret: Self.secret,
+                                  fingerprint: Self.fingerprint, projectKey: "3fa29c1b00d4e6f1", singleFile: true)
+        let parsed = try JoinLine(parsing: single.encoded)
+        #expect(parsed == single && parsed.singleFile && parsed.name == "notes.md")
+        #expect(try JoinLine(parsing: Self.sample().encoded).singleFile == false)
+        #expect(single.encoded != (try JoinLine(name: "notes.md", addresses: [PeerAddress("10.0.0.2:7070")], secret: Self.secret,
+                                                fingerprint: Self.fingerprint, projectKey: "3fa29c1b00d4e6f1")).encoded)
+        for name in [".git", ".GIT"] {
+            #expect(throws: JoinLineError.self, "\(name)") {
+                try JoinLine(name: name, addresses: [PeerAddress("10.0.0.2:7070")], secret: Self.secret, fingerprint: Self.fingerprint, singleFile: true)
+            }
+        }
+        #expect(try JoinLine(name: ".git", addresses: [PeerAddress("10.0.0.2:7070")], secret: Self.secret, fingerprint: Self.fingerprint).name == ".git",
+                "a folder project may still be named so")
+    }
+
     @Test func everyTruncationIsReportedAsTruncated() throws {
         let text = try Self.sample().encoded
         for length in 4..<text.count {

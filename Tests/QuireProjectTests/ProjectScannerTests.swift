@@ -87,6 +87,28 @@ import Testing
         #expect(DiskProject(root: outside.path + "/project").entry(at: try ProjectPath("inside.txt")) == .file("in\n"))
     }
 
+    /// The scan of a file shared by itself looks at that one name: nothing else in the folder is
+    /// listed or read (not even an ignore file that would leave it out), a link or binary is left
+    /// out with its reason, and a missing file is an empty result.
+    @Test func aFileSharedByItselfIsScannedAlone() throws {
+        let folder = try TemporaryFolder()
+        try folder.write("notes.md", "# notes\n")
+        try folder.write(".gitignore", "notes.md\n")
+        try folder.write("other.txt", "other\n")
+        try folder.write("deep/er.txt", "deeper\n")
+        try folder.write("image.png", [0x89, 0x50, 0, 0])
+        try folder.link("link.md", to: "notes.md")
+        let scanner = ProjectScanner()
+        let alone = try scanner.scan(root: folder.path, file: ProjectPath("notes.md"))
+        #expect(paths(alone) == ["notes.md"] && alone.leftOut.isEmpty && alone.totalBytes == 8)
+        #expect(reason(try scanner.scan(root: folder.path, file: ProjectPath("image.png")), "image.png") == .binary)
+        #expect(reason(try scanner.scan(root: folder.path, file: ProjectPath("link.md")), "link.md") == .symbolicLink)
+        #expect(reason(try scanner.scan(root: folder.path, file: ProjectPath("deep")), "deep") == .notRegularFile)
+        let missing = try scanner.scan(root: folder.path, file: ProjectPath("gone.md"))
+        #expect(missing.files.isEmpty && missing.leftOut.isEmpty)
+        #expect(throws: ProjectScanner.Failure.self) { try scanner.scan(root: folder.path, file: ProjectPath("deep/er.txt")) }
+    }
+
     @Test func aFIFOIsLeftOutWithoutBlocking() throws {
         let folder = try TemporaryFolder()
         try folder.write("a.txt", "a\n")

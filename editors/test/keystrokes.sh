@@ -28,7 +28,9 @@ cleanup() {
   # A daemon writes its last snapshot as it exits: let it finish before its directory goes.
   for p in "$a_pid" "$b_pid"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
   if [ -n "${QUIRE_KEEP:-}" ]; then rm -rf "$QUIRE_KEEP"; cp -r "$work" "$QUIRE_KEEP" 2>/dev/null || true; fi
-  rm -rf "$work"
+  # An editor tmux has just killed can still be writing its state files here: try again,
+  # and never let cleaning up fail a test that passed (set -e holds in this trap too).
+  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work" || true; }
 }
 trap cleanup EXIT
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -29,7 +29,9 @@ cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ -n "${QUIRE_KEEP:-}" ]; then rm -rf "$QUIRE_KEEP"; cp -r "$work" "$QUIRE_KEEP" 2>/dev/null || true; fi
-  rm -rf "$work"
+  # An editor tmux has just killed can still be writing its state files here: try again,
+  # and never let cleaning up fail a test that passed (set -e holds in this trap too).
+  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work" || true; }
 }
 trap cleanup EXIT
 

@@ -20,7 +20,9 @@ cleanup() {
   tmux -L "$tmux_socket" kill-server 2>/dev/null || true
   if [ -n "$tmux_pid" ]; then kill -9 "$tmux_pid" 2>/dev/null || true; fi
   rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$tmux_socket"
-  rm -rf "$work"
+  # An editor tmux has just killed can still be writing its state files here: try again,
+  # and never let cleaning up fail a test that passed (set -e holds in this trap too).
+  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work" || true; }
 }
 trap cleanup EXIT
 screen() { tmux -L "$tmux_socket" capture-pane -p -t "$1" 2>/dev/null | grep -v '^~ *$' | tail -8 || true; }

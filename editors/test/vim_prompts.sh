@@ -21,7 +21,9 @@ cleanup() {
   # A server that does not answer is killed outright: it holds the editors' terminals.
   if [ -n "$tmux_pid" ]; then kill -9 "$tmux_pid" 2>/dev/null || true; fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  rm -rf "$work"
+  # An editor tmux has just killed can still be writing its state files here: try again,
+  # and never let cleaning up fail a test that passed (set -e holds in this trap too).
+  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work" || true; }
 }
 trap cleanup EXIT
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -33,6 +33,8 @@ struct ProjectRecordFile {
         var active: Bool
         var listen: [String]?
         var via: String?
+        /// The one file of a project of one file (a name in `root`); absent for a folder.
+        var file: ProjectPath?
         // Roles (issue 22); absent in a record made before them.
         var founder: String?
         var names: [String: String]?
@@ -70,7 +72,7 @@ struct ProjectRecordFile {
         try FileSystem.makeDirectory(directory)
         var record = Record(key: project.key, name: project.name, root: project.root, role: project.role, secret: Hex.encode(project.secret),
                             fingerprint: project.fingerprint, addresses: project.addresses, relay: project.relay, active: project.active,
-                            listen: project.listen, via: project.via)
+                            listen: project.listen, via: project.via, file: project.file)
         record.founder = project.roster.map { Hex.encode($0.founder.bytes) }
         record.names = Dictionary(uniqueKeysWithValues: project.names.map { (Hex.encode($0.key.bytes), $0.value) })
         record.invitations = project.invitations.map(\.record)
@@ -115,12 +117,12 @@ struct ProjectRecordFile {
         guard record.redeeming == true || DocumentScope.projectKey(secret: secret) == record.key, directory.hasSuffix("/" + record.key) else {
             throw StorageError("\(directory)/project.json is for another project")
         }
-        guard record.root.hasPrefix("/"), ProjectService.isFolderName(record.name) else {
-            throw StorageError("\(directory)/project.json has an invalid root or name")
+        guard record.root.hasPrefix("/"), ProjectService.isFolderName(record.name), record.file.map({ $0.components.count == 1 }) != false else {
+            throw StorageError("\(directory)/project.json has an invalid root, name or file")
         }
         let project = SharedProject(key: record.key, name: record.name, root: record.root, role: record.role,
                                     secret: secret, fingerprint: record.fingerprint, addresses: record.addresses, relay: record.relay,
-                                    replica: replica)
+                                    replica: replica, file: record.file)
         project.active = record.active
         project.via = record.via.map { String($0.prefix(ProjectJoinRequest.maximumViaBytes)) }
         project.listen = Array((record.listen ?? []).prefix(ProjectShareRequest.maximumListen))

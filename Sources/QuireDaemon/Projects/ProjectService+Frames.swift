@@ -45,7 +45,9 @@ extension ProjectService {
         }
         project.treeHeard = true
         var changed: [ProjectTree.Operation] = []
+        var notTaken = 0
         for operation in operations {
+            guard project.takes(operation) else { notTaken += 1; continue }
             do {
                 if try project.tree.apply(operation) { changed.append(operation) }
             } catch {
@@ -53,6 +55,9 @@ extension ProjectService {
                 if !changed.isEmpty { treeChanged(project, by: changed, except: link) }
                 throw ProjectFrameError(description: "project \(key): a tree operation is refused: \(error)")
             }
+        }
+        if notTaken > 0 {
+            logger.warning("peer link \(link.id): project \(key): \(notTaken) tree operations naming another path than its one file are not taken")
         }
         guard !changed.isEmpty else { return }
         logger.info("peer link \(link.id): project \(key): \(changed.count) tree changes")

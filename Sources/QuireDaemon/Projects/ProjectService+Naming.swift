@@ -4,14 +4,21 @@ import QuireProject
 // Files to documents: an editor's `document/open` of a file in a project names the file's
 // document by the tree; a path the tree lacks becomes a new file of the project.
 extension ProjectService {
-    /// The document name of the file at absolute `path` when it lies in an active project and
-    /// is not ignored there: its tree file's `@key/fileID`; a path the tree lacks becomes a new
+    /// The document name of the file at absolute `path` when it lies in an active project (is
+    /// the one file of a project of one file) and is not ignored there: its tree file's `@key/fileID`; a path the tree lacks becomes a new
     /// file (a tree create, sent to the project's links; what is on disk there is known as read).
     /// Nil: the file is in no project (or ignored, or cannot be a file of it).
     func documentName(ofFile path: String) -> String? {
         guard let (project, projectPath) = locate(path) else { return nil }
         if let file = project.view.files[projectPath] { return project.uri(of: file) }
-        guard !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
+        // A file shared by itself was named on purpose: the folder's ignore files do not apply.
+        guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
+        guard mayMakeTheFile(of: project), !holdsAnotherUsersFile(project) else { return nil }
+        if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
+            guard let operation = revive(previous, at: projectPath, text: try? ProjectReader.text(of: projectPath, root: project.root), in: project) else { return nil }
+            treeChanged(project, by: [operation])
+            return project.uri(of: operation.file)
+        }
         let operation: ProjectTree.Operation
         do { operation = try project.tree.create(at: projectPath) } catch {
             logger.warning("project \(project.key): \(DisplayText.clean(projectPath.string)) cannot be added: \(error)")

@@ -5,11 +5,12 @@ import ReplicatingTypes
 // Disk to documents: what changed in a project folder and is not open in an editor becomes
 // edits, creates, deletes and renames (`ProjectChanges`), sent to the project's links.
 extension ProjectService {
-    /// Scans `project`'s folder and takes in what changed since the daemon last wrote or read it.
+    /// Scans `project`'s folder (or its one file) and takes in what changed since the daemon
+    /// last wrote or read it.
     func scanDisk(_ project: SharedProject) {
         project.needsScan = false
         guard project.active else { return }
-        do { importScan(try ProjectScanner().scan(root: project.root), into: project) } catch {
+        do { importScan(try scanner(root: project.root, file: project.file), into: project) } catch {
             logger.warning("project \(project.key): the folder cannot be scanned: \(DisplayText.clean(error.description, limit: 300))")
         }
     }
@@ -77,7 +78,7 @@ extension ProjectService {
 
     /// Takes note that `file` is at `path` on disk with `text`, as the daemon read it, and binds
     /// its document there.
-    private func record(_ file: FileID, at path: ProjectPath, text: String, in project: SharedProject) {
+    func record(_ file: FileID, at path: ProjectPath, text: String, in project: SharedProject) {
         project.setKnown(file, ProjectWriter.Wanted(path: path, text: text))
         project.stamps[file] = SharedProject.Stamp.of(project.absolute(path))
         project.watcher?.watch(folders: Set(path.ancestors))
@@ -115,7 +116,11 @@ extension ProjectService {
     private func readCreates(_ creates: [ProjectPath: String], into project: SharedProject) -> [ProjectTree.Operation] {
         var operations: [ProjectTree.Operation] = []
         for (path, text) in creates.sorted(by: { $0.key < $1.key }) {
-            guard project.tree.isFree(path) else { continue }
+            guard project.tree.isFree(path), mayMakeTheFile(of: project) else { continue }
+            if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
+                if let operation = revive(previous, at: path, text: text, in: project) { operations.append(operation) }
+                continue
+            }
             let operation: ProjectTree.Operation
             do { operation = try project.tree.create(at: path) } catch {
                 logger.warning("project \(project.key): \(DisplayText.clean(path.string)) is not added: \(error)")

@@ -4,10 +4,12 @@ import QuireProtocol
 
 // `project/share` and `project/join`: making a project, its secret, its join line, and the links.
 extension ProjectService {
-    /// Shares the folder `root` (absolute; its links resolved): a project with a new secret, or
-    /// the one this daemon made for that folder before (same secret, same line); scans it,
+    /// Shares the folder `root` (absolute; its links resolved), or the regular file it names as
+    /// a project of one file (`ProjectService+OneFile`): a project with a new secret, or the one
+    /// this daemon made for that folder or file before (same secret, same line); scans it,
     /// makes a document per text file, listens on `listen` (default all interfaces, a free port)
-    /// and dials `relay`. Throws, sharing nothing, when the folder cannot be scanned.
+    /// and dials `relay`. Throws, sharing nothing, when it cannot be scanned or overlaps a
+    /// project shared or joined already.
     func share(root requested: String, listen: [HostPort], relay: HostPort?) throws(ResponseError) -> ProjectShareRequest.Result {
         guard let transport = parts.links.transport else {
             throw ResponseError(code: ResponseError.unavailableCode, message: "This daemon has no network transport")
@@ -15,30 +17,34 @@ extension ProjectService {
         guard let resolved = realpath(requested, nil) else {
             throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) does not exist")
         }
-        let root = String(cString: resolved)
+        // A path that is not UTF-8 would read with U+FFFD for its odd bytes: another file's name.
+        let resolvedText = String(validatingCString: resolved)
         free(resolved)
-        var info = stat()
-        guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) is not a folder")
+        guard let target = resolvedText else {
+            throw .invalidParams("params.root: \(DisplayText.clean(requested, limit: 200)) leads to a path that is not UTF-8 text; Quire names files by UTF-8 paths: rename it to share it")
         }
-        guard root != "/" else { throw .invalidParams("params.root: the whole file system cannot be shared") }
+        var info = stat()
+        guard stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFDIR || info.st_mode & S_IFMT == S_IFREG else {
+            throw .invalidParams("params.root: \(DisplayText.clean(target, limit: 200)) is not a folder or a regular file")
+        }
+        let isFile = info.st_mode & S_IFMT == S_IFREG
+        let (root, file) = isFile ? try oneFile(target) : (target, nil)
+        guard root != "/" || file != nil else { throw .invalidParams("params.root: the whole file system cannot be shared") }
         if let data = parts.store?.path, let real = realpath(data, nil) {
             // The data directory holds every project's secret: it is never shared.
             let dataPath = String(cString: real)
             free(real)
-            guard !(dataPath + "/").hasPrefix(root + "/") else {
-                throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) holds this daemon's data directory (\(DisplayText.clean(dataPath, limit: 200))), which is never shared")
+            guard !(dataPath + "/").hasPrefix(target + "/"), !target.hasPrefix(dataPath + "/") else {
+                throw .invalidParams("params.root: \(DisplayText.clean(target, limit: 200)) \(isFile ? "lies in" : "holds or lies in") this daemon's data directory (\(DisplayText.clean(dataPath, limit: 200))), which is never shared")
             }
         }
-        if let other = projects.values.first(where: { $0.active && $0.role == .joined && $0.root == root }) {
+        if file == nil, let other = projects.values.first(where: { $0.active && $0.role == .joined && $0.root == root }) {
             throw .invalidParams("params.root: \(DisplayText.clean(root, limit: 200)) holds the project \(DisplayText.clean(other.name)) joined from another daemon; it is shared already")
         }
-        let scan: ProjectScanner.Result
-        do { scan = try ProjectScanner().scan(root: root) } catch {
-            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share \(DisplayText.clean(root, limit: 200)): \(error)")
-        }
+        try refuseOverlap(root: root, file: file)
+        let scan = try scanToShare(root: root, file: file)
         let project: SharedProject
-        if let existing = projects.values.first(where: { $0.root == root && $0.role == .host }) {
+        if let existing = projects.values.first(where: { $0.root == root && $0.file == file && $0.role == .host }) {
             project = existing
             if !project.active { try add(project) }
             try renewStandingLine(of: project)
@@ -46,9 +52,10 @@ extension ProjectService {
             guard let secret = try? PeerSecret.material(from: PeerSecret.generate()) else { throw .internalError("a new secret does not read back") }
             let key = DocumentScope.projectKey(secret: secret)
             let last = (root as NSString).lastPathComponent
-            let name = Self.isFolderName(last) ? last : "project"
+            let name = file?.string ?? (Self.isFolderName(last) ? last : "project")
             project = SharedProject(key: key, name: name, root: root, role: .host, secret: secret,
-                                    fingerprint: parts.identity.identity.fingerprint, addresses: [], relay: nil, replica: parts.replica)
+                                    fingerprint: parts.identity.identity.fingerprint, addresses: [], relay: nil, replica: parts.replica,
+                                    file: file)
             // Roles (protocol/decisions/roles.md): this daemon founds the roster, and the line it
             // prints carries a standing write invitation, so the member secret alone admits no one.
             guard let own = ownKey, let standing = try? ProjectInvitation.make(role: .write, once: false, expires: nil, standing: true) else {
@@ -75,11 +82,11 @@ extension ProjectService {
         }
         keep(project)
         let line = try joinLine(of: project)
-        logger.info("project \(project.key) (\(DisplayText.clean(project.name))) shared from \(DisplayText.clean(root, limit: 200)): \(project.view.paths.count) files, \(scan.leftOut.count) left out")
+        logger.info("project \(project.key) (\(DisplayText.clean(project.name))) shared from \(DisplayText.clean(project.shared, limit: 200)): \(project.view.paths.count) files, \(scan.leftOut.count) left out")
         return ProjectShareRequest.Result(
             key: project.key, name: project.name, root: root, line: line, files: project.view.paths.count,
             skipped: scan.leftOut.prefix(1000).map { .init(path: DisplayText.clean($0.path, limit: 300), reason: $0.reason.description) },
-            addresses: project.addresses)
+            addresses: project.addresses, file: file.map(project.absolute))
     }
 
     /// Listens for `project`'s partners; its addresses become those the line holds.
@@ -135,7 +142,7 @@ extension ProjectService {
             let relay = try project.relay.map { text throws(JoinLineError) in try PeerAddress(text) }
             return try JoinLine(name: project.name, addresses: addresses, secret: invitation?.secret ?? project.secret,
                                 fingerprint: project.fingerprint, relay: relay,
-                                projectKey: invitation == nil ? nil : project.key).encoded
+                                projectKey: invitation == nil ? nil : project.key, singleFile: project.file != nil).encoded
         } catch {
             throw .internalError("project \(project.key): its join line cannot be made: \(error)")
         }
@@ -161,7 +168,8 @@ extension ProjectService {
             // write `authorized_keys` or an autostart entry. A hidden folder must be asked for.
             throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) starts with `.` (a hidden folder); give params.directory to join it")
         }
-        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key])
+        let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key],
+                                    file: line.singleFile ? try? ProjectPath(line.name) : nil)
         let project: SharedProject
         if let existing = projects[key], existing.root == directory {
             project = existing
@@ -173,9 +181,11 @@ extension ProjectService {
             }
             project.removedReason = nil
         } else {
+            // A file shared by itself: the joined folder holds that one file (named as the project).
             project = SharedProject(key: key, name: line.name, root: directory, role: .joined, secret: line.secret,
                                     fingerprint: line.fingerprintText, addresses: line.addresses.map(\.description),
-                                    relay: line.relay?.description, replica: parts.replica)
+                                    relay: line.relay?.description, replica: parts.replica,
+                                    file: line.singleFile ? try? ProjectPath(line.name) : nil)
             project.redeeming = redeeming
             project.pendingRole = .read   // until the host's roster says otherwise (it comes first on the link)
         }
@@ -190,8 +200,9 @@ extension ProjectService {
 
     /// `path` made ready to hold a joined project: created when missing; an existing folder
     /// must be empty (or be the folder `previous` already joined into); never inside an active
-    /// project. Checked before anything is made; returns it with links resolved.
-    private func prepare(_ requested: String, reusing previous: SharedProject?) throws(ResponseError) -> String {
+    /// project, nor where another project keeps what this one would (`file`: the project's one
+    /// file, nil for a folder). Checked before anything is made; returns it with links resolved.
+    private func prepare(_ requested: String, reusing previous: SharedProject?, file: ProjectPath?) throws(ResponseError) -> String {
         let path = (requested as NSString).standardizingPath
         // The nearest folder that exists, links resolved, and the rest of the path under it.
         var existing = path, rest: [String] = []
@@ -206,8 +217,16 @@ extension ProjectService {
         let base = String(cString: resolved)
         free(resolved)
         let directory = rest.isEmpty ? base : (base == "/" ? "" : base) + "/" + rest.joined(separator: "/")
+        func lies(in other: SharedProject) -> ResponseError {
+            .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
+        }
         if let other = project(containing: directory + "/x"), other.root != previous?.root || other.root != directory {
-            throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) lies in the project \(DisplayText.clean(other.name)) (\(DisplayText.clean(other.root, limit: 200)))")
+            throw lies(in: other)
+        }
+        // A project of one file holds one name of its folder: another project joined there (its
+        // file not come yet, the folder still empty) must not hold that name too.
+        if let other = projects.values.first(where: { $0.active && $0.root == directory && $0.key != previous?.key && (file == nil || $0.file == nil || $0.file == file) }) {
+            throw lies(in: other)
         }
         if rest.isEmpty {
             guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {

@@ -37,7 +37,7 @@ extension ProjectService {
             if let hold = project.heldAt[file], hold.revision == document.revision, hold.path == path { continue }
             let format = document.file?.format ?? project.formats[file] ?? .plain
             let text = String(decoding: format.encode(document.text.string), as: UTF8.self)
-            if project.role == .host, Self.decidesSharing(path) || last.map({ Self.decidesSharing($0.path) }) == true,
+            if project.role == .host, project.file == nil, Self.decidesSharing(path) || last.map({ Self.decidesSharing($0.path) }) == true,
                last?.path != path || last?.text != text {
                 holdSharingFile(file, at: path, revision: document.revision, in: project)
                 continue
@@ -57,7 +57,7 @@ extension ProjectService {
                 open.insert(last.path)
                 continue
             }
-            if project.role == .host, Self.decidesSharing(last.path) { continue }   // a host's ignore file is not removed
+            if project.role == .host, project.file == nil, Self.decidesSharing(last.path) { continue }   // a host's ignore file is not removed
             known[file] = last
         }
         if !wanted.isEmpty || !known.isEmpty {

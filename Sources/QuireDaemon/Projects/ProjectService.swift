@@ -183,9 +183,10 @@ final class ProjectService: ProjectFrames {
 
     // MARK: Queries
 
-    /// The active project whose root holds the absolute `path` (the deepest, should roots nest).
+    /// The active project that shares the absolute `path`: a folder project whose root holds it
+    /// (the deepest, should roots nest), or the project of one file that is `path`.
     func project(containing path: String) -> SharedProject? {
-        projects.values.filter { $0.active && path.hasPrefix($0.root + "/") }.max { $0.root.utf8.count < $1.root.utf8.count }
+        projects.values.filter { $0.active && $0.holds(path) }.max { $0.root.utf8.count < $1.root.utf8.count }
     }
 
     func project(key: String) -> SharedProject? { projects[key] }
@@ -199,7 +200,8 @@ final class ProjectService: ProjectFrames {
     func list() -> [ProjectListRequest.Entry] {
         projects.values.filter(\.active).sorted { $0.key < $1.key }.map { project in
             ProjectListRequest.Entry(key: project.key, name: project.name, root: project.root, role: project.role.rawValue,
-                                     files: project.view.paths.count, links: links(of: project).count)
+                                     files: project.view.paths.count, links: links(of: project).count,
+                                     file: project.file.map(project.absolute))
         }
     }
 

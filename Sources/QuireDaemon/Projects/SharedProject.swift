@@ -7,7 +7,9 @@ import QuireProject
 import ReplicatingTypes
 
 /// One project this daemon shares (`host`) or joined (`joined`): where it is, its secret and key,
-/// the replicated tree, and what the daemon last wrote to or read from disk for each file.
+/// the replicated tree, and what the daemon last wrote to or read from disk for each file. A
+/// project of one file (`file` set: a file shared by itself) is a folder project whose view, disk
+/// work and naming see that one file of `root` only.
 ///
 /// Guarantees: `key` is `DocumentScope.projectKey(secret:)` of `secret`, except while a joiner
 /// `redeeming` an invitation speaks with the invitation's secret; `known` only holds what was on
@@ -40,6 +42,10 @@ final class SharedProject {
     let name: String
     /// The project folder (absolute, no trailing `/`).
     let root: String
+    /// The one file of a project of one file (`quire share FILE`, or a join line marked
+    /// `singleFile`): a name in `root`, the only path the project shows, scans, writes or maps
+    /// an editor's file to; nil for a folder project.
+    let file: ProjectPath?
     let role: Role
     /// The member secret's key material (kept mode 0600), or, while `redeeming`, the invitation's
     /// secret this joiner links with until the owner sends the member secret.
@@ -80,7 +86,7 @@ final class SharedProject {
     /// `tree.view`, computed once per change of the tree (the disk passes ask for it every 200 ms).
     var view: ProjectView {
         if let cachedView { return cachedView }
-        let view = tree.view
+        let view = file.map { tree.view.restricted(to: $0) } ?? tree.view
         cachedView = view
         return view
     }
@@ -120,10 +126,11 @@ final class SharedProject {
     var watcher: ProjectWatcher?
 
     init(key: String, name: String, root: String, role: Role, secret: [UInt8], fingerprint: String,
-         addresses: [String], relay: String?, replica: ReplicaID) {
+         addresses: [String], relay: String?, replica: ReplicaID, file: ProjectPath? = nil) {
         self.key = key
         self.name = name
         self.root = root
+        self.file = file
         self.role = role
         self.secret = secret
         self.fingerprint = fingerprint
@@ -153,12 +160,24 @@ final class SharedProject {
     /// The absolute path of `path` in the project folder.
     func absolute(_ path: ProjectPath) -> String { root + "/" + path.string }
 
-    /// The project path of the absolute `path`, nil when it is not strictly inside the root or
-    /// breaks `ProjectPath`'s rules.
+    /// What is shared, absolute: the one file of a project of one file, else the folder.
+    var shared: String { file.map(absolute) ?? root }
+
+    /// The project path of the absolute `path`, nil when it is not strictly inside the root,
+    /// breaks `ProjectPath`'s rules, or is not the one file of a project of one file.
     func projectPath(ofAbsolute path: String) -> ProjectPath? {
         let prefix = root + "/"
         guard path.hasPrefix(prefix) else { return nil }
         let relative = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
-        return try? ProjectPath(relative)
+        guard let projectPath = try? ProjectPath(relative) else { return nil }
+        if let file, projectPath != file { return nil }
+        return projectPath
+    }
+
+    /// Whether the absolute `path` is shared by this project: its one file, or anything strictly
+    /// inside its folder.
+    func holds(_ path: String) -> Bool {
+        if let file { return path == absolute(file) }
+        return path.hasPrefix(root + "/")
     }
 }

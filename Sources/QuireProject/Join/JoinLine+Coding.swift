@@ -9,7 +9,8 @@ import Crypto
 /// - end: tag 0, length 4, then 4 check bytes over the prefix, the header and the fields.
 ///
 /// Tags: 1 name, 2 address (repeated), 3 secret, 4 fingerprint, 5 project key (an invitation's
-/// line, issue 22), 0x81 relay, 0x82 rendezvous.
+/// line, issue 22), 6 single file (empty: the project is one file shared by itself, named as the
+/// project), 0x81 relay, 0x82 rendezvous.
 /// A tag below 0x80 that a reader does not know is refused (the line needs a newer Quire); one
 /// from 0x80 up is skipped, so later versions can add optional parts without a new format.
 extension JoinLine {
@@ -20,6 +21,7 @@ extension JoinLine {
         case secret = 3
         case fingerprint = 4
         case projectKey = 5
+        case singleFile = 6
         case relay = 0x81
         case rendezvous = 0x82
 
@@ -31,6 +33,7 @@ extension JoinLine {
             case .secret: return .secret
             case .fingerprint: return .fingerprint
             case .projectKey: return .projectKey
+            case .singleFile: return .singleFile
             case .relay: return .relay
             case .rendezvous: return .rendezvous
             }
@@ -51,6 +54,7 @@ extension JoinLine {
         append(.secret, secret)
         append(.fingerprint, fingerprint)
         if let projectKey { append(.projectKey, projectKey) }
+        if singleFile { append(.singleFile, []) }
         if let relay { append(.relay, Array(relay.description.utf8)) }
         if let rendezvous { append(.rendezvous, rendezvous) }
         let length = fields.count + 6
@@ -153,6 +157,7 @@ private struct FieldReader {
 
         var name: String?, secret: [UInt8]?, fingerprint: [UInt8]?, projectKey: [UInt8]?, relay: PeerAddress?, rendezvous: [UInt8]?
         var addresses: [PeerAddress] = []
+        var singleFile = false
         var position = 4
         let fieldsEnd = end - 6
         while position < fieldsEnd {
@@ -188,6 +193,10 @@ private struct FieldReader {
             case .projectKey?:
                 guard projectKey == nil else { throw .duplicate(.projectKey) }
                 projectKey = value
+            case .singleFile?:
+                guard !singleFile else { throw .duplicate(.singleFile) }
+                guard value.isEmpty else { throw .invalid(part: .singleFile, "the mark of a file shared by itself has no value") }
+                singleFile = true
             case .relay?:
                 guard relay == nil else { throw .duplicate(.relay) }
                 do {
@@ -214,7 +223,7 @@ private struct FieldReader {
         guard let fingerprint else { throw .missing(.fingerprint) }
         guard !addresses.isEmpty || relay != nil else { throw .missing(.addresses) }
         return try JoinLine(name: name, addresses: addresses, secret: secret, fingerprint: fingerprint, relay: relay, rendezvous: rendezvous,
-                            projectKey: projectKey)
+                            projectKey: projectKey, singleFile: singleFile)
     }
 }
 

@@ -4,7 +4,8 @@
 /// Holds the addresses to try (`host:port`, in order), optionally a relay address and a
 /// rendezvous value, the link secret's key material (as `PeerSecret.material(from:)` gives it),
 /// the host daemon's key fingerprint (the 16 bytes `PeerIdentity.fingerprint` shows in hex), and
-/// the project's name.
+/// the project's name, and whether the project is one file shared by itself (its only file is
+/// named as the project).
 ///
 /// Guarantees: a value that exists satisfies every bound below (the initializer and the decoder
 /// check them), so its encoding is at most `maximumCharacters` long; `init(parsing:)` of any text
@@ -43,10 +44,19 @@ public struct JoinLine: Sendable, Equatable {
     /// The project key as the daemon names projects (16 lowercase hex digits), when the line
     /// carries one.
     public var projectKeyText: String? { projectKey.map(Hex.encode) }
+    /// The project is one file shared by itself (`quire share FILE`): its tree holds the file
+    /// named `name` only, and nothing else in the joiner's folder is ever shared
+    /// (protocol/decisions/roles.md, *A file shared by itself*). Such a name is also a valid
+    /// `ProjectPath` (never `.git`).
+    public let singleFile: Bool
 
     public init(name: String, addresses: [PeerAddress], secret: [UInt8], fingerprint: [UInt8],
-                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil, projectKey: [UInt8]? = nil) throws(JoinLineError) {
+                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil, projectKey: [UInt8]? = nil,
+                singleFile: Bool = false) throws(JoinLineError) {
         try Self.checkName(name)
+        if singleFile, (try? ProjectPath(name)) == nil {
+            throw .invalid(part: .singleFile, "a file shared by itself has a name a project path can hold, got \(ProjectPath.shown(name))")
+        }
         guard addresses.count <= Self.maximumAddresses else {
             throw .invalid(part: .addresses, "at most \(Self.maximumAddresses) addresses, got \(addresses.count)")
         }
@@ -66,6 +76,7 @@ public struct JoinLine: Sendable, Equatable {
             throw .invalid(part: .projectKey, "a project key has \(Self.projectKeyBytes) bytes, got \(projectKey.count)")
         }
         self.projectKey = projectKey
+        self.singleFile = singleFile
         self.name = name
         self.addresses = addresses
         self.secret = secret
@@ -77,7 +88,8 @@ public struct JoinLine: Sendable, Equatable {
     /// The same, with the fingerprint as a person reads it (`3f1c-0a9e-…`; case and separators
     /// do not matter, 32 hex digits).
     public init(name: String, addresses: [PeerAddress], secret: [UInt8], fingerprint text: String,
-                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil, projectKey: String? = nil) throws(JoinLineError) {
+                relay: PeerAddress? = nil, rendezvous: [UInt8]? = nil, projectKey: String? = nil,
+                singleFile: Bool = false) throws(JoinLineError) {
         let digits = Array(text.lowercased().utf8.filter { Hex.value($0) != nil })
         let separators: Set<UInt8> = [UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: " ")]
         guard digits.count == 2 * Self.fingerprintBytes, text.utf8.count <= 4 * Self.fingerprintBytes,
@@ -93,7 +105,7 @@ public struct JoinLine: Sendable, Equatable {
             keyBytes = Hex.decode(keyDigits)
         }
         try self.init(name: name, addresses: addresses, secret: secret, fingerprint: Hex.decode(digits),
-                      relay: relay, rendezvous: rendezvous, projectKey: keyBytes)
+                      relay: relay, rendezvous: rendezvous, projectKey: keyBytes, singleFile: singleFile)
     }
 
     /// The fingerprint as `PeerIdentity.fingerprint` shows it: hex in groups of four, `3f1c-0a9e-…`.

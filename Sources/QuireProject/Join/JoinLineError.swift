@@ -9,6 +9,7 @@ public enum JoinLineError: Error, Equatable, CustomStringConvertible {
         case secret = "secret"
         case fingerprint = "key fingerprint"
         case projectKey = "project key"
+        case singleFile = "single-file mark"
         case relay = "relay address"
         case rendezvous = "rendezvous value"
         case unknown = "an unknown part"

@@ -55,6 +55,9 @@ public struct ProjectScanner: Sendable {
         /// A folder nested deeper than `Limits.depth`.
         case tooDeep
         case unreadable(String)
+        /// A file shared by itself that another user owns, in a folder others may write in:
+        /// anyone who may write there could have put it (after the owner's file was deleted).
+        case anotherUsersFile(uid: UInt32)
 
         public var description: String {
             switch self {
@@ -66,6 +69,7 @@ public struct ProjectScanner: Sendable {
             case .unusableName(let why): return "its name cannot be shared: \(why)"
             case .tooDeep: return "nested too deep"
             case .unreadable(let why): return "unreadable: \(why)"
+            case .anotherUsersFile(let uid): return "it belongs to another user (uid \(uid)), in a folder others may write in (anyone there could have put it)"
             }
         }
     }
@@ -135,6 +139,39 @@ public struct ProjectScanner: Sendable {
         try walk.visitFolder(fd: rootFD, path: "", rules: IgnoreRules(), depth: 0)
         walk.result.files.sort { $0.path < $1.path }
         walk.result.leftOut.sort { Array($0.path.utf8).lexicographicallyPrecedes($1.path.utf8) }
+        return walk.result
+    }
+
+    /// Scans the one file `file` of the folder at `root`, as a project of one file sees it
+    /// (`quire share FILE`): nothing else in the folder is looked at, no ignore file is read (the
+    /// file was named on purpose), and the file is classified by the same rules as in a folder
+    /// scan (a link, a special file, binary, too large are left out with the reason). A file
+    /// that is not there gives an empty result. In a folder others may write in (`/tmp`), a file
+    /// another user owns is left out: anyone there may make the file once the owner's is deleted,
+    /// and what they put would reach every member as the owner's change.
+    /// - Complexity: O(1) system calls, reading at most `limits.sniffBytes` of the file.
+    public func scan(root: String, file: ProjectPath) throws(Failure) -> Result {
+        guard file.components.count == 1 else { throw .rootUnreadable("\(ProjectPath.shown(file.string)) is not a name in the folder") }
+        let rootFD: Int32
+        switch Descriptors.openRoot(root) {
+        case .success(let fd): rootFD = fd
+        case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
+        }
+        defer { close(rootFD) }
+        var walk = Walk(limits: limits)
+        guard let info = Descriptors.linkStatus(file.string, in: rootFD) else {
+            if errno != ENOENT { walk.result.leftOut.append(LeftOut(path: file.string, reason: .unreadable(Descriptors.describe(errno)))) }
+            return walk.result
+        }
+        if Descriptors.isLink(info) {
+            walk.result.leftOut.append(LeftOut(path: file.string, reason: .symbolicLink))
+        } else if !Descriptors.isRegular(info) {
+            walk.result.leftOut.append(LeftOut(path: file.string, reason: .notRegularFile))
+        } else if info.st_uid != geteuid(), let folder = Descriptors.status(rootFD), folder.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            walk.result.leftOut.append(LeftOut(path: file.string, reason: .anotherUsersFile(uid: info.st_uid)))
+        } else {
+            try walk.visitFile(file.string, in: rootFD, path: file)
+        }
         return walk.result
     }
 

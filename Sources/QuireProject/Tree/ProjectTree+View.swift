@@ -16,6 +16,16 @@ public struct ProjectView: Sendable, Equatable {
     /// The view of an empty project.
     public init() {}
 
+    /// This view with only the file shown at `path`: how a project of one file shows (whatever
+    /// else its tree holds, a conflict's loser or a path a modified peer made, shows nowhere, so
+    /// it is neither written to disk nor named to an editor).
+    /// - Complexity: O(1)
+    public func restricted(to path: ProjectPath) -> ProjectView {
+        var view = ProjectView()
+        if let file = files[path] { view.place(file, at: path, conflicted: false) }
+        return view
+    }
+
     mutating func place(_ file: FileID, at path: ProjectPath, conflicted isConflict: Bool) {
         paths[file] = path
         files[path] = file

@@ -14,8 +14,19 @@ g:quire_user = get(environ(), 'QUIRE_HELPER_USER', 'hugo')
 set hidden noswapfile laststatus=2
 var done = 0
 
+# Vim's rename() removes the target before it renames, so a file the test replaces can be
+# missing for a moment: a read that fails is tried again at the next poll.
+def ReadCommands(): list<string>
+  var commands: list<string> = []
+  try
+    commands = filereadable(dir .. '/commands') ? readfile(dir .. '/commands') : []
+  catch /E484/
+  endtry
+  return commands
+enddef
+
 def Poll()
-  var commands = filereadable(dir .. '/commands') ? readfile(dir .. '/commands') : []
+  var commands = ReadCommands()
   while done < len(commands)
     var command = commands[done]
     done += 1

@@ -44,9 +44,18 @@ def StartDaemon(): job
 enddef
 
 # The second Vim: its last report, and commands for it (each waited for).
+# Vim's rename() removes the target before it renames, so the report can be missing for a
+# moment while the second Vim replaces it: then the last one read stands.
+var lastReport: dict<any> = {done: 0, text: '', status: ''}
 def Report(): dict<any>
-  var lines = filereadable(helperDir .. '/report') ? readfile(helperDir .. '/report') : []
-  return empty(lines) ? {done: 0, text: '', status: ''} : json_decode(lines[0])
+  try
+    var lines = filereadable(helperDir .. '/report') ? readfile(helperDir .. '/report') : []
+    if !empty(lines)
+      lastReport = json_decode(lines[0])
+    endif
+  catch /E484/
+  endtry
+  return lastReport
 enddef
 
 var helperCommands: list<string> = []

@@ -1,12 +1,13 @@
 import JSON
 
 /// `project/share` (editor -> daemon, request): shares a folder as a project
-/// (protocol/decisions/project-sharing.md). `root`: an absolute folder (default: the project
-/// root above the daemon's working folder); `listen`: where to accept the partner (`host:port`,
-/// at most 8, default all interfaces on a free port); `relay`: a relay (`host:port`) both sides
-/// dial instead of or besides the addresses. The reply says the project's key, name and root,
-/// the join line to hand the partner, the files shared, those left out with why, and the
-/// addresses the line holds.
+/// (protocol/decisions/project-sharing.md), or one file by itself as a project of one file
+/// (protocol/decisions/roles.md, *A file shared by itself*). `root`: an absolute folder or
+/// regular file (default: the project root above the daemon's working folder); `listen`: where
+/// to accept the partner (`host:port`, at most 8, default all interfaces on a free port);
+/// `relay`: a relay (`host:port`) both sides dial instead of or besides the addresses. The reply
+/// says the project's key, name and root, the join line to hand the partner, the files shared,
+/// those left out with why, the addresses the line holds, and the file shared by itself.
 public struct ProjectShareRequest: EditorRequest, Equatable {
     public static let method = "project/share"
     /// At most this many listening addresses.
@@ -41,7 +42,8 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
         }
     }
 
-    /// `{key, name, root, line, files, skipped, addresses}`.
+    /// `{key, name, root, line, files, skipped, addresses, file?}`: for a file shared by
+    /// itself, `root` is its folder and `file` the file (absolute).
     public struct Result: MessageResult, Equatable {
         public var key: String
         public var name: String
@@ -50,8 +52,10 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
         public var files: Int
         public var skipped: [Skipped]
         public var addresses: [String]
+        public var file: String?
 
-        public init(key: String, name: String, root: String, line: String, files: Int, skipped: [Skipped], addresses: [String]) {
+        public init(key: String, name: String, root: String, line: String, files: Int, skipped: [Skipped], addresses: [String],
+                    file: String? = nil) {
             self.key = key
             self.name = name
             self.root = root
@@ -59,14 +63,17 @@ public struct ProjectShareRequest: EditorRequest, Equatable {
             self.files = files
             self.skipped = skipped
             self.addresses = addresses
+            self.file = file
         }
 
         public var json: JSONValue {
-            [
+            var fields: [String: JSONValue] = [
                 "key": .string(key), "name": .string(name), "root": .string(root), "line": .string(line),
                 "files": .integer(Int64(files)), "skipped": .array(skipped.map(\.json)),
                 "addresses": .array(addresses.map(JSONValue.string)),
             ]
+            if let file { fields["file"] = .string(file) }
+            return .object(fields)
         }
     }
 
