@@ -205,6 +205,30 @@ import QuireTestSupport
         #expect(try Self.packs(path).isEmpty)
     }
 
+    /// Under `.sync` the records go into the pack at the commit: a document whose own files the
+    /// same read needed (its sharing record written, as for a joined project's documents) is not
+    /// in the pack at all, the others are; after the store is let go all three load.
+    @Test func aDocumentMadeBeforeTheCommitNeverGoesIntoThePack() throws {
+        let path = DaemonProcess.temporaryDirectory("pack")
+        do {
+            let store = try DocumentStore(path: path, logger: Logger(label: "test"))
+            for id in 1...3 as ClosedRange<UInt64> {
+                store.create(uri: "doc \(id)", id: id, initial: ReplicatingText("text \(id)\n", replica: ReplicaID(id)).operations())
+            }
+            store.recordSharing(DocumentSharing(), forDocument: 2)
+            #expect(try Self.packs(path).isEmpty, "nothing is in a pack before the commit")
+            store.commit()
+            let packs = try Self.packs(path)
+            #expect(packs.count == 1)
+            let entries = try packs.flatMap { try DocumentPack.read(path + "/" + DocumentPack.directoryName + "/" + $0).entries }
+            #expect(entries.map(\.id) == [1, 3])
+        }
+        let (loaded, log) = try Self.load(path)
+        #expect(loaded.mapValues(\.text.string) == [1: "text 1\n", 2: "text 2\n", 3: "text 3\n"])
+        #expect(loaded[2]?.shared == true)
+        #expect(!Self.hasProblems(log), "\(log)")
+    }
+
     /// A document discarded while its pack was on disk does not come back from the pack.
     @Test func aDiscardRecordedInThePackKeepsTheDocumentGone() throws {
         let path = try Self.dataDirectory()

@@ -143,13 +143,6 @@ final class DocumentFilesMaker {
         if !waiting.isEmpty { schedule() }
     }
 
-    /// Whether documents created deferred wait for `flush()`.
-    var hasUnflushed: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return !unflushed.isEmpty
-    }
-
     /// Puts `job`'s first records in the current pack, a new one when there is none (under the lock).
     private func write(_ job: inout Job, records: [UInt8], removing removedLater: inout [DocumentPack]) throws {
         if let full = current, full.size >= Self.sealedPackBytes {
