@@ -72,14 +72,15 @@ final class DocumentFilesMaker {
     private var current: DocumentPack?
     private var nextNumber: Int
     private var scheduled = false
-    /// When the store last created a document (`DispatchTime` nanoseconds).
+    /// When the store last created a document or committed (`DispatchTime` nanoseconds).
     private var lastCreated: UInt64 = 0
     /// `finish()` waits: the thread starts at once instead of waiting for a quiet moment.
     private var hurry = false
-    /// The thread starts a round only once no document was created for this long: a burst (a
-    /// project opened) is answered first, and a document's view record, written right after it
-    /// is created, still finds it in its pack.
-    static let quietNanoseconds: UInt64 = 50_000_000
+    /// The thread starts a round only once no document was created and no commit made for this
+    /// long: a burst (a project opened) is answered first (the thread's syncs would slow its
+    /// commits' syncs, which wait for the same journal), and a document's view record, written
+    /// right after it is created, still finds it in its pack.
+    static let quietNanoseconds: UInt64 = 100_000_000
     /// A pack was created since the last commit: the packs directory's entry waits for its sync.
     private var packsDirectoryUnsynced = false
     /// Documents per round of the maker's thread (their syncs run together).
@@ -206,6 +207,7 @@ final class DocumentFilesMaker {
         return (steps, { [self] in
             condition.lock()
             defer { condition.unlock() }
+            lastCreated = DispatchTime.now().uptimeNanoseconds
             pack?.syncSucceeded()
             if directory { packsDirectoryUnsynced = false }
         })
