@@ -106,10 +106,16 @@ extension ReplicatingArrayStorage {
         let contentIndex = contentStart + offset
         let removedRange = contentIndex..<(contentIndex + count)
         let removed = report == nil ? [] : Array(leaves[leaf].content[removedRange])
-        // Only a leaf's last visible element can be a break (the paragraph rule).
-        let breaks = leaves[leaf].breaks > 0 && removedRange.upperBound == leaves[leaf].content.count ? 1 : 0
+        let breaks: Int
+        if leaves[leaf].breaks == 0 {
+            breaks = 0
+        } else if count == 1, let isBreak {
+            breaks = isBreak(leaves[leaf].content[contentIndex]) ? 1 : 0
+        } else {
+            breaks = countBreaks(in: leaves[leaf].content[removedRange])
+        }
         leaves[leaf].content.removeSubrange(removedRange)
-        Self.trimCapacity(&leaves[leaf].content)
+        leaves[leaf].content.trimCapacity()
         if !moveIntoNeighbouringTombstones(leaf, run: run, offset: offset, count: count) {
             var target = run
             if offset > 0 {
@@ -123,6 +129,9 @@ extension ReplicatingArrayStorage {
         leaves[leaf].breaks -= breaks
         adjustCounts(from: leaf, visible: -count, breaks: -breaks)
         report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
+        // Splitting a run may have taken the leaf past its run capacity; else it may have become small.
+        normalize(leaf)
+        mergeIfSmall(leaf)
     }
 
     /// The common removals at the edge of a run that a tombstone run of the same insertion
@@ -275,12 +284,6 @@ extension ReplicatingArrayStorage {
             run = scanRun
             extendable = false
         }
-        if run == leaves[leaf].runs.count, leaves[leaf].breaks > 0, let next = self.leaf(after: leaf) {
-            // Right after a paragraph's final break: start the next paragraph's leaf instead.
-            leaf = next
-            run = 0
-            extendable = false
-        }
 
         let contentIndex = leaves[leaf].contentStart(ofRun: run)
         var at: Int?
@@ -288,11 +291,11 @@ extension ReplicatingArrayStorage {
             if extendable, run > 0, leaves[leaf].runs[run - 1].replica == me, leaves[leaf].runs[run - 1].end == insertion.id.counter {
                 leaves[leaf].runs[run - 1].length += UInt32(count)
             } else {
-                leaves[leaf].runs.insert(Run(
+                insertRun(Run(
                     counter: insertion.id.counter, lamport: insertion.lamport,
                     anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
                     anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
-                    length: UInt32(count), isDeleted: false), at: run)
+                    length: UInt32(count), isDeleted: false), at: run, in: leaf)
             }
             let breaks = elements.withContiguousElements { buffer in
                 leaves[leaf].content.insert(contentsOf: buffer, at: contentIndex)
@@ -302,11 +305,11 @@ extension ReplicatingArrayStorage {
             adjustCounts(from: leaf, visible: count, breaks: breaks)
             if report != nil { at = start(of: leaf).visible + contentIndex }
         } else {
-            leaves[leaf].runs.insert(Run(
+            insertRun(Run(
                 counter: insertion.id.counter, lamport: insertion.lamport,
                 anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
                 anchorReplica: insertion.anchor.map { intern($0.replica) } ?? Self.noReplica,
-                length: UInt32(count), isDeleted: true), at: run)
+                length: UInt32(count), isDeleted: true), at: run, in: leaf)
             coalesce(leaf, around: run)
         }
         idIndex[Int(me)].append(UInt32(leaf), count: count)

@@ -38,6 +38,8 @@ extension ReplicatingArrayStorage {
                     precondition(runVisible == leaf.content.count, "leaf content \(leaf.content.count) != visible runs \(runVisible)")
                     precondition(countBreaks(in: leaf.content) == leaf.breaks, "leaf break count")
                     precondition(leaf.runs.allSatisfy { $0.length > 0 }, "empty run")
+                    precondition(leaf.runs.count <= Self.maxRunsPerLeaf && leaf.content.count <= Self.maxContentPerLeaf, "leaf over its capacity")
+                    precondition(!leaf.runs.isEmpty || Int(child) == Self.firstLeaf, "a leaf without runs after the first")
                     visible += leaf.content.count
                     breaks += leaf.breaks
                     leavesInTreeOrder.append(Int(child))
@@ -57,7 +59,17 @@ extension ReplicatingArrayStorage {
         var leafDepth: Int?
         precondition(branches[Int(root)].parent == Self.none, "root has a parent")
         _ = check(Int(root), depth: 0, leafDepth: &leafDepth)
-        precondition(leavesInTreeOrder.count == leaves.count, "a leaf outside the tree")
+        var branchesInTree = 0
+        func countBranches(_ branch: Int) {
+            branchesInTree += 1
+            if !branches[branch].isBottom { for child in branches[branch].children { countBranches(Int(child)) } }
+        }
+        countBranches(Int(root))
+        precondition(branchesInTree + freeBranches.count == branches.count, "a branch neither in the tree nor free")
+        precondition(leavesInTreeOrder.count + freeLeaves.count == leaves.count, "a leaf neither in the tree nor free")
+        for free in freeLeaves {
+            precondition(leaves[Int(free)].runs.isEmpty && leaves[Int(free)].parent == Self.none, "a free leaf in use")
+        }
         var leaf: Int? = Self.firstLeaf
         var previous = Self.none
         for expected in leavesInTreeOrder {
@@ -67,6 +79,12 @@ extension ReplicatingArrayStorage {
             leaf = self.leaf(after: expected)
         }
         precondition(leaf == nil, "leaf list longer than tree")
+        // The run hint, when set, names a visible run of a leaf in the tree and where it starts.
+        if hintLeaf != Self.none {
+            let hinted = leaves[Int(hintLeaf)]
+            precondition(hinted.parent != Self.none && hintRun < hinted.runs.count && !hinted.runs[hintRun].isDeleted
+                         && hinted.contentStart(ofRun: hintRun) == hintStart, "stale run hint")
+        }
 
         // 2. Every counter once (stored, or compacted away), indexed to its leaf. 3. Anchors
         // earlier (or compacted away), with smaller Lamport.
@@ -92,10 +110,6 @@ extension ReplicatingArrayStorage {
                     seen[replica][c] = true
                     precondition(idIndex[replica][c] == UInt32(number), "ID index points to wrong leaf")
                 }
-            }
-            // 4. Paragraph rule.
-            if let isBreak, let lastBreak = leaf.content.lastIndex(where: isBreak) {
-                precondition(leaf.breaks == 1 && lastBreak == leaf.content.count - 1, "a visible break does not end its leaf")
             }
         }
         precondition(seen.allSatisfy { $0.allSatisfy { $0 } }, "a counter missing from the runs")
@@ -126,10 +140,15 @@ extension ReplicatingArray {
         let runStride = MemoryLayout<ReplicatingArrayStorage<Element>.Run>.stride
         for number in storage.leaves.indices {
             let leaf = storage.leaves[number]
+            // A free leaf's record, waiting for reuse, holds no arrays.
+            guard leaf.parent != ReplicatingArrayStorage<Element>.none else {
+                stats.leafObjectBytes += MemoryLayout<ReplicatingArrayStorage<Element>.Leaf>.stride
+                continue
+            }
             stats.leaves += 1
             stats.runs += leaf.runs.count
             stats.runBytes += leaf.runs.capacity * runStride
-            stats.contentBytes += leaf.content.capacity * MemoryLayout<Element>.stride
+            stats.contentBytes += leaf.content.reservedBytes
             // The leaf record and the two array headers.
             stats.leafObjectBytes += MemoryLayout<ReplicatingArrayStorage<Element>.Leaf>.stride + 2 * 32
         }

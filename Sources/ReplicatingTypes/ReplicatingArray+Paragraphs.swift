@@ -27,24 +27,48 @@ extension ReplicatingArray {
 }
 
 extension ReplicatingArrayStorage {
+    /// The visible index of break number `number` (0-based, below `breakCount`): a descent by
+    /// break counts to its leaf, then a scan inside that leaf. - Complexity: O(log n + leaf size)
+    func indexOfBreak(_ number: Int) -> Int {
+        let (leaf, k, visibleBefore) = leaf(holdingBreak: number)
+        return visibleBefore + indexOfBreak(k, inLeaf: leaf)
+    }
+
+    /// The index within `leaf`'s content of its break number `k` (0-based, below its `breaks`).
+    private func indexOfBreak(_ k: Int, inLeaf leaf: Int) -> Int {
+        guard let isBreak else { preconditionFailure("breaks counted without a break predicate") }
+        return leaves[leaf].content.withUnsafeElements { content in
+            var seen = 0
+            for i in content.indices where isBreak(content[i]) {
+                if seen == k { return i }
+                seen += 1
+            }
+            preconditionFailure("leaf break count above its breaks")
+        }
+    }
+
     func startOfParagraph(_ paragraph: Int) -> Int {
-        guard paragraph > 0 else { return 0 }
-        // A visible break always ends its leaf, so paragraph k starts right after the leaf holding break k-1.
-        let (leaf, _) = leaf(holdingBreak: paragraph - 1)
-        return start(of: leaf).visible + leaves[leaf].content.count
+        paragraph > 0 ? indexOfBreak(paragraph - 1) + 1 : 0
     }
 
     func rangeOfParagraph(_ paragraph: Int) -> Range<Int> {
         let start = startOfParagraph(paragraph)
-        let end = paragraph < breakCount ? startOfParagraph(paragraph + 1) - 1 : count
+        let end = paragraph < breakCount ? indexOfBreak(paragraph) : count
         return start..<end
     }
 
     func paragraph(containing index: Int) -> Int {
         guard index < count else { return breakCount }
-        let (leaf, _) = leaf(holding: index)
-        // Only a leaf's last visible element can be a break, so none precedes `index` inside the leaf.
-        return start(of: leaf).breaks
+        let (leaf, i, breaksBefore) = descend(to: index, countingBreaks: false)
+        let breaks = leaves[leaf].breaks
+        guard breaks > 0 else { return breaksBefore }
+        // Count from the nearer end of the leaf.
+        return leaves[leaf].content.withUnsafeElements { content in
+            if i <= content.count / 2 {
+                return breaksBefore + countBreaks(in: UnsafeBufferPointer(rebasing: content[..<i]))
+            }
+            return breaksBefore + breaks - countBreaks(in: UnsafeBufferPointer(rebasing: content[i...]))
+        }
     }
 
     /// Visible elements in `range`. - Complexity: O(log n + range.count)

@@ -6,9 +6,10 @@
 /// tree with siblings newest first (by Lamport counter, then replica). Removed elements stay as
 /// tombstones without content so later insertions can still anchor to them.
 ///
-/// Storage: consecutive insertions by one replica are one run record; runs live in leaves (one per
-/// paragraph when `paragraphBreak` is given), a B+ tree of visible counts over the leaves finds an
-/// index in O(log n), and an ID index finds an element's leaf in O(1).
+/// Storage: consecutive insertions by one replica are one run record; runs live in leaves of up to
+/// about a thousand visible elements, a B+ tree of visible counts (and, when `paragraphBreak` is
+/// given, break counts) over the leaves finds an index or a paragraph in O(log n) plus a scan of
+/// one leaf, and an ID index finds an element's leaf in O(1).
 ///
 /// Invariants (checked by `_checkInvariants()`):
 /// 1. Each leaf's content is exactly the elements of its visible runs, in order; its break count
@@ -17,7 +18,8 @@
 /// 2. For every replica, counters 0..<n each appear in exactly one run, and the ID index maps each
 ///    to the leaf holding it.
 /// 3. Every run's anchor exists and comes earlier in document order, with a smaller Lamport counter.
-/// 4. With a paragraph break predicate, a visible break is the last visible element of its leaf.
+/// 4. Every leaf is within its capacity (visible elements and runs), and only the first leaf may be
+///    empty; leaves and branches not in the tree are on the free lists.
 ///
 /// Value semantics: copies share storage until one of them is mutated.
 public struct ReplicatingArray<Element> {
@@ -26,8 +28,9 @@ public struct ReplicatingArray<Element> {
     public var replica: ReplicaID
     let paragraphBreak: ((Element) -> Bool)?
 
-    /// An empty array edited locally as `replica`. When `paragraphBreak` is given, storage and
-    /// indexes are kept per paragraph (elements up to and including a break).
+    /// An empty array edited locally as `replica`. When `paragraphBreak` is given, breaks are
+    /// counted per leaf and per branch, so paragraphs (elements up to and including a break) are
+    /// found in O(log n) plus a scan of one leaf.
     public init(replica: ReplicaID, paragraphBreak: ((Element) -> Bool)? = nil) {
         self.replica = replica
         self.paragraphBreak = paragraphBreak

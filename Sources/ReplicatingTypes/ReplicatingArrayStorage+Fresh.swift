@@ -1,9 +1,12 @@
 /// Filling an empty array in one pass: a document made from text (a file opened, a project
 /// shared) is one insertion into nothing, which `insertLocally` would place in one leaf and then
-/// split paragraph by paragraph from the end.
+/// split piece by piece from the end.
 extension ReplicatingArrayStorage {
     /// Whether this storage holds nothing at all yet (one empty leaf under the root, no deferred
     /// count), so that `fillFresh` may build it.
+    /// The most elements `fillFresh` puts in one leaf: seven eighths of its capacity.
+    static var freshContentPerLeaf: Int { maxContentPerLeaf * 7 / 8 }
+
     var isFreshlyEmpty: Bool {
         leaves.count == 1 && branches.count == 1 && leaves[Self.firstLeaf].runs.isEmpty && deferredLeaf == Self.none
     }
@@ -14,12 +17,13 @@ extension ReplicatingArrayStorage {
     ///
     /// The records are those `insertLocally` and `normalize` make: one run per leaf, each after
     /// the first anchored to the element before it, with consecutive counters and Lamport
-    /// counters. Leaves follow the paragraph rule (a break ends its leaf) and hold at most
-    /// `maxContentPerLeaf` elements (a longer paragraph is cut into equal pieces); they are
-    /// numbered in document order and the tree is built bottom-up over them, full branches.
-    /// - Complexity: O(n), one pass to find the breaks and one to copy.
+    /// counters. The text is cut into equal pieces of at most `freshContentPerLeaf` elements
+    /// (line breaks anywhere in them), one leaf each, numbered in document order; the tree is
+    /// built bottom-up over them, full branches.
+    /// - Complexity: O(n), one pass to count the breaks and one to copy.
     func fillFresh(_ elements: UnsafeBufferPointer<Element>, replica: ReplicaID) -> (counter: UInt64, lamport: UInt64) {
         precondition(isFreshlyEmpty && !elements.isEmpty, "fillFresh needs an empty storage and elements")
+        forgetRunHint()
         let me = intern(replica)
         let counter = UInt64(idIndex[Int(me)].count)
         let lamport = maxLamport + 1
@@ -36,7 +40,6 @@ extension ReplicatingArrayStorage {
             var leaf = number == Self.firstLeaf ? leaves[Self.firstLeaf] : Leaf(parent: 0)
             leaf.runs.reserveCapacity(1)
             leaf.runs.append(run)
-            leaf.content.reserveCapacity(end - start)
             leaf.content.append(contentsOf: UnsafeBufferPointer(rebasing: elements[start..<end]))
             leaf.breaks = breaks
             leaf.previous = previousLeaf
@@ -52,26 +55,15 @@ extension ReplicatingArrayStorage {
             visibleTotal += end - start
             breaksTotal += breaks
         }
-        // Appends a paragraph `start..<end` (its break, if any, last), cut into pieces that fit.
-        func addParagraph(_ start: Int, _ end: Int, breaks: Int) {
-            let length = end - start
-            let pieces = (length + Self.maxContentPerLeaf - 1) / Self.maxContentPerLeaf
-            let size = (length + pieces - 1) / pieces
-            var pieceStart = start
-            while pieceStart < end {
-                let pieceEnd = Swift.min(pieceStart + size, end)
-                addLeaf(pieceStart, pieceEnd, breaks: pieceEnd == end ? breaks : 0)
-                pieceStart = pieceEnd
-            }
+        // Equal pieces, a little below a leaf's capacity so that typing into one does not split it at once.
+        let pieces = (n + Self.freshContentPerLeaf - 1) / Self.freshContentPerLeaf
+        let size = (n + pieces - 1) / pieces
+        var pieceStart = 0
+        while pieceStart < n {
+            let pieceEnd = Swift.min(pieceStart + size, n)
+            addLeaf(pieceStart, pieceEnd, breaks: isBreak == nil ? 0 : countBreaks(in: UnsafeBufferPointer(rebasing: elements[pieceStart..<pieceEnd])))
+            pieceStart = pieceEnd
         }
-        var paragraphStart = 0
-        if let isBreak {
-            for i in 0..<n where isBreak(elements[i]) {
-                addParagraph(paragraphStart, i + 1, breaks: 1)
-                paragraphStart = i + 1
-            }
-        }
-        if paragraphStart < n { addParagraph(paragraphStart, n, breaks: 0) }
         buildTree(visible: visibleTotal, breaks: breaksTotal)
         leaves.shrinkToFit()
         branches.shrinkToFit()

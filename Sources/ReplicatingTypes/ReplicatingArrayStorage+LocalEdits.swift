@@ -17,39 +17,40 @@ extension ReplicatingArrayStorage {
         let counter = UInt64(idIndex[Int(me)].count)
         let lamport = maxLamport + 1
         let anchor: ElementID?
-        var leaf: Int
+        let leaf: Int
         var newRun = Run(counter: counter, lamport: lamport, anchorCounter: 0, replica: me,
                          anchorReplica: Self.noReplica, length: UInt32(n), isDeleted: false)
         var contentIndex = 0
+        // The run that holds the new elements, and its first visible element in the leaf.
+        let newRunIndex: Int
+        let newRunStart: Int
         if index == 0 {
             anchor = nil
             leaf = Self.firstLeaf
-            leaves[leaf].runs.insert(newRun, at: 0)
+            insertRun(newRun, at: 0, in: leaf)
+            newRunIndex = 0
+            newRunStart = 0
         } else {
             let (l, i) = leafForEdit(holding: index - 1)
             leaf = l
-            let (run, offset, contentStart) = leaves[leaf].runHolding(visible: i)
+            let (run, offset, contentStart) = runHolding(visible: i, inLeaf: leaf)
             let r = leaves[leaf].runs[run]
             anchor = ElementID(replica: replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
             contentIndex = contentStart + offset + 1
             let atRunEnd = offset + 1 == Int(r.length)
             if atRunEnd, r.replica == me, r.end == counter, r.lamport + UInt64(r.length) == lamport {
                 leaves[leaf].runs[run].length += UInt32(n)
-            } else if atRunEnd, run + 1 == leaves[leaf].runs.count, leaves[leaf].breaks > 0, let next = self.leaf(after: leaf) {
-                // Right after a paragraph's final break: the new text starts the next paragraph's leaf.
-                newRun.anchorReplica = r.replica
-                newRun.anchorCounter = r.counter + UInt64(offset)
-                leaf = next
-                leaves[leaf].runs.insert(newRun, at: 0)
-                contentIndex = 0
+                newRunIndex = run
+                newRunStart = contentStart
             } else {
                 if !atRunEnd { splitRun(leaf, run, at: offset + 1) }
                 newRun.anchorReplica = r.replica
                 newRun.anchorCounter = r.counter + UInt64(offset)
-                leaves[leaf].runs.insert(newRun, at: run + 1)
+                insertRun(newRun, at: run + 1, in: leaf)
+                newRunIndex = run + 1
+                newRunStart = contentIndex
             }
         }
-        let before = leaves[leaf].content.count
         // Through a buffer when there is one: no iterator, no reference to count.
         let breaks = newElements.withContiguousStorageIfAvailable { buffer in
             leaves[leaf].content.insert(contentsOf: buffer, at: contentIndex)
@@ -62,7 +63,11 @@ extension ReplicatingArrayStorage {
         adjustCounts(from: leaf, visible: n, breaks: breaks)
         idIndex[Int(me)].append(UInt32(leaf), count: n)
         maxLamport = lamport + UInt64(n) - 1
-        normalize(leaf, checkBreaks: breaks > 0 || contentIndex == before)
+        // Set after every change above forgot the previous hint; a split below forgets this one.
+        hintLeaf = Int32(leaf)
+        hintRun = newRunIndex
+        hintStart = newRunStart
+        normalize(leaf)
         return (anchor, counter, lamport)
     }
 
@@ -75,7 +80,7 @@ extension ReplicatingArrayStorage {
         // Removed elements vanish from the visible order, so each chunk starts at the same index.
         while remaining > 0 {
             let (leaf, i) = leafForEdit(holding: range.lowerBound)
-            let (run, offset, contentStart) = leaves[leaf].runHolding(visible: i)
+            let (run, offset, contentStart) = runHolding(visible: i, inLeaf: leaf)
             let take = Swift.min(Int(leaves[leaf].runs[run].length) - offset, remaining)
             let start = id(leaf: leaf, run: run, offset: offset)
             if let last = ranges.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {

@@ -1,11 +1,30 @@
-/// Keeping the storage's shape: splitting and joining runs, splitting leaves at paragraph breaks
-/// and at their capacity, splitting branches, and building a storage in document order.
+/// Keeping the storage's shape: splitting and joining runs, splitting leaves at their capacity and
+/// merging small ones, splitting and freeing branches, and building a storage in document order.
 extension ReplicatingArrayStorage {
     // MARK: Runs
+
+    /// Makes room for `extra` more runs in `leaf`, growing its array by a quarter rather than
+    /// doubling it: runs are most of an edited document's memory, and doubling left a third of
+    /// their room unused on average.
+    @inline(__always)
+    func reserveRuns(_ extra: Int, in leaf: Int) {
+        let count = leaves[leaf].runs.count
+        guard count + extra > leaves[leaf].runs.capacity else { return }
+        leaves[leaf].runs.reserveCapacity(Swift.max(count + extra, count + count / 4 + 2))
+    }
+
+    /// Inserts `run` at `index` of `leaf`'s runs (see `reserveRuns`).
+    @inline(__always)
+    func insertRun(_ run: Run, at index: Int, in leaf: Int) {
+        forgetRunHint()
+        reserveRuns(1, in: leaf)
+        leaves[leaf].runs.insert(run, at: index)
+    }
 
     /// Splits run `run` of `leaf` so that a new run starts at `offset` (0 < offset < length).
     @inline(__always)
     func splitRun(_ leaf: Int, _ run: Int, at offset: Int) {
+        forgetRunHint()
         let old = leaves[leaf].runs[run]
         var right = old
         right.counter = old.counter + UInt64(offset)
@@ -14,7 +33,7 @@ extension ReplicatingArrayStorage {
         right.anchorCounter = right.counter - 1
         right.length = old.length - UInt32(offset)
         leaves[leaf].runs[run].length = UInt32(offset)
-        leaves[leaf].runs.insert(right, at: run + 1)
+        insertRun(right, at: run + 1, in: leaf)
     }
 
     /// True when `b` directly continues `a` (same replica, consecutive counters and Lamport
@@ -27,6 +46,7 @@ extension ReplicatingArrayStorage {
 
     /// Joins run `run` with its neighbours in the same leaf where they continue each other.
     func coalesce(_ leaf: Int, around run: Int) {
+        forgetRunHint()
         var r = run
         if r + 1 < leaves[leaf].runs.count, Self.continues(leaves[leaf].runs[r], leaves[leaf].runs[r + 1]) {
             leaves[leaf].runs[r].length += leaves[leaf].runs[r + 1].length
@@ -41,83 +61,167 @@ extension ReplicatingArrayStorage {
 
     // MARK: Leaves
 
-    /// True when `leaf` breaks the leaf rules: a visible break that does not end it, or more than
-    /// one break.
-    @inline(__always)
-    private func hasInnerBreak(_ leaf: Int) -> Bool {
-        guard let isBreak, leaves[leaf].breaks > 0 else { return false }
-        return leaves[leaf].breaks > 1 || !isBreak(leaves[leaf].content[leaves[leaf].content.count - 1])
-    }
-
     @inline(__always)
     private func isOverfull(_ leaf: Int) -> Bool {
         leaves[leaf].runs.count > Self.maxRunsPerLeaf || leaves[leaf].content.count > Self.maxContentPerLeaf
     }
 
-    /// Restores the leaf rules after an insertion into `leaf`: a visible break ends its leaf, and
-    /// no leaf grows past its capacity. `checkBreaks: false` says the insertion brought no break
-    /// and went before the leaf's last visible element, so the break rule still holds.
+    /// Restores the leaf rule after an insertion into `leaf`: no leaf grows past its capacity.
     @inline(__always)
-    func normalize(_ leaf: Int, checkBreaks: Bool = true) {
-        if (checkBreaks && hasInnerBreak(leaf)) || isOverfull(leaf) { splitToRules(leaf) }
+    func normalize(_ leaf: Int) {
+        if isOverfull(leaf) { splitToFit(leaf) }
     }
 
-    private func splitToRules(_ leaf: Int) {
-        var current = leaf
-        while true {
-            if hasInnerBreak(current), let isBreak {
-                // Split right after the last visible break that does not end the leaf: the part
-                // moved out is one paragraph, so splitting a long text costs O(n), not O(n^2).
-                var index = leaves[current].content.count - 1
-                if isBreak(leaves[current].content[index]) { index -= 1 }
-                while !isBreak(leaves[current].content[index]) { index -= 1 }
-                let (run, offset, _) = leaves[current].runHolding(visible: index)
-                if offset + 1 < Int(leaves[current].runs[run].length) { splitRun(current, run, at: offset + 1) }
-                splitToRules(split(current, at: run + 1))
-                continue
-            }
-            if isOverfull(current) {
-                let run: Int
-                if leaves[current].runs.count > Self.maxRunsPerLeaf {
-                    run = leaves[current].runs.count / 2
-                } else {
-                    let (r, offset, _) = leaves[current].runHolding(visible: leaves[current].content.count / 2)
-                    if offset > 0 { splitRun(current, r, at: offset) }
-                    run = offset > 0 ? r + 1 : r
+    /// Splits an overfull leaf by moving pieces off its end into new leaves after it, the last
+    /// piece first: each element moves once, so a long insertion costs O(n). A leaf at most twice
+    /// its capacity is cut in two halves; a longer one gives pieces of three quarters of it.
+    private func splitToFit(_ leaf: Int) {
+        while isOverfull(leaf) {
+            let runCount = leaves[leaf].runs.count
+            let contentCount = leaves[leaf].content.count
+            if runCount > Self.maxRunsPerLeaf {
+                let piece = runCount <= 2 * Self.maxRunsPerLeaf ? runCount / 2 : Self.maxRunsPerLeaf * 3 / 4
+                let right = split(leaf, at: runCount - piece)
+                if isOverfull(right) { splitToFit(right) }
+            } else {
+                let piece = contentCount <= 2 * Self.maxContentPerLeaf ? contentCount / 2 : Self.maxContentPerLeaf * 3 / 4
+                // At least one visible element stays before the cut, so the cut is past run 0.
+                let (r, offset, _) = leaves[leaf].runHolding(visible: contentCount - piece)
+                var run = r
+                if offset > 0 {
+                    splitRun(leaf, r, at: offset)
+                    run += 1
                 }
-                let right = split(current, at: Swift.max(run, 1))
-                if isOverfull(right) {
-                    current = right
-                    continue
-                }
-                if isOverfull(current) { continue }
+                split(leaf, at: run)
             }
-            return
         }
+    }
+
+    /// A leaf number for a new leaf (a freed one first), holding `leaf`.
+    private func allocateLeaf(_ leaf: Leaf) -> Int {
+        if let free = freeLeaves.popLast() {
+            leaves[Int(free)] = leaf
+            return Int(free)
+        }
+        leaves.append(leaf)
+        return leaves.count - 1
+    }
+
+    /// A branch number for a new branch (a freed one first), holding `branch`.
+    private func allocateBranch(_ branch: Branch) -> Int {
+        if let free = freeBranches.popLast() {
+            branches[Int(free)] = branch
+            return Int(free)
+        }
+        branches.append(branch)
+        return branches.count - 1
     }
 
     /// Moves runs `run...` of `leaf` into a new leaf placed right after it; returns the new leaf.
     @discardableResult
     func split(_ leaf: Int, at run: Int) -> Int {
-        let right = leaves.count
+        forgetRunHint()
+        let right = allocateLeaf(Leaf(parent: leaves[leaf].parent))
         var moved = Leaf(parent: leaves[leaf].parent)
         let contentStart = leaves[leaf].contentStart(ofRun: run)
         moved.runs.append(contentsOf: leaves[leaf].runs[run...])
         leaves[leaf].runs.removeSubrange(run...)
-        moved.content.append(contentsOf: leaves[leaf].content[contentStart...])
-        leaves[leaf].content.removeSubrange(contentStart...)
-        Self.trimCapacity(&leaves[leaf].runs)
-        Self.trimCapacity(&leaves[leaf].content)
-        moved.breaks = countBreaks(in: moved.content)
+        moved.content = leaves[leaf].content.removeSuffix(from: contentStart)
+        // The runs kept are at most half of what the array had room for: give the rest back.
+        if leaves[leaf].runs.capacity > leaves[leaf].runs.count + leaves[leaf].runs.count / 4 + 2 {
+            var trimmed = ContiguousArray<Run>()
+            trimmed.reserveCapacity(leaves[leaf].runs.count + leaves[leaf].runs.count / 4 + 2)
+            trimmed.append(contentsOf: leaves[leaf].runs)
+            leaves[leaf].runs = trimmed
+        }
+        leaves[leaf].content.trimCapacity()
+        moved.breaks = leaves[leaf].breaks > 0 ? countBreaks(in: moved.content) : 0
         leaves[leaf].breaks -= moved.breaks
         for r in moved.runs { idIndex[Int(r.replica)].assign(UInt32(right), to: Int(r.counter)..<Int(r.end)) }
         moved.next = leaves[leaf].next
         moved.previous = Int32(leaf)
         if moved.next != Self.none { leaves[Int(moved.next)].previous = Int32(right) }
         leaves[leaf].next = Int32(right)
-        leaves.append(moved)
+        leaves[right] = moved
         place(right, after: leaf)
         return right
+    }
+
+    /// After a removal from `leaf`: when it has become small, merges it with a neighbour that
+    /// leaves room for both (the right one into the left one, which keeps leaf 0 first). Moves
+    /// at most a quarter of a leaf's capacity of elements and half its runs.
+    /// - Complexity: O(1) when nothing is merged, else O(size of one leaf + log n)
+    @inline(__always)
+    func mergeIfSmall(_ leaf: Int) {
+        guard leaves[leaf].content.count <= Self.maxContentPerLeaf / 4, leaves[leaf].runs.count <= Self.maxRunsPerLeaf / 2 else { return }
+        let next = leaves[leaf].next
+        if next != Self.none, fitTogether(leaf, Int(next)) {
+            merge(Int(next), into: leaf)
+            return
+        }
+        let previous = leaves[leaf].previous
+        if previous != Self.none, fitTogether(Int(previous), leaf) { merge(leaf, into: Int(previous)) }
+    }
+
+    @inline(__always)
+    private func fitTogether(_ a: Int, _ b: Int) -> Bool {
+        leaves[a].content.count + leaves[b].content.count <= Self.maxContentPerLeaf * 3 / 4
+            && leaves[a].runs.count + leaves[b].runs.count <= Self.maxRunsPerLeaf * 3 / 4
+    }
+
+    /// Moves every run of `right` to the end of `left`, the leaf before it, and frees `right`.
+    private func merge(_ right: Int, into left: Int) {
+        settleCounts()
+        cursorLeaf = Self.none
+        forgetRunHint()
+        let moved = leaves[right]
+        if moved.parent != leaves[left].parent {
+            addToAncestors(of: right, visible: -moved.content.count, breaks: -moved.breaks)
+            addToAncestors(of: left, visible: moved.content.count, breaks: moved.breaks)
+        }
+        let junction = leaves[left].runs.count
+        reserveRuns(moved.runs.count, in: left)
+        leaves[left].runs.append(contentsOf: moved.runs)
+        leaves[left].content.append(contentsOf: moved.content)
+        leaves[left].breaks += moved.breaks
+        for r in moved.runs { idIndex[Int(r.replica)].assign(UInt32(left), to: Int(r.counter)..<Int(r.end)) }
+        if junction > 0 { coalesce(left, around: junction) }
+        leaves[left].next = moved.next
+        if moved.next != Self.none { leaves[Int(moved.next)].previous = Int32(left) }
+        detach(right)
+    }
+
+    private func addToAncestors(of leaf: Int, visible: Int, breaks: Int) {
+        var branch = leaves[leaf].parent
+        while branch != Self.none {
+            branches[Int(branch)].visible += visible
+            branches[Int(branch)].breaks += breaks
+            branch = branches[Int(branch)].parent
+        }
+    }
+
+    /// Takes the emptied leaf `leaf` out of the tree and frees it, with every branch left without
+    /// children; a root left with one branch below it gives way to that branch.
+    private func detach(_ leaf: Int) {
+        var branch = Int(leaves[leaf].parent)
+        if let i = branches[branch].children.firstIndex(of: Int32(leaf)) { branches[branch].children.remove(at: i) }
+        leaves[leaf] = Leaf(parent: Self.none)
+        freeLeaves.append(Int32(leaf))
+        // Leaf 0 is never freed, so the root keeps a child.
+        while branches[branch].children.isEmpty {
+            let parent = Int(branches[branch].parent)
+            if let i = branches[parent].children.firstIndex(of: Int32(branch)) { branches[parent].children.remove(at: i) }
+            branches[branch] = Branch(isBottom: true)
+            freeBranches.append(Int32(branch))
+            branch = parent
+        }
+        while !branches[Int(root)].isBottom && branches[Int(root)].children.count == 1 {
+            let child = branches[Int(root)].children[0]
+            branches[Int(root)] = Branch(isBottom: true)
+            freeBranches.append(root)
+            root = child
+            branches[Int(child)].parent = Self.none
+        }
     }
 
     /// Places the new leaf `leaf` in the tree right after `existing`, splitting branches that
@@ -132,7 +236,7 @@ extension ReplicatingArrayStorage {
     }
 
     private func splitBranch(_ branch: Int) {
-        let right = branches.count
+        let right = allocateBranch(Branch(isBottom: branches[branch].isBottom))
         let isBottom = branches[branch].isBottom
         var moved = Branch(isBottom: isBottom)
         let half = branches[branch].children.count / 2
@@ -152,7 +256,7 @@ extension ReplicatingArrayStorage {
         branches[branch].visible -= moved.visible
         branches[branch].breaks -= moved.breaks
         moved.parent = branches[branch].parent
-        branches.append(moved)
+        branches[right] = moved
         let parent = Int(branches[branch].parent)
         if parent != Int(Self.none) {
             let index = (branches[parent].children.firstIndex(of: Int32(branch)) ?? branches[parent].children.count - 1) + 1
@@ -163,10 +267,9 @@ extension ReplicatingArrayStorage {
             newRoot.children = [Int32(branch), Int32(right)]
             newRoot.visible = branches[branch].visible + branches[right].visible
             newRoot.breaks = branches[branch].breaks + branches[right].breaks
-            root = Int32(branches.count)
+            root = Int32(allocateBranch(newRoot))
             branches[branch].parent = root
             branches[right].parent = root
-            branches.append(newRoot)
         }
     }
 
@@ -212,20 +315,27 @@ extension ReplicatingArrayStorage {
         return result
     }
 
-    /// Appends runs (with the content of their visible elements) at the end of the array, as a new
-    /// leaf unless the last leaf is empty; used to build a storage in document order.
+    /// Appends runs (with the content of their visible elements) at the end of the array, into
+    /// the last leaf while they fit in it, else into a new leaf; used to build a storage in
+    /// document order (leaves come out nearly full).
     func appendBuilt<R: Collection<Run>, C: Collection<Element>>(runs: R, content: C) {
-        var last = leaves.count - 1
-        while let next = leaf(after: last) { last = next }
-        if !leaves[last].runs.isEmpty {
+        var last = Int(root)
+        while !branches[last].isBottom { last = Int(branches[last].children[branches[last].children.count - 1]) }
+        last = Int(branches[last].children[branches[last].children.count - 1])
+        let fits = leaves[last].runs.count + runs.count <= Self.maxRunsPerLeaf
+            && leaves[last].content.count + content.count <= Self.maxContentPerLeaf
+        if !leaves[last].runs.isEmpty && !fits {
             last = split(last, at: leaves[last].runs.count)
         }
+        let junction = leaves[last].runs.count
+        reserveRuns(runs.count, in: last)
         leaves[last].runs.append(contentsOf: runs)
         leaves[last].content.append(contentsOf: content)
         let breaks = countBreaks(in: content)
-        leaves[last].breaks = breaks
+        leaves[last].breaks += breaks
         adjustCounts(from: last, visible: content.count, breaks: breaks)
         for r in runs { idIndex[Int(r.replica)].assign(UInt32(last), to: Int(r.counter)..<Int(r.end)) }
+        if junction > 0 { coalesce(last, around: junction) }
         normalize(last)
     }
 }

@@ -3,8 +3,11 @@
 ///
 /// Model: the document order of every element ever inserted (tombstones included) is the order of
 /// runs, leaf by leaf. A leaf holds its runs' records and, separately, the content of its visible
-/// elements (tombstones keep no content). When a paragraph-break predicate is given, leaves follow
-/// paragraphs: a visible break is always the last visible element of its leaf.
+/// elements (tombstones keep no content). A leaf holds at most `maxContentPerLeaf` visible
+/// elements and `maxRunsPerLeaf` runs, and any number of paragraph breaks (when a paragraph-break
+/// predicate is given): the break counts kept per leaf and per branch index paragraphs, so
+/// finding paragraph p descends by breaks and then scans inside one leaf. Leaves that deletions
+/// leave small are merged with a neighbour, so a deleted region does not keep a leaf per piece.
 ///
 /// Layout: leaves and branches are plain values in two node arenas and refer to each other by
 /// number, never by object reference. Walking the tree or the leaf list therefore costs no
@@ -72,10 +75,12 @@ final class ReplicatingArrayStorage<Element> {
     static var maxReplicas: Int { Int(UInt16.max) }
     static var maxRunLength: Int { 0x7FFF_FFFF }
 
-    /// A run of records and the content of their visible elements; one paragraph at most.
+    /// A run of records and the content of their visible elements, in document order; `breaks`
+    /// counts the visible paragraph breaks among them. A leaf on the free list (merged away, its
+    /// number waiting to be reused) has no runs and no parent.
     struct Leaf {
         var runs: ContiguousArray<Run> = []
-        var content: ContiguousArray<Element> = []
+        var content = LeafContent<Element>()
         var breaks = 0
         /// The bottom branch holding this leaf.
         var parent: Int32
@@ -87,10 +92,23 @@ final class ReplicatingArrayStorage<Element> {
             self.parent = parent
         }
 
-        /// The index of the run holding visible element `index` of this leaf, and its offset.
+        /// The index of the run holding visible element `index` of this leaf, and its offset;
+        /// found from the nearer end of the leaf (typing at a leaf's end looks at one run).
         /// - Complexity: O(runs in the leaf)
         @inline(__always)
         func runHolding(visible index: Int) -> (run: Int, offset: Int, contentStart: Int) {
+            let total = content.count
+            if index < total, index > total / 2 {
+                var end = total
+                var r = runs.count - 1
+                while r > 0 {
+                    let start = end - runs[r].visibleLength
+                    if index >= start, start < end { return (r, index - start, start) }
+                    end = start
+                    r -= 1
+                }
+                return (0, index, 0)
+            }
             var remaining = index
             var contentStart = 0
             var r = 0
@@ -113,10 +131,15 @@ final class ReplicatingArrayStorage<Element> {
             return nil
         }
 
-        /// Number of visible elements in runs before `run`.
+        /// Number of visible elements in runs before `run`, counted from the nearer end of the
+        /// leaf. - Complexity: O(runs in the leaf)
         @inline(__always)
         func contentStart(ofRun run: Int) -> Int {
             var total = 0
+            if run > runs.count / 2 {
+                for r in run..<runs.count { total += runs[r].visibleLength }
+                return content.count - total
+            }
             for r in 0..<run { total += runs[r].visibleLength }
             return total
         }
@@ -139,6 +162,9 @@ final class ReplicatingArrayStorage<Element> {
     var leaves = NodeArena<Leaf>()
     /// Every branch ever made, by number.
     var branches = NodeArena<Branch>()
+    /// Numbers of leaves and branches merged away, for reuse (see `mergeIfSmall`).
+    var freeLeaves: [Int32] = []
+    var freeBranches: [Int32] = []
     var root: Int32 = 0
     /// Replica IDs by local index, and back.
     var replicas: ContiguousArray<ReplicaID> = []
@@ -154,6 +180,13 @@ final class ReplicatingArrayStorage<Element> {
     /// start valid).
     var cursorLeaf: Int32 = ReplicatingArrayStorage.none
     var cursorStart = 0
+    /// The run of the last local insertion: its leaf (or `none`), its index there and the index
+    /// of its first visible element in the leaf. Any other change to any leaf's runs or counts
+    /// forgets it (`forgetRunHint`), so while set it is exact; typing finds its run through it
+    /// without a scan of the leaf's runs.
+    var hintLeaf: Int32 = ReplicatingArrayStorage.none
+    var hintRun = 0
+    var hintStart = 0
     /// The last leaf whose visible counts changed, the change not yet added to the branches
     /// above it, and those branches from the bottom up (see `adjustCounts`). Readers of branch
     /// counts add it where they pass one of them (`deferredChange(ofBranch:level:)`).
@@ -262,15 +295,18 @@ final class ReplicatingArrayStorage<Element> {
     /// - Complexity: O(log n)
     @inline(__always)
     func leaf(holding index: Int) -> (leaf: Int, index: Int) {
-        descend(to: index, countingBreaks: false)
+        let (leaf, i, _) = descend(to: index, countingBreaks: false)
+        return (leaf, i)
     }
 
     /// The leaf whose elements (or, `countingBreaks`, whose visible breaks) include number
-    /// `index`, and its number within that leaf: a walk down the count tree.
+    /// `index`, its number within that leaf, and the other count (breaks, or visible elements)
+    /// before that leaf: a walk down the count tree.
     @inline(__always)
-    private func descend(to index: Int, countingBreaks: Bool) -> (leaf: Int, index: Int) {
+    func descend(to index: Int, countingBreaks: Bool) -> (leaf: Int, index: Int, otherBefore: Int) {
         var node = Int(root)
         var remaining = index
+        var other = 0
         // The level of the node's children in `deferredPath` (bottom branches are level 0).
         var childLevel = deferredPath.count - 2
         while !branches[node].isBottom {
@@ -278,11 +314,13 @@ final class ReplicatingArrayStorage<Element> {
             let last = branches[node].children.count - 1
             while i < last {
                 let child = Int(branches[node].children[i])
-                let count = countingBreaks
-                    ? branches[child].breaks &+ deferredChange(ofBranch: child, level: childLevel).breaks
-                    : branches[child].visible &+ deferredChange(ofBranch: child, level: childLevel).visible
+                let deferred = deferredChange(ofBranch: child, level: childLevel)
+                let visible = branches[child].visible &+ deferred.visible
+                let breaks = branches[child].breaks &+ deferred.breaks
+                let count = countingBreaks ? breaks : visible
                 if remaining < count { break }
                 remaining -= count
+                other &+= countingBreaks ? visible : breaks
                 i += 1
             }
             node = Int(branches[node].children[i])
@@ -292,12 +330,15 @@ final class ReplicatingArrayStorage<Element> {
         let last = branches[node].children.count - 1
         while i < last {
             let child = Int(branches[node].children[i])
-            let count = countingBreaks ? leaves[child].breaks : leaves[child].content.count
+            let visible = leaves[child].content.count
+            let breaks = leaves[child].breaks
+            let count = countingBreaks ? breaks : visible
             if remaining < count { break }
             remaining -= count
+            other &+= countingBreaks ? visible : breaks
             i += 1
         }
-        return (Int(branches[node].children[i]), remaining)
+        return (Int(branches[node].children[i]), remaining, other)
     }
 
     /// The leaf holding visible element `index`, through the cursor cache: consecutive local edits
@@ -314,10 +355,25 @@ final class ReplicatingArrayStorage<Element> {
         return (leaf, i)
     }
 
-    /// The leaf holding paragraph break number `index` (0-based).
+    @inline(__always)
+    func forgetRunHint() { hintLeaf = Self.none }
+
+    /// `leaves[leaf].runHolding(visible: index)`, through the run hint when it holds `index`.
+    @inline(__always)
+    func runHolding(visible index: Int, inLeaf leaf: Int) -> (run: Int, offset: Int, contentStart: Int) {
+        if hintLeaf == Int32(leaf), index >= hintStart, hintRun < leaves[leaf].runs.count,
+           index - hintStart < leaves[leaf].runs[hintRun].visibleLength {
+            return (hintRun, index - hintStart, hintStart)
+        }
+        return leaves[leaf].runHolding(visible: index)
+    }
+
+    /// The leaf holding paragraph break number `index` (0-based), the break's number among the
+    /// leaf's breaks, and the visible elements before the leaf.
     /// - Complexity: O(log n)
-    func leaf(holdingBreak index: Int) -> (leaf: Int, index: Int) {
-        descend(to: index, countingBreaks: true)
+    func leaf(holdingBreak index: Int) -> (leaf: Int, index: Int, visibleBefore: Int) {
+        let (leaf, i, before) = descend(to: index, countingBreaks: true)
+        return (leaf, i, before)
     }
 
     /// Visible elements and breaks before `leaf` in the whole array.
@@ -369,6 +425,7 @@ final class ReplicatingArrayStorage<Element> {
     /// reader adds them (`count`, `deferredChange`). Typing in one leaf thus writes no branch.
     @inline(__always)
     func adjustCounts(from leaf: Int, visible: Int, breaks: Int) {
+        forgetRunHint()
         if Int32(leaf) != cursorLeaf { cursorLeaf = Self.none }
         if Int32(leaf) != deferredLeaf { deferCounts(of: leaf) }
         deferredVisible &+= visible

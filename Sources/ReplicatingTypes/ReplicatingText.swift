@@ -52,7 +52,10 @@ public struct ReplicatingText {
     /// The length of the text in UTF-8. - Complexity: O(n), a pass over the scalars
     public var utf8Count: Int {
         var total = 0
-        forEachContentChunk { chunk in
+        forEachContentChunk(latin1: { bytes in
+            total &+= bytes.count
+            for byte in bytes { total &+= Int(byte >> 7) }
+        }) { chunk in
             for scalar in chunk { total &+= UTF8.width(scalar) }
         }
         return total
@@ -62,7 +65,18 @@ public struct ReplicatingText {
     /// how many it wrote. - Complexity: O(n)
     public func writeUTF8(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
         var i = 0
-        forEachContentChunk { chunk in
+        forEachContentChunk(latin1: { bytes in
+            for byte in bytes {
+                if byte < 0x80 {
+                    buffer[i] = byte
+                    i &+= 1
+                } else {
+                    buffer[i] = 0xC0 | (byte >> 6)
+                    buffer[i + 1] = 0x80 | (byte & 0x3F)
+                    i &+= 2
+                }
+            }
+        }) { chunk in
             for scalar in chunk {
                 let value = scalar.value
                 switch value {
@@ -90,13 +104,19 @@ public struct ReplicatingText {
         return i
     }
 
-    /// Calls `body` with the visible scalars of each leaf, in order.
+    /// Calls `latin1` with the visible scalars of each leaf stored one byte each (every scalar
+    /// below U+0100, its value the byte), and `body` with those of the other leaves, in order.
     @inline(__always)
-    private func forEachContentChunk(_ body: (UnsafeBufferPointer<Unicode.Scalar>) -> Void) {
+    private func forEachContentChunk(latin1: (UnsafeBufferPointer<UInt8>) -> Void, _ body: (UnsafeBufferPointer<Unicode.Scalar>) -> Void) {
         let storage = scalars.storage
         var leaf: Int? = ReplicatingArrayStorage<Unicode.Scalar>.firstLeaf
         while let l = leaf {
-            storage.leaves[l].content.withUnsafeBufferPointer(body)
+            let content = storage.leaves[l].content
+            if content.width == 1 {
+                _ = content.withUnsafeScalarBytes { bytes, _ in latin1(bytes) }
+            } else {
+                content.withUnsafeElements(body)
+            }
             leaf = storage.leaf(after: l)
         }
     }

@@ -25,6 +25,8 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     private var errorText = ""
+    /// Set when the daemon's stderr reached its end: everything it logged is in `errorText`.
+    private var errorsEnded = false
 
     /// A fresh directory for a test's files; removed by the caller or left in the temp dir.
     public static func temporaryDirectory(_ label: String = "quire") -> String {
@@ -67,7 +69,13 @@ public final class DaemonProcess: @unchecked Sendable {
         Thread { [self] in
             while true {
                 let data = errorHandle.availableData
-                if data.isEmpty { return }
+                if data.isEmpty {
+                    lock.lock()
+                    errorsEnded = true
+                    lock.broadcast()
+                    lock.unlock()
+                    return
+                }
                 lock.lock()
                 errorText += String(decoding: data, as: UTF8.self)
                 lock.broadcast()
@@ -159,6 +167,11 @@ public final class DaemonProcess: @unchecked Sendable {
             process.terminate()
             return nil
         }
+        // The process has ended, but the reader may not have its last log lines yet: wait for the
+        // end of its stderr (bounded: a child it started may still hold the pipe).
+        lock.lock()
+        while !errorsEnded && lock.wait(until: Swift.min(deadline, Date().addingTimeInterval(5))) {}
+        lock.unlock()
         return process.terminationStatus
     }
 

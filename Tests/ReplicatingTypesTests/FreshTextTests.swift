@@ -3,12 +3,11 @@ import Testing
 import ReplicatingTypes
 
 /// A text made from a string is built leaf by leaf in one pass (`fillFresh`); a copy that
-/// integrates the same insertion builds it the general way (one leaf, then split paragraph by
-/// paragraph). Both must hold the same records, encode the same, and go on the same way.
+/// integrates the same insertion builds it the general way (one leaf, then split piece by piece
+/// from its end). Both must hold the same elements, encode the same, and go on the same way.
 @Suite struct FreshTextTests {
-    /// Texts whose shapes the one-pass build cuts differently: no break, only breaks, a final
-    /// break or none, CRLF, astral scalars, and paragraphs past one leaf's capacity (cut into
-    /// pieces), one exactly at it.
+    /// Texts of every shape: no break, only breaks, a final break or none, CRLF, astral scalars,
+    /// and texts past one leaf's capacity (cut into pieces), one paragraph exactly at it.
     static let shapes: [String] = {
         let leaf = 1_024   // a leaf's capacity (`ReplicatingArrayStorage.maxContentPerLeaf`)
         return [

@@ -48,8 +48,8 @@ import Testing
     @Test(arguments: testSeeds([11, 12, 13]))
     func readsBetweenEditsSeeEachEdit(seed: UInt64) {
         var random = SeededRandom(seed: seed)
-        // 3,000 short paragraphs: three levels of branches above the leaves.
-        let start = Array(String(repeating: "ab\n", count: 3000).unicodeScalars)
+        // 12,000 short paragraphs, hundreds to a leaf: two levels of branches above the leaves.
+        let start = Array(String(repeating: "ab\n", count: 12_000).unicodeScalars)
         var array = ReplicatingArray(start, replica: ReplicaID(3), paragraphBreak: { $0 == "\n" })
         var oracle = start
         func paragraphStarts() -> [Int] { [0] + oracle.indices.filter { oracle[$0] == "\n" }.map { $0 + 1 } }
