@@ -44,7 +44,7 @@ final class DocumentFilesMaker {
         case yours(records: [UInt8])
     }
 
-    private struct PackState {
+    struct PackState {
         let pack: DocumentPack
         /// Every document created in it (a discard is recorded in it while it is on disk).
         var members: Set<UInt64> = []
@@ -54,35 +54,35 @@ final class DocumentFilesMaker {
 
     let packsPath: String
     let documentsPath: String
-    private let condition = NSCondition()
-    private let queue = DispatchQueue(label: "quire.storage.own-files")
-    private let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
+    let condition = NSCondition()
+    let queue = DispatchQueue(label: "quire.storage.own-files")
+    let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
     // Under `condition`:
     /// Queued documents in creation order (some taken back since: not in `queued`).
-    private var waiting: [UInt64] = []
-    private var waitingStart = 0
-    private var queued: [UInt64: Job] = [:]
+    var waiting: [UInt64] = []
+    var waitingStart = 0
+    var queued: [UInt64: Job] = [:]
     /// Created deferred: their records wait for `flush()`.
-    private var unflushed: [UInt64] = []
-    private var inProgress: Set<UInt64> = []
-    private var made: Set<UInt64> = []
-    private var failed: [UInt64: Job] = [:]
-    private var packs: [Int: PackState] = [:]
-    private var packOf: [UInt64: Int] = [:]
-    private var current: DocumentPack?
-    private var nextNumber: Int
-    private var scheduled = false
+    var unflushed: [UInt64] = []
+    var inProgress: Set<UInt64> = []
+    var made: Set<UInt64> = []
+    var failed: [UInt64: Job] = [:]
+    var packs: [Int: PackState] = [:]
+    var packOf: [UInt64: Int] = [:]
+    var current: DocumentPack?
+    var nextNumber: Int
+    var scheduled = false
     /// When the store last created a document or committed (`DispatchTime` nanoseconds).
-    private var lastCreated: UInt64 = 0
+    var lastCreated: UInt64 = 0
     /// `finish()` waits: the thread starts at once instead of waiting for a quiet moment.
-    private var hurry = false
+    var hurry = false
     /// The thread starts a round only once no document was created and no commit made for this
     /// long: a burst (a project opened) is answered first (the thread's syncs would slow its
     /// commits' syncs, which wait for the same journal), and a document's view record, written
     /// right after it is created, still finds it in its pack.
     static let quietNanoseconds: UInt64 = 100_000_000
     /// A pack was created since the last commit: the packs directory's entry waits for its sync.
-    private var packsDirectoryUnsynced = false
+    var packsDirectoryUnsynced = false
     /// Documents per round of the maker's thread (their syncs run together).
     static let roundSize = 32
     /// The current pack is kept below this size when none of its documents waits for it.
@@ -274,106 +274,5 @@ final class DocumentFilesMaker {
         let idle = packs.filter { $0.value.pending.isEmpty }.keys.compactMap { remove($0) }
         condition.unlock()
         finishRemoving(idle)
-    }
-
-    // MARK: The maker's thread
-
-    private func schedule() {
-        guard !scheduled else { return }
-        scheduled = true
-        queue.async { [self] in run() }
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            // Waits for a quiet moment (woken early by `finish()`).
-            while !hurry {
-                let now = DispatchTime.now().uptimeNanoseconds
-                let quietAt = lastCreated &+ Self.quietNanoseconds
-                guard now < quietAt else { break }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(quietAt - now) / 1e9))
-            }
-            var round: [Job] = []
-            while round.count < Self.roundSize, waitingStart < waiting.count {
-                let id = waiting[waitingStart]
-                guard let job = queued[id] else {   // claimed meanwhile
-                    waitingStart += 1
-                    continue
-                }
-                guard job.pack != nil else { break }   // not in a pack yet: after the next flush
-                waitingStart += 1
-                queued[id] = nil
-                inProgress.insert(job.id)
-                round.append(job)
-            }
-            if waitingStart == waiting.count {
-                waiting = []
-                waitingStart = 0
-            } else if waitingStart > 4096 {
-                waiting.removeFirst(waitingStart)
-                waitingStart = 0
-            }
-            if round.isEmpty {
-                scheduled = false
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            condition.unlock()
-            let errors = make(round)
-            condition.lock()
-            var removed: [DocumentPack] = []
-            for (job, error) in zip(round, errors) {
-                inProgress.remove(job.id)
-                if error == nil {
-                    made.insert(job.id)
-                    if let pack = settle(job.id) { removed.append(pack) }
-                } else {
-                    failed[job.id] = job   // its pack keeps it; the store makes it when it touches it
-                }
-            }
-            condition.broadcast()
-            condition.unlock()
-            finishRemoving(removed)
-        }
-    }
-
-    /// Makes each job's files durably (`DocumentFiles.makeDurably`); each one's error or nil.
-    private func make(_ round: [Job]) -> [Error?] {
-        let documents = round.map { job in
-            Result { DocumentFiles.Unfinished(directory: job.directory, uri: job.uri, id: job.id, records: try job.records()) }
-        }
-        return DocumentFiles.makeDurably(documents, in: documentsPath, syncs: syncs)
-    }
-
-    /// Document `id` no longer needs its pack (under the lock). Returns the pack when it was
-    /// the last one its pack waited for: it is marked removed, so nothing is appended to it.
-    private func settle(_ id: UInt64) -> DocumentPack? {
-        guard let number = packOf[id], var state = packs[number] else { return nil }
-        state.pending.remove(id)
-        // The current pack is kept while small, for the next documents: an editor opening files
-        // one by one would otherwise make and remove a pack per open.
-        guard state.pending.isEmpty, state.pack !== current || state.pack.size >= Self.keptPackBytes else {
-            packs[number] = state
-            return nil
-        }
-        return remove(number)
-    }
-
-    /// Marks pack `number` removed and forgets it (under the lock); the caller unlinks it.
-    private func remove(_ number: Int) -> DocumentPack? {
-        guard let state = packs.removeValue(forKey: number) else { return nil }
-        state.pack.isRemoved = true
-        for member in state.members { packOf[member] = nil }
-        if current === state.pack { current = nil }
-        return state.pack
-    }
-
-    /// Removes packs that no document waits for (after the lock: nothing appends to them).
-    private func finishRemoving(_ removed: [DocumentPack]) {
-        guard !removed.isEmpty else { return }
-        for pack in removed { unlink(pack.path) }
-        _ = try? FileSystem.syncDirectory(packsPath)
     }
 }
