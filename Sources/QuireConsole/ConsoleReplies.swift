@@ -31,15 +31,9 @@ public struct SharedProject: Equatable, Sendable {
         key = try ProjectKey.read(reply["key"], method: method)
         name = ConsoleScreen.clean(reply["name"]?.stringValue ?? "", limit: JoinLine.maximumNameBytes)
         root = ConsoleScreen.clean(reply["root"]?.stringValue ?? "", limit: ConsoleScreen.pathLimit)
-        guard let text = reply["line"]?.stringValue, text.utf8.count <= JoinLine.maximumCharacters else {
-            throw .badReply(method: method, "it has no join line")
-        }
-        do {
-            line = try JoinLine(parsing: text).encoded
-        } catch {
-            throw .badReply(method: method, "its join line does not read back: \(error)")
-        }
-        if name.isEmpty, let parsed = try? JoinLine(parsing: line) { name = parsed.name }
+        let parsed = try ReplyJoinLine.read(reply["line"], method: method)
+        line = parsed.encoded
+        if name.isEmpty { name = parsed.name }
         files = Self.count(reply["files"])
         let skipped = reply["skipped"]?.arrayValue ?? []
         leftOutCount = skipped.count
@@ -110,6 +104,21 @@ public struct ProjectProgress: Equatable, Sendable {
     public var percent: Int { files == 0 ? 100 : written * 100 / files }
 
     static func bounded(_ value: Int) -> Int { min(max(0, value), 1 << 40) }
+}
+
+/// The join line of a reply (`project/share`, `project/invite`): bounded before it is parsed,
+/// and parsed to make sure it reads back.
+enum ReplyJoinLine {
+    static func read(_ value: JSONValue?, method: String) throws(ConsoleError) -> JoinLine {
+        guard let text = value?.stringValue, text.utf8.count <= JoinLine.maximumCharacters else {
+            throw .badReply(method: method, "it has no join line")
+        }
+        do {
+            return try JoinLine(parsing: text)
+        } catch {
+            throw .badReply(method: method, "its join line does not read back: \(error)")
+        }
+    }
 }
 
 /// A project's key as the daemon gives it (`project-sharing.md`: 16 lowercase hex digits).

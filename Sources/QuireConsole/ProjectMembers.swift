@@ -122,14 +122,7 @@ public struct InvitationLine: Equatable, Sendable {
 
     public init(reply: JSONValue) throws(ConsoleError) {
         let method = "project/invite"
-        guard let text = reply["line"]?.stringValue, text.utf8.count <= JoinLine.maximumCharacters else {
-            throw .badReply(method: method, "it has no join line")
-        }
-        do {
-            line = try JoinLine(parsing: text).encoded
-        } catch {
-            throw .badReply(method: method, "its join line does not read back: \(error)")
-        }
+        line = try ReplyJoinLine.read(reply["line"], method: method).encoded
         guard let role = reply["role"]?.stringValue, MemberArguments.roles.contains(role) else {
             throw .badReply(method: method, "it names no role")
         }

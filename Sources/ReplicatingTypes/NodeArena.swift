@@ -48,6 +48,17 @@ struct NodeArena<Node> {
         count += 1
     }
 
+    /// Puts `node` under a number from `free` (the numbers of nodes let go, reused last first),
+    /// or under a new one; returns the number.
+    mutating func place(_ node: Node, reusing free: inout [Int32]) -> Int {
+        if let number = free.popLast() {
+            self[Int(number)] = node
+            return Int(number)
+        }
+        append(node)
+        return count - 1
+    }
+
     /// Gives back the room beyond the nodes there are (a storage built whole, `fillFresh`,
     /// would otherwise keep up to half its leaves' room unused). Moves the nodes.
     mutating func shrinkToFit() {

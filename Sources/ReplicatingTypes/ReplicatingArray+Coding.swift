@@ -165,7 +165,8 @@ public enum ReplicatingArrayCoding {
 
 extension ReplicatingArray where Element: ReplicatingElementCodable {
     /// The whole replicated state in the compact binary form: format 1 (the operations that
-    /// rebuild it), or, once tombstones were compacted away, the document-order format 2.
+    /// rebuild it), or, once tombstones were compacted away, the document-order format 2, or
+    /// format 3 (format 2 followed by the operations still waiting) when some operations wait.
     public func encodedState() -> [UInt8] {
         storage.compactedCount > 0 ? ReplicatingArrayOrderedState.encode(self) : ReplicatingArrayCoding.encode(operations())
     }
@@ -181,13 +182,18 @@ extension ReplicatingArray where Element: ReplicatingElementCodable {
                 maximumElements: Int = ReplicatingArrayCoding.defaultMaximumElements,
                 maximumReplicas: Int = ReplicatingArrayCoding.maxReplicas - 1,
                 keepingWaitingOperations: Bool = false) throws(BinaryDecodingError) {
-        if bytes.first == ReplicatingArrayOrderedState.version {
-            self = try ReplicatingArrayOrderedState.decode(bytes, replica: replica, paragraphBreak: paragraphBreak,
-                                                           maximumElements: maximumElements, maximumReplicas: maximumReplicas)
-            return
+        let operations: [ReplicatingArrayOperation<Element>]
+        if ReplicatingArrayOrderedState.isOrdered(bytes) {
+            let decoded = try ReplicatingArrayOrderedState.decode(bytes, replica: replica, paragraphBreak: paragraphBreak,
+                                                                  maximumElements: maximumElements, maximumReplicas: maximumReplicas)
+            self = decoded.array
+            operations = decoded.waiting
+        } else {
+            operations = try ReplicatingArrayCoding.decode(bytes, as: Element.self)
+            self.init(replica: replica, paragraphBreak: paragraphBreak)
         }
-        let operations = try ReplicatingArrayCoding.decode(bytes, as: Element.self)
-        self.init(replica: replica, paragraphBreak: paragraphBreak)
+        // Format 1: the whole state; formats 2 and 3: the operations waiting (none for format 2).
+        guard !operations.isEmpty else { return }
         let growth = self.growth(from: operations)
         guard growth.totalElements <= UInt64(Swift.max(0, maximumElements)) else {
             throw .invalid("state claims \(growth.totalElements) elements, more than the limit of \(maximumElements)")

@@ -7,15 +7,39 @@
 /// (replica, counter, Lamport counter, anchor, length, tombstone flag, content). Decoding checks
 /// what it can: counters known and used once, anchors known and either stored earlier with a
 /// smaller Lamport counter or compacted away.
+///
+/// Format 3 is format 2 (version byte 3) followed by the operations still waiting in the array
+/// for the elements they refer to, as one format-1 batch (`ReplicatingArrayCoding`) that runs to
+/// the end of the bytes. It is written only when something waits, so a state without waiting
+/// operations stays format 2, readable by builds that know only formats 1 and 2.
 enum ReplicatingArrayOrderedState {
     static let version: UInt8 = 2
+    static let versionWithWaiting: UInt8 = 3
+
+    /// Whether `bytes` start like a format-2 or format-3 state.
+    static func isOrdered(_ bytes: [UInt8]) -> Bool {
+        bytes.first == version || bytes.first == versionWithWaiting
+    }
+
+    /// The insertions and removals waiting in `storage` for elements it lacks, as operations:
+    /// waiting insertions in arrival order, then one removal of every waiting range (sorted).
+    static func waitingOperations<Element>(of s: ReplicatingArrayStorage<Element>) -> [ReplicatingArrayOperation<Element>] {
+        var operations = s.pendingInsertions.map { ReplicatingArrayOperation.insert($0) }
+        var removed: [ElementIDRange] = []
+        for (replica, ranges) in s.pendingRemovals {
+            removed.append(contentsOf: ranges.map { ElementIDRange(start: ElementID(replica: replica, counter: $0.lowerBound), count: UInt64($0.count)) })
+        }
+        if !removed.isEmpty { operations.append(.remove(ElementIDRanges(ReplicatingArray<Element>.coalesced(removed)))) }
+        return operations
+    }
 
     enum AnchorForm: UInt8 { case start = 0, previousOfSameReplica = 1, other = 2 }
 
     static func encode<Element: ReplicatingElementCodable>(_ array: ReplicatingArray<Element>) -> [UInt8] {
         let s = array.storage
+        let waiting = waitingOperations(of: s)
         var w = BinaryWriter()
-        w.write(version)
+        w.write(waiting.isEmpty ? version : versionWithWaiting)
         w.writeVarint(UInt64(s.replicas.count))
         for (i, replica) in s.replicas.enumerated() {
             w.writeVarint(replica.rawValue)
@@ -56,15 +80,20 @@ enum ReplicatingArrayOrderedState {
             }
             leaf = s.leaf(after: l)
         }
+        if !waiting.isEmpty { w.write(contentsOf: ReplicatingArrayCoding.encode(waiting)) }
         return w.bytes
     }
 
+    /// Decodes a format-2 or format-3 state: the array its runs make, and (format 3) the waiting
+    /// operations, decoded but not yet applied (the caller checks and applies them). The waiting
+    /// batch is bounded like any batch (`ReplicatingArrayCoding.maxOperations`, and by its bytes).
     static func decode<Element: ReplicatingElementCodable>(_ bytes: [UInt8], replica: ReplicaID, paragraphBreak: ((Element) -> Bool)?,
-                                                          maximumElements: Int, maximumReplicas: Int) throws(BinaryDecodingError) -> ReplicatingArray<Element> {
+                                                          maximumElements: Int, maximumReplicas: Int) throws(BinaryDecodingError)
+        -> (array: ReplicatingArray<Element>, waiting: [ReplicatingArrayOperation<Element>]) {
         typealias Storage = ReplicatingArrayStorage<Element>
         var r = BinaryReader(bytes)
         let v = try r.readByte()
-        guard v == version else { throw .unsupportedVersion(v) }
+        guard v == version || v == versionWithWaiting else { throw .unsupportedVersion(v) }
         var array = ReplicatingArray<Element>(replica: replica, paragraphBreak: paragraphBreak)
         let s = array.storage
         // Each table entry takes at least two bytes (ID and count).
@@ -147,6 +176,15 @@ enum ReplicatingArrayOrderedState {
             if runs.count >= Storage.maxRunsPerLeaf / 2 { flush() }
         }
         flush()
+        var waiting: [ReplicatingArrayOperation<Element>] = []
+        if v == versionWithWaiting {
+            let batch = Array(try r.readBytes(r.remaining))
+            do {
+                waiting = try ReplicatingArrayCoding.decode(batch, as: Element.self)
+            } catch {
+                throw .invalid("waiting operations: \(error.description)")
+            }
+        }
         guard r.isAtEnd else { throw .invalid("\(r.remaining) unexpected bytes after the last run") }
         for (anchorReplica, anchorCounter) in anchoredAhead where s.idIndex[Int(anchorReplica)][Int(anchorCounter)] != Storage.pendingLeaf {
             throw .invalid("a run is anchored to an element stored after it")
@@ -155,6 +193,6 @@ enum ReplicatingArrayOrderedState {
         for i in 0..<s.idIndex.count { s.idIndex[i].replace(Storage.pendingLeaf, with: Storage.compactedLeaf) }
         s.compactedCount = totalKnown - stored
         array.replica = replica
-        return array
+        return (array, waiting)
     }
 }

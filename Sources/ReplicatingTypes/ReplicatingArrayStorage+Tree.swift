@@ -97,31 +97,11 @@ extension ReplicatingArrayStorage {
         }
     }
 
-    /// A leaf number for a new leaf (a freed one first), holding `leaf`.
-    private func allocateLeaf(_ leaf: Leaf) -> Int {
-        if let free = freeLeaves.popLast() {
-            leaves[Int(free)] = leaf
-            return Int(free)
-        }
-        leaves.append(leaf)
-        return leaves.count - 1
-    }
-
-    /// A branch number for a new branch (a freed one first), holding `branch`.
-    private func allocateBranch(_ branch: Branch) -> Int {
-        if let free = freeBranches.popLast() {
-            branches[Int(free)] = branch
-            return Int(free)
-        }
-        branches.append(branch)
-        return branches.count - 1
-    }
-
     /// Moves runs `run...` of `leaf` into a new leaf placed right after it; returns the new leaf.
     @discardableResult
     func split(_ leaf: Int, at run: Int) -> Int {
         forgetRunHint()
-        let right = allocateLeaf(Leaf(parent: leaves[leaf].parent))
+        let right = leaves.place(Leaf(parent: leaves[leaf].parent), reusing: &freeLeaves)
         var moved = Leaf(parent: leaves[leaf].parent)
         let contentStart = leaves[leaf].contentStart(ofRun: run)
         moved.runs.append(contentsOf: leaves[leaf].runs[run...])
@@ -236,7 +216,7 @@ extension ReplicatingArrayStorage {
     }
 
     private func splitBranch(_ branch: Int) {
-        let right = allocateBranch(Branch(isBottom: branches[branch].isBottom))
+        let right = branches.place(Branch(isBottom: branches[branch].isBottom), reusing: &freeBranches)
         let isBottom = branches[branch].isBottom
         var moved = Branch(isBottom: isBottom)
         let half = branches[branch].children.count / 2
@@ -267,7 +247,7 @@ extension ReplicatingArrayStorage {
             newRoot.children = [Int32(branch), Int32(right)]
             newRoot.visible = branches[branch].visible + branches[right].visible
             newRoot.breaks = branches[branch].breaks + branches[right].breaks
-            root = Int32(allocateBranch(newRoot))
+            root = Int32(branches.place(newRoot, reusing: &freeBranches))
             branches[branch].parent = root
             branches[right].parent = root
         }

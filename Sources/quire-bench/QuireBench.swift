@@ -48,6 +48,9 @@ struct QuireBench: ParsableCommand {
     var profileRemote: Int?
 
     func run() throws {
+        // A daemon the benchmark drives may end before it reads everything sent to it: that is an
+        // error to report (EPIPE), not a reason for the benchmark to die without printing.
+        signal(SIGPIPE, SIG_IGN)
         let paths = traces.isEmpty ? EditingTrace.sharedTracePaths() : traces
         if let times = profileLocal {
             for path in paths {

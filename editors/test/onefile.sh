@@ -86,18 +86,7 @@ cat >"$work/emacs-setup.el" <<EOF
         (write-region (format "read-only=%s sentinel=%d\n" buffer-read-only quire-test-sentinel) nil "$work/emacs.stmp" nil 'quiet)
         (rename-file "$work/emacs.stmp" "$work/emacs.state" t))))))
 EOF
-inherited=()
-for fd in /proc/$$/fd/*; do n="${fd##*/}"; case "$n" in 0|1|2|255) ;; *) inherited+=("$n>&-");; esac; done
-in_home() {
-  local h="$work/$1"
-  echo "env HOME='$h' XDG_DATA_HOME='$h/.local/share' XDG_RUNTIME_DIR='$h/run' XDG_CONFIG_HOME='$h/.config' XDG_STATE_HOME='$h/.local/state' XDG_CACHE_HOME='$h/.cache'"
-}
-vim_command="$(in_home vera) vim -u NONE -i NONE -N -n --cmd 'set rtp^=$root/editors/vim' -S '$work/vim-setup.vim'"
-eval "tmux -L \"\$tmux_socket\" new-session -d -s one -x 160 -y 40 \"\$vim_command\" ${inherited[*]} </dev/null >/dev/null 2>&1"
-tmux_pid="$(tmux -L "$tmux_socket" display-message -p '#{pid}')"
-tmux -L "$tmux_socket" new-window -t one \
-  "$(in_home rita) nvim -u NONE -i NONE -n --cmd 'set rtp^=$root/editors/nvim' --cmd 'runtime plugin/quire.lua' -c 'luafile $work/nvim-setup.lua'"
-tmux -L "$tmux_socket" new-window -t one "$(in_home emil) emacs -nw -Q -L '$root/editors/emacs' -l '$work/emacs-setup.el'"
+start_editors
 
 who_in_plan() {
   local out

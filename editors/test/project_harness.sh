@@ -5,7 +5,7 @@
 # `fail_files` (the files under $work a failure shows); and `here`, `quire`.
 # It sets: `work`, `tmux_socket`, `vim`/`nvim`/`emacs` (the three panes), `started`,
 # `daemon_pids` (append the pid of each `quire share` / `quire join` started), and the
-# functions `as`, `socket_of`, `probe`, `screen`, `fail`, `trees_identical`.
+# functions `as`, `start_editors`, `socket_of`, `probe`, `screen`, `fail`, `trees_identical`.
 work="$(mktemp -d)"
 work="$(cd "$work" && pwd -P)"
 . "$here/editor_setups.sh"
@@ -38,6 +38,26 @@ trap cleanup EXIT
 # Each person has a home of their own: data directory, runtime directory (where the daemon's
 # editor socket is found), configuration.
 for who in "${people[@]}"; do mkdir -p "$work/$who/run" "$work/$who/.local/share"; chmod 700 "$work/$who/run"; done
+# The env prefix of a tmux command run in $1's home.
+in_home() {
+  local h="$work/$1"
+  echo "env HOME='$h' XDG_DATA_HOME='$h/.local/share' XDG_RUNTIME_DIR='$h/run' XDG_CONFIG_HOME='$h/.config' XDG_STATE_HOME='$h/.local/state' XDG_CACHE_HOME='$h/.cache'"
+}
+
+# Starts the tmux session `window`: Vim, Neovim and Emacs, as people[0], [1] and [2] in their
+# homes, each with its set-up file from $work (vim-setup.vim, nvim-setup.lua, emacs-setup.el).
+# The tmux server inherits none of this script's descriptors but the standard ones.
+start_editors() {
+  local inherited=() fd n vim_command
+  for fd in /proc/$$/fd/*; do n="${fd##*/}"; case "$n" in 0|1|2|255) ;; *) inherited+=("$n>&-");; esac; done
+  vim_command="$(in_home "${people[0]}") vim -u NONE -i NONE -N -n --cmd 'set rtp^=$root/editors/vim' -S '$work/vim-setup.vim'"
+  eval "tmux -L \"\$tmux_socket\" new-session -d -s \"\$window\" -x 160 -y 40 \"\$vim_command\" ${inherited[*]} </dev/null >/dev/null 2>&1"
+  tmux_pid="$(tmux -L "$tmux_socket" display-message -p '#{pid}')"
+  tmux -L "$tmux_socket" new-window -t "$window" \
+    "$(in_home "${people[1]}") nvim -u NONE -i NONE -n --cmd 'set rtp^=$root/editors/nvim' --cmd 'runtime plugin/quire.lua' -c 'luafile $work/nvim-setup.lua'"
+  tmux -L "$tmux_socket" new-window -t "$window" "$(in_home "${people[2]}") emacs -nw -Q -L '$root/editors/emacs' -l '$work/emacs-setup.el'"
+}
+
 as() {  # $1: whose home; the rest: the command, which replaces the (sub)shell
   local h="$work/$1"; shift
   exec env HOME="$h" XDG_DATA_HOME="$h/.local/share" XDG_RUNTIME_DIR="$h/run" XDG_CONFIG_HOME="$h/.config" \

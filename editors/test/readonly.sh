@@ -109,18 +109,7 @@ cat >"$work/emacs-setup.el" <<EOF
     (with-current-buffer (window-buffer (selected-window))
       (write-region (format "%s %d\n" buffer-file-name (line-number-at-pos (window-point))) nil "$work/emacs.where" nil 'quiet)))))
 EOF
-inherited=()
-for fd in /proc/$$/fd/*; do n="${fd##*/}"; case "$n" in 0|1|2|255) ;; *) inherited+=("$n>&-");; esac; done
-in_home() {
-  local h="$work/$1"
-  echo "env HOME='$h' XDG_DATA_HOME='$h/.local/share' XDG_RUNTIME_DIR='$h/run' XDG_CONFIG_HOME='$h/.config' XDG_STATE_HOME='$h/.local/state' XDG_CACHE_HOME='$h/.cache'"
-}
-vim_command="$(in_home vera) vim -u NONE -i NONE -N -n --cmd 'set rtp^=$root/editors/vim' -S '$work/vim-setup.vim'"
-eval "tmux -L \"\$tmux_socket\" new-session -d -s ro -x 160 -y 40 \"\$vim_command\" ${inherited[*]} </dev/null >/dev/null 2>&1"
-tmux_pid="$(tmux -L "$tmux_socket" display-message -p '#{pid}')"
-tmux -L "$tmux_socket" new-window -t ro \
-  "$(in_home rita) nvim -u NONE -i NONE -n --cmd 'set rtp^=$root/editors/nvim' --cmd 'runtime plugin/quire.lua' -c 'luafile $work/nvim-setup.lua'"
-tmux -L "$tmux_socket" new-window -t ro "$(in_home emil) emacs -nw -Q -L '$root/editors/emacs' -l '$work/emacs-setup.el'"
+start_editors
 
 who_in_plan() {
   local out
