@@ -26,7 +26,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Project sizes (files) for --only project, comma-separated.")
     var projectSizes = "500,2000,8000"
 
-    @Option(help: "Parts of --only project: fresh, durable, one-read, memory (comma-separated). Default: all.")
+    @Option(help: "Parts of --only project: fresh, durable, one-read, memory, process (the real quire on pipes) (comma-separated). Default: all but process.")
     var projectParts = "fresh,durable,one-read,memory"
 
     @Flag(help: "Leave --only project's data directories in TMPDIR (remove them yourself): back-to-back runs then do not make inodes among those the last run freed.")
@@ -250,6 +250,13 @@ struct QuireBench: ParsableCommand {
         benchmark.parts = Set(projectParts.split(separator: ",").map(String.init))
         benchmark.keepData = keepData
         let r = try benchmark.run()
+        var processRuns: [ProjectProcessBenchmark.Result] = []
+        if benchmark.parts.contains("process") {
+            let files = ProjectBenchmark.projectFiles().files
+            for n in benchmark.sizes {
+                processRuns.append(try ProjectProcessBenchmark(binary: try quireBinary(), count: n, keepData: keepData).run(files))
+            }
+        }
         if json {
             for f in r.fresh {
                 print(JSONSerializer(sortedKeys: true).string([
@@ -281,6 +288,10 @@ struct QuireBench: ParsableCommand {
             let restart = p.restartedDocuments > 0
                 ? "; every document in its own files after \(ms(p.ownFilesSeconds)); restart loads \(p.restartedDocuments) documents in \(ms(p.restartSeconds)), \(p.restartHeapBytes / 1_048_576) MiB heap" : ""
             print("  \(String(p.files).padding(toLength: 5, withPad: " ", startingAt: 0)) files, \(p.mode.padding(toLength: 22, withPad: " ", startingAt: 0)) \(ms(p.seconds)) (\(p.reads) reads, \(String(format: "%.1f", Double(p.utf8Bytes) / 1e6)) MB); heap +\(p.heapBytes / 1_048_576) MiB (\(fmt(Double(p.heapBytes) / Double(Swift.max(p.characters, 1)))) B/char), process resident \(p.residentBytes / 1_048_576) MiB, disk \(p.diskBytes / 1_048_576) MiB (\(fmt(Double(p.diskBytes) / Double(Swift.max(p.utf8Bytes, 1))))x)\(restart)")
+        }
+        if !processRuns.isEmpty { print("project opened through document/open by an editor on the real quire's stdio pipes (--durability sync):") }
+        for p in processRuns {
+            print("  \(String(p.files).padding(toLength: 5, withPad: " ", startingAt: 0)) files, \(String(format: "%.1f", Double(p.utf8Bytes) / 1e6)) MB  \(ms(p.seconds)) to the last reply; daemon resident \(p.residentBytes / 1_048_576) MiB, wrote \(p.writtenBytes / 1_048_576) MiB (/proc io)")
         }
     }
 

@@ -97,26 +97,6 @@ public final class DocumentStore {
         close(lockDescriptor)
     }
 
-    /// Takes an exclusive lock on `lockPath` (held until the process ends) and records the pid in it.
-    /// The lock file is opened without following a symbolic link and must be a regular file of
-    /// the user's, so a planted link cannot make the daemon truncate another file.
-    private static func lock(_ lockPath: String) throws -> Int32 {
-        guard let fd = try OwnedFiles.open(lockPath, flags: O_RDWR | O_CREAT) else { throw StorageError.system("open", lockPath) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            var bytes = [UInt8](repeating: 0, count: 32)
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-            let holder = String(decoding: bytes.prefix(max(0, n)), as: UTF8.self)
-            close(fd)
-            let pid = holder.trimmingCharacters(in: .whitespacesAndNewlines)
-            throw StorageError("the data directory \(FileSystem.directory(of: lockPath)) is in use by another quire\(pid.isEmpty ? "" : " (pid \(pid))")",
-                               isLockHeld: true)
-        }
-        _ = ftruncate(fd, 0)
-        let pid = Array("\(getpid())\n".utf8)
-        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        return fd
-    }
-
     /// The identity kept in `identityPath` (its 32-byte private key, mode 0600), made when missing.
     /// A key that is not a regular file of the user's, or that group or others may read, is
     /// refused (`OwnedFiles`), never used or re-permissioned.
