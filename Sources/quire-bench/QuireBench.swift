@@ -272,6 +272,12 @@ struct QuireBench: ParsableCommand {
                     "ownFilesSeconds": .double(p.ownFilesSeconds), "restartSeconds": .double(p.restartSeconds), "restartHeapBytes": .integer(Int64(p.restartHeapBytes)),
                 ]))
             }
+            for p in processRuns {
+                print(JSONSerializer(sortedKeys: true).string([
+                    "project": "process, stdio pipes", "files": .integer(Int64(p.files)), "utf8Bytes": .integer(Int64(p.utf8Bytes)),
+                    "seconds": .double(p.seconds), "residentBytes": .integer(Int64(p.residentBytes)), "writtenBytes": .integer(Int64(p.writtenBytes)),
+                ]))
+            }
             return
         }
         print("fresh text (documents made from text, not edited; project: \(r.source)):")
