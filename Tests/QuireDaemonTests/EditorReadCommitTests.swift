@@ -19,7 +19,7 @@ import Testing
     }
 
     static func open(_ id: Int64, _ uri: String) -> [UInt8] {
-        frame(["jsonrpc": "2.0", "id": .integer(id), "method": "document/open", "params": ["uri": .string(uri), "text": "text of \(uri)\n"]])
+        frame(["jsonrpc": "2.0", "id": .integer(id), "method": "document/open", "params": ["uri": .string(uri), "text": .string("text of \(uri)\n")]])
     }
 
     final class Harness {
