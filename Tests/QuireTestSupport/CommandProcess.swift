@@ -28,6 +28,12 @@ public final class CommandProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = errors
+        let collected = self.collected
+        CrashWatch.watch(process) {
+            collected.lock.lock()
+            defer { collected.lock.unlock() }
+            return collected.errorText
+        }
         try process.run()
         Self.collect(output.fileHandleForReading, into: collected) { $0.outputText += $1 }
         Self.collect(errors.fileHandleForReading, into: collected) { $0.errorText += $1 }

@@ -40,6 +40,8 @@ public final class DaemonProcess: @unchecked Sendable {
     public static func isolatedEnvironment(_ environment: [String: String]) -> [String: String] {
         var merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         if environment["XDG_DATA_HOME"] == nil { merged["XDG_DATA_HOME"] = temporaryDirectory("quire-data") }
+        // A crash prints Swift's backtrace on stderr, where `CrashWatch` shows it.
+        if merged["SWIFT_BACKTRACE"] == nil { merged["SWIFT_BACKTRACE"] = "enable=yes,interactive=no,color=no" }
         return merged
     }
 
@@ -51,6 +53,7 @@ public final class DaemonProcess: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
+        CrashWatch.watch(process) { [weak self] in self?.log ?? "" }
         try process.run()
         let handle = output.fileHandleForReading
         Thread { [self] in
