@@ -67,6 +67,55 @@ import Testing
         #expect(try String(contentsOfFile: outside + "/secret.txt", encoding: .utf8) == "the owner's private text\n")
     }
 
+    /// A `.quireignore` another user put in a folder others may write in does not decide what of
+    /// the owner's is shared: neither the scan nor an editor's open of an ignored file (`.env`)
+    /// takes its `!.env` (before, the open made the owner's secret a file of the project).
+    @Test(.enabled(if: geteuid() == 0)) func anIgnoreFileAnotherUserPlantedDecidesNothing() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_200)
+        let root = try ProjectFixture.folder([".gitignore": Array(".env\n".utf8), ".env": Array("TOKEN=secret\n".utf8),
+                                              "notes.md": Array("mine\n".utf8)], name: "planted-ignore")
+        #expect(chmod(root, 0o1777) == 0)
+        let reply = ProjectFixture.share(daemon, root: root)
+        let key = try #require(reply["result"]?["key"]?.stringValue, "\(reply)")
+        let project = try #require(daemon.projects.project(key: key))
+        try ProjectFixture.write(Array("!.env\n".utf8), to: root + "/.quireignore")
+        #expect(chown(root + "/.quireignore", Self.nobody, Self.nobody) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(daemon.projects.documentName(ofFile: root + "/.env") == nil, "the owner's ignored file is not made a file of the project")
+        #expect(Set(project.view.files.keys.map(\.string)) == [".gitignore", "notes.md"])
+        // The same rule written by the owner is the owner's choice.
+        #expect(chown(root + "/.quireignore", geteuid(), getegid()) == 0)
+        #expect(daemon.projects.documentName(ofFile: root + "/.env") != nil)
+    }
+
+    /// The project's folder itself swapped for a link (by anyone who may write in a folder
+    /// above it: a group-writable team folder) to a private folder of the owner's: the daemon
+    /// resolved the root when it was shared and follows no link on its path since, so nothing
+    /// behind the link is shared or written, and the project's files are not taken for deleted
+    /// (before, the next scan shared the private folder's files and deleted the project's).
+    @Test func theRootSwappedForALinkSharesAndWritesNothingBehindIt() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_300)
+        let outside = try ProjectFixture.folder(["id_key": Array("the owner's private key\n".utf8)], name: "private")
+        let parent = try ProjectFixture.folder([:], name: "team")
+        let root = parent + "/proj"
+        try ProjectFixture.write(Array("mine\n".utf8), to: root + "/mine.md")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let key = try #require(ProjectFixture.share(daemon, root: root, editor: editor)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let opened = editor.request("document/open", ["file": .string(root + "/mine.md"), "text": "mine\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+
+        try FileManager.default.moveItem(atPath: root, toPath: parent + "/moved")
+        #expect(symlink(outside, root) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(project.view.files.keys.map(\.string) == ["mine.md"], "nothing behind the link is shared, nothing taken for deleted")
+        #expect(daemon.projects.documentName(ofFile: root + "/id_key") == nil)
+        let refused = editor.request("document/save", ["uri": .string(uri)])
+        #expect(refused["error"] != nil, "\(refused)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["id_key"], "nothing written behind the link")
+    }
+
     /// An editor's `document/save` of a project file whose folder was replaced by a link since
     /// it was opened (by anyone who may write in the project's folder): the save is refused,
     /// saying why, and nothing is read or written through the link

@@ -80,6 +80,35 @@ import Testing
         }
     }
 
+    /// An ignore file another user put in a folder others may write in (or a hard-linked one)
+    /// is not read: its rules would decide which of the owner's files leave the machine, so a
+    /// planted `.quireignore` holding `!.env` would share the owner's ignored secrets (before,
+    /// it did). The owner's own ignore files there still apply.
+    @Test(.enabled(if: isRoot)) func anIgnoreFileAnotherUserPutThereBringsNothingBack() throws {
+        let folder = try TemporaryFolder()
+        #expect(chmod(folder.path, 0o1777) == 0)
+        try folder.write(".gitignore", ".env\nbuild/\n")
+        try folder.write(".env", "TOKEN=the owner's secret\n")
+        try folder.write("build/key.pem", "the owner's key\n")
+        try folder.write("notes.md", "mine\n")
+        try folder.write(".quireignore", "!.env\n!build/\nnotes.md\n")
+        #expect(chown(folder.path + "/.quireignore", Self.nobody, Self.nobody) == 0)
+        let scan = try ProjectScanner().scan(root: folder.path)
+        #expect(paths(scan) == [".gitignore", "notes.md"], "the planted rules neither share .env nor hide notes.md")
+        #expect(reason(".quireignore", in: scan) == .anotherUsersFile(uid: Self.nobody))
+        // A folder of the owner's whose ignore file is a hard link (to a file of the owner's elsewhere).
+        let outside = try TemporaryFolder()
+        try outside.write("rules", "!.env\n")
+        try FileManager.default.removeItem(atPath: folder.path + "/.quireignore")
+        #expect(link(outside.path + "/rules", folder.path + "/.quireignore") == 0)
+        let linked = try ProjectScanner().scan(root: folder.path)
+        #expect(paths(linked) == [".gitignore", "notes.md"])
+        #expect(reason(".quireignore", in: linked) == .hardLinked(links: 2))
+        // In a folder only the owner may write in, the same file is the owner's choice.
+        #expect(chmod(folder.path, 0o755) == 0)
+        #expect(paths(try ProjectScanner().scan(root: folder.path)) == [".env", ".gitignore", ".quireignore", "notes.md"])
+    }
+
     /// A file shared by itself is held to the same rules: a hard link in a folder anyone may
     /// write in is left out (it may be a file of ours from elsewhere).
     @Test func aFileSharedByItselfWithTwoLinksInAnOpenFolderIsLeftOut() throws {
