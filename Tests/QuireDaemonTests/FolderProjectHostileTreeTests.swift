@@ -88,6 +88,33 @@ import Testing
         #expect(daemon.projects.documentName(ofFile: root + "/.env") != nil)
     }
 
+    /// A hard link made later to a file the project already shares (in a folder others may write
+    /// in: by the owner's backup tool, or by another user where `protected_hardlinks` is off) does
+    /// not change the file: it is held (not read, not written) while linked, not taken for deleted,
+    /// which would delete it at every member (before, it was); once the link is gone it is read again.
+    @Test(.enabled(if: geteuid() == 0)) func aHardLinkMadeLaterToASharedFileDeletesItNowhere() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_400)
+        let outside = try ProjectFixture.folder([:], name: "link-elsewhere")
+        let root = try ProjectFixture.folder(["mine.md": Array("mine\n".utf8), "other.md": Array("other\n".utf8)], name: "linked-later")
+        #expect(chmod(root, 0o1777) == 0)
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        #expect(Glibc.link(root + "/mine.md", outside + "/backup.md") == 0)
+        daemon.projects.scanDisk(project)
+        #expect(Set(project.view.files.keys.map(\.string)) == ["mine.md", "other.md"], "not taken for deleted")
+        #expect(try link.takeOperations().isEmpty, "nothing sent to the members")
+        // Changed on disk while linked: not read (a link in may be another file's text).
+        try ProjectFixture.write(Array("changed\n".utf8), to: outside + "/backup.md")
+        daemon.projects.scanDisk(project)
+        let file = try #require(project.view.files[try ProjectPath("mine.md")])
+        #expect(daemon.document(project.uri(of: file))?.text.string == "mine\n")
+        // The link gone: the file is the project's again and its change is read.
+        #expect(unlink(outside + "/backup.md") == 0)
+        daemon.projects.scanDisk(project)
+        #expect(daemon.document(project.uri(of: file))?.text.string == "changed\n")
+    }
+
     /// The project's folder itself swapped for a link (by anyone who may write in a folder
     /// above it: a group-writable team folder) to a private folder of the owner's: the daemon
     /// resolved the root when it was shared and follows no link on its path since, so nothing
