@@ -115,6 +115,29 @@ import Testing
         #expect(daemon.document(project.uri(of: file))?.text.string == "changed\n")
     }
 
+    /// The project's folder itself replaced by another user's (they may rename it away where its
+    /// parent is a folder others may write in, as a group-writable team folder): the empty folder
+    /// is not taken for the project's files all deleted (which would delete them at every
+    /// member), and nothing of the project's is written into it (where they would read it).
+    @Test(.enabled(if: geteuid() == 0)) func theRootReplacedByAnotherUsersFolderIsNotEntered() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_500)
+        let parent = try ProjectFixture.folder([:], name: "team-open")
+        #expect(chmod(parent, 0o777) == 0)
+        let root = parent + "/proj"
+        try ProjectFixture.write(Array("mine\n".utf8), to: root + "/mine.md")
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        try FileManager.default.moveItem(atPath: root, toPath: parent + "/proj.old")
+        #expect(mkdir(root, 0o777) == 0 && chown(root, Self.nobody, Self.nobody) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(project.view.files.keys.map(\.string) == ["mine.md"], "not taken for deleted")
+        #expect(try link.takeOperations().isEmpty, "nothing sent to the members")
+        #expect(daemon.projects.documentName(ofFile: root + "/new.md") == nil)
+        #expect(throws: DiskProject.Failure.self) { try DiskProject(root: root).write("the project's text\n", to: ProjectPath("mine.md")) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty, "nothing written into their folder")
+    }
+
     /// The project's folder itself swapped for a link (by anyone who may write in a folder
     /// above it: a group-writable team folder) to a private folder of the owner's: the daemon
     /// resolved the root when it was shared and follows no link on its path since, so nothing

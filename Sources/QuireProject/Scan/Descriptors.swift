@@ -23,7 +23,11 @@ enum Descriptors {
     /// folder above the root, and could lead the scan and the writer into any folder of the
     /// owner's (`~/.ssh`). Walked from `/` (the working folder for a relative path) one folder at
     /// a time with `O_NOFOLLOW`; `.` and `..` are the folders they name on that walk.
-    static func openRoot(_ path: String) -> Result<Int32, Errno> {
+    ///
+    /// The root itself is judged as any folder in it is (`trust`): another user's folder, in a
+    /// folder others may write in, is refused (put in place of the project's, it is not taken
+    /// for all its files deleted, nor written into where they would read what is written).
+    static func openRoot(_ path: String, trust: FolderTrust) -> Result<Int32, Errno> {
         // The folders above the root are opened as places only (`openPath`): walking through them
         // needs no more than the search permission a path lookup needs.
         let components = path.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
@@ -38,6 +42,11 @@ enum Descriptors {
                 }
                 close(folder)
                 return .failure(error)
+            }
+            if index == components.count - 1, let info = status(next), let refused = trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(fd: folder)) {
+                close(next)
+                close(folder)
+                return .failure(Errno(code: EACCES, why: "the project folder is \(refused)"))
             }
             close(folder)
             folder = next

@@ -11,7 +11,7 @@ extension ProjectScanner {
     /// - Complexity: O(path components) folder opens, reading at most two ignore files each.
     public func isIgnored(_ path: ProjectPath, root: String) -> Bool {
         if path.components.contains(where: { $0 == ".git" }) { return true }
-        guard case .success(var folder) = Descriptors.openRoot(root) else { return false }
+        guard case .success(var folder) = Descriptors.openRoot(root, trust: trust) else { return false }
         defer { close(folder) }
         let walk = Walk(limits: limits, trust: trust)
         var rules = IgnoreRules()

@@ -144,7 +144,7 @@ public struct ProjectScanner: Sendable {
     /// - Complexity: O(entries × patterns × path length) at worst.
     public func scan(root: String) throws(Failure) -> Result {
         let rootFD: Int32
-        switch Descriptors.openRoot(root) {
+        switch Descriptors.openRoot(root, trust: trust) {
         case .success(let fd): rootFD = fd
         case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
         }
@@ -166,7 +166,7 @@ public struct ProjectScanner: Sendable {
     public func scan(root: String, file: ProjectPath) throws(Failure) -> Result {
         guard file.components.count == 1 else { throw .rootUnreadable("\(ProjectPath.shown(file.string)) is not a name in the folder") }
         let rootFD: Int32
-        switch Descriptors.openRoot(root) {
+        switch Descriptors.openRoot(root, trust: trust) {
         case .success(let fd): rootFD = fd
         case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
         }
