@@ -184,6 +184,19 @@ struct LeafContent<Element>: RandomAccessCollection {
         if Self.isScalar { Self.trim(&bytes) } else { Self.trim(&wide) }
     }
 
+    /// Gives back every byte of room beyond the elements (a storage built to be kept as it is).
+    mutating func fitCapacity() {
+        if Self.isScalar { Self.fit(&bytes) } else { Self.fit(&wide) }
+    }
+
+    private static func fit<T>(_ array: inout ContiguousArray<T>) {
+        guard array.capacity > array.count else { return }
+        var fitted = ContiguousArray<T>()
+        fitted.reserveCapacity(array.count)
+        fitted.append(contentsOf: array)
+        array = fitted
+    }
+
     @inline(__always)
     private static func trim<T>(_ array: inout ContiguousArray<T>) {
         guard array.capacity > 2 * array.count + 16 else { return }

@@ -218,6 +218,56 @@ struct LeafIndexColumn {
         refreshLastLeaf()
     }
 
+    /// Lets the counters marked `gap` (dropped by compaction) read as the leaf of the entry before
+    /// them (or after them, at a chunk's start), so that a gap costs no entries of its own, and
+    /// fits each chunk's memory to its entries. A chunk of nothing but gaps keeps its one entry.
+    /// The owner must still tell a gap from a stored counter: the leaf named does not hold it.
+    /// - Complexity: O(entries)
+    mutating func absorb(_ gap: UInt32) {
+        for c in chunks.indices {
+            let chunk = chunks[c]
+            let n = Int(chunk.count)
+            // The leaf a gap at the chunk's start takes: the first entry that is not a gap.
+            var fill = gap
+            for i in 0..<n where chunk.base[i].leaf != gap {
+                fill = chunk.base[i].leaf
+                break
+            }
+            var kept = 0
+            for i in 0..<n {
+                var entry = chunk.base[i]
+                if entry.leaf == gap { entry.leaf = fill }
+                fill = entry.leaf
+                if kept > 0, chunk.base[kept - 1].leaf == entry.leaf { continue }
+                if kept == 0 { entry.start = 0 }
+                chunk.base[kept] = entry
+                kept += 1
+            }
+            let fitted = UnsafeMutablePointer<Entry>.allocate(capacity: kept)
+            fitted.moveInitialize(from: chunk.base, count: kept)
+            chunk.base.deallocate()
+            chunks[c] = Chunk(base: fitted, count: Int32(kept), capacity: Int32(kept))
+        }
+        if chunks.capacity > chunks.count {
+            var fitted = ContiguousArray<Chunk>()
+            fitted.reserveCapacity(chunks.count)
+            fitted.append(contentsOf: chunks)
+            chunks = fitted
+        }
+        refreshLastLeaf()
+    }
+
+    /// The end (within the column) of the entry holding `counter`: the counters from `counter`
+    /// up to it all read as one leaf.
+    func entryEnd(holding counter: Int) -> Int {
+        precondition(counter >= 0 && counter < count, "counter out of range")
+        let c = counter >> Self.chunkBits
+        let chunkStart = c << Self.chunkBits
+        let chunk = chunks[c]
+        let i = Self.entryIndex(holding: UInt32(counter - chunkStart), in: chunk)
+        return i + 1 < Int(chunk.count) ? chunkStart + Int(chunk.base[i + 1].start) : Swift.min(count, chunkStart + Self.chunkSize)
+    }
+
     /// The runs of the column in counter order: each entry's first counter (within the whole
     /// column), length and leaf. For tests and statistics.
     var runs: [(counter: Int, length: Int, leaf: UInt32)] {
@@ -255,6 +305,9 @@ struct LeafIndexColumn {
     func deallocate() {
         for chunk in chunks { chunk.base.deallocate() }
     }
+
+    /// Number of entries, for statistics.
+    var entryCount: Int { chunks.reduce(0) { $0 + Int($1.count) } }
 
     var reservedBytes: Int {
         var total = chunks.capacity * MemoryLayout<Chunk>.stride

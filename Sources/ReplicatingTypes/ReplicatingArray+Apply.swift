@@ -84,8 +84,9 @@ extension ReplicatingArrayStorage {
             var counter = range.start.counter
             let presentEnd = Swift.min(end, have)
             while counter < presentEnd {
-                guard let (leaf, run, offset) = locate(replica: replica, counter: counter) else {
-                    counter += 1 // dropped by compaction: removed already
+                guard let (leaf, run, offset) = locateForEdit(replica: replica, counter: counter) else {
+                    // Dropped by compaction: removed already.
+                    counter = compactedEnd(replica: replica, from: counter, limit: presentEnd)
                     continue
                 }
                 let r = leaves[leaf].runs[run]
@@ -192,12 +193,12 @@ extension ReplicatingArrayStorage {
             return "insertion \(insertion.id) is anchored to \(anchor), a removed element this copy has compacted away"
         }
         if let anchor = insertion.anchor, let r = index(of: anchor.replica), let (leaf, run, offset) = locate(replica: r, counter: anchor.counter),
-           leaves[leaf].runs[run].lamport + UInt64(offset) >= insertion.lamport {
+           storedRun(leaf: leaf, run: run).lamport + UInt64(offset) >= insertion.lamport {
             return "insertion \(insertion.id) has Lamport counter \(insertion.lamport), not after its anchor \(anchor)"
         }
         // A known ID must be the same insertion: same Lamport counter (and anchor, for a run start).
         if insertion.count > 0, let r = index(of: insertion.id.replica), let (leaf, run, offset) = locate(replica: r, counter: insertion.id.counter) {
-            let existing = leaves[leaf].runs[run]
+            let existing = storedRun(leaf: leaf, run: run)
             let existingAnchor = offset == 0 ? anchor(of: existing) : ElementID(replica: insertion.id.replica, counter: insertion.id.counter - 1)
             if existing.lamport + UInt64(offset) != insertion.lamport || existingAnchor != insertion.anchor {
                 return "insertion \(insertion.id) conflicts with the element this copy has under that ID"
@@ -246,7 +247,7 @@ extension ReplicatingArrayStorage {
         var run: Int
         var extendable = false
         if let anchor = insertion.anchor, let anchorReplica = index(of: anchor.replica),
-           let (l, r, offset) = locate(replica: anchorReplica, counter: anchor.counter) {
+           let (l, r, offset) = locateForEdit(replica: anchorReplica, counter: anchor.counter) {
             leaf = l
             run = r
             let anchorRun = leaves[leaf].runs[run]
@@ -274,6 +275,7 @@ extension ReplicatingArrayStorage {
         while true {
             if scanRun == leaves[scanLeaf].runs.count {
                 guard let next = self.leaf(after: scanLeaf) else { break }
+                thaw(next)
                 scanLeaf = next
                 scanRun = 0
                 continue

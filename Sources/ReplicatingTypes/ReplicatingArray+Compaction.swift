@@ -18,7 +18,7 @@ extension ReplicatingArray {
         var count = 0
         var leaf: Int? = ReplicatingArrayStorage<Element>.firstLeaf
         while let l = leaf {
-            for run in storage.leaves[l].runs where run.isDeleted { count += Int(run.length) }
+            for run in storage.runs(of: l) where run.isDeleted { count += Int(run.length) }
             leaf = storage.leaf(after: l)
         }
         return count
@@ -66,7 +66,7 @@ extension ReplicatingArrayStorage {
         var leaf: Int? = Self.firstLeaf
         while let source = leaf {
             runs.removeAll(keepingCapacity: true)
-            for run in leaves[source].runs {
+            for run in self.runs(of: source) {
                 guard run.isDeleted else {
                     runs.append(run)
                     continue
@@ -90,10 +90,68 @@ extension ReplicatingArrayStorage {
                 }
                 dropped += Int(run.end - next)
             }
-            if !runs.isEmpty { result.appendBuilt(runs: runs, content: leaves[source].content) }
+            if !runs.isEmpty { result.appendPacked(runs: runs, content: leaves[source].content) }
             leaf = self.leaf(after: source)
         }
         result.compactedCount = compactedCount + dropped
+        result.fitAfterCompaction()
         return (result, dropped)
+    }
+
+    /// The last leaf in document order.
+    func lastLeaf() -> Int {
+        var node = Int(root)
+        while !branches[node].isBottom { node = Int(branches[node].children[branches[node].children.count - 1]) }
+        return Int(branches[node].children[branches[node].children.count - 1])
+    }
+
+    /// `appendBuilt`, cutting `runs` where the last leaf is full so that every leaf but the last
+    /// comes out full (of runs or of content), not three quarters full on average.
+    func appendPacked(runs: ContiguousArray<Run>, content: LeafContent<Element>) {
+        var r = 0
+        var c = 0
+        while r < runs.count {
+            let last = lastLeaf()
+            var roomRuns = Self.maxRunsPerLeaf - leaves[last].runs.count
+            var roomContent = Self.maxContentPerLeaf - leaves[last].content.count
+            if roomRuns == 0 || runs[r].visibleLength > roomContent {
+                // Nothing fits: the piece goes to a new leaf (`appendBuilt` makes it).
+                roomRuns = Self.maxRunsPerLeaf
+                roomContent = Self.maxContentPerLeaf
+            }
+            var end = r
+            var visible = 0
+            while end < runs.count, end - r < roomRuns, visible + runs[end].visibleLength <= roomContent {
+                visible += runs[end].visibleLength
+                end += 1
+            }
+            precondition(end > r, "a run larger than a leaf")
+            appendBuilt(runs: runs[r..<end], content: content[c..<(c + visible)])
+            r = end
+            c += visible
+        }
+    }
+
+    /// After a compaction built this storage: gaps of dropped counters cost the ID index no
+    /// entries (`LeafIndexColumn.absorb`), and every array's room is fitted to what it holds.
+    func fitAfterCompaction() {
+        if compactedCount > 0 {
+            for replica in idIndex.indices { idIndex[replica].absorb(Self.compactedLeaf) }
+        }
+        settleCounts()
+        var leaf: Int? = Self.firstLeaf
+        while let l = leaf {
+            if leaves[l].runs.capacity > leaves[l].runs.count {
+                var fitted = ContiguousArray<Run>()
+                fitted.reserveCapacity(leaves[l].runs.count)
+                fitted.append(contentsOf: leaves[l].runs)
+                leaves[l].runs = fitted
+            }
+            leaves[l].content.fitCapacity()
+            leaf = self.leaf(after: l)
+        }
+        leaves.shrinkToFit()
+        branches.shrinkToFit()
+        freezeLeaves()
     }
 }

@@ -32,7 +32,17 @@ extension ReplicatingArrayStorage {
                 precondition(leafDepth == nil || leafDepth == depth, "leaves at different depths")
                 leafDepth = depth
                 for child in node.children {
-                    let leaf = leaves[Int(child)]
+                    // A frozen leaf: no run array, and bytes that decode to runs that encode back to
+                    // the same bytes; never the first leaf, the cursor's or the run hint's.
+                    if isFrozen(Int(child)) {
+                        precondition(leaves[Int(child)].runs.isEmpty, "a frozen leaf with a run array")
+                        precondition(Int(child) != Self.firstLeaf, "the first leaf frozen")
+                        precondition(cursorLeaf != child && hintLeaf != child, "a frozen leaf cached for editing")
+                        let decoded = leaves[Int(child)].frozen.thawed()
+                        precondition(!decoded.isEmpty, "a frozen leaf without runs")
+                        precondition(FrozenRuns<Element>(decoded).bytes == leaves[Int(child)].frozen.bytes, "frozen runs do not encode back")
+                    }
+                    let leaf = readable(Int(child))
                     precondition(leaf.parent == Int32(branch), "leaf parent number")
                     let runVisible = leaf.runs.reduce(0) { $0 + $1.visibleLength }
                     precondition(runVisible == leaf.content.count, "leaf content \(leaf.content.count) != visible runs \(runVisible)")
@@ -68,7 +78,7 @@ extension ReplicatingArrayStorage {
         precondition(branchesInTree + freeBranches.count == branches.count, "a branch neither in the tree nor free")
         precondition(leavesInTreeOrder.count + freeLeaves.count == leaves.count, "a leaf neither in the tree nor free")
         for free in freeLeaves {
-            precondition(leaves[Int(free)].runs.isEmpty && leaves[Int(free)].parent == Self.none, "a free leaf in use")
+            precondition(leaves[Int(free)].runs.isEmpty && !isFrozen(Int(free)) && leaves[Int(free)].parent == Self.none, "a free leaf in use")
         }
         var leaf: Int? = Self.firstLeaf
         var previous = Self.none
@@ -89,20 +99,34 @@ extension ReplicatingArrayStorage {
         // 2. Every counter once (stored, or compacted away), indexed to its leaf. 3. Anchors
         // earlier (or compacted away), with smaller Lamport.
         for replica in idIndex.indices { idIndex[replica].checkInvariants() }
-        var seen = idIndex.indices.map { replica in (0..<idIndex[replica].count).map { idIndex[replica][$0] == Self.compactedLeaf } }
-        precondition(seen.reduce(0) { $0 + $1.filter { $0 }.count } == compactedCount, "compacted count")
-        var runs = 0
+        // A counter in no run is compacted: its entry names no leaf, or (a gap absorbed by a
+        // neighbouring entry, `LeafIndexColumn.absorb`) a leaf that does not hold it.
+        var stored = idIndex.indices.map { replica in [Bool](repeating: false, count: idIndex[replica].count) }
         for number in leavesInTreeOrder {
-            let leaf = leaves[number]
-            for run in leaf.runs {
-                runs += 1
+            for run in runs(of: number) where run.end <= UInt64(stored[Int(run.replica)].count) {
+                for c in Int(run.counter)..<Int(run.end) { stored[Int(run.replica)][c] = true }
+            }
+        }
+        var seen = stored.map { $0.map { !$0 } }
+        precondition(seen.reduce(0) { $0 + $1.filter { $0 }.count } == compactedCount, "compacted count")
+        for replica in idIndex.indices {
+            for c in 0..<idIndex[replica].count where seen[replica][c] {
+                let entry = idIndex[replica][c]
+                precondition(entry == Self.compactedLeaf || Int(entry) < leaves.count, "a compacted counter's entry names no leaf")
+                precondition(locate(replica: UInt16(replica), counter: UInt64(c)) == nil, "a compacted counter found")
+            }
+        }
+        var runCount = 0
+        for number in leavesInTreeOrder {
+            for run in runs(of: number) {
+                runCount += 1
                 let replica = Int(run.replica)
                 precondition(run.end <= UInt64(seen[replica].count), "run beyond its replica's counters")
                 if run.anchorReplica != Self.noReplica {
                     let a = Int(run.anchorReplica)
                     precondition(run.anchorCounter < UInt64(seen[a].count) && seen[a][Int(run.anchorCounter)], "anchor \(run.anchorReplica):\(run.anchorCounter) not earlier in order")
                     if let (al, ar, ao) = locate(replica: run.anchorReplica, counter: run.anchorCounter) {
-                        precondition(leaves[al].runs[ar].lamport + UInt64(ao) < run.lamport, "anchor Lamport not smaller")
+                        precondition(storedRun(leaf: al, run: ar).lamport + UInt64(ao) < run.lamport, "anchor Lamport not smaller")
                     }
                 }
                 for c in Int(run.counter)..<Int(run.end) {
@@ -113,7 +137,7 @@ extension ReplicatingArrayStorage {
             }
         }
         precondition(seen.allSatisfy { $0.allSatisfy { $0 } }, "a counter missing from the runs")
-        return runs
+        return runCount
     }
 }
 
@@ -126,11 +150,18 @@ public struct ReplicatingArrayStorageStatistics: Sendable, CustomStringConvertib
     public var contentBytes = 0
     public var idIndexBytes = 0
     public var leafObjectBytes = 0
+    /// Leaves whose runs are frozen (`FrozenRuns`), their runs, and the bytes those take.
+    public var frozenLeaves = 0
+    public var frozenRuns = 0
+    public var frozenRunBytes = 0
+    /// Entries of the ID index (one per stretch of counters in one leaf).
+    public var idIndexEntries = 0
 
-    public var totalBytes: Int { runBytes + contentBytes + idIndexBytes + leafObjectBytes }
+    public var totalBytes: Int { runBytes + frozenRunBytes + contentBytes + idIndexBytes + leafObjectBytes }
 
     public var description: String {
-        "\(leaves) leaves, \(runs) runs; bytes: runs \(runBytes), content \(contentBytes), ID index \(idIndexBytes), leaf objects \(leafObjectBytes)"
+        let frozen = frozenLeaves == 0 ? "" : "; frozen: \(frozenLeaves) leaves, \(frozenRuns) runs, \(frozenRunBytes) bytes"
+        return "\(leaves) leaves, \(runs) runs; bytes: runs \(runBytes), content \(contentBytes), ID index \(idIndexBytes) (\(idIndexEntries) entries), leaf objects \(leafObjectBytes)\(frozen)"
     }
 }
 
@@ -148,11 +179,20 @@ extension ReplicatingArray {
             stats.leaves += 1
             stats.runs += leaf.runs.count
             stats.runBytes += leaf.runs.capacity * runStride
+            if storage.isFrozen(number) {
+                stats.frozenLeaves += 1
+                stats.frozenRuns += leaf.frozen.thawed().count
+                stats.frozenRunBytes += leaf.frozen.reservedBytes
+                stats.runs += leaf.frozen.thawed().count
+            }
             stats.contentBytes += leaf.content.reservedBytes
             // The leaf record and the two array headers.
             stats.leafObjectBytes += MemoryLayout<ReplicatingArrayStorage<Element>.Leaf>.stride + 2 * 32
         }
-        for replica in storage.idIndex.indices { stats.idIndexBytes += storage.idIndex[replica].reservedBytes }
+        for replica in storage.idIndex.indices {
+            stats.idIndexBytes += storage.idIndex[replica].reservedBytes
+            stats.idIndexEntries += storage.idIndex[replica].entryCount
+        }
         return stats
     }
 }

@@ -103,7 +103,7 @@ extension ReplicatingArrayStorage {
         var leaf: Int? = Self.firstLeaf
         while let l = leaf {
             var contentIndex = 0
-            for run in leaves[l].runs {
+            for run in runs(of: l) {
                 let runContent = run.isDeleted || !withContent ? [] : Array(leaves[l].content[contentIndex..<(contentIndex + Int(run.length))])
                 contentIndex += run.visibleLength
                 if var p = pending, Self.continues(p, run) {

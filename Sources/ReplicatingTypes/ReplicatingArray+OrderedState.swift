@@ -48,14 +48,14 @@ enum ReplicatingArrayOrderedState {
         var runCount = 0
         var leaf: Int? = ReplicatingArrayStorage<Element>.firstLeaf
         while let l = leaf {
-            runCount += s.leaves[l].runs.count
+            runCount += s.runs(of: l).count
             leaf = s.leaf(after: l)
         }
         w.writeVarint(UInt64(runCount))
         leaf = ReplicatingArrayStorage<Element>.firstLeaf
         while let l = leaf {
             var contentIndex = 0
-            for run in s.leaves[l].runs {
+            for run in s.runs(of: l) {
                 let form: AnchorForm
                 if run.anchorReplica == ReplicatingArrayStorage<Element>.noReplica {
                     form = .start
@@ -192,6 +192,7 @@ enum ReplicatingArrayOrderedState {
         // What no run claimed was compacted away.
         for i in 0..<s.idIndex.count { s.idIndex[i].replace(Storage.pendingLeaf, with: Storage.compactedLeaf) }
         s.compactedCount = totalKnown - stored
+        if s.compactedCount > 0 { s.fitAfterCompaction() }
         array.replica = replica
         return (array, waiting)
     }

@@ -84,18 +84,17 @@ public struct ReplicatingArray<Element> {
     public func id(at index: Int) -> ElementID {
         precondition(index >= 0 && index < count, "ReplicatingArray index out of range")
         let (leaf, i) = storage.leaf(holding: index)
-        let (run, offset, _) = storage.leaves[leaf].runHolding(visible: i)
-        return storage.id(leaf: leaf, run: run, offset: offset)
+        return storage.id(visible: i, inLeaf: leaf)
     }
 
     /// The current index of the element `id`, or nil if this copy does not have it or it was
     /// removed. - Complexity: O(log n)
     public func index(of id: ElementID) -> Int? {
         guard let replica = storage.index(of: id.replica),
-              let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter),
-              !storage.leaves[leaf].runs[run].isDeleted
+              let found = storage.element(replica: replica, counter: id.counter),
+              !found.stored.isDeleted
         else { return nil }
-        return storage.start(of: leaf).visible + storage.leaves[leaf].contentStart(ofRun: run) + offset
+        return storage.start(of: found.leaf).visible + found.contentStart + found.offset
     }
 
     /// The index where an element inserted right after `id` would appear: the index after `id`
@@ -103,10 +102,10 @@ public struct ReplicatingArray<Element> {
     /// (cursors) to elements. - Complexity: O(log n)
     public func index(after id: ElementID) -> Int? {
         guard let replica = storage.index(of: id.replica),
-              let (leaf, run, offset) = storage.locate(replica: replica, counter: id.counter)
+              let found = storage.element(replica: replica, counter: id.counter)
         else { return nil }
-        let visibleOffset = storage.leaves[leaf].runs[run].isDeleted ? 0 : offset + 1
-        return storage.start(of: leaf).visible + storage.leaves[leaf].contentStart(ofRun: run) + visibleOffset
+        let visibleOffset = found.stored.isDeleted ? 0 : found.offset + 1
+        return storage.start(of: found.leaf).visible + found.contentStart + visibleOffset
     }
 
     /// How many elements of each replica this copy has.
@@ -124,14 +123,14 @@ public struct ReplicatingArray<Element> {
     public func isDirectlyAfter(_ id: ElementID, _ previous: ElementID) -> Bool {
         guard id.replica == previous.replica, id.counter == previous.counter &+ 1,
               let replica = storage.index(of: id.replica),
-              let (leaf, run, offset) = storage.locate(replica: replica, counter: previous.counter),
+              let before = storage.element(replica: replica, counter: previous.counter),
               let (otherLeaf, otherRun, otherOffset) = storage.locate(replica: replica, counter: id.counter)
         else { return false }
+        let (leaf, run, offset) = (before.leaf, before.run, before.offset)
         if leaf == otherLeaf && run == otherRun { return true }
         // The end of one run and the start of the next, in this leaf or the next one.
-        let runs = storage.leaves[leaf].runs
-        guard offset == Int(runs[run].length) - 1, otherOffset == 0, otherRun == (leaf == otherLeaf ? run + 1 : 0) else { return false }
-        return leaf == otherLeaf || (run == runs.count - 1 && storage.leaf(after: leaf) == otherLeaf)
+        guard offset == Int(before.stored.length) - 1, otherOffset == 0, otherRun == (leaf == otherLeaf ? run + 1 : 0) else { return false }
+        return leaf == otherLeaf || (run == before.runCount - 1 && storage.leaf(after: leaf) == otherLeaf)
     }
 
     /// True when this copy has the element `id` (visible or removed).

@@ -135,18 +135,12 @@ extension ReplicatingArrayStorage {
     func mergeIfSmall(_ leaf: Int) {
         guard leaves[leaf].content.count <= Self.maxContentPerLeaf / 4, leaves[leaf].runs.count <= Self.maxRunsPerLeaf / 2 else { return }
         let next = leaves[leaf].next
-        if next != Self.none, fitTogether(leaf, Int(next)) {
+        if next != Self.none, fitTogetherThawing(leaf, Int(next)) {
             merge(Int(next), into: leaf)
             return
         }
         let previous = leaves[leaf].previous
-        if previous != Self.none, fitTogether(Int(previous), leaf) { merge(leaf, into: Int(previous)) }
-    }
-
-    @inline(__always)
-    private func fitTogether(_ a: Int, _ b: Int) -> Bool {
-        leaves[a].content.count + leaves[b].content.count <= Self.maxContentPerLeaf * 3 / 4
-            && leaves[a].runs.count + leaves[b].runs.count <= Self.maxRunsPerLeaf * 3 / 4
+        if previous != Self.none, fitTogetherThawing(Int(previous), leaf) { merge(leaf, into: Int(previous)) }
     }
 
     /// Moves every run of `right` to the end of `left`, the leaf before it, and frees `right`.
@@ -289,9 +283,10 @@ extension ReplicatingArrayStorage {
         let result = emptyCopy()
         var leaf: Int? = Self.firstLeaf
         while let source = leaf {
-            result.appendBuilt(runs: leaves[source].runs, content: leaves[source].content)
+            result.appendBuilt(runs: runs(of: source), content: leaves[source].content)
             leaf = self.leaf(after: source)
         }
+        if compactedCount > 0 { result.fitAfterCompaction() }
         return result
     }
 

@@ -80,6 +80,8 @@ final class ReplicatingArrayStorage<Element> {
     /// number waiting to be reused) has no runs and no parent.
     struct Leaf {
         var runs: ContiguousArray<Run> = []
+        /// The runs, when the leaf is frozen (then `runs` is empty): see `FrozenRuns`.
+        var frozen = FrozenRuns<Element>()
         var content = LeafContent<Element>()
         var breaks = 0
         /// The bottom branch holding this leaf.
@@ -174,6 +176,8 @@ final class ReplicatingArrayStorage<Element> {
     var maxLamport: UInt64 = 0
     /// Number of removed elements dropped by compaction (they still count as known).
     var compactedCount = 0
+    /// Number of frozen leaves thawed (see `FrozenRuns`), for tests and statistics.
+    var thawedCount = 0
     let isBreak: ((Element) -> Bool)?
     /// The leaf of the last local edit (or `none`) and the index of its first visible element. A
     /// count change in any other leaf clears it (splits move content after it, which keeps its
@@ -269,7 +273,9 @@ final class ReplicatingArrayStorage<Element> {
     /// True when this copy knew `id` but dropped it in a compaction.
     func isCompacted(_ id: ElementID) -> Bool {
         guard compactedCount > 0, let replica = index(of: id.replica), id.counter < UInt64(idIndex[Int(replica)].count) else { return false }
-        return idIndex[Int(replica)][Int(id.counter)] == Self.compactedLeaf
+        // A known counter is stored in the leaf its entry names, or compacted (its entry is
+        // `compactedLeaf`, or a gap's neighbour's leaf: see `LeafIndexColumn.absorb`).
+        return locate(replica: replica, counter: id.counter) == nil
     }
 
     @inline(__always)
@@ -285,7 +291,7 @@ final class ReplicatingArrayStorage<Element> {
     /// The ID of element `offset` of run `run` in `leaf`.
     @inline(__always)
     func id(leaf: Int, run: Int, offset: Int) -> ElementID {
-        let r = leaves[leaf].runs[run]
+        let r = isFrozen(leaf) ? storedRun(leaf: leaf, run: run) : leaves[leaf].runs[run]
         return ElementID(replica: replicas[Int(r.replica)], counter: r.counter + UInt64(offset))
     }
 
@@ -350,6 +356,7 @@ final class ReplicatingArrayStorage<Element> {
             return (Int(cursorLeaf), index - cursorStart)
         }
         let (leaf, i) = leaf(holding: index)
+        thaw(leaf)
         cursorLeaf = Int32(leaf)
         cursorStart = index - i
         return (leaf, i)
@@ -407,13 +414,19 @@ final class ReplicatingArrayStorage<Element> {
     }
 
     /// The leaf, run and offset of an element by ID, if this copy stores it (nil when unknown or
-    /// dropped by compaction). - Complexity: O(runs in one leaf)
+    /// dropped by compaction: a dropped counter's entry names no leaf, or a leaf without it).
+    /// - Complexity: O(runs in one leaf)
     @inline(__always)
     func locate(replica: UInt16, counter: UInt64) -> (leaf: Int, run: Int, offset: Int)? {
         guard counter < UInt64(idIndex[Int(replica)].count) else { return nil }
         let entry = idIndex[Int(replica)][Int(counter)]
-        guard entry != Self.compactedLeaf else { return nil }
+        // `compactedLeaf` (and the decoding sentinels) name no leaf.
+        guard Int(entry) < leaves.count else { return nil }
         let leaf = Int(entry)
+        if isFrozen(leaf) {
+            guard let (run, stored) = leaves[leaf].frozen.runHolding(replica: replica, counter: counter) else { return nil }
+            return (leaf, run, Int(counter - stored.counter))
+        }
         guard let run = leaves[leaf].runHolding(replica: replica, counter: counter) else { return nil }
         return (leaf, run, Int(counter - leaves[leaf].runs[run].counter))
     }

@@ -169,7 +169,7 @@ struct QuireBench: ParsableCommand {
                         "seconds": .double(r.localSeconds), "floorGapBufferSeconds": .double(r.floorSeconds),
                         "ratioToFloor": .double(r.localSeconds / r.floorSeconds), "remoteToLocalRatio": .double(r.remoteSeconds / r.localSeconds),
                         "bytesPerLiveChar": .double(perChar), "compactedBytesPerLiveChar": .double(Double(r.compactedHeapBytes) / Double(live)),
-                        "finalTextMatches": .bool(r.finalTextMatches), "remoteMatches": .bool(r.remoteMatches), "storage": .string(r.statistics),
+                        "finalTextMatches": .bool(r.finalTextMatches), "remoteMatches": .bool(r.remoteMatches), "storage": .string(r.statistics), "compactedStorage": .string(r.compactedStatistics),
                         "catchUpFromNothingSeconds": .double(c.fromNothingSeconds), "catchUpFromNothingToLocalRatio": .double(c.fromNothingSeconds / c.wholeLocalSeconds),
                         "catchUpFromNothingBytes": .integer(Int64(c.fromNothingBytes)), "catchUpSecondHalfSeconds": .double(c.secondHalfSeconds),
                         "catchUpSecondHalfToLocalRatio": .double(c.secondHalfSeconds / c.secondHalfLocalSeconds),
@@ -181,7 +181,7 @@ struct QuireBench: ParsableCommand {
                         local replay   \(ms(r.localSeconds)), \(String(format: "%.0f", r.localSeconds / Double(shape.edits) * 1e9)) ns/edit (\(fmt(r.localSeconds / r.floorSeconds))x the gap-buffer floor of \(ms(r.floorSeconds)))
                         remote replay  \(ms(r.remoteSeconds)) (\(fmt(r.remoteSeconds / r.localSeconds))x local; \(r.remoteMatches ? "same state" : "STATE DIFFERS")); reporting changes \(fmt(r.remoteReportingSeconds / r.localSeconds))x
                         catch-up       from nothing \(ms(c.fromNothingSeconds)) (\(fmt(c.fromNothingSeconds / c.wholeLocalSeconds))x the local replay of \(ms(c.wholeLocalSeconds)), \(c.fromNothingBytes / 1024) KiB); the second half missed \(ms(c.secondHalfSeconds)) (\(fmt(c.secondHalfSeconds / c.secondHalfLocalSeconds))x its local replay of \(ms(c.secondHalfLocalSeconds)), \(c.secondHalfBytes / 1024) KiB); \(c.matches ? "same text" : "TEXT DIFFERS")
-                        memory         \(fmt(perChar)) bytes per live char (\(r.liveCharacters) chars; \(r.statistics)); tombstones dropped: \(fmt(Double(r.compactedHeapBytes) / Double(live)))
+                        memory         \(fmt(perChar)) bytes per live char (\(r.liveCharacters) chars; \(r.statistics)); tombstones dropped: \(fmt(Double(r.compactedHeapBytes) / Double(live))) (\(r.compactedStatistics))
                     """)
                 }
             }

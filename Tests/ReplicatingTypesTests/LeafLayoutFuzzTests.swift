@@ -83,10 +83,21 @@ import Testing
             let removed = oracle.elements.filter { !$0.visible }
             return removed.isEmpty ? nil : removed[random.below(removed.count)].id
         }
+        var frozen = FrozenUse()
         for step in 0..<250 {
             var fromLocal: [ReplicatingArrayOperation<Unicode.Scalar>] = []
             var fromRemote: [ReplicatingArrayOperation<Unicode.Scalar>] = []
             let n = local.count
+            let watched = [FrozenUse.Watch(local), FrozenUse.Watch(remote)]
+            if step % 40 == 39 {
+                // Both copies have every operation: each may drop every tombstone (leaves freeze).
+                local.dropTombstones()
+                remote.dropTombstones()
+                oracle.dropTombstones()
+                frozen.compacted(local)
+                Self.check(local, oracle, &random, "seed \(seed) step \(step) compacted", full: true)
+                continue
+            }
             switch random.below(10) {
             case 0, 1:
                 // Typing, scalar by scalar, with a backspace now and then; the remote copy types
@@ -137,6 +148,8 @@ import Testing
             }
             for op in fromLocal { remote.integrate(op); oracle.apply(op) }
             for op in fromRemote { local.integrate(op); oracle.apply(op) }
+            frozen.edited(watched[0], local)
+            frozen.edited(watched[1], remote)
             let context = "seed \(seed) step \(step)"
             Self.check(local, oracle, &random, context, full: step % 5 == 0)
             Self.check(remote, oracle, &random, context + " remote", full: step % 25 == 0)
@@ -144,6 +157,7 @@ import Testing
         Self.check(local, oracle, &random, "seed \(seed) end", full: true)
         Self.check(remote, oracle, &random, "seed \(seed) end remote", full: true)
         #expect(local == remote)
+        frozen.expectExercised("seed \(seed)")
     }
 
     /// Three copies of a document of several leaves edit concurrently (typing, pastes, cuts,
@@ -176,10 +190,12 @@ import Testing
             for message in inFlight { deliver(message.op, to: message.to) }
             inFlight = []
         }
+        var frozen = FrozenUse()
         for step in 0..<300 {
             let k = random.below(3)
             var ops: [ReplicatingArrayOperation<Unicode.Scalar>] = []
             let n = copies[k].count
+            let watched = copies.map(FrozenUse.Watch.init)
             switch random.below(20) {
             case 0..<5:
                 var at = random.below(n + 1)
@@ -231,9 +247,13 @@ import Testing
                     for op in copies[(c + 1) % 3].operations(since: copies[c].versionVector) { deliver(op, to: c) }
                 }
                 #expect(copies[0] == copies[1] && copies[1] == copies[2], "seed \(seed) step \(step)")
-                for c in 0..<3 { copies[c].dropTombstones() }
+                for c in 0..<3 {
+                    copies[c].dropTombstones()
+                    frozen.compacted(copies[c])
+                }
                 oracle.dropTombstones()
             }
+            for c in 0..<3 { frozen.edited(watched[c], copies[c]) }
             for op in ops {
                 oracle.apply(op)
                 for to in 0..<3 where to != k { inFlight.append((to, op)) }
@@ -250,6 +270,7 @@ import Testing
             Self.check(copies[c], oracle, &random, context, full: true)
         }
         #expect(copies[0] == copies[1] && copies[1] == copies[2], "seed \(seed)")
+        frozen.expectExercised("seed \(seed)")
     }
 
     /// Elements that are not scalars (stored as they are, reference-counted here) through leaf
@@ -426,6 +447,43 @@ import Testing
             i += 1
         }
         return i
+    }
+}
+
+/// Counts how much of a fuzz run went through frozen leaves (`FrozenRuns`): compactions that
+/// left leaves frozen, and steps that thawed a leaf of a copy (edits, remote operations) while
+/// other leaves stayed frozen; so a run that never exercised the compact form fails.
+struct FrozenUse {
+    var frozenLeaves = 0
+    var thaws = 0
+    var stepsOnFrozenCopies = 0
+
+    /// A copy's storage and thaw count before a step.
+    struct Watch {
+        let storage: ObjectIdentifier
+        let thawed: Int
+        let frozen: Int
+        init(_ text: ReplicatingText) {
+            storage = ObjectIdentifier(text.scalars.storage)
+            thawed = text.scalars.storage.thawedCount
+            frozen = text.scalars.storage.frozenLeafCount
+        }
+    }
+
+    mutating func compacted(_ text: ReplicatingText) {
+        frozenLeaves += text.scalars.storage.frozenLeafCount
+    }
+
+    mutating func edited(_ before: Watch, _ text: ReplicatingText) {
+        guard before.frozen > 0, ObjectIdentifier(text.scalars.storage) == before.storage else { return }
+        stepsOnFrozenCopies += 1
+        thaws += text.scalars.storage.thawedCount - before.thawed
+    }
+
+    func expectExercised(_ context: String) {
+        #expect(frozenLeaves > 0, "\(context): no compaction left a frozen leaf")
+        #expect(thaws > 0, "\(context): no edit thawed a frozen leaf")
+        #expect(stepsOnFrozenCopies > 0, "\(context): no step edited a copy with frozen leaves")
     }
 }
 
