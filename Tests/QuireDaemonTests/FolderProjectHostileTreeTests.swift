@@ -138,6 +138,24 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty, "nothing written into their folder")
     }
 
+    /// An editor's open of a path with `.` or `..` in it names the file the system opens: through
+    /// a real folder, the project's file; through a link in the project (`sub/..` is the parent
+    /// of where the link leads), not the project's file, so the file behind it is never taken.
+    @Test func dotsInAnEditorsPathNameTheFileTheSystemOpens() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_600)
+        let outside = try ProjectFixture.folder(["notes.md": Array("outside\n".utf8), "inner/x": Array("x\n".utf8)], name: "dots-outside")
+        let root = try ProjectFixture.folder(["notes.md": Array("inside\n".utf8), "real/y.md": Array("y\n".utf8)], name: "dots")
+        #expect(symlink(outside + "/inner", root + "/sub") == 0)
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let notes = try #require(project.view.files[try ProjectPath("notes.md")])
+        for path in ["/real/../notes.md", "/./notes.md", "//notes.md", "/real/./../notes.md"] {
+            #expect(daemon.projects.documentName(ofFile: root + path) == project.uri(of: notes), "\(path)")
+        }
+        #expect(daemon.projects.documentName(ofFile: root + "/sub/../notes.md") == nil, "outside/notes.md is not the project's")
+        #expect(project.view.files.keys.map(\.string).sorted() == ["notes.md", "real/y.md"])
+    }
+
     /// The project's folder itself swapped for a link (by anyone who may write in a folder
     /// above it: a group-writable team folder) to a private folder of the owner's: the daemon
     /// resolved the root when it was shared and follows no link on its path since, so nothing
