@@ -26,7 +26,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Project sizes (files) for --only project, comma-separated.")
     var projectSizes = "500,2000,8000"
 
-    @Option(help: "Parts of --only project: fresh, durable, one-read, memory (comma-separated). Default: all.")
+    @Option(help: "Parts of --only project: fresh, durable, one-read, memory, process (the real quire on pipes) (comma-separated). Default: all but process.")
     var projectParts = "fresh,durable,one-read,memory"
 
     @Flag(help: "Leave --only project's data directories in TMPDIR (remove them yourself): back-to-back runs then do not make inodes among those the last run freed.")
@@ -250,6 +250,13 @@ struct QuireBench: ParsableCommand {
         benchmark.parts = Set(projectParts.split(separator: ",").map(String.init))
         benchmark.keepData = keepData
         let r = try benchmark.run()
+        var processRuns: [ProjectProcessBenchmark.Result] = []
+        if benchmark.parts.contains("process") {
+            let files = ProjectBenchmark.projectFiles().files
+            for n in benchmark.sizes {
+                processRuns.append(try ProjectProcessBenchmark(binary: try quireBinary(), count: n, keepData: keepData).run(files))
+            }
+        }
         if json {
             for f in r.fresh {
                 print(JSONSerializer(sortedKeys: true).string([
@@ -262,7 +269,13 @@ struct QuireBench: ParsableCommand {
                     "project": .string(p.mode), "files": .integer(Int64(p.files)), "characters": .integer(Int64(p.characters)),
                     "seconds": .double(p.seconds), "reads": .integer(Int64(p.reads)), "heapBytes": .integer(Int64(p.heapBytes)),
                     "residentBytes": .integer(Int64(p.residentBytes)), "diskBytes": .integer(Int64(p.diskBytes)),
-                    "restartSeconds": .double(p.restartSeconds), "restartHeapBytes": .integer(Int64(p.restartHeapBytes)),
+                    "ownFilesSeconds": .double(p.ownFilesSeconds), "restartSeconds": .double(p.restartSeconds), "restartHeapBytes": .integer(Int64(p.restartHeapBytes)),
+                ]))
+            }
+            for p in processRuns {
+                print(JSONSerializer(sortedKeys: true).string([
+                    "project": "process, stdio pipes", "files": .integer(Int64(p.files)), "utf8Bytes": .integer(Int64(p.utf8Bytes)),
+                    "seconds": .double(p.seconds), "residentBytes": .integer(Int64(p.residentBytes)), "writtenBytes": .integer(Int64(p.writtenBytes)),
                 ]))
             }
             return
@@ -279,8 +292,12 @@ struct QuireBench: ParsableCommand {
         print("project opened through document/open by one editor (in process):")
         for p in r.projects {
             let restart = p.restartedDocuments > 0
-                ? "; restart loads \(p.restartedDocuments) documents in \(ms(p.restartSeconds)), \(p.restartHeapBytes / 1_048_576) MiB heap" : ""
+                ? "; every document in its own files after \(ms(p.ownFilesSeconds)); restart loads \(p.restartedDocuments) documents in \(ms(p.restartSeconds)), \(p.restartHeapBytes / 1_048_576) MiB heap" : ""
             print("  \(String(p.files).padding(toLength: 5, withPad: " ", startingAt: 0)) files, \(p.mode.padding(toLength: 22, withPad: " ", startingAt: 0)) \(ms(p.seconds)) (\(p.reads) reads, \(String(format: "%.1f", Double(p.utf8Bytes) / 1e6)) MB); heap +\(p.heapBytes / 1_048_576) MiB (\(fmt(Double(p.heapBytes) / Double(Swift.max(p.characters, 1)))) B/char), process resident \(p.residentBytes / 1_048_576) MiB, disk \(p.diskBytes / 1_048_576) MiB (\(fmt(Double(p.diskBytes) / Double(Swift.max(p.utf8Bytes, 1))))x)\(restart)")
+        }
+        if !processRuns.isEmpty { print("project opened through document/open by an editor on the real quire's stdio pipes (--durability sync):") }
+        for p in processRuns {
+            print("  \(String(p.files).padding(toLength: 5, withPad: " ", startingAt: 0)) files, \(String(format: "%.1f", Double(p.utf8Bytes) / 1e6)) MB  \(ms(p.seconds)) to the last reply; daemon resident \(p.residentBytes / 1_048_576) MiB, wrote \(p.writtenBytes / 1_048_576) MiB (/proc io)")
         }
     }
 

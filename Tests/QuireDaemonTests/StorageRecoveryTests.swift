@@ -246,11 +246,11 @@ struct StoredHistory {
         #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
     }
 
-    /// Under `.sync` a new document's files are written on another thread (`DocumentMaker`):
-    /// records appended after a later document was created (the first was handed over then)
-    /// and before it, a sharing record written while unmade, and a document discarded before
-    /// its files were written all end as if written at once: after the commit every kept
-    /// document loads with each of its records, and the discarded one left nothing.
+    /// A new document's own files are made on another thread (`DocumentFilesMaker`): records
+    /// appended right after it was created, a sharing record written before it had its own
+    /// files, and a document discarded before it had them all end as if written at once: after
+    /// the commit every kept document loads with each of its records, and the discarded one
+    /// left nothing.
     @Test func newDocumentsWrittenOnTheMakersThreadKeepEveryRecord() throws {
         let path = DaemonProcess.temporaryDirectory("store")
         var texts: [UInt64: ReplicatingText] = [:]
@@ -303,18 +303,30 @@ struct StoredHistory {
         #expect(!log.all.contains { $0.hasPrefix("warning") || $0.hasPrefix("error") }, "\(log.all)")
     }
 
-    /// A `.batch` store writes a new document's files at once (a `kill -9` cannot take them):
-    /// read back by another store before any commit, the document is there.
+    /// A `.batch` store writes a new document at once, into its pack (a `kill -9` cannot take
+    /// it): read back before any commit, the pack holds it; once the store is let go it has its
+    /// own files and the pack is gone.
     @Test func aBatchStoreWritesNewDocumentsAtOnce() throws {
         let path = DaemonProcess.temporaryDirectory("store")
-        let store = try DocumentStore(path: path, durability: .batch, logger: Logger(label: "test"))
-        store.create(uri: "notes", id: 42, initial: ReplicatingText("kept\n", replica: ReplicaID(1)).operations())
-        #expect(!store.holdsOutput)
+        do {
+            let store = try DocumentStore(path: path, durability: .batch, logger: Logger(label: "test"))
+            store.create(uri: "notes", id: 42, initial: ReplicatingText("kept\n", replica: ReplicaID(1)).operations())
+            #expect(!store.holdsOutput)
+            let packs = try FileSystem.list(path + "/" + DocumentPack.directoryName)
+            let entries = try packs.flatMap { try DocumentPack.read(path + "/" + DocumentPack.directoryName + "/" + $0).entries }
+            // The maker's thread may have made its own files and removed the pack already.
+            if packs.isEmpty {
+                #expect(FileManager.default.fileExists(atPath: path + "/documents/" + DocumentFiles.directoryName(for: 42)))
+            } else {
+                #expect(entries.map(\.uri) == ["notes"])
+                #expect(entries.first?.records == DocumentFiles.firstRecords(ReplicatingText("kept\n", replica: ReplicaID(1)).operations()))
+            }
+        }
+        #expect(try FileSystem.list(path + "/" + DocumentPack.directoryName).isEmpty)
         let recovered = try DocumentFiles.recover(path + "/documents/" + DocumentFiles.directoryName(for: 42), replica: ReplicaID(2))
         #expect(recovered.files.uri == "notes")
         #expect(recovered.text.string == "kept\n")
         #expect(recovered.warnings.isEmpty, "\(recovered.warnings)")
-        withExtendedLifetime(store) {}
     }
 
     /// Thousands of documents must not need thousands of descriptors (the usual limit is 1024):

@@ -12,7 +12,7 @@ extension DocumentFiles {
     /// Records `binding` (nil: none): its base state first, then `file.json`, each atomically,
     /// so `file.json` never names a hash whose base is not on disk.
     func writeBinding(_ binding: FileBinding?) throws {
-        try makeFiles()
+        try requireMade()
         guard let binding else {
             FileSystem.remove(directory + "/" + Self.bindingName)
             FileSystem.remove(directory + "/" + Self.bindingBaseName)

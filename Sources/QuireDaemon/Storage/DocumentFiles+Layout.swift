@@ -24,13 +24,19 @@ extension DocumentFiles {
     /// Writes a new document's directory: `document.json`, and the first segment, its header
     /// followed by `records`. Made whole under a name that loading skips (and removes), then
     /// renamed: a crash part-way never leaves a document directory without its document.json
-    /// or log header.
+    /// or log header. Nothing is synced (the store's commit does it).
     static func makeFiles(directory: String, uri: String, id: UInt64, records: [UInt8]) throws {
+        try writeUnfinished(directory: directory, uri: uri, id: id, records: records)
+        let unfinished = directory + unfinishedSuffix
+        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
+    }
+
+    /// `makeFiles` up to the rename: the directory `<directory>.tmp` with both files in it.
+    static func writeUnfinished(directory: String, uri: String, id: UInt64, records: [UInt8]) throws {
         let unfinished = directory + unfinishedSuffix
         try FileSystem.makeDirectory(unfinished)
         try FileSystem.writeNew(metadata(uri: uri, id: id, sharing: nil), to: unfinished + "/" + metadataName)
         try FileSystem.writeNew(LogRecords.Kind.log.magic + records, to: unfinished + "/" + segmentName(1))
-        guard rename(unfinished, directory) == 0 else { throw StorageError.system("rename", unfinished) }
     }
 
     /// Writes `document.json` atomically: the document's name, ID, and, once a peer held it, who

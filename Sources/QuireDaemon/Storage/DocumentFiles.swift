@@ -56,47 +56,54 @@ final class DocumentFiles {
 
     // MARK: Creating
 
-    /// A new document's directory under `root`, holding `uri` and `id`, with an empty first
-    /// segment. Nothing is synced yet: the store's next `commit()` syncs every document created
-    /// since the last one together (`sync()` here, then `root` once), before any reply that
-    /// tells of them goes out under `.sync` durability. The files reach the kernel at once, so
-    /// a `kill -9` loses none of them; unless `deferred`: then nothing is written until
-    /// `makeFiles()` (under `.sync`, before the commit that precedes any word of the document),
-    /// and the records appended until then wait to be written after the segment's header.
-    static func create(under root: String, uri: String, id: UInt64, deferred: Bool = false) throws -> DocumentFiles {
-        let directory = root + "/" + directoryName(for: id)
-        let files: DocumentFiles
-        if deferred {
-            files = DocumentFiles(directory: directory, uri: uri, id: id, segment: nil, segmentNumber: 1, newestSnapshot: nil)
-            files.isUnmade = true
-        } else {
-            try makeFiles(directory: directory, uri: uri, id: id, records: [])
-            let segment = try AppendableFile(path: directory + "/" + segmentName(1), create: false)
-            files = DocumentFiles(directory: directory, uri: uri, id: id, segment: segment, segmentNumber: 1, newestSnapshot: nil)
-        }
-        files.isCreationUnsynced = true
-        files.hasUnsyncedData = true
+    /// A new document whose files are not made yet: its first records (`firstRecords`, counted
+    /// here) are in a pack, and it gets its own files later (`DocumentFilesMaker`), or at once
+    /// when the store must touch them (`make(records:)`). Nothing may be written to it before.
+    static func packed(under root: String, uri: String, id: UInt64, firstRecordBytes: Int) -> DocumentFiles {
+        let files = DocumentFiles(directory: root + "/" + directoryName(for: id), uri: uri, id: id, segment: nil, segmentNumber: 1, newestSnapshot: nil)
+        files.isUnmade = true
+        files.logBytesSinceSnapshot = firstRecordBytes
         return files
     }
 
-    /// Created `deferred` and its files not written yet; `unwrittenRecords` holds what was
-    /// appended meanwhile.
-    private(set) var isUnmade = false
-    private var unwrittenRecords: [UInt8] = []
-
-    /// Writes the files of a document created `deferred`, with every record appended so far (not
-    /// synced: `sync()` does that); nothing to do once written. Touches only this document's
-    /// own files and state, so it may run on another thread while nothing else touches them
-    /// (`DocumentMaker`).
-    func makeFiles() throws {
-        guard isUnmade else { return }
-        try Self.makeFiles(directory: directory, uri: uri, id: id, records: unwrittenRecords)
-        isUnmade = false
-        unwrittenRecords = []
+    /// The first log records of a new document holding `initial` (none when it is empty).
+    static func firstRecords(_ initial: [ReplicatingArrayOperation<Unicode.Scalar>]) -> [UInt8] {
+        guard !initial.isEmpty else { return [] }
+        return LogRecords.record([RecordKind.operations.rawValue] + ReplicatingArrayCoding.encode(initial))
     }
 
-    /// The suffix of a document directory being made (`create`); one left by a crash held no
-    /// acknowledged document.
+    /// Its files are not made yet (`packed`).
+    private(set) var isUnmade = false
+    /// Set by the store for a packed document: puts a record in its pack and returns true, or
+    /// makes its files and returns false (the maker's thread has started on them).
+    var packedWrite: ((DocumentFiles, [UInt8]) throws -> Bool)?
+
+    /// Makes the files of a packed document with its first `records`, not synced: the store's
+    /// next `commit()` syncs them (`syncSteps`) and the documents directory.
+    func make(records: [UInt8]) throws {
+        guard isUnmade else { return }
+        try Self.makeFiles(directory: directory, uri: uri, id: id, records: records)
+        isUnmade = false
+        packedWrite = nil
+        isCreationUnsynced = true
+        hasUnsyncedData = true
+    }
+
+    /// The maker's thread gave this packed document its own files, durably.
+    func madeElsewhere() {
+        isUnmade = false
+        packedWrite = nil
+        isCreationUnsynced = false
+        hasUnsyncedData = false
+    }
+
+    /// Throws when the files are not made yet: the store makes them before it writes.
+    func requireMade() throws {
+        guard !isUnmade else { throw StorageError("the files of \(uri) are not made yet") }
+    }
+
+    /// The suffix of a document directory being made; one left by a crash held no acknowledged
+    /// document that is not in a pack too (loading removes it and makes it from the pack).
     static let unfinishedSuffix = ".tmp"
 
     /// Whether `document.json`, the first segment and the directory's entries still wait for
@@ -106,7 +113,7 @@ final class DocumentFiles {
     /// Records that peers hold this document, which, and where its copies stand (its tombstones
     /// are no longer this daemon's alone to drop).
     func recordSharing(_ sharing: DocumentSharing) throws {
-        try makeFiles()
+        try requireMade()
         try Self.writeMetadata(in: directory, uri: uri, id: id, sharing: sharing)
     }
 
@@ -156,7 +163,7 @@ final class DocumentFiles {
     /// directory entries are synced too (its entry in the documents directory is the store's
     /// to sync, once for every document created).
     func sync() throws {
-        try makeFiles()
+        try requireMade()
         for step in syncSteps() { try step() }
         syncSucceeded()
     }
@@ -164,7 +171,7 @@ final class DocumentFiles {
     /// What `sync()` does, as independent steps on different files that may run at once (the
     /// store runs a commit's steps together, `ParallelSyncs`); once every one has succeeded,
     /// `syncSucceeded()` notes it. Empty when nothing waits for a sync. The files must be
-    /// made (`makeFiles()`).
+    /// made.
     func syncSteps() -> [() throws -> Void] {
         var steps: [() throws -> Void] = []
         if hasUnsyncedData {
@@ -191,13 +198,12 @@ final class DocumentFiles {
         isCreationUnsynced = false
     }
 
-    /// Appends `record` to the current segment, or keeps it for `makeFiles()`.
+    /// Appends `record` to the current segment; while the files are not made, to the pack
+    /// when `packedWrite` takes it (it makes the files when it does not).
     private func write(_ record: [UInt8]) throws {
-        if isUnmade {
-            unwrittenRecords.append(contentsOf: record)
-        } else {
-            try openSegment().append(record)
-        }
+        if isUnmade, let packedWrite, try packedWrite(self, record) { return }
+        try requireMade()
+        try openSegment().append(record)
     }
 
     /// The current segment, opened for appending when it is not open.

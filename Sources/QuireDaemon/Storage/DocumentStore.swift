@@ -33,7 +33,7 @@ public final class DocumentStore {
     public let identity: PeerIdentity
     /// A document's log grows to at least this many bytes before it is folded into a snapshot.
     public let snapshotLogBytes: Int
-    private let logger: Logger
+    let logger: Logger
     private let lockDescriptor: Int32
     var files: [UInt64: DocumentFiles] = [:]
     var unsynced: Set<UInt64> = []
@@ -46,8 +46,11 @@ public final class DocumentStore {
     private var openOrder: [UInt64] = []
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
     static let maximumOpenSegments = 64
-    /// Writes new documents' files on a thread of its own under `.sync` (`DocumentMaker`).
-    let maker = DocumentMaker()
+    /// Keeps new documents in packs and gives them their own files on a thread of its own.
+    let maker: DocumentFilesMaker
+    /// Documents the store made itself from their pack (to touch them): their pack waits for
+    /// the commit that syncs their files.
+    var madeSinceCommit: Set<UInt64> = []
     /// Runs a commit's document syncs together (`ParallelSyncs`).
     let syncs = ParallelSyncs(width: DocumentStore.parallelSyncs)
     /// Document syncs a commit runs at once at most.
@@ -56,6 +59,7 @@ public final class DocumentStore {
     public private(set) var failure: String?
 
     var documentsPath: String { path + "/documents" }
+    var packsPath: String { path + "/" + DocumentPack.directoryName }
 
     /// Opens (creating when needed, mode 0700) and locks the data directory at `path`.
     /// Throws when another daemon holds it, it cannot be made, or it is not the user's own
@@ -70,6 +74,11 @@ public final class DocumentStore {
         try OwnedFiles.checkDirectory(path)
         try FileSystem.makeDirectory(path + "/documents")
         try OwnedFiles.checkDirectory(path + "/documents", what: "the documents directory")
+        let packs = path + "/" + DocumentPack.directoryName
+        try FileSystem.makeDirectory(packs)
+        try OwnedFiles.checkDirectory(packs, what: "the packs directory")
+        let leftPacks = DocumentFiles.numbers(in: try FileSystem.list(packs), prefix: "pack")
+        maker = DocumentFilesMaker(packsPath: packs, documentsPath: path + "/documents", firstNumber: (leftPacks.last ?? 0) + 1)
         let lock = try Self.lock(path + "/lock")
         do {
             replica = try Self.loadReplica(path + "/replica", logger: logger)
@@ -82,30 +91,10 @@ public final class DocumentStore {
     }
 
     deinit {
-        // Documents created since the last commit reach the kernel, as they would have at once.
-        if failure == nil { maker.start() }
-        _ = maker.settle()
+        // New documents get their own files before the directory is let go (their pack is
+        // removed then); a document that could not be made stays in its pack for the next load.
+        maker.finish()
         close(lockDescriptor)
-    }
-
-    /// Takes an exclusive lock on `lockPath` (held until the process ends) and records the pid in it.
-    /// The lock file is opened without following a symbolic link and must be a regular file of
-    /// the user's, so a planted link cannot make the daemon truncate another file.
-    private static func lock(_ lockPath: String) throws -> Int32 {
-        guard let fd = try OwnedFiles.open(lockPath, flags: O_RDWR | O_CREAT) else { throw StorageError.system("open", lockPath) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            var bytes = [UInt8](repeating: 0, count: 32)
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-            let holder = String(decoding: bytes.prefix(max(0, n)), as: UTF8.self)
-            close(fd)
-            let pid = holder.trimmingCharacters(in: .whitespacesAndNewlines)
-            throw StorageError("the data directory \(FileSystem.directory(of: lockPath)) is in use by another quire\(pid.isEmpty ? "" : " (pid \(pid))")",
-                               isLockHeld: true)
-        }
-        _ = ftruncate(fd, 0)
-        let pid = Array("\(getpid())\n".utf8)
-        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        return fd
     }
 
     /// The identity kept in `identityPath` (its 32-byte private key, mode 0600), made when missing.
@@ -156,26 +145,18 @@ public final class DocumentStore {
     }
 
     /// `loadDocuments()`, with `views(uri, id)` rebuilding the editor views of each document as
-    /// its log is replayed.
+    /// its log is replayed. Documents that a pack holds and whose own files were not made (or
+    /// not finished) are made from the pack first (`makeDocumentsOfPacks`).
     func loadDocuments(rebuildingViews views: (String, UInt64) -> ViewReplay?) -> [LoadedDocument] {
+        removeUnfinishedDirectories()
+        makeDocumentsOfPacks()
         let names: [String]
         do { names = try FileSystem.list(documentsPath).sorted() } catch {
             logger.error("cannot list \(documentsPath): \(error)")
             return []
         }
         var loaded: [LoadedDocument] = []
-        for name in names where name.hasSuffix(DocumentFiles.unfinishedSuffix) {
-            // A document a crash stopped being made: nothing told of it yet.
-            var info = stat()
-            guard lstat(documentsPath + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
-            do {
-                try FileManager.default.removeItem(atPath: documentsPath + "/" + name)
-                logger.info("removed \(documentsPath)/\(name), a document whose creation a crash interrupted (never acknowledged)")
-            } catch {
-                logger.warning("cannot remove \(documentsPath)/\(name), a document whose creation a crash interrupted: \(error)")
-            }
-        }
-        for name in names where !name.hasSuffix(".tmp") {
+        for name in names where !name.hasSuffix(DocumentFiles.unfinishedSuffix) {
             let directory = documentsPath + "/" + name
             do {
                 try OwnedFiles.checkDirectory(directory, what: "the document directory")
@@ -195,39 +176,39 @@ public final class DocumentStore {
     }
 
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
-    /// Its files are written (at once under `.batch`; on the maker's thread under `.sync`,
-    /// all before the next commit) and synced at the next `commit()` with every other document
-    /// created or edited since the last one: a burst of new documents (a project opened) shares
-    /// one commit, and under `.sync` nothing tells of them before it.
+    /// The record goes into the current pack (`DocumentFilesMaker`): at once under `.batch`, at
+    /// the next `commit()` under `.sync` (nothing tells of the document before it), which syncs
+    /// the pack with everything else: a burst of new documents (a project opened) costs one file
+    /// and one sync. Each document's own directory and files are made afterwards, off the reply
+    /// path; a document whose own files are needed before the commit never goes into the pack.
     public func create(uri: String, id: UInt64, initial: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         guard failure == nil, files[id] == nil else { return }
         attempt("create \(uri)") {
-            documentsDirectoryUnsynced = true
-            // Under `.sync` a new document's files are written on the maker's thread, handed
-            // over when the next document is created (the earlier ones are whole as far as
-            // anyone knows) or the commit begins; under `.batch` at once, so that a `kill -9`
-            // loses none of them.
-            let deferred = durability == .sync
-            if deferred { maker.start() }
-            let created = try DocumentFiles.create(under: documentsPath, uri: uri, id: id, deferred: deferred)
+            let records = DocumentFiles.firstRecords(initial)
+            let created = DocumentFiles.packed(under: documentsPath, uri: uri, id: id, firstRecordBytes: records.count)
             created.minimumLogBytesBeforeSnapshot = snapshotLogBytes
+            created.packedWrite = { [unowned self] files, record in try writePacked(record, of: files) }
+            try maker.create(id: id, uri: uri, directory: created.directory, records: records, deferred: durability == .sync)
             files[id] = created
-            try created.append(initial)
-            try afterAppend(created)
-            if deferred { maker.add(created) }
         }
     }
 
     /// Stops keeping document `id` and removes its files (a new, empty document that a peer's
-    /// document of the same name replaced).
+    /// document of the same name replaced); its pack, while on disk, records that it went.
     public func discard(documentID id: UInt64) {
-        if maker.isInFlight(id) { settleMakes() }
-        maker.drop(id)
         guard let documentFiles = files.removeValue(forKey: id) else { return }
         unsynced.remove(id)
         grown.remove(id)
         openOrder.removeAll { $0 == id }
-        guard !documentFiles.isUnmade else { return }   // nothing of it was written
+        madeSinceCommit.remove(id)
+        var hasFiles = !documentFiles.isUnmade
+        do {
+            if documentFiles.isUnmade, case .made = try maker.claim(id) { hasFiles = true }
+            try maker.discard(id)
+        } catch {
+            logger.warning("cannot record that the empty \(documentFiles.uri) went (\(error)); after a restart it shows as \(documentFiles.uri)#id")
+        }
+        guard hasFiles else { return }
         do {
             documentFiles.closeUnsynced()   // going: nothing of it needs to be durable
             try FileManager.default.removeItem(atPath: documentFiles.directory)
@@ -238,7 +219,7 @@ public final class DocumentStore {
 
     /// Logs operations applied to document `id`; `editID` names the editor edit they make up.
     public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64, editID: String? = nil) {
-        guard failure == nil, let documentFiles = settledFiles(id) else { return }
+        guard failure == nil, let documentFiles = files[id] else { return }
         attempt("log edits of \(documentFiles.uri)") {
             try documentFiles.append(operations, editID: editID)
             try afterAppend(documentFiles)
@@ -248,7 +229,7 @@ public final class DocumentStore {
     /// Logs what happened to an editor's view of document `id` (an edit's operations with it).
     func append(_ event: ViewEvent, toDocument id: UInt64, editID: String? = nil,
                 operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) {
-        guard failure == nil, let documentFiles = settledFiles(id) else { return }
+        guard failure == nil, let documentFiles = files[id] else { return }
         attempt("log an editor view of \(documentFiles.uri)") {
             try documentFiles.append(event, editID: editID, operations: operations)
             try afterAppend(documentFiles)
@@ -262,15 +243,16 @@ public final class DocumentStore {
     }
 
     private func afterAppend(_ documentFiles: DocumentFiles) throws {
-        unsynced.insert(documentFiles.id)
         grown.insert(documentFiles.id)
+        guard !documentFiles.isUnmade else { return }   // in its pack, which the commit syncs
+        unsynced.insert(documentFiles.id)
         if let index = openOrder.lastIndex(of: documentFiles.id) { openOrder.remove(at: index) }
         openOrder.append(documentFiles.id)
         while openOrder.count > Self.maximumOpenSegments {
             // Closed unsynced (it stays in `unsynced`): the commit reopens it to sync it, so a
             // read that writes to many documents pays no sync until its commit.
             let oldest = openOrder.removeFirst()
-            if !maker.isInFlight(oldest) { files[oldest]?.closeUnsynced() }
+            files[oldest]?.closeUnsynced()
         }
     }
 
@@ -303,11 +285,11 @@ public final class DocumentStore {
     /// editor views, which the snapshot keeps.
     func snapshotDueDocuments(withViews text: (UInt64) -> (text: ReplicatingText, views: [[UInt8]])?) {
         guard failure == nil, !grown.isEmpty else { return }
-        settleMakes()
         let candidates = grown
         grown = []
         for id in candidates.sorted() {
-            guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id) else { continue }
+            guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id),
+                  settledFiles(id) != nil else { continue }
             attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current.text, views: current.views) }
         }
     }

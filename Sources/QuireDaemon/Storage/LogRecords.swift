@@ -17,6 +17,7 @@ enum LogRecords {
     enum Kind: String {
         case log = "QUIRLOG1"
         case snapshot = "QUIRSNP1"
+        case pack = "QUIRPAK1"
         var magic: [UInt8] { Array(rawValue.utf8) }
     }
 

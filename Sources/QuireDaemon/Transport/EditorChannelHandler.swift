@@ -26,7 +26,13 @@ final class EditorChannelHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
-        if let bytes = buffer.readBytes(length: buffer.readableBytes) { connection?.receive(bytes) }
+        if let bytes = buffer.readBytes(length: buffer.readableBytes) { connection?.receive(bytes, endingRead: false) }
+    }
+
+    /// The end of NIO's reads for now: one commit for all of them (as a peer link's reads).
+    func channelReadComplete(context: ChannelHandlerContext) {
+        connection?.endRead()
+        context.fireChannelReadComplete()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -35,6 +41,7 @@ final class EditorChannelHandler: ChannelInboundHandler {
             // already written goes out before the channel closes. Closing at once failed the
             // writes still queued behind a slow reader and cut a large reply.
             self.connection = nil
+            connection.endRead()   // a read NIO had not ended yet
             connection.endOfInput()
             let channel = context.channel
             let onClose = self.onClose
@@ -58,6 +65,7 @@ final class EditorChannelHandler: ChannelInboundHandler {
     private func finish() {
         guard let connection else { return }
         self.connection = nil
+        connection.endRead()   // a read NIO had not ended yet
         connection.endOfInput()
         onClose(connection)
     }

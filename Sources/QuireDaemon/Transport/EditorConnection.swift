@@ -34,6 +34,13 @@ public final class EditorConnection {
     /// edits they caused are sent, so a burst of keystrokes read at once reaches other editors
     /// as one edit each.
     public func receive(_ bytes: some Collection<UInt8>) {
+        receive(bytes, endingRead: true)
+    }
+
+    /// Bytes read from the editor, the read going on (`endingRead` false) when the transport has
+    /// more already read for it: `endRead()` then ends it, so a burst read at once (NIO's reads
+    /// before `channelReadComplete`) shares one commit under `--durability sync`.
+    func receive(_ bytes: some Collection<UInt8>, endingRead: Bool) {
         for event in framer.feed(bytes) {
             writer.lineDelimited = framer.mode == .lineDelimited
             switch event {
@@ -46,6 +53,12 @@ public final class EditorConnection {
                 send(Message.errorResponse(id: nil, .parseError(error.description)).json)
             }
         }
+        if endingRead { daemon.endRead() }
+    }
+
+    /// The end of a read `receive(_:endingRead: false)` began: what it logged is made durable
+    /// and the output it held goes out.
+    func endRead() {
         daemon.endRead()
     }
 
