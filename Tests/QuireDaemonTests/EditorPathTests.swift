@@ -52,6 +52,26 @@ import Testing
         #expect(daemon.document("plain")?.file?.path == folder + "/plain.txt")
     }
 
+    /// A file path holding NUL (`\u0000` parses: JSON strings may hold it): the system would cut
+    /// the path there and open another file than the one named (`plain.txt\0.decoy` is
+    /// `plain.txt`, bound under a name that is not its own, outside whatever project holds it).
+    /// Refused (-32602, saying why), nothing opened or bound.
+    @Test func aPathHoldingNULIsRefusedNotCutShort() throws {
+        let folder = DaemonProcess.temporaryDirectory("editor-path-nul")
+        try "plain\n".write(toFile: folder + "/plain.txt", atomically: false, encoding: .utf8)
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        for params: JSONValue in [["uri": "nul", "text": "typed\n", "file": .string(folder + "/plain.txt\u{0}.decoy")],
+                                  ["file": .string(folder + "/plain.txt\u{0}"), "text": "typed\n"]] {
+            let reply = editor.request("document/open", params)
+            #expect(reply["error"]?["code"] == -32602, "\(reply)")
+            #expect(reply["error"]?["message"]?.stringValue?.contains("holds NUL") == true, "\(reply)")
+        }
+        #expect(daemon.document("nul") == nil && editor.request("document/list")["result"]?.arrayValue?.isEmpty == true, "nothing was opened")
+        #expect(try String(contentsOfFile: folder + "/plain.txt", encoding: .utf8) == "plain\n")
+    }
+
     /// The bytes themselves, raw or as a lone surrogate escape (`\udcff`, as some encoders write
     /// them): the message does not parse, the daemon answers a parse error and opens nothing.
     @Test func rawBytesAndLoneSurrogatesNeverReachAnOpen() throws {

@@ -67,6 +67,123 @@ import Testing
         #expect(try String(contentsOfFile: outside + "/secret.txt", encoding: .utf8) == "the owner's private text\n")
     }
 
+    /// A `.quireignore` another user put in a folder others may write in does not decide what of
+    /// the owner's is shared: neither the scan nor an editor's open of an ignored file (`.env`)
+    /// takes its `!.env` (before, the open made the owner's secret a file of the project).
+    @Test(.enabled(if: geteuid() == 0)) func anIgnoreFileAnotherUserPlantedDecidesNothing() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_200)
+        let root = try ProjectFixture.folder([".gitignore": Array(".env\n".utf8), ".env": Array("TOKEN=secret\n".utf8),
+                                              "notes.md": Array("mine\n".utf8)], name: "planted-ignore")
+        #expect(chmod(root, 0o1777) == 0)
+        let reply = ProjectFixture.share(daemon, root: root)
+        let key = try #require(reply["result"]?["key"]?.stringValue, "\(reply)")
+        let project = try #require(daemon.projects.project(key: key))
+        try ProjectFixture.write(Array("!.env\n".utf8), to: root + "/.quireignore")
+        #expect(chown(root + "/.quireignore", Self.nobody, Self.nobody) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(daemon.projects.documentName(ofFile: root + "/.env") == nil, "the owner's ignored file is not made a file of the project")
+        #expect(Set(project.view.files.keys.map(\.string)) == [".gitignore", "notes.md"])
+        // The same rule written by the owner is the owner's choice.
+        #expect(chown(root + "/.quireignore", geteuid(), getegid()) == 0)
+        #expect(daemon.projects.documentName(ofFile: root + "/.env") != nil)
+    }
+
+    /// A hard link made later to a file the project already shares (in a folder others may write
+    /// in: by the owner's backup tool, or by another user where `protected_hardlinks` is off) does
+    /// not change the file: it is held (not read, not written) while linked, not taken for deleted,
+    /// which would delete it at every member (before, it was); once the link is gone it is read again.
+    @Test(.enabled(if: geteuid() == 0)) func aHardLinkMadeLaterToASharedFileDeletesItNowhere() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_400)
+        let outside = try ProjectFixture.folder([:], name: "link-elsewhere")
+        let root = try ProjectFixture.folder(["mine.md": Array("mine\n".utf8), "other.md": Array("other\n".utf8)], name: "linked-later")
+        #expect(chmod(root, 0o1777) == 0)
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        #expect(Glibc.link(root + "/mine.md", outside + "/backup.md") == 0)
+        daemon.projects.scanDisk(project)
+        #expect(Set(project.view.files.keys.map(\.string)) == ["mine.md", "other.md"], "not taken for deleted")
+        #expect(try link.takeOperations().isEmpty, "nothing sent to the members")
+        // Changed on disk while linked: not read (a link in may be another file's text).
+        try ProjectFixture.write(Array("changed\n".utf8), to: outside + "/backup.md")
+        daemon.projects.scanDisk(project)
+        let file = try #require(project.view.files[try ProjectPath("mine.md")])
+        #expect(daemon.document(project.uri(of: file))?.text.string == "mine\n")
+        // The link gone: the file is the project's again and its change is read.
+        #expect(unlink(outside + "/backup.md") == 0)
+        daemon.projects.scanDisk(project)
+        #expect(daemon.document(project.uri(of: file))?.text.string == "changed\n")
+    }
+
+    /// The project's folder itself replaced by another user's (they may rename it away where its
+    /// parent is a folder others may write in, as a group-writable team folder): the empty folder
+    /// is not taken for the project's files all deleted (which would delete them at every
+    /// member), and nothing of the project's is written into it (where they would read it).
+    @Test(.enabled(if: geteuid() == 0)) func theRootReplacedByAnotherUsersFolderIsNotEntered() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_500)
+        let parent = try ProjectFixture.folder([:], name: "team-open")
+        #expect(chmod(parent, 0o777) == 0)
+        let root = parent + "/proj"
+        try ProjectFixture.write(Array("mine\n".utf8), to: root + "/mine.md")
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let link = try ProjectFixture.link(to: daemon, key: key)
+        try FileManager.default.moveItem(atPath: root, toPath: parent + "/proj.old")
+        #expect(mkdir(root, 0o777) == 0 && chown(root, Self.nobody, Self.nobody) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(project.view.files.keys.map(\.string) == ["mine.md"], "not taken for deleted")
+        #expect(try link.takeOperations().isEmpty, "nothing sent to the members")
+        #expect(daemon.projects.documentName(ofFile: root + "/new.md") == nil)
+        #expect(throws: DiskProject.Failure.self) { try DiskProject(root: root).write("the project's text\n", to: ProjectPath("mine.md")) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty, "nothing written into their folder")
+    }
+
+    /// An editor's open of a path with `.` or `..` in it names the file the system opens: through
+    /// a real folder, the project's file; through a link in the project (`sub/..` is the parent
+    /// of where the link leads), not the project's file, so the file behind it is never taken.
+    @Test func dotsInAnEditorsPathNameTheFileTheSystemOpens() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_600)
+        let outside = try ProjectFixture.folder(["notes.md": Array("outside\n".utf8), "inner/x": Array("x\n".utf8)], name: "dots-outside")
+        let root = try ProjectFixture.folder(["notes.md": Array("inside\n".utf8), "real/y.md": Array("y\n".utf8)], name: "dots")
+        #expect(symlink(outside + "/inner", root + "/sub") == 0)
+        let key = try #require(ProjectFixture.share(daemon, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let notes = try #require(project.view.files[try ProjectPath("notes.md")])
+        for path in ["/real/../notes.md", "/./notes.md", "//notes.md", "/real/./../notes.md"] {
+            #expect(daemon.projects.documentName(ofFile: root + path) == project.uri(of: notes), "\(path)")
+        }
+        #expect(daemon.projects.documentName(ofFile: root + "/sub/../notes.md") == nil, "outside/notes.md is not the project's")
+        #expect(project.view.files.keys.map(\.string).sorted() == ["notes.md", "real/y.md"])
+    }
+
+    /// The project's folder itself swapped for a link (by anyone who may write in a folder
+    /// above it: a group-writable team folder) to a private folder of the owner's: the daemon
+    /// resolved the root when it was shared and follows no link on its path since, so nothing
+    /// behind the link is shared or written, and the project's files are not taken for deleted
+    /// (before, the next scan shared the private folder's files and deleted the project's).
+    @Test func theRootSwappedForALinkSharesAndWritesNothingBehindIt() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_300)
+        let outside = try ProjectFixture.folder(["id_key": Array("the owner's private key\n".utf8)], name: "private")
+        let parent = try ProjectFixture.folder([:], name: "team")
+        let root = parent + "/proj"
+        try ProjectFixture.write(Array("mine\n".utf8), to: root + "/mine.md")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let key = try #require(ProjectFixture.share(daemon, root: root, editor: editor)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let opened = editor.request("document/open", ["file": .string(root + "/mine.md"), "text": "mine\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+
+        try FileManager.default.moveItem(atPath: root, toPath: parent + "/moved")
+        #expect(symlink(outside, root) == 0)
+        daemon.projects.scanDisk(project)
+        #expect(project.view.files.keys.map(\.string) == ["mine.md"], "nothing behind the link is shared, nothing taken for deleted")
+        #expect(daemon.projects.documentName(ofFile: root + "/id_key") == nil)
+        let refused = editor.request("document/save", ["uri": .string(uri)])
+        #expect(refused["error"] != nil, "\(refused)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["id_key"], "nothing written behind the link")
+    }
+
     /// An editor's `document/save` of a project file whose folder was replaced by a link since
     /// it was opened (by anyone who may write in the project's folder): the save is refused,
     /// saying why, and nothing is read or written through the link

@@ -70,4 +70,35 @@ import Testing
         #expect(project.listeningPorts.count == 1 && project.listeningPorts != [port])
         #expect(project.addresses.allSatisfy { !$0.hasSuffix(":\(port)") })
     }
+
+    /// A project record whose kept listening addresses are damaged (a port out of range, not an
+    /// address, port 0): those are skipped, saying so in the log, and the good ones are listened
+    /// on again; with none left the project listens as a new share would. Before, one damaged
+    /// entry made every later `quire share` of the folder fail and left it unreachable at start.
+    @Test func aDamagedPortRecordIsSkippedNotAFailedShare() throws {
+        let log = LogCapture()
+        let daemon = PeerTestNetwork().makeDaemon(49_200, log: log)
+        let transport = RecordingTransport()
+        daemon.transport = transport
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let root = try ProjectFixture.folder(["a.md": Array("a\n".utf8)], name: "damaged-listen")
+        let first = try #require(Self.share(daemon, editor, root: root)["result"])
+        let key = try #require(first["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let port = try #require(project.listeningPorts.first)
+
+        #expect(editor.request("project/stop", ["key": .string(key)])["result"] != nil)
+        project.listen = ["127.0.0.1:99999", "not an address\u{1B}[2J", "127.0.0.1:0", "127.0.0.1:\(port)"]
+        let again = editor.request("project/share", ["root": .string(root)])
+        let result = try #require(again["result"], "\(again)")
+        #expect(transport.listened.last?.port == port && result["line"] == first["line"])
+        #expect(log.all.contains { $0.contains("3 listening addresses kept for this project are not valid and are skipped") }, "\(log.all)")
+        #expect(!log.all.joined().contains("\u{1B}"), "the damaged text is not logged raw")
+
+        project.listeningPorts = []
+        project.listen = ["127.0.0.1:70000"]
+        let notices = try daemon.projects.relisten(project, transport: transport)
+        #expect(notices.isEmpty && project.listeningPorts.count == 1 && !project.addresses.isEmpty, "\(notices)")
+    }
 }

@@ -68,16 +68,46 @@ import Testing
         // As someone else, in our folders: a folder only we (not that owner, not root) may write
         // in counts as one others may write in, so our folders and files are "another user's".
         let other = FolderTrust(owner: geteuid() &+ 4242)
-        let scan = try ProjectScanner(trust: other).scan(root: folder.path)
-        if geteuid() == 0 {
-            // Root's folders are trusted: only the group-writable one refuses root's file.
-            #expect(paths(scan) == ["private/inner.txt", "top.txt"])
-            #expect(reason("group/shared.txt", in: scan) == .anotherUsersFile(uid: 0))
-        } else {
-            #expect(paths(scan).isEmpty)
-            #expect(reason("top.txt", in: scan) == .anotherUsersFile(uid: geteuid()))
-            #expect(reason("private", in: scan) == .anotherUsersFolder(uid: geteuid()))
+        if geteuid() != 0 {
+            // Its folder, in /tmp (which anyone may write in), is itself another user's folder to
+            // that owner: not entered.
+            let refused = #expect(throws: ProjectScanner.Failure.self) { try ProjectScanner(trust: other).scan(root: folder.path) }
+            #expect(refused?.description.contains("the project folder is a folder of another user's") == true)
+            return
         }
+        // As root: root's folders are trusted, so only the group-writable one refuses root's file.
+        let scan = try ProjectScanner(trust: other).scan(root: folder.path)
+        #expect(paths(scan) == ["private/inner.txt", "top.txt"])
+        #expect(reason("group/shared.txt", in: scan) == .anotherUsersFile(uid: 0))
+    }
+
+    /// An ignore file another user put in a folder others may write in (or a hard-linked one)
+    /// is not read: its rules would decide which of the owner's files leave the machine, so a
+    /// planted `.quireignore` holding `!.env` would share the owner's ignored secrets (before,
+    /// it did). The owner's own ignore files there still apply.
+    @Test(.enabled(if: isRoot)) func anIgnoreFileAnotherUserPutThereBringsNothingBack() throws {
+        let folder = try TemporaryFolder()
+        #expect(chmod(folder.path, 0o1777) == 0)
+        try folder.write(".gitignore", ".env\nbuild/\n")
+        try folder.write(".env", "TOKEN=the owner's secret\n")
+        try folder.write("build/key.pem", "the owner's key\n")
+        try folder.write("notes.md", "mine\n")
+        try folder.write(".quireignore", "!.env\n!build/\nnotes.md\n")
+        #expect(chown(folder.path + "/.quireignore", Self.nobody, Self.nobody) == 0)
+        let scan = try ProjectScanner().scan(root: folder.path)
+        #expect(paths(scan) == [".gitignore", "notes.md"], "the planted rules neither share .env nor hide notes.md")
+        #expect(reason(".quireignore", in: scan) == .anotherUsersFile(uid: Self.nobody))
+        // A folder of the owner's whose ignore file is a hard link (to a file of the owner's elsewhere).
+        let outside = try TemporaryFolder()
+        try outside.write("rules", "!.env\n")
+        try FileManager.default.removeItem(atPath: folder.path + "/.quireignore")
+        #expect(link(outside.path + "/rules", folder.path + "/.quireignore") == 0)
+        let linked = try ProjectScanner().scan(root: folder.path)
+        #expect(paths(linked) == [".gitignore", "notes.md"])
+        #expect(reason(".quireignore", in: linked) == .hardLinked(links: 2))
+        // In a folder only the owner may write in, the same file is the owner's choice.
+        #expect(chmod(folder.path, 0o755) == 0)
+        #expect(paths(try ProjectScanner().scan(root: folder.path)) == [".env", ".gitignore", ".quireignore", "notes.md"])
     }
 
     /// A file shared by itself is held to the same rules: a hard link in a folder anyone may
@@ -111,7 +141,7 @@ import Testing
         let other = #expect(throws: ProjectReader.Failure.self) {
             try ProjectReader.text(of: ProjectPath("other.md"), root: folder.path, trust: FolderTrust(owner: geteuid() &+ 1))
         }
-        #expect(other?.description.contains("belongs to another user") == true)
+        #expect(other?.description.contains("another user") == true)   // the file's (root's folder) or, not as root, the folder's
     }
 
     /// An editor's open asks `reasonToLeaveOut` before making a path a file of the project: a

@@ -80,11 +80,22 @@ import Testing
         #expect(throws: ProjectReader.Failure.self) { try ProjectReader.text(of: ProjectPath("to-file"), root: folder.path) }
         #expect(throws: ProjectReader.Failure.self) { try ProjectReader.text(of: ProjectPath("to-folder/inner.txt"), root: folder.path) }
         #expect(try ProjectReader.text(of: ProjectPath("inside.txt"), root: folder.path) == "in\n")
-        // The root itself may be a link (the user chose it): it is followed, and only it.
+        // Nor is a link on the root's own path: the daemon resolves the root once, when it is
+        // shared or joined (`realpath`), so a link there later was put by someone who may write
+        // in a folder above it, and may lead to any folder of the owner's.
         try outside.link("project", to: folder.path)
-        #expect(paths(try ProjectScanner().scan(root: outside.path + "/project")) == ["inside.txt"])
-        #expect(try ProjectReader.text(of: ProjectPath("inside.txt"), root: outside.path + "/project") == "in\n")
-        #expect(DiskProject(root: outside.path + "/project").entry(at: try ProjectPath("inside.txt")) == .file("in\n"))
+        try outside.makeFolder("real")
+        try outside.link("real/through", to: folder.path)
+        for root in [outside.path + "/project", outside.path + "/project/", outside.path + "/real/through"] {
+            let failure = #expect(throws: ProjectScanner.Failure.self) { try ProjectScanner().scan(root: root) }
+            #expect(failure?.description.contains("symbolic link") == true, "\(String(describing: failure))")
+            #expect(throws: ProjectReader.Failure.self) { try ProjectReader.text(of: ProjectPath("inside.txt"), root: root) }
+            #expect(throws: DiskProject.Failure.self) { try DiskProject(root: root).write("x\n", to: ProjectPath("new.txt")) }
+            #expect(ProjectScanner().reasonToLeaveOut(try ProjectPath("inside.txt"), root: root) != nil)
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/new.txt"))
+        #expect(paths(try ProjectScanner().scan(root: outside.path + "/../" + (outside.path as NSString).lastPathComponent + "/real/../../"
+                                                 + (folder.path as NSString).lastPathComponent)) == ["inside.txt"], "`..` on a path without links")
     }
 
     /// The scan of a file shared by itself looks at that one name: nothing else in the folder is

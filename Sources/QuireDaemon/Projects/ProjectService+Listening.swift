@@ -33,10 +33,16 @@ extension ProjectService {
 
     /// Listens again where `project` listened before (a restart, or sharing again after a
     /// stop): the same ports while they are free, so the line given out stays valid (the same
-    /// addresses); a port found taken is replaced by a free one (`listenFor`'s notice).
+    /// addresses); a port found taken is replaced by a free one (`listenFor`'s notice). An
+    /// address of the record that is not one (damaged: a port out of range, 0, not `host:port`)
+    /// is skipped, saying so in the log; with none left, it listens as a new share does.
     @discardableResult
     func relisten(_ project: SharedProject, transport: PeerTransport) throws(ResponseError) -> [String] {
-        let specs = try project.listen.map { text throws(ResponseError) in try HostPort(text, path: "listen", allowsPortZero: false) }
+        let specs = project.listen.compactMap { try? HostPort($0, path: "listen", allowsPortZero: false) }
+        if specs.count < project.listen.count {
+            logger.warning("project \(project.key): \(project.listen.count - specs.count) listening addresses kept for this project are not valid and are skipped")
+        }
+        guard !specs.isEmpty else { return try listenFor(project, on: [HostPort(host: "0.0.0.0", port: 0)], transport: transport) }
         let addresses = project.addresses
         let notices = try listenFor(project, on: specs.map { HostPort(host: $0.host, port: 0) }, transport: transport)
         if project.listen == specs.map(\.description) { project.addresses = addresses }

@@ -74,22 +74,9 @@ extension ProjectService {
     }
 
     /// Whether `path` is left out of `project` by its ignore files (`.gitignore`, `.quireignore`
-    /// at each level on its way, as the scan reads them) or lies in `.git`.
+    /// at each level on its way, read as the scan reads them: never through a link, and in a
+    /// folder others may write in, not one another user put there) or lies in `.git`.
     func isIgnored(_ path: ProjectPath, in project: SharedProject) -> Bool {
-        if path.components.contains(".git") { return true }
-        var rules = IgnoreRules()
-        let folders = [""] + path.ancestors
-        for (index, folder) in folders.enumerated() {
-            if index > 0, rules.isIgnored(folder, isDirectory: true) { return true }
-            var files: [IgnoreFile] = []
-            for name in ProjectScanner.ignoreFileNames {
-                let file = project.root + (folder.isEmpty ? "" : "/" + folder) + "/" + name
-                guard let size = FileSystem.size(file), size <= ProjectScanner.Limits().ignoreFileBytes,
-                      let bytes = try? FileSystem.readUserFile(file), let ignore = try? IgnoreFile(contents: bytes) else { continue }
-                files.append(ignore)
-            }
-            rules = rules.adding(folder: folder, files: files)
-        }
-        return rules.isIgnored(path.string, isDirectory: false)
+        ProjectScanner(limits: diskLimits).isIgnored(path, root: project.root)
     }
 }

@@ -43,10 +43,19 @@ extension ProjectService {
         let view = project.view
         var openPaths: Set<ProjectPath> = []
         var known: [FileID: ProjectWriter.Wanted] = [:]
+        // A file of the project that has gained a hard link (in a folder others may write in) is
+        // held as it was: not read (a link in may be another file's), not taken for deleted
+        // (which would delete it at every member).
+        let linked = Set(scan.leftOut.compactMap { left -> String? in
+            if case .hardLinked = left.reason { return left.path }
+            return nil
+        })
         for (file, last) in project.known {
             if let document = parts.documents.document(project.uri(of: file)), parts.sessions.isOpen(document) {
                 openPaths.insert(last.path)
                 if let path = view.paths[file] { openPaths.insert(path) }
+            } else if linked.contains(last.path.string) {
+                continue
             } else {
                 known[file] = last
             }

@@ -2,7 +2,8 @@ import Glibc
 
 /// File-descriptor helpers for reading a project without ever following a symbolic link: every
 /// open is relative to a folder's descriptor and refuses links (`O_NOFOLLOW`), so a link swapped
-/// in during a scan cannot lead outside the root.
+/// in during a scan cannot lead outside the root; the root itself is reached from `/` the same
+/// way (`openRoot`).
 enum Descriptors {
     /// An `errno` as words.
     static func describe(_ code: Int32) -> String {
@@ -16,12 +17,45 @@ enum Descriptors {
         return fd >= 0 ? .success(fd) : .failure(Errno(code: errno))
     }
 
-    /// Opens the project's root folder: a link here is followed (the root is the user's choice,
-    /// and `~/code` may well be a link); nothing inside the root is.
-    static func openRoot(_ path: String) -> Result<Int32, Errno> {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        return fd >= 0 ? .success(fd) : .failure(Errno(code: errno))
+    /// Opens the project's root folder, refusing a symbolic link at any step of its path: the
+    /// daemon resolves a root once (`realpath`, when it is shared or joined) and keeps the
+    /// resolved path, so a link on that path later was put there by someone who may write in a
+    /// folder above the root, and could lead the scan and the writer into any folder of the
+    /// owner's (`~/.ssh`). Walked from `/` (the working folder for a relative path) one folder at
+    /// a time with `O_NOFOLLOW`; `.` and `..` are the folders they name on that walk.
+    ///
+    /// The root itself is judged as any folder in it is (`trust`): another user's folder, in a
+    /// folder others may write in, is refused (put in place of the project's, it is not taken
+    /// for all its files deleted, nor written into where they would read what is written).
+    static func openRoot(_ path: String, trust: FolderTrust) -> Result<Int32, Errno> {
+        // The folders above the root are opened as places only (`openPath`): walking through them
+        // needs no more than the search permission a path lookup needs.
+        let components = path.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+        var folder = open(path.hasPrefix("/") ? "/" : ".", (components.isEmpty ? O_RDONLY : openPath) | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { return .failure(Errno(code: errno)) }
+        for (index, name) in components.enumerated() {
+            let next = openat(folder, name, (index == components.count - 1 ? O_RDONLY : openPath) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else {
+                var error = Errno(code: errno)
+                if error.code == ELOOP || error.code == ENOTDIR, let info = linkStatus(name, in: folder), isLink(info) {
+                    error.why = "\(ProjectPath.shown(name)) on the folder's path is a symbolic link (put there since the folder was shared; not followed)"
+                }
+                close(folder)
+                return .failure(error)
+            }
+            if index == components.count - 1, let info = status(next), let refused = trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(fd: folder)) {
+                close(next)
+                close(folder)
+                return .failure(Errno(code: EACCES, why: "the project folder is \(refused)"))
+            }
+            close(folder)
+            folder = next
+        }
+        return .success(folder)
     }
+
+    /// Linux's `O_PATH` (not in Swift's Glibc module): a descriptor that only names a place.
+    private static let openPath: Int32 = 0o10000000
 
     /// Opens the file `name` inside the folder `parent` for reading, refusing links and never
     /// blocking (a FIFO opens at once and is then refused by its type).
@@ -96,5 +130,11 @@ enum Descriptors {
 /// An `errno` value from a failed call.
 struct Errno: Error {
     var code: Int32
-    var description: String { Descriptors.describe(code) }
+    /// What happened, when the system's words for `code` would mislead.
+    var why: String?
+    init(code: Int32, why: String? = nil) {
+        self.code = code
+        self.why = why
+    }
+    var description: String { why ?? Descriptors.describe(code) }
 }

@@ -20,7 +20,7 @@ public enum ProjectReader {
                             trust: FolderTrust = FolderTrust()) throws(Failure) -> String {
         let shown = path.string.debugDescription
         var folder: Int32
-        switch Descriptors.openRoot(root) {
+        switch Descriptors.openRoot(root, trust: trust) {
         case .success(let fd): folder = fd
         case .failure(let error): throw Failure(description: "cannot open the project folder: \(error.description)")
         }

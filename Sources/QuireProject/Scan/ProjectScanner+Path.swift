@@ -10,7 +10,7 @@ extension ProjectScanner {
     /// - Complexity: O(path components) system calls; reads no file.
     public func reasonToLeaveOut(_ path: ProjectPath, root: String) -> Reason? {
         var folder: Int32
-        switch Descriptors.openRoot(root) {
+        switch Descriptors.openRoot(root, trust: trust) {
         case .success(let fd): folder = fd
         case .failure(let error): return .unreadable(error.description)
         }

@@ -144,7 +144,7 @@ public struct ProjectScanner: Sendable {
     /// - Complexity: O(entries × patterns × path length) at worst.
     public func scan(root: String) throws(Failure) -> Result {
         let rootFD: Int32
-        switch Descriptors.openRoot(root) {
+        switch Descriptors.openRoot(root, trust: trust) {
         case .success(let fd): rootFD = fd
         case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
         }
@@ -166,7 +166,7 @@ public struct ProjectScanner: Sendable {
     public func scan(root: String, file: ProjectPath) throws(Failure) -> Result {
         guard file.components.count == 1 else { throw .rootUnreadable("\(ProjectPath.shown(file.string)) is not a name in the folder") }
         let rootFD: Int32
-        switch Descriptors.openRoot(root) {
+        switch Descriptors.openRoot(root, trust: trust) {
         case .success(let fd): rootFD = fd
         case .failure(let error): throw .rootUnreadable("\(ProjectPath.shown(root)): \(error.description)")
         }
@@ -189,7 +189,7 @@ public struct ProjectScanner: Sendable {
     }
 
     /// One scan's progress.
-    private struct Walk {
+    struct Walk {
         let limits: Limits
         let trust: FolderTrust
         var result = Result()
@@ -314,11 +314,14 @@ public struct ProjectScanner: Sendable {
         }
 
         /// The ignore file `name` in the folder `fd`, nil when it is not a regular file (a link
-        /// is not followed, as git does not follow a linked `.gitignore`).
+        /// is not followed, as git does not follow a linked `.gitignore`) or, in a folder others
+        /// may write in, `FolderTrust` refuses it: its rules are not the owner's to decide what
+        /// of the owner's leaves the machine (a planted `!.env` would share a secret).
         func readIgnoreFile(_ name: String, in fd: Int32, folder: String) throws(Failure) -> IgnoreFile? {
             guard case .success(let file) = Descriptors.openFile(name, in: fd) else { return nil }
             defer { close(file) }
             guard let info = Descriptors.status(file), Descriptors.isRegular(info) else { return nil }
+            guard trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(fd: fd)) == nil else { return nil }
             guard case .success(let bytes) = Descriptors.read(file, upTo: limits.ignoreFileBytes + 1) else { return nil }
             let shown = Self.joined(folder, name)
             guard bytes.count <= limits.ignoreFileBytes else {

@@ -56,7 +56,7 @@ public struct DiskProject: ProjectDisk, Sendable {
     /// What stands in the way when the folders of `path` cannot be opened: absent, or a link or
     /// file on the way (reported as `.symbolicLink` / `.other`, enough for the writer to hold).
     private func parentEntry(of path: ProjectPath) -> DiskEntry {
-        guard case .success(var folder) = Descriptors.openRoot(root) else { return .absent }
+        guard case .success(var folder) = Descriptors.openRoot(root, trust: trust) else { return .absent }
         defer { close(folder) }
         for component in path.components.dropLast() {
             let name = String(component)
@@ -184,7 +184,7 @@ public struct DiskProject: ProjectDisk, Sendable {
     /// are made when `creating`.
     private func openParent(of path: ProjectPath, creating: Bool) -> Result<Int32, Errno> {
         var folder: Int32
-        switch Descriptors.openRoot(root) {
+        switch Descriptors.openRoot(root, trust: trust) {
         case .success(let fd): folder = fd
         case .failure(let error): return .failure(error)
         }
