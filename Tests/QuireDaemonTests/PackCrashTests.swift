@@ -36,9 +36,10 @@ import QuireTestSupport
         var sent: Set<String> = []
         for round in 0...5 {
             let daemon = try DaemonProcess(arguments: ["--data-dir", dataDirectory, "--durability", durability,
-                                                       "--snapshot-log-bytes", "600", "--log-level", "info"])
+                                                       "--snapshot-log-bytes", "1024", "--log-level", "info"])
             daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize",
                          "params": ["capabilities": ["general": ["positionEncodings": ["utf-32"]]]]])
+            #expect(daemon.reply(to: 1) != nil, "round \(round): no reply to initialize: \(daemon.log)")
             var id: Int64 = 10
             for uri in Set(known.keys).union(candidates.keys).sorted() {
                 daemon.send(["jsonrpc": "2.0", "id": .integer(id), "method": "document/open", "params": ["uri": .string(uri)]])
@@ -63,8 +64,20 @@ import QuireTestSupport
             candidates = [:]
             acknowledgedEdits = [:]
             guard round < 5 else {
+                // A normal exit (stdin closed) right after a burst, while the maker's thread waits
+                // for quiet or works: it waits for the thread; every document has its own files.
+                var frames: [UInt8] = []
+                for i in 0..<200 {
+                    frames += Self.frame(["jsonrpc": "2.0", "id": .integer(1_000 + Int64(i)), "method": "document/open",
+                                          "params": ["uri": .string("last/file\(i)"), "text": .string("last \(i)\n")]])
+                }
+                daemon.send(bytes: frames)
+                #expect(daemon.reply(to: 1_199) != nil)
                 daemon.closeInput()
-                #expect(daemon.waitForExit() == 0)
+                #expect(daemon.waitForExit() != nil)
+                let names = Set(try Self.documentNames(dataDirectory))
+                #expect(names.isSuperset(of: (0..<200).map { "last/file\($0)" }), "\(names.count) documents have their own files")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/packs").isEmpty)
                 break
             }
 
