@@ -64,7 +64,8 @@ extension ReplicatingArray {
     @discardableResult
     public mutating func apply<S: Sequence>(contentsOf operations: S) -> [ReplicatingArrayChange<Element>] where S.Element == ReplicatingArrayOperation<Element> {
         var changes: [ReplicatingArrayChange<Element>] = []
-        for operation in operations { changes.append(contentsOf: apply(operation)) }
+        // Straight into one array: no array of changes made and dropped per operation.
+        for operation in operations { apply(operation) { changes.append($0) } }
         return changes
     }
 }
@@ -84,7 +85,7 @@ extension ReplicatingArrayStorage {
             var counter = range.start.counter
             let presentEnd = Swift.min(end, have)
             while counter < presentEnd {
-                guard let (leaf, run, offset) = locateForEdit(replica: replica, counter: counter) else {
+                guard let (leaf, run, offset, contentStart) = locateWithStart(replica: replica, counter: counter) else {
                     // Dropped by compaction: removed already.
                     counter = compactedEnd(replica: replica, from: counter, limit: presentEnd)
                     continue
@@ -92,8 +93,7 @@ extension ReplicatingArrayStorage {
                 let r = leaves[leaf].runs[run]
                 let take = Swift.min(Int(r.length) - offset, Int(presentEnd - counter))
                 if !r.isDeleted {
-                    removeVisible(leaf, run: run, offset: offset, count: take,
-                                  contentStart: leaves[leaf].contentStart(ofRun: run), report: report)
+                    removeVisible(leaf, run: run, offset: offset, count: take, contentStart: contentStart, report: report)
                 }
                 counter += UInt64(take)
             }
@@ -113,7 +113,7 @@ extension ReplicatingArrayStorage {
         } else if count == 1, let isBreak {
             breaks = isBreak(leaves[leaf].content[contentIndex]) ? 1 : 0
         } else {
-            breaks = countBreaks(in: leaves[leaf].content[removedRange])
+            breaks = countBreaks(in: leaves[leaf].content, range: removedRange)
         }
         leaves[leaf].content.removeSubrange(removedRange)
         leaves[leaf].content.trimCapacity()
@@ -129,7 +129,14 @@ extension ReplicatingArrayStorage {
         }
         leaves[leaf].breaks -= breaks
         adjustCounts(from: leaf, visible: -count, breaks: -breaks)
-        report?(.removed(at: start(of: leaf).visible + contentIndex, elements: removed))
+        // The visible part of the run before the removed elements keeps its index and start:
+        // the next backspace finds it through the hint (a split or merge below forgets it).
+        if offset > 0 {
+            hintLeaf = Int32(leaf)
+            hintRun = run
+            hintStart = contentStart
+        }
+        if let report { report(.removed(at: visibleStart(of: leaf) + contentIndex, elements: removed)) }
         // Splitting a run may have taken the leaf past its run capacity; else it may have become small.
         normalize(leaf)
         mergeIfSmall(leaf)
@@ -168,6 +175,63 @@ extension ReplicatingArrayStorage {
     }
 
     enum Integration { case applied, waiting, invalid }
+
+    /// The index of `leaf`'s first visible element, for reporting a change there: through the
+    /// edit cursor when it is on `leaf`, else found (O(log n)) and kept in the cursor, so a run
+    /// of changes in one leaf (typing arriving from a peer) walks the tree once.
+    @inline(__always)
+    func visibleStart(of leaf: Int) -> Int {
+        if cursorLeaf == Int32(leaf) { return cursorStart }
+        let visible = start(of: leaf).visible
+        cursorLeaf = Int32(leaf)
+        cursorStart = visible
+        return visible
+    }
+
+    /// `locateForEdit` (the leaf thawed), with the number of visible elements before the run in
+    /// its leaf, found in the same scan; through the run hint when the hinted run holds the
+    /// element (typing or backspacing that arrives from a peer), which needs no scan at all.
+    /// - Complexity: O(1) through the hint, else O(runs in one leaf)
+    @inline(__always)
+    func locateWithStart(replica: UInt16, counter: UInt64) -> (leaf: Int, run: Int, offset: Int, contentStart: Int)? {
+        // (The hinted leaf is never frozen: freezing forgets the hint.)
+        if hintLeaf != Self.none {
+            let hinted = leaves[Int(hintLeaf)].runs[hintRun]
+            if hinted.replica == replica, hinted.counter <= counter, counter < hinted.end {
+                remoteHintHits &+= 1
+                return (Int(hintLeaf), hintRun, Int(counter - hinted.counter), hintStart)
+            }
+        }
+        guard counter < UInt64(idIndex[Int(replica)].count) else { return nil }
+        let entry = idIndex[Int(replica)][Int(counter)]
+        // `compactedLeaf` (and the decoding sentinels) name no leaf.
+        guard Int(entry) < leaves.count else { return nil }
+        let leaf = Int(entry)
+        if isFrozen(leaf) {
+            // Found first, so that an ID dropped by compaction thaws nothing.
+            guard let found = locateForEdit(replica: replica, counter: counter) else { return nil }
+            return (found.leaf, found.run, found.offset, leaves[found.leaf].contentStart(ofRun: found.run))
+        }
+        var start = 0
+        var r = 0
+        let count = leaves[leaf].runs.count
+        while r < count {
+            let run = leaves[leaf].runs[r]
+            if run.replica == replica, run.counter <= counter, counter < run.end {
+                return (leaf, r, Int(counter - run.counter), start)
+            }
+            start &+= run.visibleLength
+            r += 1
+        }
+        return nil
+    }
+
+    /// True when run `run` (its first element) is newer than an element of Lamport counter
+    /// `lamport` from `replica`: the order of siblings, newest first.
+    @inline(__always)
+    private func isNewer(_ run: Run, than lamport: UInt64, _ replica: ReplicaID) -> Bool {
+        run.lamport != lamport ? run.lamport > lamport : replicas[Int(run.replica)] > replica
+    }
 
     /// The checks of `validationError` that need no lookup in the tree.
     @inline(__always)
@@ -242,12 +306,14 @@ extension ReplicatingArrayStorage {
         let me = intern(insertion.id.replica)
         let count = insertion.count
         let stamp = insertion.timestamp
-        // Find where the new run goes: right after its anchor, past every newer sibling subtree.
+        // Find where the new run goes: right after its anchor, past every newer sibling subtree;
+        // `contentIndex` counts the visible elements before `run` in `leaf`.
         var leaf: Int
         var run: Int
+        var contentIndex: Int
         var extendable = false
         if let anchor = insertion.anchor, let anchorReplica = index(of: anchor.replica),
-           let (l, r, offset) = locateForEdit(replica: anchorReplica, counter: anchor.counter) {
+           let (l, r, offset, start) = locateWithStart(replica: anchorReplica, counter: anchor.counter) {
             leaf = l
             run = r
             let anchorRun = leaves[leaf].runs[run]
@@ -257,42 +323,55 @@ extension ReplicatingArrayStorage {
                 if timestamp(of: anchorRun, offset: offset + 1) < stamp {
                     splitRun(leaf, run, at: offset + 1)
                 }
-                run += 1
             } else {
-                run += 1
                 extendable = anchorRun.replica == me && anchorRun.end == insertion.id.counter
                     && anchorRun.lamport + UInt64(anchorRun.length) == insertion.lamport
                     && !anchorRun.isDeleted && !insertion.isRemoved
             }
+            // (Read after the split: the anchor's run then ends at the anchor.)
+            contentIndex = start + leaves[leaf].runs[run].visibleLength
+            run += 1
         } else {
             leaf = Self.firstLeaf
             run = 0
+            contentIndex = 0
         }
         // Skip runs that are newer siblings (or their descendants): their first element is newer.
         // The insertion point stays right after the last run skipped, in that run's leaf.
         var scanLeaf = leaf
         var scanRun = run
+        var scanStart = contentIndex
         while true {
             if scanRun == leaves[scanLeaf].runs.count {
                 guard let next = self.leaf(after: scanLeaf) else { break }
                 thaw(next)
                 scanLeaf = next
                 scanRun = 0
+                scanStart = 0
                 continue
             }
-            guard timestamp(of: leaves[scanLeaf].runs[scanRun], offset: 0) > stamp else { break }
+            let skipped = leaves[scanLeaf].runs[scanRun]
+            guard isNewer(skipped, than: insertion.lamport, insertion.id.replica) else { break }
+            scanStart &+= skipped.visibleLength
             scanRun += 1
             leaf = scanLeaf
             run = scanRun
+            contentIndex = scanStart
             extendable = false
         }
 
-        let contentIndex = leaves[leaf].contentStart(ofRun: run)
         var at: Int?
         if case .elements(let elements) = insertion.content {
+            // The run that holds the new elements and its first visible element, for the hint.
+            let hintedRun: Int
+            let hintedStart: Int
             if extendable, run > 0, leaves[leaf].runs[run - 1].replica == me, leaves[leaf].runs[run - 1].end == insertion.id.counter {
+                hintedRun = run - 1
+                hintedStart = contentIndex - Int(leaves[leaf].runs[run - 1].length)
                 leaves[leaf].runs[run - 1].length += UInt32(count)
             } else {
+                hintedRun = run
+                hintedStart = contentIndex
                 insertRun(Run(
                     counter: insertion.id.counter, lamport: insertion.lamport,
                     anchorCounter: insertion.anchor?.counter ?? 0, replica: me,
@@ -305,7 +384,11 @@ extension ReplicatingArrayStorage {
             }
             leaves[leaf].breaks += breaks
             adjustCounts(from: leaf, visible: count, breaks: breaks)
-            if report != nil { at = start(of: leaf).visible + contentIndex }
+            // Set after the change above forgot the previous hint; a split below forgets this one.
+            hintLeaf = Int32(leaf)
+            hintRun = hintedRun
+            hintStart = hintedStart
+            if report != nil { at = visibleStart(of: leaf) + contentIndex }
         } else {
             insertRun(Run(
                 counter: insertion.id.counter, lamport: insertion.lamport,

@@ -46,7 +46,8 @@ extension ReplicatingArrayStorage {
                     precondition(leaf.parent == Int32(branch), "leaf parent number")
                     let runVisible = leaf.runs.reduce(0) { $0 + $1.visibleLength }
                     precondition(runVisible == leaf.content.count, "leaf content \(leaf.content.count) != visible runs \(runVisible)")
-                    precondition(countBreaks(in: leaf.content) == leaf.breaks, "leaf break count")
+                    // Asked of the predicate itself, not through the table that edits count with.
+                    precondition(leaf.content.reduce(0) { $0 + (isBreak?($1) == true ? 1 : 0) } == leaf.breaks, "leaf break count")
                     precondition(leaf.runs.allSatisfy { $0.length > 0 }, "empty run")
                     precondition(leaf.runs.count <= Self.maxRunsPerLeaf && leaf.content.count <= Self.maxContentPerLeaf, "leaf over its capacity")
                     precondition(!leaf.runs.isEmpty || Int(child) == Self.firstLeaf, "a leaf without runs after the first")
@@ -89,6 +90,10 @@ extension ReplicatingArrayStorage {
             leaf = self.leaf(after: expected)
         }
         precondition(leaf == nil, "leaf list longer than tree")
+        // The edit cursor, when set, names a leaf in the tree and where it starts.
+        if cursorLeaf != Self.none {
+            precondition(leaves[Int(cursorLeaf)].parent != Self.none && start(of: Int(cursorLeaf)).visible == cursorStart, "stale edit cursor")
+        }
         // The run hint, when set, names a visible run of a leaf in the tree and where it starts.
         if hintLeaf != Self.none {
             let hinted = leaves[Int(hintLeaf)]

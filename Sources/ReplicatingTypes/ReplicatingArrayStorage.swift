@@ -179,18 +179,24 @@ final class ReplicatingArrayStorage<Element> {
     /// Number of frozen leaves thawed (see `FrozenRuns`), for tests and statistics.
     var thawedCount = 0
     let isBreak: ((Element) -> Bool)?
+    /// `isBreak`'s answers below U+0100, when the elements are scalars (see `ScalarBreakTable`).
+    let breakTable: ScalarBreakTable
     /// The leaf of the last local edit (or `none`) and the index of its first visible element. A
     /// count change in any other leaf clears it (splits move content after it, which keeps its
     /// start valid).
     var cursorLeaf: Int32 = ReplicatingArrayStorage.none
     var cursorStart = 0
-    /// The run of the last local insertion: its leaf (or `none`), its index there and the index
-    /// of its first visible element in the leaf. Any other change to any leaf's runs or counts
-    /// forgets it (`forgetRunHint`), so while set it is exact; typing finds its run through it
-    /// without a scan of the leaf's runs.
+    /// The run of the last insertion (local or remote), or the visible run left before the
+    /// last removal from the middle or end of a run (a backspace): its leaf (or `none`), its
+    /// index there and the index of its first visible element in the leaf. Any other change to
+    /// any leaf's runs or counts forgets it (`forgetRunHint`), so while set it is exact; typing
+    /// and backspacing, local or arriving from a peer, find their run through it without a scan
+    /// of the leaf's runs (`runHolding(visible:inLeaf:)`, `locateForEdit`).
     var hintLeaf: Int32 = ReplicatingArrayStorage.none
     var hintRun = 0
     var hintStart = 0
+    /// How many remote insertions and removals found their run through the run hint (for tests).
+    var remoteHintHits = 0
     /// The last leaf whose visible counts changed, the change not yet added to the branches
     /// above it, and those branches from the bottom up (see `adjustCounts`). Readers of branch
     /// counts add it where they pass one of them (`deferredChange(ofBranch:level:)`).
@@ -207,6 +213,7 @@ final class ReplicatingArrayStorage<Element> {
 
     init(isBreak: ((Element) -> Bool)?) {
         self.isBreak = isBreak
+        self.breakTable = ScalarBreakTable(isBreak)
         var root = Branch(isBottom: true)
         root.children.append(Int32(Self.firstLeaf))
         branches.append(root)
