@@ -13,11 +13,16 @@ extension DocumentFiles {
     static func segmentName(_ number: Int) -> String { "log-\(number)" }
     static func snapshotName(_ number: Int) -> String { "snapshot-\(number)" }
 
+    /// The largest segment, snapshot or pack number read from a name.
+    static let maximumFileNumber = 1 << 48
+
     /// The numbers of the files in `names` called `prefix-N`, ascending.
     static func numbers(in names: [String], prefix: String) -> [Int] {
         names.compactMap { name -> Int? in
             guard name.hasPrefix(prefix + "-") else { return nil }
-            return Int(name.dropFirst(prefix.count + 1)).flatMap { $0 > 0 ? $0 : nil }
+            // Quire counts from 1: a larger number than it could reach is not its own, and is
+            // ignored rather than overflowing the next number (`last + 1`).
+            return Int(name.dropFirst(prefix.count + 1)).flatMap { $0 > 0 && $0 <= maximumFileNumber ? $0 : nil }
         }.sorted()
     }
 

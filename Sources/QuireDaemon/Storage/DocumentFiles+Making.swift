@@ -76,6 +76,12 @@ extension DocumentFiles {
         return segment[LogRecords.magicBytes..<(LogRecords.magicBytes + records.count)].elementsEqual(records)
     }
 
+    /// The URI `directory`'s `document.json` names, when it is readable.
+    static func namedURI(_ directory: String) -> String? {
+        guard let bytes = try? OwnedFiles.read(directory + "/" + metadataName), let metadata = try? JSONParser().parse(bytes) else { return nil }
+        return metadata["uri"]?.stringValue
+    }
+
     /// Removes `path` and what it holds, if it is there (a failure leaves it for loading to find).
     static func removeTree(_ path: String) {
         var info = stat()

@@ -90,7 +90,11 @@ final class DocumentFilesMaker {
     /// A pack this large takes no more documents (it goes once they all have their own files).
     static let sealedPackBytes = 256 << 20
 
-    init(packsPath: String, documentsPath: String, firstNumber: Int) {
+    /// `sealedPackBytes`, smaller in tests.
+    let sealedBytes: Int
+
+    init(packsPath: String, documentsPath: String, firstNumber: Int, sealedBytes: Int = DocumentFilesMaker.sealedPackBytes) {
+        self.sealedBytes = sealedBytes
         self.packsPath = packsPath
         self.documentsPath = documentsPath
         nextNumber = firstNumber
@@ -146,7 +150,7 @@ final class DocumentFilesMaker {
 
     /// Puts `job`'s first records in the current pack, a new one when there is none (under the lock).
     private func write(_ job: inout Job, records: [UInt8], removing removedLater: inout [DocumentPack]) throws {
-        if let full = current, full.size >= Self.sealedPackBytes {
+        if let full = current, full.size >= sealedBytes {
             // Sealed: removed once its documents have their own files; a new one takes the next.
             current = nil
             if packs[full.number]?.pending.isEmpty == true, let pack = remove(full.number) { removedLater.append(pack) }
@@ -188,17 +192,20 @@ final class DocumentFilesMaker {
     var hasUnsyncedPack: Bool {
         condition.lock()
         defer { condition.unlock() }
-        return packsDirectoryUnsynced || current?.hasUnsyncedData == true || !unflushed.isEmpty
+        // Not only the current pack: one sealed by this commit's flush, or an older one a queued
+        // document's records were appended to, waits for its sync too.
+        return packsDirectoryUnsynced || packs.values.contains { $0.pack.hasUnsyncedData } || !unflushed.isEmpty
     }
 
-    /// The commit's steps for packs: the current pack's data, and the packs directory when a
-    /// pack was created since the last commit. `succeeded()` is called once they all did.
+    /// The commit's steps for packs: the data of every pack appended to since (the current one,
+    /// one sealed meanwhile, an older one holding a queued document), and the packs directory
+    /// when a pack was created since the last commit. `succeeded()` is called once they all did.
     func syncSteps() -> (steps: [() throws -> Void], succeeded: () -> Void) {
         condition.lock()
         defer { condition.unlock() }
         var steps: [() throws -> Void] = []
-        let pack = current?.hasUnsyncedData == true ? current : nil
-        if let pack { steps.append(pack.syncStep()) }
+        let unsyncedPacks = packs.keys.sorted().compactMap { packs[$0]?.pack }.filter(\.hasUnsyncedData)
+        for pack in unsyncedPacks { steps.append(pack.syncStep()) }
         let directory = packsDirectoryUnsynced
         if directory {
             let path = packsPath
@@ -208,7 +215,7 @@ final class DocumentFilesMaker {
             condition.lock()
             defer { condition.unlock() }
             lastCreated = DispatchTime.now().uptimeNanoseconds
-            pack?.syncSucceeded()
+            for pack in unsyncedPacks { pack.syncSucceeded() }
             if directory { packsDirectoryUnsynced = false }
         })
     }

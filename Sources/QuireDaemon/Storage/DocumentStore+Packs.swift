@@ -44,7 +44,15 @@ extension DocumentStore {
                 logger.warning("\(packPath): \(damage); the \(contents.entries.count) documents before it are kept")
             }
             let missing = contents.entries.filter { entry in
-                !DocumentFiles.holdsDocument(documentsPath + "/" + DocumentFiles.directoryName(for: entry.id), id: entry.id, records: entry.records)
+                let directory = documentsPath + "/" + DocumentFiles.directoryName(for: entry.id)
+                if DocumentFiles.holdsDocument(directory, id: entry.id, records: entry.records) { return false }
+                // Another document under the same ID (damage, or a pack from elsewhere): it is
+                // kept with its edits; the pack's entry is not loaded.
+                if let other = DocumentFiles.namedURI(directory), other != entry.uri {
+                    logger.warning("\(packPath) holds \(entry.uri) under the ID of \(other), kept in \(directory); \(entry.uri) is not loaded from it")
+                    return false
+                }
+                return true
             }
             var failed = 0
             for start in stride(from: 0, to: missing.count, by: DocumentFilesMaker.roundSize) {

@@ -37,7 +37,9 @@ enum OwnedFiles {
     /// Opens `path` with `flags` (plus `O_NOFOLLOW | O_CLOEXEC`) and checks what it opened;
     /// nil when it does not exist and `flags` does not create it. A symbolic link is an error.
     static func open(_ path: String, flags: Int32, mode: mode_t = 0o600, secret: Bool = false) throws -> Int32? {
-        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        // O_NONBLOCK: a FIFO planted under a file's name must not block the open (loading would
+        // hang); `check` then refuses it as not a regular file. No effect on a regular file.
+        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT && flags & O_CREAT == 0 { return nil }
