@@ -74,6 +74,19 @@ import QuireTestSupport
         #expect(loaded[3]?.text.string == "other\n")
         #expect(loaded[0xBEEF]?.text.string == "own files\n")
         #expect(log.contains { $0.hasPrefix("warning") && $0.contains("pack-1") && $0.contains("the 1 documents before it are kept") }, "\(damage): \(log)")
+        // A pack damaged before its end is set aside whole, not removed, and not loaded again; a
+        // torn last record (a crash's) goes with its pack.
+        let packs = try FileManager.default.contentsOfDirectory(atPath: path + "/" + DocumentPack.directoryName)
+        #expect(!packs.contains(DocumentPack.name(1)), "\(damage): \(packs)")
+        if damage == "torn then zeros" {
+            #expect(!packs.contains { $0.hasPrefix("damaged-") }, "\(damage): \(packs)")
+            return
+        }
+        let aside = try #require(packs.first { $0.hasPrefix("damaged-pack-1-") }, "\(damage): \(packs)")
+        let kept = try Data(contentsOf: URL(fileURLWithPath: path + "/" + DocumentPack.directoryName + "/" + aside))
+        #expect(kept.range(of: Data(bad)) != nil, "\(damage): the set-aside pack lost its damaged record")
+        let (again, _) = try Packs.load(path)
+        #expect(Set(again.keys) == [1, 3, 0xBEEF], "\(damage): a second load saw \(again.keys)")
     }
 
     /// A pack that is not the user's regular file (a symbolic link to a good pack, a directory,

@@ -21,10 +21,26 @@ extension DocumentStore {
         }
     }
 
+    /// A pack damaged before its end (not a torn last record), once its good part is loaded, is renamed `damaged-pack-N-<seconds>`, which
+    /// loading never reads again, instead of being removed: the records after its damage may be
+    /// whole though their boundaries cannot be found, and a person may still want them. It is
+    /// not kept under its own name, where the next load would bring back its documents even
+    /// after they were deleted. Removed only if it cannot be renamed.
+    func setAside(damagedPack packPath: String, number: Int) {
+        let aside = packsPath + "/damaged-pack-\(number)-\(Int(Date().timeIntervalSince1970))"
+        if rename(packPath, aside) == 0 {
+            logger.warning("\(packPath) is damaged: kept as \(aside), which is not loaded again")
+        } else {
+            logger.error("cannot rename the damaged \(packPath) to \(aside) (errno \(errno)); it is removed")
+            FileSystem.remove(packPath)
+        }
+    }
+
     /// For each pack on disk, oldest first: its documents whose directory does not hold them
     /// yet (`DocumentFiles.holdsDocument`; a whole directory wins over the pack) are made from
     /// it, durably; then the pack is removed. A torn or damaged pack keeps what comes before
-    /// the damage (said in a warning), like a log; a pack that cannot be read, or a document that
+    /// the damage (said in a warning), like a log; a torn last record is dropped with the pack, damage
+    /// before the end sets the pack aside (`setAside`); a pack that cannot be read, or a document that
     /// cannot be made, keeps its pack for the next load and costs nothing else.
     func makeDocumentsOfPacks() {
         let numbers: [Int]
@@ -75,7 +91,7 @@ extension DocumentStore {
             }
             if !missing.isEmpty { logger.info("made \(missing.count - failed) documents from \(packPath)") }
             if failed == 0 {
-                FileSystem.remove(packPath)
+                if contents.damage != nil && !contents.damageIsTornTail { setAside(damagedPack: packPath, number: number) } else { FileSystem.remove(packPath) }
                 _ = try? FileSystem.syncDirectory(packsPath)
             }
         }
