@@ -77,14 +77,18 @@ enum FileSystem {
 
     /// The whole content of `path`, or nil when it does not exist.
     static func read(_ path: String) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking, so a FIFO or device in the data directory fails the check below instead
+        // of hanging the read (no effect on a regular file).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw StorageError.system("open", path)
         }
         defer { close(fd) }
         var info = stat()
-        return try readAll(fd, path: path, sizeHint: fstat(fd, &info) == 0 ? Int(info.st_size) : 0)
+        guard fstat(fd, &info) == 0 else { throw StorageError.system("fstat", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError("\(path) is not a regular file") }
+        return try readAll(fd, path: path, sizeHint: Int(info.st_size))
     }
 
     /// Everything left to read from `fd`.
