@@ -175,14 +175,13 @@ final class DocumentPack {
         let scan = LogRecords.scan(bytes, kind: .pack)
         // Zeros after the last record are the room made ahead for more, not damage.
         let zeroTail = scan.validEnd > 0 && bytes[scan.validEnd...].allSatisfy { $0 == 0 }
-        var contents = Contents(damage: zeroTail ? nil : scan.damage)
-        contents.damageIsTornTail = contents.damage != nil && nothingButZeros(bytes, afterRecordAt: scan.validEnd)
+        // Damage inside a whole record (its checksum holds): records may follow it.
+        var recordDamage: String?
         var live: [UInt64: Int] = [:]
         var entries: [Entry?] = []
         for (index, payload) in scan.payloads.enumerated() {
             guard let kind = payload.first.flatMap(RecordKind.init(rawValue:)), payload.count >= 9 else {
-                contents.damage = "record \(index + 1) is of no known kind"
-                contents.damageIsTornTail = false
+                recordDamage = "record \(index + 1) is of no known kind"
                 break
             }
             let id = littleEndian(payload, at: payload.startIndex + 1, bytes: 8)
@@ -193,8 +192,7 @@ final class DocumentPack {
             if kind == .appended {
                 // Records of a document created earlier in this pack (none: damage, not allocated).
                 guard let at = live[id] else {
-                    contents.damage = "record \(index + 1) adds to a document the pack does not hold"
-                    contents.damageIsTornTail = false
+                    recordDamage = "record \(index + 1) adds to a document the pack does not hold"
                     break
                 }
                 entries[at]?.records += payload.dropFirst(9)
@@ -202,32 +200,35 @@ final class DocumentPack {
             }
             let uriStart = payload.startIndex + 13
             guard payload.count >= 13 else {
-                contents.damage = "record \(index + 1) is a torn document header"
-                contents.damageIsTornTail = false
+                recordDamage = "record \(index + 1) is a torn document header"
                 break
             }
             let uriLength = Int(littleEndian(payload, at: payload.startIndex + 9, bytes: 4))
             guard uriLength <= maximumURIBytes, payload.endIndex - uriStart >= uriLength,
                   let uri = String(validating: payload[uriStart..<(uriStart + uriLength)], as: UTF8.self) else {
-                contents.damage = "record \(index + 1) claims a URI of \(uriLength) bytes that is not there or not UTF-8"
-                contents.damageIsTornTail = false
+                recordDamage = "record \(index + 1) claims a URI of \(uriLength) bytes that is not there or not UTF-8"
                 break
             }
             if let at = live[id] { entries[at] = nil }
             live[id] = entries.count
             entries.append(Entry(id: id, uri: uri, records: Array(payload[(uriStart + uriLength)...])))
         }
-        contents.entries = entries.compactMap { $0 }
+        var contents = Contents(entries: entries.compactMap { $0 })
+        if let recordDamage {
+            contents.damage = recordDamage
+        } else if !zeroTail, let damage = scan.damage {
+            contents.damage = damage
+            contents.damageIsTornTail = nothingButZeros(bytes, afterRecordAt: scan.validEnd)
+        }
         return contents
     }
 
     /// Whether every byte past the record that starts at `start` is zero: the extent its header
     /// claims, or only its header when the claim is beyond any record's (then the claim itself
     /// is damage, and whatever follows may be records).
-    static func nothingButZeros(_ bytes: [UInt8], afterRecordAt start: Int) -> Bool {
+    private static func nothingButZeros(_ bytes: [UInt8], afterRecordAt start: Int) -> Bool {
         guard start < bytes.count else { return true }
-        var claimed = 0
-        if bytes.count - start >= 4 { for i in 0..<4 { claimed |= Int(bytes[start + i]) << (8 * i) } }
+        var claimed = bytes.count - start >= 4 ? Int(littleEndian(bytes[...], at: start, bytes: 4)) : 0
         if claimed > LogRecords.maximumPayloadBytes { claimed = 0 }
         let end = min(bytes.count, start + LogRecords.headerBytes + claimed)
         return bytes[end...].allSatisfy { $0 == 0 }
