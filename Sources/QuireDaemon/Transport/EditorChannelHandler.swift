@@ -41,7 +41,6 @@ final class EditorChannelHandler: ChannelInboundHandler {
             // already written goes out before the channel closes. Closing at once failed the
             // writes still queued behind a slow reader and cut a large reply.
             self.connection = nil
-            connection.endRead()   // a read NIO had not ended yet
             connection.endOfInput()
             let channel = context.channel
             let onClose = self.onClose
@@ -65,7 +64,6 @@ final class EditorChannelHandler: ChannelInboundHandler {
     private func finish() {
         guard let connection else { return }
         self.connection = nil
-        connection.endRead()   // a read NIO had not ended yet
         connection.endOfInput()
         onClose(connection)
     }

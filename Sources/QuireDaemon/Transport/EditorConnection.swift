@@ -37,6 +37,9 @@ public final class EditorConnection {
         receive(bytes, endingRead: true)
     }
 
+    /// Bytes were received in a read not ended yet (`receive(_:endingRead: false)`).
+    private var readInProgress = false
+
     /// Bytes read from the editor, the read going on (`endingRead` false) when the transport has
     /// more already read for it: `endRead()` then ends it, so a burst read at once (NIO's reads
     /// before `channelReadComplete`) shares one commit under `--durability sync`.
@@ -53,12 +56,13 @@ public final class EditorConnection {
                 send(Message.errorResponse(id: nil, .parseError(error.description)).json)
             }
         }
-        if endingRead { daemon.endRead() }
+        if endingRead { endRead() } else { readInProgress = true }
     }
 
     /// The end of a read `receive(_:endingRead: false)` began: what it logged is made durable
     /// and the output it held goes out.
     func endRead() {
+        readInProgress = false
         daemon.endRead()
     }
 
@@ -67,8 +71,10 @@ public final class EditorConnection {
         if let reply = processor.process(body, with: session) { send(reply) }
     }
 
-    /// The editor closed its end of the stream.
+    /// The editor closed its end of the stream. A read the transport had not ended is ended
+    /// first, so its replies go out and its edits are durable before the session ends.
     public func endOfInput() {
+        if readInProgress { endRead() }
         if let error = framer.finish() { daemon.logger.warning("session \(session.id): \(error.description)") }
         daemon.endSession(session)
     }
