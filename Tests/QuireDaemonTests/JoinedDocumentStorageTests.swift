@@ -109,6 +109,8 @@ import QuireTestSupport
         do {
             let store = try DocumentStore(path: path, durability: durability, logger: Logger(label: "test"))
             Self.join(ids, into: store)
+            // Under `sync` nothing is told of them before the commit syncs the pack.
+            #expect(store.holdsOutput == (durability == .sync))
             store.commit()
             #expect(!store.holdsOutput)
             #expect(store.failure == nil)
