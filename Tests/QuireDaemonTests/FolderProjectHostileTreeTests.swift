@@ -211,3 +211,34 @@ import Testing
         #expect(daemon.projects.documentName(ofFile: root + "/sub/notes.md") == nil)
     }
 }
+
+/// An editor's `document/save` of a project file races another user (or program) that swaps a
+/// folder on the file's path for a link between the save's checks and its write: the write goes
+/// through the project's descriptor walk from the opened root, so it never lands behind the link
+/// and nothing behind it is read into the document.
+@Suite(.serialized) struct SaveSwapTests {
+    @Test func aLinkSwappedInAfterTheSaveChecksIsNotWrittenThrough() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_500)
+        let outside = try ProjectFixture.folder(["sub/notes.md": Array("outside\n".utf8)], name: "swap-outside")
+        let root = try ProjectFixture.folder(["sub/notes.md": Array("inside\n".utf8)], name: "swap-link")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        #expect(ProjectFixture.share(daemon, root: root, editor: editor)["result"] != nil)
+        let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+        var swapped = false
+        daemon.projects.beforeSaveWrite = {
+            guard !swapped else { return }
+            swapped = true
+            try? FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
+            _ = symlink(outside + "/sub", root + "/sub")
+        }
+        let refused = editor.request("document/save", ["uri": .string(uri)])
+        #expect(swapped)
+        #expect(refused["error"] != nil, "\(refused)")
+        #expect(ProjectFixture.read(outside + "/sub/notes.md") == "outside\n", "nothing written behind the link")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside + "/sub") == ["notes.md"], "no temporary file left behind the link")
+        #expect(daemon.document(uri)?.text.string == "inside\n", "the file behind the link is not read in")
+        #expect(ProjectFixture.read(root + "/sub-moved/notes.md") == "inside\n")
+    }
+}

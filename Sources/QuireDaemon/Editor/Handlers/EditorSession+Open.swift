@@ -24,6 +24,8 @@ extension EditorSession {
             named.uri = name
             return named
         }
+        // A partner's file at a path the project ignores (`.env`): this one is not joined to it.
+        if let why = daemon.projects.ignoredTreeFileReason(file) { showWarning(why) }
         guard request.leavesNamingToDaemon else { return request }
         named.uri = ProjectNaming.documentName(ofFile: file)
         if let problem = DocumentName.problem(named.uri) { throw .invalidParams("params.file: names no document: \(problem)") }
