@@ -227,7 +227,7 @@ import Testing
         let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
         let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
         var swapped = false
-        daemon.projects.beforeSaveWrite = {
+        daemon.projects.beforeFileAccess = {
             guard !swapped else { return }
             swapped = true
             try? FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
@@ -240,5 +240,32 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside + "/sub") == ["notes.md"], "no temporary file left behind the link")
         #expect(daemon.document(uri)?.text.string == "inside\n", "the file behind the link is not read in")
         #expect(ProjectFixture.read(root + "/sub-moved/notes.md") == "inside\n")
+    }
+}
+
+/// The same race on an editor's `document/open` of a project file: the folder on its path is
+/// swapped for a link to a private folder holding a file of the same name after the open named
+/// the file's document: nothing behind the link is read into the project's document.
+@Suite(.serialized) struct OpenSwapTests {
+    @Test func aLinkSwappedInAfterTheOpenNamedTheFileIsNotReadThrough() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_600)
+        let outside = try ProjectFixture.folder(["sub/notes.md": Array("the owner's private notes\n".utf8)], name: "open-outside")
+        let root = try ProjectFixture.folder(["sub/notes.md": Array("inside\n".utf8)], name: "open-link")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let key = try #require(ProjectFixture.share(daemon, root: root, editor: editor)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let uri = project.uri(of: try #require(project.view.files[try ProjectPath("sub/notes.md")]))
+        var swapped = false
+        daemon.projects.beforeFileAccess = {
+            guard !swapped else { return }
+            swapped = true
+            try? FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
+            _ = symlink(outside + "/sub", root + "/sub")
+        }
+        let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
+        #expect(swapped)
+        #expect(daemon.document(uri)?.text.string.contains("private") == false, "\(opened)")
+        #expect(ProjectFixture.read(outside + "/sub/notes.md") == "the owner's private notes\n")
     }
 }

@@ -61,9 +61,9 @@ final class ProjectService: ProjectFrames {
     /// Keys a line of many uses admits before it is used up (`ProjectInvitation.maximumUses`;
     /// tests lower it).
     var invitationUseLimit = ProjectInvitation.maximumUses
-    /// Runs between an editor's save's checks of a project file's path and its write (tests
-    /// swap a link in here: the write must not go through it).
-    var beforeSaveWrite: () -> Void = {}
+    /// Runs between the checks of a project file's path and its read or write for an editor's
+    /// open or save (tests swap a link in here: neither may go through it).
+    var beforeFileAccess: () -> Void = {}
     /// What the daemon said about where it listens when it listened again by itself (at a
     /// restart: the port kept was taken, so partners need a new line), for the next editor that
     /// starts (`takeListeningNotices`); at most `maximumListeningNotices`.

@@ -40,7 +40,7 @@ extension EditorSession {
         guard views[request.uri] == nil else { throw .documentAlreadyOpen(request.uri) }
         let editorText = request.text ?? ""
         // Read before anything changes: a file that cannot be read refuses the open.
-        let fileContent = try request.file.map { file throws(ResponseError) in try Daemon.readFile(file) }
+        let fileContent = try request.file.map { file throws(ResponseError) in try daemon.projects.readForEditor(file) }
         if let existing = daemon.document(request.uri) {
             try checkOpenKeepsText(of: existing, request: request, editorText: editorText)
         } else if Self.holdsText(editorText) {
