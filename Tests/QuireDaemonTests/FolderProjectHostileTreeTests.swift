@@ -269,3 +269,28 @@ import Testing
         #expect(ProjectFixture.read(outside + "/sub/notes.md") == "the owner's private notes\n")
     }
 }
+
+/// A project file's document opened again by its name (no `file`: a reconnect, a jump), after
+/// someone who may write in the project folder replaced a folder on the file's path by a link to
+/// a private folder with a file of the same name: the binding's check for outside changes reads
+/// through the project's walk, so nothing behind the link is merged into the shared document.
+@Suite(.serialized) struct BoundFileLinkTests {
+    @Test func reopeningByNameNeverMergesAFileBehindAPlantedLink() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_700)
+        let outside = try ProjectFixture.folder(["sub/notes.md": Array("the owner's private notes\n".utf8)], name: "bound-outside")
+        let root = try ProjectFixture.folder(["sub/notes.md": Array("inside\n".utf8)], name: "bound-link")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        #expect(ProjectFixture.share(daemon, root: root, editor: editor)["result"] != nil)
+        let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+        editor.request("document/close", ["uri": .string(uri)])
+        try FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
+        #expect(symlink(outside + "/sub", root + "/sub") == 0)
+        let again = editor.request("document/open", ["uri": .string(uri), "text": "inside\n"])
+        #expect(again["result"] != nil, "\(again)")
+        #expect(daemon.document(uri)?.text.string == "inside\n", "nothing behind the link is merged")
+        let told = editor.take("window/showMessage").compactMap { $0["params"]?["message"]?.stringValue }
+        #expect(told.contains { $0.contains("sub/notes.md of the project bound-link is not read") }, "\(told)")
+    }
+}
