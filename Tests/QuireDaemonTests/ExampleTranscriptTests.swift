@@ -82,11 +82,11 @@ import QuireTestSupport
         // Another program listens on that port now.
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(holder) }
-        var where_ = sockaddr_in()
-        where_.sin_family = sa_family_t(AF_INET)
-        where_.sin_port = port.bigEndian
-        where_.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &where_) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var place = sockaddr_in()
+        place.sin_family = sa_family_t(AF_INET)
+        place.sin_port = port.bigEndian
+        place.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &place) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         try #require(bound == 0 && listen(holder, 1) == 0, "the port \(port) could be held")
 
         let daemon = try DaemonProcess(environment: environment, directory: folder)
