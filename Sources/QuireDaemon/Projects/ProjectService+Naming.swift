@@ -57,9 +57,8 @@ extension ProjectService {
     /// it; a file the host shared before it was ignored keeps its document).
     func ignoredTreeFile(_ file: FileID, at path: ProjectPath, in project: SharedProject) -> String? {
         guard project.file == nil, project.known[file]?.path != path, isIgnored(path, in: project) else { return nil }
-        let why = "\(DisplayText.clean(path.string)) is ignored by the project \(DisplayText.clean(project.name)) (.gitignore, .quireignore): "
+        return "\(DisplayText.clean(path.string)) is ignored by the project \(DisplayText.clean(project.name)) (.gitignore, .quireignore): "
             + "your file there is not shared, and the file a partner made at that path stays apart from it"
-        return why
     }
 
     /// Whether an editor's open of `path` may not make it a file of `project`: the scan would
