@@ -109,15 +109,16 @@ import QuireTestSupport
         do {
             let store = try DocumentStore(path: path, durability: durability, logger: Logger(label: "test"))
             Self.join(ids, into: store)
+            // Nothing was given its own files on the way (the maker's thread waits for a second
+            // of quiet after the last write, and under `sync` for the commit's flush).
+            #expect(try FileSystem.list(path + "/documents").isEmpty, "a joined document was claimed out of its pack")
             // Under `sync` nothing is told of them before the commit syncs the pack.
             #expect(store.holdsOutput == (durability == .sync))
             store.commit()
             #expect(!store.holdsOutput)
             #expect(store.failure == nil)
-            // Nothing was given its own files on the way (the maker's thread waits for a second
-            // of quiet after the commit): every document, its sharing, state and binding, is in
-            // the pack.
-            #expect(try FileSystem.list(path + "/documents").isEmpty, "a joined document was claimed out of its pack")
+            // Every document, its sharing, state and binding, is in the pack (kept while it is
+            // the current one and small).
             let packs = try Packs.packs(path)
             #expect(packs.count == 1)
             let entries = try packs.flatMap { try DocumentPack.read(path + "/" + DocumentPack.directoryName + "/" + $0).entries }
