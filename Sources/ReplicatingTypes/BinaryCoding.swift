@@ -26,6 +26,25 @@ public struct BinaryWriter: Sendable {
     public mutating func write<C: Collection>(contentsOf raw: C) where C.Element == UInt8 {
         bytes.append(contentsOf: raw)
     }
+
+    mutating func reserveCapacity(_ count: Int) { bytes.reserveCapacity(count) }
+
+    /// What `Unicode.Scalar.encode` writes for `scalars` (their UTF-8 byte length, then the
+    /// bytes), from a buffer: no array made for them or for their bytes.
+    mutating func writeUTF8(_ scalars: UnsafeBufferPointer<Unicode.Scalar>) {
+        var length = 0
+        for scalar in scalars {
+            let v = scalar.value
+            length &+= v < 0x80 ? 1 : v < 0x800 ? 2 : v < 0x1_0000 ? 3 : 4
+        }
+        writeVarint(UInt64(length))
+        if length == scalars.count {
+            for scalar in scalars { bytes.append(UInt8(truncatingIfNeeded: scalar.value)) }
+            return
+        }
+        bytes.reserveCapacity(bytes.count + length)
+        for scalar in scalars { UTF8.encode(scalar) { bytes.append($0) } }
+    }
 }
 
 /// Why bytes could not be decoded; decoding never traps on malformed input.
@@ -117,6 +136,10 @@ extension Unicode.Scalar: ReplicatingElementCodable {
         // before anything is reserved for it.
         guard count >= 0, count <= length else { throw .invalid("run claims \(count) scalars in \(length) bytes") }
         let bytes = try reader.readBytes(length)
+        // ASCII (most code and prose): one scalar per byte, as the decoder below would give.
+        if length == count, bytes.allSatisfy({ $0 < 0x80 }) {
+            return bytes.map { Unicode.Scalar($0) }
+        }
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(count)
         var decoder = UTF8()

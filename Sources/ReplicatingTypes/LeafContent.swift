@@ -165,7 +165,13 @@ struct LeafContent<Element>: RandomAccessCollection {
     /// narrowest width they allow.
     mutating func removeSuffix(from index: Int) -> LeafContent {
         var suffix = LeafContent()
-        suffix.append(contentsOf: self[index...])
+        if Self.isScalar, shift == 0 {
+            // One byte each is already the narrowest: the bytes are copied as they are.
+            precondition(index >= 0 && index <= count, "LeafContent index out of range")
+            suffix.bytes = ContiguousArray(bytes[index...])
+        } else {
+            suffix.append(contentsOf: self[index...])
+        }
         removeSubrange(index..<count)
         return suffix
     }

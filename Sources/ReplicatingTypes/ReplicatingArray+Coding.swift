@@ -19,27 +19,37 @@ public enum ReplicatingArrayCoding {
     public static func encode<Element: ReplicatingElementCodable>(_ operations: [ReplicatingArrayOperation<Element>]) -> [UInt8] {
         var replicas: [ReplicaID] = []
         var replicaIndex: [ReplicaID: Int] = [:]
+        // The last replica looked up: an operation's replica is usually the previous one's.
+        var last = (replica: ReplicaID(0), index: -1)
         func index(_ r: ReplicaID) -> Int {
-            if let i = replicaIndex[r] { return i }
+            if last.index >= 0, last.replica == r { return last.index }
+            if let i = replicaIndex[r] {
+                last = (r, i)
+                return i
+            }
             replicaIndex[r] = replicas.count
             replicas.append(r)
+            last = (r, replicas.count - 1)
             return replicas.count - 1
         }
+        var contentCount = 0
         for op in operations {
             switch op {
             case .insert(let ins):
                 _ = index(ins.id.replica)
                 if let a = ins.anchor { _ = index(a.replica) }
+                if case .elements(let elements) = ins.content { contentCount &+= elements.count }
             case .remove(let ranges):
                 for r in ranges { _ = index(r.start.replica) }
             }
         }
         var w = BinaryWriter()
+        w.reserveCapacity(16 + 10 * replicas.count + 8 * operations.count + contentCount)
         w.write(UInt8(ReplicatingTypesInfo.formatVersion))
         w.writeVarint(UInt64(replicas.count))
         for r in replicas { w.writeVarint(r.rawValue) }
         w.writeVarint(UInt64(operations.count))
-        var nextCounter: [Int: UInt64] = [:]
+        var nextCounter = [UInt64](repeating: 0, count: replicas.count)
         var previousReplica = -1
         var previousLamportEnd: UInt64 = 0
         for op in operations {
@@ -63,7 +73,7 @@ public enum ReplicatingArrayCoding {
                 if r == previousReplica { tag |= 1 << 4 }
                 w.write(tag)
                 if r != previousReplica { w.writeVarint(UInt64(r)) }
-                w.writeSignedVarint(Int64(bitPattern: ins.id.counter &- (nextCounter[r] ?? 0)))
+                w.writeSignedVarint(Int64(bitPattern: ins.id.counter &- nextCounter[r]))
                 w.writeSignedVarint(Int64(bitPattern: ins.lamport &- previousLamportEnd))
                 switch form {
                 case .start, .previousOfSameReplica: break
@@ -73,7 +83,16 @@ public enum ReplicatingArrayCoding {
                     w.writeVarint(ins.anchor?.counter ?? 0)
                 }
                 w.writeVarint(UInt64(ins.count))
-                if case .elements(let elements) = ins.content { Element.encode(Array(elements), into: &w) }
+                if case .elements(let elements) = ins.content {
+                    if Element.self == Unicode.Scalar.self {
+                        // Straight from the operation's memory, as `Unicode.Scalar.encode` writes it.
+                        elements.withContiguousElements { buffer in
+                            w.writeUTF8(UnsafeBufferPointer(start: UnsafeRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: Unicode.Scalar.self), count: buffer.count))
+                        }
+                    } else {
+                        Element.encode(Array(elements), into: &w)
+                    }
+                }
                 nextCounter[r] = ins.id.counter &+ UInt64(ins.count)
                 previousReplica = r
                 previousLamportEnd = ins.lamport &+ UInt64(ins.count)
@@ -113,7 +132,7 @@ public enum ReplicatingArrayCoding {
         let count = try r.readCount(limit: Swift.min(maximumOperations, maxOperations, r.remaining / 2))
         var operations: [ReplicatingArrayOperation<Element>] = []
         operations.reserveCapacity(count)
-        var nextCounter: [Int: UInt64] = [:]
+        var nextCounter = [UInt64](repeating: 0, count: replicas.count)
         var previousReplica = -1
         var previousLamportEnd: UInt64 = 0
         for _ in 0..<count {
@@ -124,7 +143,7 @@ public enum ReplicatingArrayCoding {
                 guard tag >> 5 == 0, let form = AnchorForm(rawValue: (tag >> 2) & 0b11) else { throw .invalid("unknown flags in tag \(tag)") }
                 let rIndex = tag & (1 << 4) != 0 ? previousReplica : try r.readCount(limit: replicas.count)
                 let id = try replica(rIndex)
-                let counter = (nextCounter[rIndex] ?? 0) &+ UInt64(bitPattern: try r.readSignedVarint())
+                let counter = nextCounter[rIndex] &+ UInt64(bitPattern: try r.readSignedVarint())
                 let lamport = previousLamportEnd &+ UInt64(bitPattern: try r.readSignedVarint())
                 let anchor: ElementID?
                 switch form {

@@ -3,24 +3,24 @@ extension ReplicatingArray {
     /// seen (tombstones travel as counts, without content), in causal order, then this copy's whole
     /// removal set as one compact `.remove` (removals are idempotent, so resending is harmless).
     /// - Complexity: O(runs + k log k) for k runs to send
+    ///
+    /// Prespecialized for text, so a generic call from another module reaches code compiled for
+    /// scalars (cross-module optimization does not always specialize it there).
+    @_specialize(exported: true, where Element == Unicode.Scalar)
     public func operations(since version: VersionVector = VersionVector()) -> [ReplicatingArrayOperation<Element>] {
         let s = storage
-        var insertions: [ReplicatingArrayInsertion<Element>] = []
-        var removed: [ElementIDRange] = []
-        s.forEachCanonicalRun { run, content in
-            let replica = s.replicas[Int(run.replica)]
-            if run.isDeleted { removed.append(ElementIDRange(start: ElementID(replica: replica, counter: run.counter), count: UInt64(run.length))) }
-            let have = version[replica]
-            guard run.end > have else { return }
-            let skip = Int(have > run.counter ? have - run.counter : 0)
-            let insertion = ReplicatingArrayInsertion(
-                id: ElementID(replica: replica, counter: run.counter), lamport: run.lamport, anchor: s.anchor(of: run),
-                content: run.isDeleted ? .removed(count: Int(run.length)) : .elements(InsertedElements(content)))
-            insertions.append(skip > 0 ? insertion.droppingFirst(skip) : insertion)
-        }
+        let (insertions, removedRuns) = s.insertionsAndRemovals(since: s.replicas.map { version[$0] })
+        var removed = removedRuns
         // Lamport order is a causal order: an anchor, and a replica's earlier runs, come first.
-        insertions.sort { $0.timestamp < $1.timestamp }
-        var operations = insertions.map { ReplicatingArrayOperation.insert($0) }
+        // The first timestamps are sorted, not the insertions (which would be moved, and their
+        // content counted, at each step); they differ, so the order is total.
+        var order: [InsertionOrderKey] = []
+        order.reserveCapacity(insertions.count)
+        for i in insertions.indices { order.append(InsertionOrderKey(lamport: insertions[i].lamport, replica: insertions[i].id.replica.rawValue, index: i)) }
+        order.sort()
+        var operations: [ReplicatingArrayOperation<Element>] = []
+        operations.reserveCapacity(insertions.count + s.pendingInsertions.count + 1)
+        for key in order { operations.append(.insert(insertions[key.index])) }
         operations.append(contentsOf: s.pendingInsertions.map { .insert($0) })
         for (replica, ranges) in s.pendingRemovals {
             removed.append(contentsOf: ranges.map { ElementIDRange(start: ElementID(replica: replica, counter: $0.lowerBound), count: UInt64($0.count)) })
@@ -93,6 +93,18 @@ extension ReplicatingArray {
     }
 }
 
+/// An insertion's first timestamp (Lamport counter, then replica) and its place in a list: what
+/// `operations(since:)` sorts.
+struct InsertionOrderKey: Comparable {
+    var lamport: UInt64
+    var replica: UInt64
+    var index: Int
+
+    static func < (a: InsertionOrderKey, b: InsertionOrderKey) -> Bool {
+        a.lamport != b.lamport ? a.lamport < b.lamport : a.replica < b.replica
+    }
+}
+
 extension ReplicatingArrayStorage {
     /// Calls `body` with each maximal run in document order (adjacent records that continue each
     /// other joined, across leaves too) and, `withContent`, the content of its elements (empty
@@ -119,5 +131,59 @@ extension ReplicatingArrayStorage {
             leaf = self.leaf(after: l)
         }
         if let p = pending { body(p, content) }
+    }
+
+    /// For `operations(since:)`: each maximal run (as `forEachCanonicalRun` finds them) that a
+    /// copy having `have[r]` elements of each replica `r` (by local index) lacks, or lacks the end
+    /// of, as an insertion of what it lacks, in document order; and every removed maximal run.
+    /// Content is copied only for the insertions (a catch-up sends a few runs of a long history).
+    /// - Complexity: O(runs + elements sent)
+    func insertionsAndRemovals(since have: [UInt64]) -> ([ReplicatingArrayInsertion<Element>], [ElementIDRange]) {
+        var insertions: [ReplicatingArrayInsertion<Element>] = []
+        var removed: [ElementIDRange] = []
+        var pending: Run?
+        // Where the pending run's visible elements are: (leaf, first element, count) per leaf.
+        var pieces: [(leaf: Int, start: Int, count: Int)] = []
+        var leaf: Int? = Self.firstLeaf
+        while let l = leaf {
+            var contentIndex = 0
+            for run in runs(of: l) {
+                if var p = pending, Self.continues(p, run) {
+                    p.length += run.length
+                    pending = p
+                } else {
+                    if let p = pending { appendCanonical(p, pieces: pieces, have: have, to: &insertions, removed: &removed) }
+                    pending = run
+                    pieces.removeAll(keepingCapacity: true)
+                }
+                if !run.isDeleted { pieces.append((l, contentIndex, Int(run.length))) }
+                contentIndex += run.visibleLength
+            }
+            leaf = self.leaf(after: l)
+        }
+        if let p = pending { appendCanonical(p, pieces: pieces, have: have, to: &insertions, removed: &removed) }
+        return (insertions, removed)
+    }
+
+    /// `insertionsAndRemovals`' step for one maximal run `p`, its content at `pieces`.
+    func appendCanonical(_ p: Run, pieces: [(leaf: Int, start: Int, count: Int)], have: [UInt64],
+                                 to insertions: inout [ReplicatingArrayInsertion<Element>], removed: inout [ElementIDRange]) {
+        let replica = replicas[Int(p.replica)]
+        if p.isDeleted { removed.append(ElementIDRange(start: ElementID(replica: replica, counter: p.counter), count: UInt64(p.length))) }
+        let known = have[Int(p.replica)]
+        guard p.end > known else { return }
+        let content: ReplicatingArrayInsertion<Element>.Content
+        if p.isDeleted {
+            content = .removed(count: Int(p.length))
+        } else if pieces.count == 1 {
+            content = .elements(InsertedElements(leaves[pieces[0].leaf].content[pieces[0].start..<(pieces[0].start + pieces[0].count)]))
+        } else {
+            var elements: [Element] = []
+            elements.reserveCapacity(Int(p.length))
+            for piece in pieces { elements.append(contentsOf: leaves[piece.leaf].content[piece.start..<(piece.start + piece.count)]) }
+            content = .elements(InsertedElements(elements))
+        }
+        let insertion = ReplicatingArrayInsertion(id: ElementID(replica: replica, counter: p.counter), lamport: p.lamport, anchor: anchor(of: p), content: content)
+        insertions.append(known > p.counter ? insertion.droppingFirst(Int(known - p.counter)) : insertion)
     }
 }

@@ -66,6 +66,18 @@ extension ReplicatingArrayStorage {
     @inline(__always)
     private func countBreaks(scalarValues values: UnsafeBufferPointer<UInt32>, _ isBreak: (Element) -> Bool) -> Int {
         var n = 0
+        if breakTable.onlyByte >= 0 {
+            // One break below U+0100 (a line feed): comparisons the compiler can vectorize, and
+            // the general loop below only when a wider scalar is among them.
+            let target = UInt32(breakTable.onlyByte)
+            var bits: UInt32 = 0
+            for v in values {
+                n &+= v == target ? 1 : 0
+                bits |= v
+            }
+            if bits < 0x100 { return n }
+            n = 0
+        }
         for v in values {
             if v < 0x100 {
                 n &+= breakTable.contains(v) ? 1 : 0

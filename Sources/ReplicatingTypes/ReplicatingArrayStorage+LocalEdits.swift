@@ -72,7 +72,9 @@ extension ReplicatingArrayStorage {
     }
 
     /// Turns the visible elements in `range` (not empty, within bounds) into tombstones; returns
-    /// their IDs as ranges, in document order.
+    /// their IDs as ranges, in document order. A removal within one run goes through
+    /// `removeVisible`; a cut over several runs is removed a leaf at a time (`removeChunks`),
+    /// which leaves what removing it run by run leaves.
     /// - Complexity: O(log n + k + size of the leaves touched)
     func removeLocally(_ range: Range<Int>) -> ElementIDRanges {
         var ranges = ElementIDRanges()
@@ -82,12 +84,11 @@ extension ReplicatingArrayStorage {
             let (leaf, i) = leafForEdit(holding: range.lowerBound)
             let (run, offset, contentStart) = runHolding(visible: i, inLeaf: leaf)
             let take = Swift.min(Int(leaves[leaf].runs[run].length) - offset, remaining)
-            let start = id(leaf: leaf, run: run, offset: offset)
-            if let last = ranges.last, last.start.replica == start.replica, last.counters.upperBound == start.counter {
-                ranges[ranges.count - 1].count += UInt64(take)
-            } else {
-                ranges.append(ElementIDRange(start: start, count: UInt64(take)))
+            if take < remaining {
+                remaining -= removeChunks(leaf, run: run, offset: offset, contentStart: contentStart, limit: remaining, ranges: &ranges)
+                continue
             }
+            appendRemoved(leaf: leaf, run: run, offset: offset, count: take, to: &ranges)
             removeVisible(leaf, run: run, offset: offset, count: take, contentStart: contentStart, report: nil)
             remaining -= take
         }

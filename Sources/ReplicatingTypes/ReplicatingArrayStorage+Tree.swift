@@ -59,6 +59,24 @@ extension ReplicatingArrayStorage {
         }
     }
 
+    /// Points the ID index at `leaf` for every element of `runs`. Neighbouring runs of one
+    /// replica with adjacent counters (typed text and the tombstone of a typo fixed in it) are
+    /// one assignment: the index holds the same either way.
+    @inline(__always)
+    func assignIndex<R: Collection<Run>>(of runs: R, to leaf: Int) {
+        var i = runs.startIndex
+        while i != runs.endIndex {
+            let first = runs[i]
+            var end = first.end
+            runs.formIndex(after: &i)
+            while i != runs.endIndex, runs[i].replica == first.replica, runs[i].counter == end {
+                end = runs[i].end
+                runs.formIndex(after: &i)
+            }
+            idIndex[Int(first.replica)].assign(UInt32(leaf), to: Int(first.counter)..<Int(end))
+        }
+    }
+
     // MARK: Leaves
 
     @inline(__always)
@@ -117,7 +135,7 @@ extension ReplicatingArrayStorage {
         leaves[leaf].content.trimCapacity()
         moved.breaks = leaves[leaf].breaks > 0 ? countBreaks(in: moved.content) : 0
         leaves[leaf].breaks -= moved.breaks
-        for r in moved.runs { idIndex[Int(r.replica)].assign(UInt32(right), to: Int(r.counter)..<Int(r.end)) }
+        assignIndex(of: moved.runs, to: right)
         moved.next = leaves[leaf].next
         moved.previous = Int32(leaf)
         if moved.next != Self.none { leaves[Int(moved.next)].previous = Int32(right) }
@@ -158,7 +176,7 @@ extension ReplicatingArrayStorage {
         leaves[left].runs.append(contentsOf: moved.runs)
         leaves[left].content.append(contentsOf: moved.content)
         leaves[left].breaks += moved.breaks
-        for r in moved.runs { idIndex[Int(r.replica)].assign(UInt32(left), to: Int(r.counter)..<Int(r.end)) }
+        assignIndex(of: moved.runs, to: left)
         if junction > 0 { coalesce(left, around: junction) }
         leaves[left].next = moved.next
         if moved.next != Self.none { leaves[Int(moved.next)].previous = Int32(left) }
@@ -309,7 +327,7 @@ extension ReplicatingArrayStorage {
         let breaks = countBreaks(in: content)
         leaves[last].breaks += breaks
         adjustCounts(from: last, visible: content.count, breaks: breaks)
-        for r in runs { idIndex[Int(r.replica)].assign(UInt32(last), to: Int(r.counter)..<Int(r.end)) }
+        assignIndex(of: runs, to: last)
         if junction > 0 { coalesce(last, around: junction) }
         normalize(last)
     }

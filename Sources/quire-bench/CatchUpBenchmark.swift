@@ -80,4 +80,29 @@ struct CatchUpBenchmark {
         result.matches = kept.allSatisfy { $0.elements == final.elements } && kept.count == 4 * repetitions
         return result
     }
+
+    /// The catch-up of a peer that missed the second half, `repetitions` times, for profilers.
+    func profileSecondHalf() {
+        let patches = trace.patches
+        let half = patches.count / 2
+        var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        var final = TraceBenchmark.makeArray(1)
+        TraceBenchmark.replay(patches[...], into: &final, operations: &operations)
+        var halfLocal = TraceBenchmark.makeArray(1)
+        var halfOperations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+        TraceBenchmark.replay(patches[..<half], into: &halfLocal, operations: &halfOperations)
+        var peers: [ReplicatingArray<Unicode.Scalar>] = []
+        for _ in 0..<repetitions {
+            var peer = TraceBenchmark.makeArray(2)
+            TraceBenchmark.integrate(halfOperations, into: &peer)
+            peers.append(peer)
+        }
+        for i in peers.indices {
+            let wire = ReplicatingArrayCoding.encode(final.operations(since: halfLocal.versionVector))
+            if let received = try? ReplicatingArrayCoding.decode(wire, as: Unicode.Scalar.self, maximumOperations: Int.max) {
+                _ = peers[i].apply(contentsOf: received)
+            }
+        }
+        precondition(peers.allSatisfy { $0.elements == final.elements })
+    }
 }

@@ -47,6 +47,9 @@ struct QuireBench: ParsableCommand {
     @Option(help: ArgumentHelp("Only apply a local replay's operations to a new array this many times (for profilers).", visibility: .hidden))
     var profileRemote: Int?
 
+    @Option(help: ArgumentHelp("Only run one part of a code-shaped history this many times (for profilers): KIND:SCALE:PART, PART local or catch-up (the second half missed).", visibility: .hidden))
+    var profileCode: String?
+
     func run() throws {
         // A daemon the benchmark drives may end before it reads everything sent to it: that is an
         // error to report (EPIPE), not a reason for the benchmark to die without printing.
@@ -68,6 +71,10 @@ struct QuireBench: ParsableCommand {
                 }
                 withExtendedLifetime(replayed) { Foundation.exit(0) }
             }
+            return
+        }
+        if let spec = profileCode {
+            try profileCodeTrace(spec)
             return
         }
         if let times = profileRemote {
@@ -152,6 +159,29 @@ struct QuireBench: ParsableCommand {
     }
 
     /// The generated code-shaped histories at 1x, 4x and 16x their base length.
+    /// `--profile-code KIND:SCALE:PART:TIMES`: one part of a code-shaped history, nothing printed.
+    private func profileCodeTrace(_ spec: String) throws {
+        let fields = spec.split(separator: ":").map(String.init)
+        guard fields.count == 4, let kind = CodeTraces.Kind(rawValue: fields[0]), let scale = Int(fields[1]), let times = Int(fields[3]),
+              fields[2] == "local" || fields[2] == "catch-up" else {
+            throw ValidationError("--profile-code takes KIND:SCALE:PART:TIMES, KIND code-writing or code-refactoring, PART local or catch-up")
+        }
+        let trace = CodeTraces.make(kind, scale: scale).0
+        if fields[2] == "local" {
+            var replayed: [ReplicatingArray<Unicode.Scalar>] = []
+            var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
+            operations.reserveCapacity(TraceBenchmark.maxOperations(trace.patches.count))
+            for _ in 0..<times {
+                var array = TraceBenchmark.makeArray(1)
+                operations.removeAll(keepingCapacity: true)
+                TraceBenchmark.replay(trace.patches[...], into: &array, operations: &operations)
+                replayed.append(array)
+            }
+            withExtendedLifetime(replayed) { Foundation.exit(0) }
+        }
+        CatchUpBenchmark(trace: trace, repetitions: times).profileSecondHalf()
+    }
+
     private func runCodeBenchmark() {
         if !json { print("code-shaped histories (generated, deterministic; \(CodeTraces.baseEdits) edits at 1x):") }
         for kind in CodeTraces.Kind.allCases {
