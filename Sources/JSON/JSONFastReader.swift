@@ -161,6 +161,8 @@ struct JSONFastReader {
         var escaped = false
         scratch.removeAll(keepingCapacity: true)
         while position < bytes.count {
+            skipPlainWords()
+            guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 let run = UnsafeBufferPointer(rebasing: bytes[runStart..<position])
@@ -183,6 +185,21 @@ struct JSONFastReader {
             position += 1
         }
         return nil
+    }
+
+    /// Moves past whole 8-byte words of a string holding no quote, backslash or byte below 0x20
+    /// (bytes from 0x80 are checked as UTF-8 later); the byte loop does the rest.
+    private mutating func skipPlainWords() {
+        guard let base = bytes.baseAddress else { return }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        while bytes.count - position >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+            let quotes = word ^ (ones &* 0x22), backslashes = word ^ (ones &* 0x5C)
+            // Whether some byte is zero (a quote or backslash), or below 0x20: exact for "some".
+            let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
+            if special & highs != 0 { return }
+            position += 8
+        }
     }
 
     /// What a string with escapes may need: at most the rest of the input (an escape never

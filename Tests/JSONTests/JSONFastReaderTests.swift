@@ -76,6 +76,20 @@ import Testing
         Self.expectAgreement(Array(input.utf8))
     }
 
+    /// A quote, backslash escape, control byte or non-ASCII scalar at every offset in and around
+    /// the 8-byte words the reader skips at once: read where it is, as jansson reads it.
+    @Test func specialByteAtEveryWordOffsetIsSeen() {
+        for special in [#"\""#, #"\\"#, #"\n"#, #"\u00e9"#, "é", "😀", "\u{1F}", "\u{0}"] {
+            for offset in 0..<24 {
+                let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: 24 - offset)
+                let bytes = Array(#"{"k":""#.utf8) + Array(text.utf8) + Array(#""}"#.utf8)
+                Self.expectAgreement(bytes)
+                let isRawControl = special == "\u{1F}" || special == "\u{0}"
+                #expect((Self.fast(bytes) != nil) == !isRawControl, "\(special.debugDescription) at \(offset)")
+            }
+        }
+    }
+
     /// Bytes that are not UTF-8, inside and outside strings: refused, with jansson's error.
     @Test(arguments: [
         [0xFF], [0xC0, 0xAF], [0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80],

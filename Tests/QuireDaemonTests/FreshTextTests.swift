@@ -27,8 +27,9 @@ import ReplicatingTypes
     func freshTextIsTheGeneralOne(index: Int) {
         let text = Self.texts[index]
         let replica = ReplicaID(0x5eed)
-        let fresh = FreshText.make(text, replica: replica)
+        let (fresh, operations) = FreshText.make(text, replica: replica)
         let general = ReplicatingText(text, replica: replica)
+        #expect(operations == general.operations())
         #expect(fresh.string == text)
         #expect(fresh == general)
         #expect(fresh.lineCount == general.lineCount)
@@ -40,8 +41,9 @@ import ReplicatingTypes
     @Test func mixedWidthsDecodeAsTheStandardLibraryDoes() {
         let pool: [Unicode.Scalar] = ["a", "\n", "\r", "\u{0}", "\u{7F}", "\u{80}", "é", "\u{7FF}", "\u{800}", "日", "\u{FEFF}", "\u{FFFD}",
                                       "\u{FFFF}", "\u{10000}", "😀", "\u{10FFFF}"]
+        let mostlyASCII = pool + Array(repeating: "x", count: 40)
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
-        for length in [1, 2, 3, 7, 64, 1_000] {
+        for (length, pool) in [1, 2, 3, 7, 8, 9, 15, 16, 17, 64, 1_000].flatMap({ [($0, pool), ($0, mostlyASCII)] }) {
             var view = String.UnicodeScalarView()
             for _ in 0..<length {
                 state ^= state << 13; state ^= state >> 7; state ^= state << 17
@@ -49,7 +51,9 @@ import ReplicatingTypes
             }
             let text = String(view)
             #expect(FreshText.scalars(of: text) == Array(text.unicodeScalars))
-            #expect(FreshText.make(text, replica: ReplicaID(7)) == ReplicatingText(text, replica: ReplicaID(7)))
+            let (fresh, operations) = FreshText.make(text, replica: ReplicaID(7))
+            #expect(fresh == ReplicatingText(text, replica: ReplicaID(7)))
+            #expect(operations == fresh.operations())
         }
     }
 }
