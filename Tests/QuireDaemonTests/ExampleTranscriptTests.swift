@@ -10,8 +10,12 @@ import QuireTestSupport
     static let examples: [String] = {
         let directory = repository.appendingPathComponent("protocol/examples").path
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasSuffix(".jsonl") && !$0.hasSuffix(".replies.jsonl") }.map { String($0.dropLast(6)) }.sorted()
+        return names.filter { $0.hasSuffix(".jsonl") && !$0.hasSuffix(".replies.jsonl") }.map { String($0.dropLast(6)) }
+            .filter { !needsADaemonBefore.contains($0) }.sorted()
     }()
+
+    /// Transcripts that need a data directory a daemon used before (replayed by their own tests).
+    static let needsADaemonBefore: Set<String> = ["share-notices"]
 
     static func lines(_ path: String) -> [String] {
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
@@ -34,12 +38,68 @@ import QuireTestSupport
     static func matches(_ got: JSONValue, _ expected: JSONValue) -> Bool {
         switch (got, expected) {
         case (_, .string("*")): return true
+        case (.string(let g), .string(let e)) where e.contains("*"): return globMatches(Substring(g), e.split(separator: "*", omittingEmptySubsequences: false))
         case (.object(let g), .object(let e)):
             return g.keys.sorted() == e.keys.sorted() && e.allSatisfy { key, value in g[key].map { matches($0, value) } ?? false }
         case (.array(let g), .array(let e)):
             return g.count == e.count && zip(g, e).allSatisfy { matches($0, $1) }
         default: return got == expected
         }
+    }
+
+    /// Whether `text` is the `parts` with anything (also nothing) between each two.
+    static func globMatches(_ text: Substring, _ parts: [Substring]) -> Bool {
+        guard let first = parts.first, text.hasPrefix(first) else { return false }
+        var rest = text.dropFirst(first.count)
+        for (index, part) in parts.enumerated().dropFirst() {
+            if index == parts.count - 1 { return rest.hasSuffix(part) && rest.count >= part.count }
+            guard let found = rest.range(of: part) else { return false }
+            rest = rest[found.upperBound...]
+        }
+        return rest.isEmpty
+    }
+
+    /// `share-notices`: a project shared before (here by a daemon that shared the folder on a port
+    /// the system picked, then stopped it) is shared again while another program holds that port:
+    /// the reply's `notices` say so and name the port used instead.
+    @Test func shareNoticesTranscriptAfterItsPortWasTaken() throws {
+        let folder = DaemonProcess.temporaryDirectory("share-notices")
+        try Data().write(to: URL(fileURLWithPath: folder + "/.quire-root"))
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: folder + "/notes.md"))
+        let environment = ["XDG_DATA_HOME": DaemonProcess.temporaryDirectory("share-notices-data")]
+        let before = try DaemonProcess(environment: environment, directory: folder)
+        before.send(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"user":{"name":"ann"}}}"#)
+        before.send(#"{"jsonrpc":"2.0","id":2,"method":"project/share","params":{"listen":["127.0.0.1:0"]}}"#)
+        let shared = try #require(before.reply(to: 2)?["result"], "\(before.log)")
+        let key = try #require(shared["key"]?.stringValue)
+        let address = try #require(shared["addresses"]?.arrayValue?.first?.stringValue)
+        let port = try #require(address.split(separator: ":").last.flatMap { UInt16($0) })
+        before.send(#"{"jsonrpc":"2.0","id":3,"method":"project/stop","params":{"key":"\#(key)"}}"#)
+        #expect(before.reply(to: 3)?["result"] != nil)
+        before.send(#"{"jsonrpc":"2.0","id":4,"method":"shutdown"}"#)
+        before.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
+        #expect(before.waitForExit() == 0)
+        // Another program listens on that port now.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var place = sockaddr_in()
+        place.sin_family = sa_family_t(AF_INET)
+        place.sin_port = port.bigEndian
+        place.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &place) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try #require(bound == 0 && listen(holder, 1) == 0, "the port \(port) could be held")
+
+        let daemon = try DaemonProcess(environment: environment, directory: folder)
+        let directory = Self.repository.appendingPathComponent("protocol/examples")
+        for line in Self.lines(directory.appendingPathComponent("share-notices.jsonl").path) { daemon.send(line) }
+        #expect(daemon.waitForExit() == 0)
+        let expected = try Self.expectedReplies("share-notices")
+        let got = Self.replies(daemon.waitForMessages(Int.max, timeout: 5))
+        #expect(got.count == expected.count)
+        for (g, e) in zip(got, expected) {
+            #expect(Self.matches(g, e), "\(g)\nexpected \(e)")
+        }
+        #expect(got.contains { $0["result"]?["notices"]?.arrayValue?.first?.stringValue?.contains("\(address), is taken") == true }, "\(got)")
     }
 
     @Test func examplesExist() {

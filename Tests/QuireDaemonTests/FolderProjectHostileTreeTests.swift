@@ -211,3 +211,86 @@ import Testing
         #expect(daemon.projects.documentName(ofFile: root + "/sub/notes.md") == nil)
     }
 }
+
+/// An editor's `document/save` of a project file races another user (or program) that swaps a
+/// folder on the file's path for a link between the save's checks and its write: the write goes
+/// through the project's descriptor walk from the opened root, so it never lands behind the link
+/// and nothing behind it is read into the document.
+@Suite(.serialized) struct SaveSwapTests {
+    @Test func aLinkSwappedInAfterTheSaveChecksIsNotWrittenThrough() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_500)
+        let outside = try ProjectFixture.folder(["sub/notes.md": Array("outside\n".utf8)], name: "swap-outside")
+        let root = try ProjectFixture.folder(["sub/notes.md": Array("inside\n".utf8)], name: "swap-link")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        #expect(ProjectFixture.share(daemon, root: root, editor: editor)["result"] != nil)
+        let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+        var swapped = false
+        daemon.projects.beforeFileAccess = {
+            guard !swapped else { return }
+            swapped = true
+            try? FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
+            _ = symlink(outside + "/sub", root + "/sub")
+        }
+        let refused = editor.request("document/save", ["uri": .string(uri)])
+        #expect(swapped)
+        #expect(refused["error"] != nil, "\(refused)")
+        #expect(ProjectFixture.read(outside + "/sub/notes.md") == "outside\n", "nothing written behind the link")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside + "/sub") == ["notes.md"], "no temporary file left behind the link")
+        #expect(daemon.document(uri)?.text.string == "inside\n", "the file behind the link is not read in")
+        #expect(ProjectFixture.read(root + "/sub-moved/notes.md") == "inside\n")
+    }
+}
+
+/// The same race on an editor's `document/open` of a project file: the folder on its path is
+/// swapped for a link to a private folder holding a file of the same name after the open named
+/// the file's document: nothing behind the link is read into the project's document.
+@Suite(.serialized) struct OpenSwapTests {
+    @Test func aLinkSwappedInAfterTheOpenNamedTheFileIsNotReadThrough() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_600)
+        let outside = try ProjectFixture.folder(["sub/notes.md": Array("the owner's private notes\n".utf8)], name: "open-outside")
+        let root = try ProjectFixture.folder(["sub/notes.md": Array("inside\n".utf8)], name: "open-link")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let key = try #require(ProjectFixture.share(daemon, root: root, editor: editor)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let uri = project.uri(of: try #require(project.view.files[try ProjectPath("sub/notes.md")]))
+        var swapped = false
+        daemon.projects.beforeFileAccess = {
+            guard !swapped else { return }
+            swapped = true
+            try? FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
+            _ = symlink(outside + "/sub", root + "/sub")
+        }
+        let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
+        #expect(swapped)
+        #expect(daemon.document(uri)?.text.string.contains("private") == false, "\(opened)")
+        #expect(ProjectFixture.read(outside + "/sub/notes.md") == "the owner's private notes\n")
+    }
+}
+
+/// A project file's document opened again by its name (no `file`: a reconnect, a jump), after
+/// someone who may write in the project folder replaced a folder on the file's path by a link to
+/// a private folder with a file of the same name: the binding's check for outside changes reads
+/// through the project's walk, so nothing behind the link is merged into the shared document.
+@Suite(.serialized) struct BoundFileLinkTests {
+    @Test func reopeningByNameNeverMergesAFileBehindAPlantedLink() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_700)
+        let outside = try ProjectFixture.folder(["sub/notes.md": Array("the owner's private notes\n".utf8)], name: "bound-outside")
+        let root = try ProjectFixture.folder(["sub/notes.md": Array("inside\n".utf8)], name: "bound-link")
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        #expect(ProjectFixture.share(daemon, root: root, editor: editor)["result"] != nil)
+        let opened = editor.request("document/open", ["file": .string(root + "/sub/notes.md"), "text": "inside\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+        editor.request("document/close", ["uri": .string(uri)])
+        try FileManager.default.moveItem(atPath: root + "/sub", toPath: root + "/sub-moved")
+        #expect(symlink(outside + "/sub", root + "/sub") == 0)
+        let again = editor.request("document/open", ["uri": .string(uri), "text": "inside\n"])
+        #expect(again["result"] != nil, "\(again)")
+        #expect(daemon.document(uri)?.text.string == "inside\n", "nothing behind the link is merged")
+        let told = editor.take("window/showMessage").compactMap { $0["params"]?["message"]?.stringValue }
+        #expect(told.contains { $0.contains("sub/notes.md of the project bound-link is not read") }, "\(told)")
+    }
+}

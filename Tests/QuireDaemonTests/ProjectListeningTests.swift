@@ -101,4 +101,59 @@ import Testing
         let notices = try daemon.projects.relisten(project, transport: transport)
         #expect(notices.isEmpty && project.listeningPorts.count == 1 && !project.addresses.isEmpty, "\(notices)")
     }
+
+    /// What the daemon found listening again by itself (at a start) reaches the editors, since no
+    /// `project/share` reply carries it: a kept port taken (partners need a new line) is shown as
+    /// a warning to the editors connected then, once (with none connected it waits for the next
+    /// that starts: the editor clients' `test_notices` tests); the same port again is not shown.
+    @Test func aKeptPortFoundTakenWhenListeningAgainIsShownOnce() throws {
+        for taken in [false, true] {
+            let (daemon, transport) = ProjectFixture.daemon(taken ? 49_400 : 49_300)
+            let owner = TestEditor(daemon: daemon)
+            owner.initialize()
+            let root = try ProjectFixture.folder(["a.md": Array("a\n".utf8)], name: "start-notice")
+            let key = try #require(Self.share(daemon, owner, root: root)["result"]?["key"]?.stringValue)
+            let project = try #require(daemon.projects.project(key: key))
+            let port = try #require(project.listeningPorts.first)
+            project.listeningPorts = []   // as after a restart
+            if taken { transport.taken = [port] }
+            daemon.projects.start { _, _ in }
+            let told = owner.take("window/showMessage")
+            if taken {
+                #expect(told.count == 1, "\(told)")
+                #expect(told.first?["params"]?["type"] == .integer(2))
+                #expect(told.first?["params"]?["message"]?.stringValue?.contains("127.0.0.1:\(port), is taken") == true, "\(told)")
+            } else {
+                #expect(told.isEmpty, "listening where it did before is nothing to show: \(told)")
+            }
+            let next = TestEditor(daemon: daemon)
+            next.initialize()
+            #expect(next.take("window/showMessage").isEmpty, "shown once")
+        }
+    }
+
+    /// With no editor connected when the daemon listens again (its start, before any editor),
+    /// the notice waits for the next editor that starts, and is shown to it once.
+    @Test func aKeptPortFoundTakenWithNoEditorWaitsForTheNextOne() throws {
+        let (daemon, transport) = ProjectFixture.daemon(49_500)
+        let owner = TestEditor(daemon: daemon)
+        owner.initialize()
+        let root = try ProjectFixture.folder(["a.md": Array("a\n".utf8)], name: "start-notice-queued")
+        let key = try #require(Self.share(daemon, owner, root: root)["result"]?["key"]?.stringValue)
+        let project = try #require(daemon.projects.project(key: key))
+        let port = try #require(project.listeningPorts.first)
+        _ = owner.request("shutdown")
+        for session in daemon.sessionRegistry.inOrder { daemon.endSession(try #require(session as? EditorSession)) }
+        try #require(daemon.sessionRegistry.inOrder.isEmpty, "the editor has gone")
+        project.listeningPorts = []
+        transport.taken = [port]
+        daemon.projects.start { _, _ in }
+        let next = TestEditor(daemon: daemon)
+        next.initialize()
+        let told = next.take("window/showMessage").compactMap { $0["params"]?["message"]?.stringValue }
+        #expect(told.count == 1 && told.first?.contains("127.0.0.1:\(port), is taken") == true, "\(told)")
+        let later = TestEditor(daemon: daemon)
+        later.initialize()
+        #expect(later.take("window/showMessage").isEmpty, "shown once")
+    }
 }

@@ -141,6 +141,7 @@ public final class Daemon {
             for session in sessionRegistry.inOrder { (session as? EditorSession)?.send(notification.message) }
         }
         projects.endRead = { [unowned self] in gate.endRead() }
+        files.readBoundFile = { [unowned self] path throws(ResponseError) in try projects.readForEditor(path) }
         projectFrames = projects
         writeRule.access = projects
         writeRule.projectName = { [unowned self] key in projects.projects[key]?.name }

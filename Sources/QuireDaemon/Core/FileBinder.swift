@@ -15,6 +15,10 @@ final class FileBinder {
     private let store: DocumentStore?
     private unowned let sink: any OperationSink
     private let replicas: ReplicaLender
+    /// How a bound file is read when nothing read it yet: by path (`readFile`) unless the daemon
+    /// says otherwise (a file of a project: through the project's walk from its root, so a link
+    /// planted on its way is not followed, `ProjectService.readForEditor`).
+    var readBoundFile: (String) throws(ResponseError) -> [UInt8]? = { path throws(ResponseError) in try FileBinder.readFile(path) }
 
     init(logger: Logger, store: DocumentStore?, operations: any OperationSink, replicas: ReplicaLender) {
         self.logger = logger
@@ -57,7 +61,7 @@ final class FileBinder {
     @discardableResult
     func mergeOutsideChanges(of document: SharedDocument) throws(ResponseError) -> Int {
         guard let path = document.file?.path else { return 0 }
-        return try mergeOutsideChanges(of: document, content: Self.readFile(path))
+        return try mergeOutsideChanges(of: document, content: readBoundFile(path))
     }
 
     /// The same, with the file's content already read (nil: the file is gone, nothing to merge):
@@ -144,7 +148,7 @@ final class FileBinder {
     func editorSaved(_ document: SharedDocument, text: ReplicatingText) {
         guard let binding = document.file else { return }
         let saved = text.string
-        let bytes = (try? Self.readFile(binding.path)).flatMap { $0 }
+        let bytes = (try? readBoundFile(binding.path)).flatMap { $0 }
         guard let bytes else {
             setFile(binding.path, holding: text, hash: nil, format: binding.format, of: document)
             return

@@ -49,6 +49,24 @@ extension ProjectService {
         return notices
     }
 
+    /// Shows `notices` (from listening again by itself, which no `project/share` reply carries)
+    /// to the editors as warnings (`window/showMessage`, type 2): to those connected now, else to
+    /// the next editor that starts (`takeListeningNotices`).
+    func tellEditors(_ notices: [String]) {
+        guard !notices.isEmpty else { return }
+        if parts.sessions.inOrder.isEmpty {
+            listeningNotices = Array((listeningNotices + notices).suffix(Self.maximumListeningNotices))
+        } else {
+            for notice in notices { notifyEditors(ShowMessageNotification(type: .warning, message: notice)) }
+        }
+    }
+
+    /// The notices kept for the next editor that starts, forgotten once taken.
+    func takeListeningNotices() -> [String] {
+        defer { listeningNotices = [] }
+        return listeningNotices
+    }
+
     /// The port `spec` is listened on for `project`, and what to tell the person about it.
     /// `before`: the earlier ports not taken up yet (each goes to one spec).
     private func bind(_ spec: HostPort, for project: SharedProject, before: inout [HostPort], listening: Set<Int>,

@@ -12,7 +12,14 @@ extension ProjectService {
         guard let (project, projectPath) = locate(path) else { return nil }
         // What stands there now is checked for a file of the tree too: a link planted on its
         // path since (or another user's file) is not read into the project's document.
-        if let file = project.view.files[projectPath] { return refusesToTake(projectPath, in: project) ? nil : project.uri(of: file) }
+        if let file = project.view.files[projectPath] {
+            if refusesToTake(projectPath, in: project) { return nil }
+            if let why = ignoredTreeFile(file, at: projectPath, in: project) {
+                logger.warning("project \(project.key): \(why)")
+                return nil
+            }
+            return project.uri(of: file)
+        }
         // A file shared by itself was named on purpose: the folder's ignore files do not apply.
         guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
         guard mayMakeTheFile(of: project), !refusesToTake(projectPath, in: project) else { return nil }
@@ -34,6 +41,24 @@ extension ProjectService {
         logger.info("project \(project.key): \(DisplayText.clean(projectPath.string)) opened by an editor becomes file \(operation.file)")
         treeChanged(project, by: [operation])
         return project.uri(of: operation.file)
+    }
+
+    /// Why an editor's open of the owner's file at absolute `path` does not join the shared
+    /// document a partner made at that path, nil when it does (or `path` is no such file): the
+    /// project's ignore files leave the path out (`.env`), so it is outside the share both ways
+    /// (`protocol/decisions/project-sharing.md`, *Ignored paths*). Cleaned, for the editor.
+    func ignoredTreeFileReason(_ path: String) -> String? {
+        guard let (project, projectPath) = locate(path), let file = project.view.files[projectPath] else { return nil }
+        return ignoredTreeFile(file, at: projectPath, in: project)
+    }
+
+    /// The sentence for `ignoredTreeFileReason`: a file of the tree at `path` that the project's
+    /// ignore files leave out, and that this daemon never wrote or read there (a partner made
+    /// it; a file the host shared before it was ignored keeps its document).
+    func ignoredTreeFile(_ file: FileID, at path: ProjectPath, in project: SharedProject) -> String? {
+        guard project.file == nil, project.known[file]?.path != path, isIgnored(path, in: project) else { return nil }
+        return "\(DisplayText.clean(path.string)) is ignored by the project \(DisplayText.clean(project.name)) (.gitignore, .quireignore): "
+            + "your file there is not shared, and the file a partner made at that path stays apart from it"
     }
 
     /// Whether an editor's open of `path` may not make it a file of `project`: the scan would

@@ -42,6 +42,10 @@ extension ProjectService {
                 holdSharingFile(file, at: path, revision: document.revision, in: project)
                 continue
             }
+            if project.role == .host, project.file == nil, last?.path != path, isIgnored(path, in: project) {
+                holdIgnored(file, at: path, revision: document.revision, in: project)
+                continue
+            }
             let grown = bytesOnDisk - (last?.text.utf8.count ?? 0) + text.utf8.count
             if text.utf8.count > diskLimits.fileBytes || grown > diskLimits.totalBytes {
                 holdOversized(file, at: path, revision: document.revision, bytes: text.utf8.count, in: project)
@@ -84,6 +88,16 @@ extension ProjectService {
         if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
         project.heldAt[file] = (revision, path)
         logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: a partner's change to a file that decides what this daemon shares waits for the host to save it")
+    }
+
+    /// A partner's file at a path the host's ignore files leave out (`.env`) is not written or
+    /// moved there: ignored paths are outside the share both ways, so a partner can neither put
+    /// a file among the host's secrets nor have the host's own secret file bound to theirs
+    /// (logged once per revision and path; the document stays, shared with the other members).
+    private func holdIgnored(_ file: FileID, at path: ProjectPath, revision: UInt64, in project: SharedProject) {
+        if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
+        project.heldAt[file] = (revision, path)
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: this project ignores that path (.gitignore, .quireignore), so a partner's file there stays a document")
     }
 
     /// Files of `project` an editor has open as another document (opened by name before the

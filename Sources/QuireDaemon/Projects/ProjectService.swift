@@ -61,6 +61,14 @@ final class ProjectService: ProjectFrames {
     /// Keys a line of many uses admits before it is used up (`ProjectInvitation.maximumUses`;
     /// tests lower it).
     var invitationUseLimit = ProjectInvitation.maximumUses
+    /// Runs between the checks of a project file's path and its read or write for an editor's
+    /// open or save (tests swap a link in here: neither may go through it).
+    var beforeFileAccess: () -> Void = {}
+    /// What the daemon said about where it listens when it listened again by itself (at a
+    /// restart: the port kept was taken, so partners need a new line), for the next editor that
+    /// starts (`takeListeningNotices`); at most `maximumListeningNotices`.
+    var listeningNotices: [String] = []
+    static let maximumListeningNotices = 8
     /// Counts the disk passes that changed documents, the tree or the disk.
     var passesWithChanges = 0
     /// Runs work on the daemon's event loop after a delay (seconds); nil (tests): the caller
@@ -145,7 +153,10 @@ final class ProjectService: ProjectFrames {
         do {
             if project.role == .host {
                 try dialRelay(project)
-                try relisten(project, transport: transport)
+                let kept = project.listen
+                let notices = try relisten(project, transport: transport)
+                // Listening where it did before is nothing to show; a new port means a new line.
+                if project.listen != kept { tellEditors(notices) }
             } else {
                 try dial(project, transport: transport)
             }

@@ -167,11 +167,16 @@ final class DocumentPack {
         var damageIsTornTail = false
     }
 
+    /// The most a pack can hold as this daemon writes it: sealed once past `sealedPackBytes`, so
+    /// at most one largest record and the zeroed room past that. A larger file is refused
+    /// before it is read (a sparse or planted file must not take the memory).
+    static let maximumBytes = DocumentFilesMaker.sealedPackBytes + zeroedBytes + LogRecords.headerBytes + LogRecords.maximumPayloadBytes
+
     /// Reads the pack at `path`. A torn or damaged record ends what is read, like a log's tail;
     /// every length is bounded by what follows before anything is taken. The file must be the
     /// user's own regular file (`OwnedFiles`), never a link.
     static func read(_ path: String) throws -> Contents {
-        let bytes = try OwnedFiles.read(path) ?? []
+        let bytes = try OwnedFiles.read(path, limit: maximumBytes) ?? []
         let scan = LogRecords.scan(bytes, kind: .pack)
         // Zeros after the last record are the room made ahead for more, not damage.
         let zeroTail = scan.validEnd > 0 && bytes[scan.validEnd...].allSatisfy { $0 == 0 }

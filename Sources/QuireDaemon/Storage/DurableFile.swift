@@ -91,8 +91,10 @@ enum FileSystem {
         return try readAll(fd, path: path, sizeHint: Int(info.st_size))
     }
 
-    /// Everything left to read from `fd`.
-    static func readAll(_ fd: Int32, path: String, sizeHint: Int) throws -> [UInt8] {
+    /// Everything left to read from `fd`; throws, having allocated no more than `limit` bytes,
+    /// when the file (its size `sizeHint`, or what is read) holds more than `limit`.
+    static func readAll(_ fd: Int32, path: String, sizeHint: Int, limit: Int = .max) throws -> [UInt8] {
+        guard sizeHint <= limit else { throw tooLarge(path, bytes: sizeHint, limit: limit) }
         var result: [UInt8] = []
         result.reserveCapacity(max(0, sizeHint))
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
@@ -101,8 +103,14 @@ enum FileSystem {
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { throw StorageError.system("read", path) }
             if n == 0 { return result }
+            guard n <= limit - result.count else { throw tooLarge(path, bytes: result.count + n, limit: limit) }
             result.append(contentsOf: chunk[0..<n])
         }
+    }
+
+    /// A file read with a bound that holds more (`bytes`, or at least that many when it grew).
+    static func tooLarge(_ path: String, bytes: Int, limit: Int) -> StorageError {
+        StorageError("\(path) holds \(bytes) bytes, more than the \(limit) Quire ever writes there; not read (move it away)")
     }
 
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the new content:

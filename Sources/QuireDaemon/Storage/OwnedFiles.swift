@@ -58,12 +58,13 @@ enum OwnedFiles {
         return fd
     }
 
-    /// The whole content of the file at `path` (checked as `open` does), or nil when it does not exist.
-    static func read(_ path: String, secret: Bool = false) throws -> [UInt8]? {
+    /// The whole content of the file at `path` (checked as `open` does), or nil when it does not
+    /// exist; throws, allocating nothing of it, when it holds more than `limit` bytes.
+    static func read(_ path: String, secret: Bool = false, limit: Int = .max) throws -> [UInt8]? {
         guard let fd = try open(path, flags: O_RDONLY, secret: secret) else { return nil }
         defer { close(fd) }
         var info = stat()
-        return try FileSystem.readAll(fd, path: path, sizeHint: fstat(fd, &info) == 0 ? Int(info.st_size) : 0)
+        return try FileSystem.readAll(fd, path: path, sizeHint: fstat(fd, &info) == 0 ? Int(info.st_size) : 0, limit: limit)
     }
 
     /// Throws unless the open file `fd` is a regular file of the user's with one link, not

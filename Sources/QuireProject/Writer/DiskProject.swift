@@ -86,6 +86,12 @@ public struct DiskProject: ProjectDisk, Sendable {
 
     /// Writes `text` to `path` atomically, making missing folders.
     public func write(_ text: String, to path: ProjectPath) throws(Failure) {
+        try write(Array(text.utf8), to: path, syncingFolder: false)
+    }
+
+    /// Writes `bytes` to `path` atomically, making missing folders; when `syncingFolder`, the
+    /// rename is made durable too (an editor's save, whose reply says the file holds the text).
+    public func write(_ bytes: [UInt8], to path: ProjectPath, syncingFolder: Bool) throws(Failure) {
         let folder = try parent(of: path, creating: true)
         defer { close(folder) }
         let name = String(path.name)
@@ -112,7 +118,6 @@ public struct DiskProject: ProjectDisk, Sendable {
         guard fd >= 0 else { throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(errno))") }
         var failed: Int32 = 0
         if replacing { fchmod(fd, mode) }
-        let bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { buffer in
@@ -131,6 +136,46 @@ public struct DiskProject: ProjectDisk, Sendable {
         if failed != 0 {
             unlinkat(folder, temporary, 0)
             throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(failed))")
+        }
+        if syncingFolder && fsync(folder) != 0 {
+            throw Failure(description: "\(shown(path)) written, but its folder could not be synced: \(Descriptors.describe(errno))")
+        }
+    }
+
+    /// The bytes of the regular file at `path`, read through the same walk (nil when nothing is
+    /// there); throws, saying why, for a link or special file at the path or on its way, for
+    /// what `trust` refuses there, and for a file over `maximumTextBytes`.
+    public func bytes(at path: ProjectPath) throws(Failure) -> [UInt8]? {
+        let folder: Int32
+        switch openParent(of: path, creating: false) {
+        case .success(let fd): folder = fd
+        case .failure(let error) where error.code == ENOENT: return nil
+        case .failure: folder = try parent(of: path, creating: false)   // throws, saying why
+        }
+        defer { close(folder) }
+        let name = String(path.name)
+        guard let info = Descriptors.linkStatus(name, in: folder) else { return nil }
+        if Descriptors.isLink(info) { throw Failure(description: "\(shown(path)) is a symbolic link; not read") }
+        let othersMayWrite = trust.othersMayWrite(fd: folder)
+        switch Descriptors.openFile(name, in: folder) {
+        case .failure(let error) where error.code == ENOENT: return nil
+        case .failure(let error): throw Failure(description: "cannot read \(shown(path)): \(error.description)")
+        case .success(let fd):
+            defer { close(fd) }
+            guard let status = Descriptors.status(fd), Descriptors.isRegular(status) else {
+                throw Failure(description: "\(shown(path)) is not a regular file; not read")
+            }
+            if let refused = trust.reasonToRefuse(status, inOpenFolder: othersMayWrite) {
+                throw Failure(description: "\(shown(path)) not read: \(refused)")
+            }
+            guard Int(status.st_size) <= maximumTextBytes else {
+                throw Failure(description: "\(shown(path)) holds \(status.st_size) bytes, over the \(maximumTextBytes) a project file may hold; not read")
+            }
+            switch Descriptors.read(fd, upTo: Int(status.st_size) + 1) {
+            case .success(let bytes) where bytes.count <= maximumTextBytes: return bytes
+            case .success: throw Failure(description: "\(shown(path)) grew past the \(maximumTextBytes) bytes a project file may hold; not read")
+            case .failure(let error): throw Failure(description: "cannot read \(shown(path)): \(error.description)")
+            }
         }
     }
 

@@ -1754,6 +1754,69 @@ listens for more editors at the data directory's editor socket."
       (quire-stop)
       (setq quire--stopping nil))))
 
+(defun quire-test--daemon (name binary &rest arguments)
+  "A daemon of a test's own named NAME, started as an editor starts one
+\(BINARY with ARGUMENTS, its stdio ours), initialized."
+  (let ((connection (jsonrpc-process-connection
+                     :name name
+                     :process (make-process :name name :command (cons binary arguments) :connection-type 'pipe
+                                            :coding 'utf-8-emacs-unix :noquery t)
+                     :notification-dispatcher #'ignore :request-dispatcher #'ignore)))
+    (jsonrpc-request connection :initialize '(:user (:name "hana") :capabilities (:general (:positionEncodings ["utf-32"]))))
+    connection))
+
+(defun quire-test--end-daemon (connection)
+  "Shut down and end the test's daemon CONNECTION, quietly."
+  (let ((message-log-max nil) (inhibit-message t))
+    (ignore-errors (jsonrpc-request connection :shutdown (make-hash-table)))
+    (ignore-errors (jsonrpc-notify connection :exit (make-hash-table)))
+    (quire-test--wait (lambda () (not (process-live-p (jsonrpc--process connection)))))
+    (ignore-errors (jsonrpc-shutdown connection))))
+
+(ert-deftest quire-test-a-kept-port-found-taken-is-shown ()
+  "A port kept across restarts found taken: the daemon this Emacs starts (on a
+data directory where a project was shared before) listens on another port and
+says so (window/showMessage, the `notices' of
+protocol/decisions/project-sharing.md, \"The port across restarts\"); the
+client shows it."
+  (let* ((binary (getenv "QUIRE_BINARY"))
+         (data (file-truename (make-temp-file "quire-data" t)))
+         (holder-data (file-truename (make-temp-file "quire-holder-data" t)))
+         (process-environment (cons (concat "XDG_DATA_HOME=" data) process-environment))
+         (quire-command (list binary))
+         (quire--stopping nil)
+         (dir (file-truename (make-temp-file "quire-project" t)))
+         (other (file-truename (make-temp-file "quire-other" t)))
+         (first nil) (holder nil) (address nil))
+    (write-region "notes\n" nil (concat dir "/notes.md"))
+    (write-region "other\n" nil (concat other "/other.md"))
+    (unwind-protect
+        (progn
+          ;; The folder is shared once on a port the system picks; the project keeps it.
+          (setq first (quire-test--daemon "first" binary))
+          (setq address (seq-find (lambda (a) (string-prefix-p "127.0.0.1:" a))
+                                  (plist-get (jsonrpc-request first :project/share (list :root dir :listen ["127.0.0.1:0"])) :addresses)))
+          (should (stringp address))
+          (quire-test--end-daemon first)
+          ;; Another program takes that port meanwhile (a daemon of its own, sharing another folder there).
+          (setq holder (quire-test--daemon "holder" binary "--data-dir" holder-data))
+          (should (plist-get (jsonrpc-request holder :project/share (list :root other :listen (vector address))) :key))
+          ;; This Emacs starts its daemon on the first data directory by sharing a buffer.
+          (with-current-buffer (get-buffer-create "*quire-notice*")
+            (insert "hello\n")
+            (quire-share "scratch")
+            (should (quire-test--wait (lambda () (quire-test--said (concat "Quire: The port this project used before, "
+                                                                           (regexp-quote address) ", is taken")))))
+            (should (quire-test--said "partners need the new line"))))
+      (quire-stop)
+      (when-let ((buffer (get-buffer "*quire-notice*"))) (with-current-buffer buffer (set-buffer-modified-p nil) (kill-buffer)))
+      (when holder (quire-test--end-daemon holder))
+      (delete-directory data t)
+      (delete-directory holder-data t)
+      (delete-directory dir t)
+      (delete-directory other t)
+      (setq quire--stopping nil))))
+
 (provide 'quire-test)
 
 ;;; quire-test.el ends here

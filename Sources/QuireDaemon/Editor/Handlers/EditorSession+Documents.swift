@@ -35,11 +35,14 @@ extension ResyncDocumentRequest: SessionRequest {
 extension SaveDocumentRequest: SessionRequest {
     func answer(in session: EditorSession) throws(ResponseError) -> Result {
         let (_, document) = try session.openViewAndDocument(uri)
-        // A file of a project: nothing planted on its path since (a link, another user's folder) is written through.
-        if let path = document.file?.path, let why = session.daemon.projects.refusalToWrite(path) {
-            throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(DisplayText.clean(path, limit: 200)): \(why)")
+        // A file of a project is read and written through the project's walk from its root, so
+        // nothing planted on its path (a link, another user's folder), before or during, is used.
+        let saved: (path: String, hash: String, imported: Int)
+        if let path = document.file?.path, let inProject = try session.daemon.projects.save(document, boundTo: path) {
+            saved = inProject
+        } else {
+            saved = try session.daemon.save(document)
         }
-        let saved = try session.daemon.save(document)
         return Result(uri: uri, path: saved.path, hash: saved.hash, importedEdits: saved.imported)
     }
 }

@@ -16,7 +16,10 @@ extension ShutdownRequest: SessionRequest {
 }
 
 extension InitializedNotification: SessionNotification {
-    func handle(in session: EditorSession) throws(ResponseError) {}
+    /// What the daemon said at its start about where it listens (a kept port taken) is shown now.
+    func handle(in session: EditorSession) throws(ResponseError) {
+        for notice in session.daemon.projects.takeListeningNotices() { session.showWarning(notice) }
+    }
 }
 
 extension ExitNotification: SessionNotification {

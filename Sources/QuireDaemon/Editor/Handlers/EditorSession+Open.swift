@@ -24,6 +24,8 @@ extension EditorSession {
             named.uri = name
             return named
         }
+        // A partner's file at a path the project ignores (`.env`): this one is not joined to it.
+        if let why = daemon.projects.ignoredTreeFileReason(file) { showWarning(why) }
         guard request.leavesNamingToDaemon else { return request }
         named.uri = ProjectNaming.documentName(ofFile: file)
         if let problem = DocumentName.problem(named.uri) { throw .invalidParams("params.file: names no document: \(problem)") }
@@ -38,7 +40,7 @@ extension EditorSession {
         guard views[request.uri] == nil else { throw .documentAlreadyOpen(request.uri) }
         let editorText = request.text ?? ""
         // Read before anything changes: a file that cannot be read refuses the open.
-        let fileContent = try request.file.map { file throws(ResponseError) in try Daemon.readFile(file) }
+        let fileContent = try request.file.map { file throws(ResponseError) in try daemon.projects.readForEditor(file) }
         if let existing = daemon.document(request.uri) {
             try checkOpenKeepsText(of: existing, request: request, editorText: editorText)
         } else if Self.holdsText(editorText) {
