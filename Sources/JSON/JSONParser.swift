@@ -5,6 +5,8 @@ import CJansson
 ///
 /// Guarantees: invalid UTF-8, nesting deeper than `maximumDepth` (and jansson's own 2048 limit) and
 /// integers outside Int64 are errors, never crashes; the result owns no C memory.
+/// `JSONFastReader` reads the common shapes first, in one copy; whatever it does not read to the
+/// end goes to jansson, so what is accepted, to what value, and every error are jansson's.
 public struct JSONParser: Sendable {
     /// Arrays and objects nested deeper than this are rejected.
     public var maximumDepth: Int
@@ -27,6 +29,17 @@ public struct JSONParser: Sendable {
     }
 
     private func parse(buffer: UnsafeRawBufferPointer) -> Result<JSONValue, JSONParseError> {
+        var reader = JSONFastReader(buffer.assumingMemoryBound(to: UInt8.self), maximumDepth: maximumDepth)
+        if let value = reader.read() { return .success(value) }
+        return parseWithJansson(buffer: buffer)
+    }
+
+    /// jansson alone, without the fast reader (what `parse` falls back to; tests compare the two).
+    func parseWithJansson(_ bytes: [UInt8]) -> Result<JSONValue, JSONParseError> {
+        bytes.withUnsafeBytes { parseWithJansson(buffer: $0) }
+    }
+
+    private func parseWithJansson(buffer: UnsafeRawBufferPointer) -> Result<JSONValue, JSONParseError> {
         var error = json_error_t()
         let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
         let empty: [CChar] = [0]

@@ -19,6 +19,19 @@ struct ProjectProcessBenchmark {
         /// The daemon's `/proc/<pid>/io` write_bytes and its resident memory once every reply came.
         var writtenBytes = 0
         var residentBytes = 0
+        /// The daemon's CPU time (user and system, all its threads) from the first open written
+        /// to the last reply read: what a loaded machine must find for it.
+        var cpuSeconds = 0.0
+    }
+
+    /// utime + stime of process `pid` in seconds (`/proc/<pid>/stat`), nil when unreadable.
+    static func cpuSeconds(of pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after the command's closing parenthesis, from the state (field 3): utime is field 14.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func run(_ files: [(path: String, text: String)]) throws -> Result {
@@ -56,6 +69,7 @@ struct ProjectProcessBenchmark {
         }
         let opens = Data(frames)
         frames = []
+        let cpuAtStart = Self.cpuSeconds(of: process.processIdentifier)
         let start = DispatchTime.now().uptimeNanoseconds
         let writer = input.fileHandleForWriting
         Thread { writer.write(opens) }.start()
@@ -65,6 +79,7 @@ struct ProjectProcessBenchmark {
             counter.feed(data)
         }
         r.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if let before = cpuAtStart, let after = Self.cpuSeconds(of: process.processIdentifier) { r.cpuSeconds = after - before }
         r.replies = counter.replies - 1
         guard r.replies == count else { throw StorageBenchmarkError("\(r.replies) replies for \(count) opens") }
         let pid = process.processIdentifier

@@ -306,6 +306,7 @@ struct QuireBench: ParsableCommand {
                 print(JSONSerializer(sortedKeys: true).string([
                     "project": "process, stdio pipes", "files": .integer(Int64(p.files)), "utf8Bytes": .integer(Int64(p.utf8Bytes)),
                     "seconds": .double(p.seconds), "residentBytes": .integer(Int64(p.residentBytes)), "writtenBytes": .integer(Int64(p.writtenBytes)),
+                    "daemonCPUSeconds": .double(p.cpuSeconds),
                 ]))
             }
             return
@@ -327,7 +328,7 @@ struct QuireBench: ParsableCommand {
         }
         if !processRuns.isEmpty { print("project opened through document/open by an editor on the real quire's stdio pipes (--durability sync):") }
         for p in processRuns {
-            print("  \(String(p.files).padding(toLength: 5, withPad: " ", startingAt: 0)) files, \(String(format: "%.1f", Double(p.utf8Bytes) / 1e6)) MB  \(ms(p.seconds)) to the last reply; daemon resident \(p.residentBytes / 1_048_576) MiB, wrote \(p.writtenBytes / 1_048_576) MiB (/proc io)")
+            print("  \(String(p.files).padding(toLength: 5, withPad: " ", startingAt: 0)) files, \(String(format: "%.1f", Double(p.utf8Bytes) / 1e6)) MB  \(ms(p.seconds)) to the last reply, daemon CPU \(ms(p.cpuSeconds)); daemon resident \(p.residentBytes / 1_048_576) MiB, wrote \(p.writtenBytes / 1_048_576) MiB (/proc io)")
         }
     }
 

@@ -76,17 +76,28 @@ final class DocumentRegistry: DocumentLookup {
     /// document is announced to every peer at once. Throws `documentTooLarge`, creating nothing,
     /// when the new text holds more elements than a document may (`ElementRoom`).
     func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) throws(ResponseError) -> (SharedDocument, created: Bool) {
+        // Its operations are read back only for a store or a link to give them to.
+        try openDocument(uri, creatingWithOperations: {
+            let text = makeText()
+            return (text, store == nil && links.links.isEmpty ? [] : text.operations())
+        })
+    }
+
+    /// As `openDocument(_:creatingWith:)`, `makeText` giving the new text's operations with it
+    /// (`FreshText`: what `operations()` of it gives), so they are not read back from it.
+    func openDocument(_ uri: String, creatingWithOperations makeText: () -> (text: ReplicatingText, operations: [ReplicatingArrayOperation<Unicode.Scalar>]))
+        throws(ResponseError) -> (SharedDocument, created: Bool) {
         if let existing = documents[uri] { return (existing, false) }
-        let text = makeText()
+        let (text, operations) = makeText()
         try ElementRoom(uri: uri, held: 0, limit: configuration.maximumElementsPerDocument)
             .check(adding: Int(clamping: text.scalars.claimedElementCount))
         let document = SharedDocument(uri: uri, id: randomID(), text: text)
         documents[uri] = document
-        store?.create(uri: uri, id: document.id, initial: document.text.operations())
+        store?.create(uri: uri, id: document.id, initial: operations)
         logger.info("document \(uri) created with \(document.text.count) characters")
         for link in links.links.values {
             link.announce(document)
-            link.sendOperations(document.text.operations(), of: document)
+            link.sendOperations(operations, of: document)
         }
         return (document, true)
     }

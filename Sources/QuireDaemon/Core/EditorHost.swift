@@ -24,7 +24,10 @@ protocol EditorHost: AnyObject {
     func projectName(_ key: String) -> String
     var documentList: [ListDocumentsRequest.Entry] { get }
     func document(_ uri: String) -> SharedDocument?
-    func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) throws(ResponseError) -> (SharedDocument, created: Bool)
+    /// `DocumentRegistry.openDocument(_:creatingWith:)`; `makeText` gives the new text's operations
+    /// with it (`FreshText`), so they are not read back from it.
+    func openDocument(_ uri: String, creatingWith makeText: () -> (text: ReplicatingText, operations: [ReplicatingArrayOperation<Unicode.Scalar>]))
+        throws(ResponseError) -> (SharedDocument, created: Bool)
     func close(_ uri: String, in session: EditorSession, forGood: Bool)
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession,
                     editID: String?, edit: (view: EditorView, epoch: Int, revision: Int)?) throws(ResponseError)
@@ -105,8 +108,9 @@ final class EditorServices: EditorHost {
     var documentList: [ListDocumentsRequest.Entry] { parts.documents.documentList }
 
     func document(_ uri: String) -> SharedDocument? { parts.documents.document(uri) }
-    func openDocument(_ uri: String, creatingWith makeText: () -> ReplicatingText) throws(ResponseError) -> (SharedDocument, created: Bool) {
-        try parts.documents.openDocument(uri, creatingWith: makeText)
+    func openDocument(_ uri: String, creatingWith makeText: () -> (text: ReplicatingText, operations: [ReplicatingArrayOperation<Unicode.Scalar>]))
+        throws(ResponseError) -> (SharedDocument, created: Bool) {
+        try parts.documents.openDocument(uri, creatingWithOperations: makeText)
     }
     func close(_ uri: String, in session: EditorSession, forGood: Bool) { parts.lifecycle.close(uri, in: session, forGood: forGood) }
     func contribute(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], to document: SharedDocument, from session: EditorSession,

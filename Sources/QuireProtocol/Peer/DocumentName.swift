@@ -21,6 +21,8 @@ public enum DocumentName {
 
     /// Whether `scalar` must not reach a log, a terminal or an editor's message area as it is.
     public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        // ASCII's only unsafe characters are its controls (no table lookup for the common case).
+        if scalar.isASCII { return scalar.value < 0x20 || scalar.value == 0x7F }
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: return true
         default: return false

@@ -47,7 +47,7 @@ extension EditorSession {
             try checkMayWrite(request.uri)   // it would be created with the editor's text
         }
         let (document, created) = try daemon.openDocument(request.uri) {
-            ReplicatingText(editorText, replica: daemon.localReplicas.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
+            FreshText.make(editorText, replica: daemon.localReplicas.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
         }
         var view: EditorView?
         if !created {
@@ -82,7 +82,9 @@ extension EditorSession {
         }
         views[request.uri] = opened
         // Tell the editor how to get from what it shows to the document's text.
-        let target = document.text.string
+        // A document just made from the editor's text, with no file merged into it, holds that
+        // text: its hash is the editor text's, and no copy of the document's text is built.
+        let target = created && request.file == nil && document.file == nil ? editorText : document.text.string
         let changes = created || target == editorText ? [] : Self.changes(from: editorText, to: target, in: encoding)
         daemon.sendAllSelections(in: document, to: self)
         logger.info("session \(id): opened \(request.uri) (\(created ? "created" : view != nil ? "its view resumed" : "joined"), \(document.text.count) characters)")
