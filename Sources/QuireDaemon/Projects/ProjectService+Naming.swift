@@ -84,6 +84,15 @@ extension ProjectService {
         return why
     }
 
+    /// The path an editor's `file` is read, bound and saved by: a file of an active project named
+    /// by another path to it (through a link to the root, with `..`) as the project's own path
+    /// (root and project path), so its open, its binding's reads and its saves go through the
+    /// project's walk from the opened root like the plain path's; any other path as given.
+    func editorPath(ofFile path: String) -> String {
+        guard let (project, relative) = locate(path) else { return path }
+        return project.absolute(relative)
+    }
+
     /// The active project holding `path` and the file's path in it; the path is taken as given,
     /// else with its folder's links resolved (an editor may reach the root through a link).
     private func locate(_ path: String) -> (SharedProject, ProjectPath)? {
