@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import QuireDaemon
+import QuireProject
+import QuireProtocol
+import QuireTestSupport
+
+/// A partner holding the project's secret empties its copy of the ignore file that leaves `.env`
+/// out: the host holds that change on its disk, but another member's copy of the ignore file
+/// follows the document, and that member's own `.env` (never shared, ignored when it was made)
+/// must not be shared because of it: ignored paths are outside the share both ways, also when a
+/// partner un-ignores them.
+@Suite struct IgnoreFileRelayTests {
+    @Test func aPartnerUnignoringAPathDoesNotShareAnotherMembersSecret() throws {
+        let root = try ProjectFixture.folder([".gitignore": Array(".env\n".utf8), "a.txt": Array("a\n".utf8)], name: "unignore")
+        let net = PeerTestNetwork()
+        let host = net.makeDaemon(3600), bob = net.makeDaemon(3700), mallory = net.makeDaemon(3800)
+        let transports = [RecordingTransport(), RecordingTransport(), RecordingTransport()]
+        for (daemon, transport) in zip([host, bob, mallory], transports) { daemon.transport = transport }
+        let hostEditor = TestEditor(daemon: host), bobEditor = TestEditor(daemon: bob), malloryEditor = TestEditor(daemon: mallory)
+        hostEditor.initialize(user: "ann")
+        bobEditor.initialize(user: "bob")
+        malloryEditor.initialize(user: "mallory")
+        let reply = hostEditor.request("project/share", ["root": .string(root)])
+        let shared = try #require(reply["result"], "\(reply)")
+        let key = try #require(shared["key"]?.stringValue)
+        let line = try #require(shared["line"])
+        let bobCopy = DaemonProcess.temporaryDirectory("unignore-bob") + "/copy"
+        let malloryCopy = DaemonProcess.temporaryDirectory("unignore-mallory") + "/copy"
+        _ = bobEditor.request("project/join", ["line": line, "directory": .string(bobCopy)])
+        _ = malloryEditor.request("project/join", ["line": line, "directory": .string(malloryCopy)])
+        let bobWire = try net.link(bob, host, scope: .project(key: key))
+        let malloryWire = try net.link(mallory, host, scope: .project(key: key))
+        let all = [host, bob, mallory]
+        #expect(ProjectPeerTests.settle(net, all) {
+            ProjectFixture.read(bobCopy + "/a.txt") == "a\n" && ProjectFixture.read(malloryCopy + "/.gitignore") == ".env\n"
+        })
+        // Bob keeps a secret in his copy, where the project's ignore file leaves it out.
+        try ProjectFixture.write(Array("TOKEN=bob\n".utf8), to: bobCopy + "/.env")
+        for project in bob.projects.projects.values { project.needsScan = true }
+        _ = ProjectPeerTests.settle(net, all) { false }
+        let env = try ProjectPath(".env")
+        #expect(try #require(mallory.projects.project(key: key)).view.files[env] == nil)
+        // Mallory empties her copy of the ignore file.
+        try ProjectFixture.write([], to: malloryCopy + "/.gitignore")
+        for project in mallory.projects.projects.values { project.needsScan = true }
+        _ = ProjectPeerTests.settle(net, all) { false }
+        for project in bob.projects.projects.values { project.needsScan = true }
+        _ = ProjectPeerTests.settle(net, all) { false }
+        let malloryProject = try #require(mallory.projects.project(key: key))
+        let leaked = malloryProject.view.files[env].flatMap { mallory.document(malloryProject.uri(of: $0))?.text.string }
+        #expect(leaked == nil, "bob's secret reached the partner: \(leaked ?? "")")
+        #expect(ProjectFixture.read(malloryCopy + "/.env") == nil)
+        #expect(ProjectFixture.read(bobCopy + "/.env") == "TOKEN=bob\n")
+        _ = (bobWire, malloryWire, transports)
+    }
+}
