@@ -39,6 +39,8 @@ import QuireTestSupport
         try ProjectFixture.write(Array("TOKEN=bob\n".utf8), to: bobCopy + "/.env")
         for project in bob.projects.projects.values { project.needsScan = true }
         _ = ProjectPeerTests.settle(net, all) { false }
+        // The file system's clock moves on (its ticks are coarse), so the ignore file is written after.
+        #expect(Self.clockPasses(statusChangeOf: bobCopy + "/.env", probe: bobCopy + "/../probe"))
         let env = try ProjectPath(".env")
         #expect(try #require(mallory.projects.project(key: key)).view.files[env] == nil)
         // Mallory empties her copy of the ignore file.
@@ -52,6 +54,29 @@ import QuireTestSupport
         #expect(leaked == nil, "bob's secret reached the partner: \(leaked ?? "")")
         #expect(ProjectFixture.read(malloryCopy + "/.env") == nil)
         #expect(ProjectFixture.read(bobCopy + "/.env") == "TOKEN=bob\n")
+        // Nor does Bob opening his file in an editor make it a file of the project.
+        let opened = bobEditor.request("document/open", ["file": .string(bobCopy + "/.env"), "text": "TOKEN=bob\n"])
+        let uri = try #require(opened["result"]?["uri"]?.stringValue, "\(opened)")
+        #expect(!uri.hasPrefix("@"), "not a document of the project: \(uri)")
+        _ = ProjectPeerTests.settle(net, all) { false }
+        #expect(try #require(mallory.projects.project(key: key)).view.files[env] == nil)
         _ = (bobWire, malloryWire, transports)
+    }
+
+    /// Waits (10 s at most) until a file made now at `probe` has a later status-change time than `path`.
+    static func clockPasses(statusChangeOf path: String, probe: String) -> Bool {
+        func changed(_ path: String) -> Int64? {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            return Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        }
+        guard let before = changed(path) else { return false }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            _ = FileManager.default.createFile(atPath: probe, contents: nil)
+            defer { try? FileManager.default.removeItem(atPath: probe) }
+            if let now = changed(probe), now > before { return true }
+        }
+        return false
     }
 }
