@@ -9,9 +9,9 @@ import QuireTestSupport
 /// out: the host holds that change on its disk, but another member's copy of the ignore file
 /// follows the document, and that member's own `.env` (never shared, ignored when it was made)
 /// must not be shared because of it: ignored paths are outside the share both ways, also when a
-/// partner un-ignores them.
+/// partner un-ignores them (by emptying the ignore file, removing it, or moving it away).
 @Suite struct IgnoreFileRelayTests {
-    @Test func aPartnerUnignoringAPathDoesNotShareAnotherMembersSecret() throws {
+    @Test(arguments: ["empty", "delete", "move"]) func aPartnerUnignoringAPathDoesNotShareAnotherMembersSecret(how: String) throws {
         let root = try ProjectFixture.folder([".gitignore": Array(".env\n".utf8), "a.txt": Array("a\n".utf8)], name: "unignore")
         let net = PeerTestNetwork()
         let host = net.makeDaemon(3600), bob = net.makeDaemon(3700), mallory = net.makeDaemon(3800)
@@ -43,8 +43,12 @@ import QuireTestSupport
         #expect(Self.clockPasses(statusChangeOf: bobCopy + "/.env", probe: bobCopy + "/../probe"))
         let env = try ProjectPath(".env")
         #expect(try #require(mallory.projects.project(key: key)).view.files[env] == nil)
-        // Mallory empties her copy of the ignore file.
-        try ProjectFixture.write([], to: malloryCopy + "/.gitignore")
+        // Mallory empties her copy of the ignore file, or removes it, or moves it away.
+        switch how {
+        case "empty": try ProjectFixture.write([], to: malloryCopy + "/.gitignore")
+        case "delete": try FileManager.default.removeItem(atPath: malloryCopy + "/.gitignore")
+        default: try FileManager.default.moveItem(atPath: malloryCopy + "/.gitignore", toPath: malloryCopy + "/ignored.txt")
+        }
         for project in mallory.projects.projects.values { project.needsScan = true }
         _ = ProjectPeerTests.settle(net, all) { false }
         for project in bob.projects.projects.values { project.needsScan = true }

@@ -42,6 +42,13 @@ extension ProjectService {
                 holdSharingFile(file, at: path, revision: document.revision, in: project)
                 continue
             }
+            // A joiner writes a partner's rules (what its scan would take since is judged by
+            // `predatesItsRules`), but does not move its ignore file away: that un-ignores what
+            // no later change of an ignore file on the way marks (`IgnoreFileRelayTests`).
+            if project.role == .joined, project.file == nil, let last, Self.decidesSharing(last.path), last.path != path {
+                holdSharingFile(file, at: path, revision: document.revision, in: project)
+                continue
+            }
             if project.role == .host, project.file == nil, last?.path != path, isIgnored(path, in: project) {
                 holdIgnored(file, at: path, revision: document.revision, in: project)
                 continue
@@ -61,7 +68,9 @@ extension ProjectService {
                 open.insert(last.path)
                 continue
             }
-            if project.role == .host, project.file == nil, Self.decidesSharing(last.path) { continue }   // a host's ignore file is not removed
+            // An ignore file is not removed because of a peer (a host's: its own rules; a
+            // joiner's: removing it would un-ignore the person's files, `predatesItsRules`).
+            if project.file == nil, Self.decidesSharing(last.path) { continue }
             known[file] = last
         }
         if !wanted.isEmpty || !known.isEmpty {
