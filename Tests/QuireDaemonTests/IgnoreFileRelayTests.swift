@@ -4,6 +4,7 @@ import Testing
 import QuireProject
 import QuireProtocol
 import QuireTestSupport
+import ReplicatingTypes
 
 /// A partner holding the project's secret empties its copy of the ignore file that leaves `.env`
 /// out: the host holds that change on its disk, but another member's copy of the ignore file
@@ -82,5 +83,51 @@ import QuireTestSupport
             if let now = changed(probe), now > before { return true }
         }
         return false
+    }
+}
+
+/// A partner holding the secret puts a file at a path the project ignores (`.env`) into the tree
+/// without changing the rules anyone else holds (its daemon is changed to): the host holds it,
+/// and another joiner does not
+/// write it either, so a program of that member's that later writes its own `.env` there (a
+/// tool keeping tokens) does not write into a shared document.
+@Suite struct IgnoredPathJoinerTests {
+    @Test func aJoinerDoesNotWriteAPartnersFileAtAPathItIgnores() throws {
+        let root = try ProjectFixture.folder([".gitignore": Array(".env\n".utf8), "a.txt": Array("a\n".utf8)], name: "joiner-ignored")
+        let net = PeerTestNetwork()
+        let host = net.makeDaemon(3900), bob = net.makeDaemon(4000), mallory = net.makeDaemon(4100)
+        let transports = [RecordingTransport(), RecordingTransport(), RecordingTransport()]
+        for (daemon, transport) in zip([host, bob, mallory], transports) { daemon.transport = transport }
+        let hostEditor = TestEditor(daemon: host), bobEditor = TestEditor(daemon: bob), malloryEditor = TestEditor(daemon: mallory)
+        hostEditor.initialize(user: "ann")
+        bobEditor.initialize(user: "bob")
+        malloryEditor.initialize(user: "mallory")
+        let reply = hostEditor.request("project/share", ["root": .string(root)])
+        let shared = try #require(reply["result"], "\(reply)")
+        let key = try #require(shared["key"]?.stringValue)
+        let line = try #require(shared["line"])
+        let bobCopy = DaemonProcess.temporaryDirectory("ignored-bob") + "/copy"
+        let malloryCopy = DaemonProcess.temporaryDirectory("ignored-mallory") + "/copy"
+        _ = bobEditor.request("project/join", ["line": line, "directory": .string(bobCopy)])
+        _ = malloryEditor.request("project/join", ["line": line, "directory": .string(malloryCopy)])
+        let bobWire = try net.link(bob, host, scope: .project(key: key))
+        let malloryWire = try net.link(mallory, host, scope: .project(key: key))
+        let all = [host, bob, mallory]
+        #expect(ProjectPeerTests.settle(net, all) {
+            ProjectFixture.read(bobCopy + "/a.txt") == "a\n" && ProjectFixture.read(malloryCopy + "/.gitignore") == ".env\n"
+        })
+        // Mallory's daemon, changed, puts `.env` in the tree with a document, rules untouched.
+        let malloryProject = try #require(mallory.projects.project(key: key))
+        let env = try ProjectPath(".env")
+        let create = try malloryProject.tree.create(at: env)
+        _ = try mallory.registry.openDocument(malloryProject.uri(of: create.file)) { ReplicatingText("TOKEN=\n", replica: ReplicaID(4242)) }
+        mallory.projects.treeChanged(malloryProject, by: [create])
+        #expect(malloryProject.view.files[env] != nil)
+        let bobProject = try #require(bob.projects.project(key: key))
+        #expect(ProjectPeerTests.settle(net, all) { bobProject.view.files[env] != nil })
+        _ = ProjectPeerTests.settle(net, all) { false }
+        #expect(ProjectFixture.read(bobCopy + "/.gitignore") == ".env\n")
+        #expect(ProjectFixture.read(bobCopy + "/.env") == nil, "the partner's file is not written where Bob's rules leave files out")
+        _ = (bobWire, malloryWire, transports)
     }
 }
