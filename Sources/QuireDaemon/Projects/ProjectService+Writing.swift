@@ -49,7 +49,9 @@ extension ProjectService {
                 holdSharingFile(file, at: path, revision: document.revision, in: project)
                 continue
             }
-            if project.role == .host, project.file == nil, last?.path != path, isIgnored(path, in: project) {
+            // On a joiner too: a program of the person's that later writes its own `.env` there
+            // must not write into a partner's shared document (`IgnoredPathJoinerTests`).
+            if project.file == nil, last?.path != path, isIgnored(path, in: project) {
                 holdIgnored(file, at: path, revision: document.revision, in: project)
                 continue
             }
@@ -99,9 +101,10 @@ extension ProjectService {
         logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: a partner's change to a file that decides what this daemon shares waits for the host to save it")
     }
 
-    /// A partner's file at a path the host's ignore files leave out (`.env`) is not written or
-    /// moved there: ignored paths are outside the share both ways, so a partner can neither put
-    /// a file among the host's secrets nor have the host's own secret file bound to theirs
+    /// A partner's file at a path this daemon's ignore files leave out (`.env`) is not written or
+    /// moved there, on a host or a joiner: ignored paths are outside the share both ways, so a
+    /// partner can neither put a file among the person's secrets nor have their own secret file
+    /// (or what a program later writes there) bound to theirs
     /// (logged once per revision and path; the document stays, shared with the other members).
     private func holdIgnored(_ file: FileID, at path: ProjectPath, revision: UInt64, in project: SharedProject) {
         if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
