@@ -206,8 +206,9 @@ import QuireTestSupport
     }
 
     /// Under `.sync` the records go into the pack at the commit: a document whose own files the
-    /// same read needed (its sharing record written, as for a joined project's documents) is not
-    /// in the pack at all, the others are; after the store is let go all three load.
+    /// same read needed (one claimed to be snapshotted) is not in the pack at all, the others
+    /// are, one with a sharing record too (a record of its log, which claims nothing); after the
+    /// store is let go all three load.
     @Test func aDocumentMadeBeforeTheCommitNeverGoesIntoThePack() throws {
         let path = DaemonProcess.temporaryDirectory("pack")
         do {
@@ -215,7 +216,8 @@ import QuireTestSupport
             for id in 1...3 as ClosedRange<UInt64> {
                 store.create(uri: "doc \(id)", id: id, initial: ReplicatingText("text \(id)\n", replica: ReplicaID(id)).operations())
             }
-            store.recordSharing(DocumentSharing(), forDocument: 2)
+            #expect(store.settledFiles(2) != nil)
+            store.recordSharing(DocumentSharing(), forDocument: 3)
             #expect(try Self.packs(path).isEmpty, "nothing is in a pack before the commit")
             store.commit()
             let packs = try Self.packs(path)
@@ -225,7 +227,8 @@ import QuireTestSupport
         }
         let (loaded, log) = try Self.load(path)
         #expect(loaded.mapValues(\.text.string) == [1: "text 1\n", 2: "text 2\n", 3: "text 3\n"])
-        #expect(loaded[2]?.shared == true)
+        #expect(loaded[3]?.shared == true)
+        #expect(loaded[2]?.shared == false)
         #expect(!Self.hasProblems(log), "\(log)")
     }
 

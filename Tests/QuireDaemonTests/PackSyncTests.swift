@@ -29,7 +29,7 @@ import QuireTestSupport
         #expect(maker.packs.values.allSatisfy { !$0.pack.hasUnsyncedData }, "a pack sealed by the flush was left unsynced")
         #expect(!maker.hasUnsyncedPack)
         // A record of document 1, still queued in the first (sealed) pack (unless the maker's
-        // thread, after 100 ms of quiet on a loaded machine, already started it).
+        // thread, after a second of quiet on a loaded machine, already started it).
         if try maker.appendIfQueued(1, records: records) {
             #expect(maker.hasUnsyncedPack, "an append to an older pack must hold the output")
             try commit()

@@ -237,6 +237,9 @@ public final class Daemon {
         presence.applyQueued()
         peerLinks.tellFailureSummary(now: clocks.wall())
         stability.tick()
+        // A round finished here may have logged sharing records: durable, and its output
+        // released, without waiting for a read.
+        gate.release()
     }
 
     /// Closes every peer link (the daemon is exiting).

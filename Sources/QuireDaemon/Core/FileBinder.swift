@@ -50,7 +50,9 @@ final class FileBinder {
     /// `hash`, durably.
     private func setFile(_ path: String, holding base: ReplicatingText, hash: String?, format: FileFormat, of document: SharedDocument) {
         document.file = FileBinding(path: path, hash: hash, base: base, format: format)
-        store?.record(document.file, forDocument: document.id)
+        // A base that is the document's text (the file was just written or read whole, the
+        // common case) is not copied into the record: recovery takes the text logged before it.
+        store?.record(document.file, forDocument: document.id, baseIsText: base == document.text)
     }
 
     /// Merges what changed in the bound file since Quire last read or wrote it, as edits of a

@@ -290,6 +290,10 @@ public final class PeerLink: PeerSessionLink {
         daemon.commit()   // what was held for durability, the goodbye included, goes out first
         closeTransport()
         daemon.peerLinkClosed(self)
+        // What its closing logged (when each document's holders were last linked with: sharing
+        // records of their logs) is made durable, and the editors told it left, now: no read
+        // may follow to end.
+        daemon.commit()
         onClose?(reason)
     }
 }

@@ -137,13 +137,11 @@ extension ProjectService {
                        open: Set<ProjectPath>, documents: [FileID: SharedDocument]) {
         let disk = DiskProject(root: project.root)
         let plan = ProjectWriter.plan(wanted: wanted, known: known, open: open, disk: disk)
-        for action in plan.actions {
-            do { try disk.perform([action]) } catch {
-                // What was done stays; the next scan reads what the disk holds now.
-                logger.warning("project \(project.key): \(DisplayText.clean(error.description, limit: 300))")
-                project.needsScan = true
-                return
-            }
+        do { try disk.perform(plan.actions) } catch {
+            // What was done stays; the next scan reads what the disk holds now.
+            logger.warning("project \(project.key): \(DisplayText.clean(error.description, limit: 300))")
+            project.needsScan = true
+            return
         }
         var folders: Set<String> = []
         for file in Set(wanted.keys).union(known.keys) {

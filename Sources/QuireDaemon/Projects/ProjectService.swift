@@ -128,7 +128,8 @@ final class ProjectService: ProjectFrames {
             syncDisk(project)
             if project.knownDirty, ticks % rescanEvery == 0 { keepTree(project) }
         }
-        if passesWithChanges != before { endRead() }
+        // A pass that bound a document without changing the disk logged its binding too.
+        if passesWithChanges != before || parts.store?.holdsOutput == true { endRead() }
         schedule?(Self.writeDelay) { [weak self] in self?.tick() }
     }
 

@@ -72,6 +72,8 @@ extension DocumentFiles {
 
     enum RecordKind: UInt8 {
         case operations = 1
+        /// A whole state: a snapshot's first record; in a log, a state a peer sent, which
+        /// replaces what the records before it built.
         case state = 2
         /// `[length: UInt8][edit ID: UTF-8][operations]`: one editor edit's operations.
         case editOperations = 3
@@ -81,6 +83,10 @@ extension DocumentFiles {
         case viewEvent = 5
         /// In a snapshot after the state and edit IDs: one editor view's state (opaque here).
         case viewState = 6
+        /// In a log: who holds the document (`DocumentSharing` as JSON); the last one counts.
+        case sharing = 7
+        /// In a log: the document's file binding (`DocumentFiles.writeBinding`); the last one counts.
+        case binding = 8
     }
 
 }

@@ -62,6 +62,9 @@ extension DocumentFiles {
         let replay = views(uri, id)
         replay?.restore(viewStates, document: text)
         var operationCount = 0
+        // The last sharing and binding records replayed win over `document.json` and `file.json`.
+        var loggedSharing: DocumentSharing?
+        var loggedBinding: FileBinding??
         let replayed = segments.filter { $0 >= firstSegment }
         var lastSegmentBytes = 0
         for number in replayed {
@@ -73,6 +76,20 @@ extension DocumentFiles {
             var damage = scan.damage
             for (index, payload) in scan.payloads.enumerated() {
                 do {
+                    switch payload.first.flatMap(RecordKind.init(rawValue:)) {
+                    case .state:
+                        // A peer's whole state (`DocumentFiles+Records`): the document from here on.
+                        text = try decodeStateRecord(payload, replica: replica)
+                        continue
+                    case .sharing:
+                        loggedSharing = try decodeSharingRecord(payload)
+                        continue
+                    case .binding:
+                        loggedBinding = .some(try decodeBindingRecord(payload, text: text, replica: replica))
+                        continue
+                    default:
+                        break
+                    }
                     let (editID, operations, event) = try decodeOperations(payload)
                     for operation in operations { text.integrate(operation) }
                     if let editID { editIDs.insert(editID) }
@@ -119,11 +136,13 @@ extension DocumentFiles {
         }
         let files = DocumentFiles(recoveredIn: directory, uri: uri, id: id, segmentNumber: segmentNumber, newestSnapshot: newestSnapshot,
                                   logBytesSinceSnapshot: lastSegmentBytes, editIDs: editIDs)
-        let (binding, bindingWarning) = readBinding(directory, replica: replica)
+        files.unfoldedSharing = loggedSharing
+        files.unfoldedBinding = loggedBinding
+        let (binding, bindingWarning) = loggedBinding.map { ($0, nil) } ?? readBinding(directory, replica: replica)
         if let bindingWarning { warnings.append(bindingWarning) }
         return Recovered(files: files, text: text, operationCount: operationCount, binding: binding,
-                         shared: metadata["shared"] == .bool(true),
-                         sharing: DocumentSharing(json: metadata["sharing"]),
+                         shared: metadata["shared"] == .bool(true) || loggedSharing != nil,
+                         sharing: loggedSharing ?? DocumentSharing(json: metadata["sharing"]),
                          warnings: warnings)
     }
 

@@ -2,9 +2,10 @@ import Glibc
 import JSON
 import ReplicatingTypes
 
-/// One document's directory in the data directory: `document.json` (its name and ID),
-/// append-only log segments `log-N` of operation records, and snapshots `snapshot-N` holding the
-/// whole state of every segment before N.
+/// One document's directory in the data directory: `document.json` (its name and ID, and who
+/// held it as of the last snapshot), append-only log segments `log-N` of operation records (and
+/// of sharing, binding and whole-state records, `DocumentFiles+Records`), and snapshots
+/// `snapshot-N` holding the whole state of every segment before N.
 ///
 /// An editor edit's operations are logged in one record with the edit's ID, so the ID is durable
 /// exactly when the edit is; snapshots carry the latest IDs (`RecentEditIDs`) after the state.
@@ -110,12 +111,11 @@ final class DocumentFiles {
     /// their first sync.
     private(set) var isCreationUnsynced = false
 
-    /// Records that peers hold this document, which, and where its copies stand (its tombstones
-    /// are no longer this daemon's alone to drop).
-    func recordSharing(_ sharing: DocumentSharing) throws {
-        try requireMade()
-        try Self.writeMetadata(in: directory, uri: uri, id: id, sharing: sharing)
-    }
+    /// The sharing and binding last recorded in the log (`DocumentFiles+Records`), not yet written
+    /// into `document.json` and `file.json` (the next snapshot does, before the segments holding
+    /// their records stop being replayed). Nil: none since; `.some(nil)` for the binding: unbound.
+    var unfoldedSharing: DocumentSharing?
+    var unfoldedBinding: FileBinding??
 
     // MARK: Writing
 
@@ -198,6 +198,13 @@ final class DocumentFiles {
         isCreationUnsynced = false
     }
 
+    /// Appends `record` (a framed log record) like an edit: durable after the next `sync`.
+    func appendRecord(_ record: [UInt8]) throws {
+        try write(record)
+        logBytesSinceSnapshot += record.count
+        hasUnsyncedData = true
+    }
+
     /// Appends `record` to the current segment; while the files are not made, to the pack
     /// when `packedWrite` takes it (it makes the files when it does not).
     private func write(_ record: [UInt8]) throws {
@@ -236,6 +243,8 @@ final class DocumentFiles {
         let newSegment = try Self.startSegment(next, in: directory)
         segment = segment == nil ? nil : newSegment   // open only if the old one was
         segmentNumber = next
+        // The sharing and binding recorded in segments this snapshot puts out of replay's reach.
+        try foldRecords()
         var bytes = Self.encodeState(text) + Self.encodeEditIDs(editIDs)
         for view in views { bytes += LogRecords.record([RecordKind.viewState.rawValue] + view) }
         try FileSystem.writeAtomically(bytes, to: directory + "/" + Self.snapshotName(next))

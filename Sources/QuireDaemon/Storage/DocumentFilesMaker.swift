@@ -72,15 +72,19 @@ final class DocumentFilesMaker {
     var current: DocumentPack?
     var nextNumber: Int
     var scheduled = false
-    /// When the store last created a document or committed (`DispatchTime` nanoseconds).
+    /// When the store last created a document, wrote to one or committed (`DispatchTime` nanoseconds).
     var lastCreated: UInt64 = 0
     /// `finish()` waits: the thread starts at once instead of waiting for a quiet moment.
     var hurry = false
-    /// The thread starts a round only once no document was created and no commit made for this
-    /// long: a burst (a project opened) is answered first (the thread's syncs would slow its
-    /// commits' syncs, which wait for the same journal), and a document's view record, written
-    /// right after it is created, still finds it in its pack.
-    static let quietNanoseconds: UInt64 = 100_000_000
+    /// The thread starts a round only once the store has created no document, written to none
+    /// and made no commit for this long: a burst (a project opened, shared or joined) is answered
+    /// first, and a document's records written right after it is created still find it in its
+    /// pack. Not shorter: the thread's inodes cost CPU in the kernel on a disk where many were
+    /// freed lately (ext4's `recently_deleted`), its syncs slow the commits' syncs (they wait for
+    /// the same journal), and its `mkdir`s hold the documents directory; a peer that joins a
+    /// project just shared, or a joined project whose files are still being written (their
+    /// bindings are store writes), keeps it waiting (protocol/decisions/document-packs.md).
+    static let quietNanoseconds: UInt64 = 1_000_000_000
     /// A pack was created since the last commit: the packs directory's entry waits for its sync.
     var packsDirectoryUnsynced = false
     /// Documents per round of the maker's thread (their syncs run together).
@@ -102,10 +106,17 @@ final class DocumentFilesMaker {
 
     // MARK: The store's side
 
+    /// The store wrote to a document: the thread waits for another quiet moment.
+    func noteActivity() {
+        condition.lock()
+        lastCreated = DispatchTime.now().uptimeNanoseconds
+        condition.unlock()
+    }
+
     /// Queues document `id` to be given its own files. Its first `records` go into the current
     /// pack at once, or, when `deferred` (`.sync`: nothing tells of it before the commit), at the
     /// next `flush()` unless the store takes it back before (`claim`): a document whose own files
-    /// the same read needs (bound to its file, marked shared) never costs the pack anything.
+    /// the same read needs (claimed to be snapshotted) never costs the pack anything.
     func create(id: UInt64, uri: String, directory: String, records: [UInt8], deferred: Bool) throws {
         condition.lock()
         var removedLater: [DocumentPack] = []

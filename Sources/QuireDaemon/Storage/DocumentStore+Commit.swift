@@ -66,8 +66,9 @@ extension DocumentStore {
 
     /// Document `id`'s files, made first when they are still only in a pack (`makeOwnFiles`).
     /// Nil when the store has no such document or cannot make them (the store stops then).
-    /// For writes that replace a whole file (metadata, binding, snapshots); log records of a
-    /// packed document go to its pack while the maker's thread has not started on it.
+    /// For writes that replace whole files (a snapshot, which folds the sharing and binding
+    /// records too); log records of a packed document (its edits, sharing, binding, a peer's
+    /// state) go to its pack while the maker's thread has not started on it.
     func settledFiles(_ id: UInt64) -> DocumentFiles? {
         guard let documentFiles = files[id] else { return nil }
         guard documentFiles.isUnmade else { return documentFiles }

@@ -236,13 +236,20 @@ public final class DocumentStore {
         }
     }
 
-    /// Records document `id`'s file binding (nil: none), durably.
-    func record(_ binding: FileBinding?, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = settledFiles(id) else { return }
-        attempt("record the file binding of \(documentFiles.uri)") { try documentFiles.writeBinding(binding) }
+    /// Records document `id`'s file binding (nil: none), as a record of its log
+    /// (`DocumentFiles+Records`): durable as an edit is, and a document still in its pack stays
+    /// there. `baseIsText`: the binding's base is the document's text as logged so far, which
+    /// the record then does not copy.
+    func record(_ binding: FileBinding?, forDocument id: UInt64, baseIsText: Bool = false) {
+        guard failure == nil, let documentFiles = files[id] else { return }
+        attempt("record the file binding of \(documentFiles.uri)") {
+            try documentFiles.writeBinding(binding, baseIsText: baseIsText)
+            try afterAppend(documentFiles)
+        }
     }
 
     private func afterAppend(_ documentFiles: DocumentFiles) throws {
+        maker.noteActivity()
         grown.insert(documentFiles.id)
         guard !documentFiles.isUnmade else { return }   // in its pack, which the commit syncs
         unsynced.insert(documentFiles.id)
@@ -259,20 +266,25 @@ public final class DocumentStore {
     /// Documents whose log segment holds an open descriptor now.
     var openSegmentCount: Int { files.values.filter(\.isOpen).count }
 
-    /// Records who holds document `id` and where its copies stand.
+    /// Records who holds document `id` and where its copies stand, as a record of its log
+    /// (`DocumentFiles+Records`): a project's documents shared or joined at once are not each
+    /// given a file (nor taken out of their pack) on the reply path.
     func recordSharing(_ sharing: DocumentSharing, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = settledFiles(id) else { return }
-        attempt("record who holds \(documentFiles.uri)") { try documentFiles.recordSharing(sharing) }
+        guard failure == nil, let documentFiles = files[id] else { return }
+        attempt("record who holds \(documentFiles.uri)") {
+            try documentFiles.recordSharing(sharing)
+            try afterAppend(documentFiles)
+        }
     }
 
-    /// Starts a document a peer sent whole (a state, not operations): it is snapshotted at once,
-    /// twice, since no log of operations can rebuild it and recovery falls back on the older of
-    /// the two snapshots when the newer is damaged.
+    /// Takes `text`, a whole state a peer sent (not operations), as document `id` from here on:
+    /// a state record in its log (`DocumentFiles+Records`), durable as an edit is; a document
+    /// still in its pack stays there. A later snapshot folds it in as any other record.
     func adopt(_ text: ReplicatingText, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = settledFiles(id) else { return }
+        guard failure == nil, let documentFiles = files[id] else { return }
         attempt("store the state of \(documentFiles.uri)") {
-            try documentFiles.writeSnapshot(of: text)
-            try documentFiles.writeSnapshot(of: text)
+            try documentFiles.adopt(text)
+            try afterAppend(documentFiles)
         }
     }
 

@@ -1,4 +1,5 @@
 import Glibc
+import QuireProject
 
 /// A failed file-system call, with the path and the system's reason.
 public struct StorageError: Error, CustomStringConvertible {
@@ -167,15 +168,8 @@ enum FileSystem {
     /// one journal commit instead of one each: on this project's machine 0.3 ms per new
     /// document instead of several.
     static func startWriteback(_ fd: Int32) {
-        _ = syncFileRange?(fd, 0, 0, 2 /* SYNC_FILE_RANGE_WRITE */)
+        FileWriteback.start(fd)
     }
-
-    /// glibc's `sync_file_range` (Linux only, and not in Swift's Glibc module), looked up once;
-    /// nil where there is none, and then writeback starts at each sync as before.
-    private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
-    }()
 
     /// `startWriteback` for the file at `path` (opened for it and closed; the writeback goes on).
     static func startWriteback(_ path: String) {

@@ -73,16 +73,37 @@ public struct DiskProject: ProjectDisk, Sendable {
     // MARK: Changing
 
     /// Carries out `actions` in order; stops at the first that fails (the caller rescans).
+    /// Consecutive writes go together, up to `writesTogether` at a time: each is written under
+    /// its temporary name and its writeback started, then all are synced, then renamed into
+    /// place in order. So a joined project's thousands of new files share a few journal commits
+    /// instead of waiting for one each, and each file is still whole before its name shows it.
+    /// When one of them fails, the writes of its group not yet renamed are dropped too (their
+    /// temporary files removed): what was done stays, and the caller's rescan finds the rest.
     public func perform(_ actions: [ProjectWriter.Action]) throws(Failure) {
-        for action in actions {
-            switch action {
-            case .write(let path, let text): try write(text, to: path)
+        var index = actions.startIndex
+        while index < actions.endIndex {
+            var writes: [(ProjectPath, [UInt8])] = []
+            while index < actions.endIndex, writes.count < Self.writesTogether, case .write(let path, let text) = actions[index] {
+                writes.append((path, Array(text.utf8)))
+                index += 1
+            }
+            if !writes.isEmpty {
+                try writeTogether(writes)
+                continue
+            }
+            switch actions[index] {
+            case .write: break
             case .remove(let path): try remove(path)
             case .rename(let from, let to): try rename(from, to: to)
             case .removeFolderIfEmpty(let path): try removeFolderIfEmpty(path)
             }
+            index += 1
         }
     }
+
+    /// How many writes `perform` syncs together: each holds its file and its folder open until
+    /// its rename, so this bounds the descriptors a pass takes.
+    static let writesTogether = 64
 
     /// Writes `text` to `path` atomically, making missing folders.
     public func write(_ text: String, to path: ProjectPath) throws(Failure) {
@@ -92,16 +113,89 @@ public struct DiskProject: ProjectDisk, Sendable {
     /// Writes `bytes` to `path` atomically, making missing folders; when `syncingFolder`, the
     /// rename is made durable too (an editor's save, whose reply says the file holds the text).
     public func write(_ bytes: [UInt8], to path: ProjectPath, syncingFolder: Bool) throws(Failure) {
+        let pending = try startWrite(bytes, to: path, serial: 0)
+        defer { close(pending.folder) }
+        try finishWrites([pending])
+        if syncingFolder && fsync(pending.folder) != 0 {
+            throw Failure(description: "\(shown(path)) written, but its folder could not be synced: \(Descriptors.describe(errno))")
+        }
+    }
+
+    /// A file written under a temporary name in the folder of `path`, not yet synced or renamed;
+    /// it holds `fd` (the temporary file) and `folder` open.
+    private struct PendingWrite {
+        let path: ProjectPath
+        let folder: Int32
+        let fd: Int32
+        let temporary: String
+    }
+
+    /// Writes every one of `writes` under its temporary name, then syncs them, then renames them
+    /// into place in order (see `perform`).
+    private func writeTogether(_ writes: [(ProjectPath, [UInt8])]) throws(Failure) {
+        var pending: [PendingWrite] = []
+        pending.reserveCapacity(writes.count)
+        defer { for write in pending { close(write.folder) } }
+        for (serial, (path, bytes)) in writes.enumerated() {
+            do {
+                let write = try startWrite(bytes, to: path, serial: serial)
+                FileWriteback.start(write.fd)
+                pending.append(write)
+            } catch {
+                abandon(pending[...])
+                throw error
+            }
+        }
+        try finishWrites(pending)
+    }
+
+    /// Syncs and closes each of `pending`, then renames each into place in order; on a failure,
+    /// the ones not renamed are removed and the failure is thrown. Their folders stay open.
+    private func finishWrites(_ pending: [PendingWrite]) throws(Failure) {
+        var failure: Failure?
+        for write in pending where fsync(write.fd) != 0 {
+            failure = Failure(description: "cannot write \(shown(write.path)): \(Descriptors.describe(errno))")
+            break
+        }
+        for write in pending { close(write.fd) }
+        var renamed = 0
+        if failure == nil {
+            for write in pending {
+                guard renameat(write.folder, write.temporary, write.folder, String(write.path.name)) == 0 else {
+                    failure = Failure(description: "cannot write \(shown(write.path)): \(Descriptors.describe(errno))")
+                    break
+                }
+                renamed += 1
+            }
+        }
+        for left in pending[renamed...] { unlinkat(left.folder, left.temporary, 0) }
+        if let failure { throw failure }
+    }
+
+    /// Closes and removes the temporary files of `pending` (their folders stay open).
+    private func abandon(_ pending: ArraySlice<PendingWrite>) {
+        for write in pending {
+            close(write.fd)
+            unlinkat(write.folder, write.temporary, 0)
+        }
+    }
+
+    /// Opens the folder of `path` (making missing folders) and writes `bytes` to a new temporary
+    /// file in it, named after `serial` (distinct within a group); on a failure nothing is left behind.
+    private func startWrite(_ bytes: [UInt8], to path: ProjectPath, serial: Int) throws(Failure) -> PendingWrite {
         let folder = try parent(of: path, creating: true)
-        defer { close(folder) }
         let name = String(path.name)
         // A new file is made 0644 less the umask (the kernel applies it; someone whose umask
         // keeps their files private gets private files); a replaced file keeps its mode exactly.
         var mode: mode_t = 0o644
         var replacing = false
         if let info = Descriptors.linkStatus(name, in: folder) {
-            guard Descriptors.isRegular(info) else { throw Failure(description: "\(shown(path)) is not a regular file; not written") }
+            guard Descriptors.isRegular(info) else {
+                close(folder)
+                throw Failure(description: "\(shown(path)) is not a regular file; not written")
+            }
             if let refused = trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(fd: folder)) {
+                close(folder)
                 throw Failure(description: "\(shown(path)) not written: \(refused)")
             }
             // Only the owner's own file lends its mode, without set-user, set-group or sticky bits.
@@ -111,12 +205,15 @@ public struct DiskProject: ProjectDisk, Sendable {
         var temporary = ""
         var fd: Int32 = -1
         for attempt in 0..<100 where fd < 0 {
-            temporary = ".quire-write-\(getpid())-\(attempt)"
+            temporary = ".quire-write-\(getpid())-\(serial)-\(attempt)"
             fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 && errno != EEXIST { break }
         }
-        guard fd >= 0 else { throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(errno))") }
-        var failed: Int32 = 0
+        guard fd >= 0 else {
+            let code = errno
+            close(folder)
+            throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(code))")
+        }
         if replacing { fchmod(fd, mode) }
         var written = 0
         while written < bytes.count {
@@ -125,21 +222,15 @@ public struct DiskProject: ProjectDisk, Sendable {
             }
             if count < 0 {
                 if errno == EINTR { continue }
-                failed = errno
-                break
+                let code = errno
+                close(fd)
+                unlinkat(folder, temporary, 0)
+                close(folder)
+                throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(code))")
             }
             written += count
         }
-        if failed == 0 && fsync(fd) != 0 { failed = errno }
-        close(fd)
-        if failed == 0 && renameat(folder, temporary, folder, name) != 0 { failed = errno }
-        if failed != 0 {
-            unlinkat(folder, temporary, 0)
-            throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(failed))")
-        }
-        if syncingFolder && fsync(folder) != 0 {
-            throw Failure(description: "\(shown(path)) written, but its folder could not be synced: \(Descriptors.describe(errno))")
-        }
+        return PendingWrite(path: path, folder: folder, fd: fd, temporary: temporary)
     }
 
     /// The bytes of the regular file at `path`, read through the same walk (nil when nothing is
