@@ -164,11 +164,17 @@ final class FileBinder {
         }
     }
 
-    /// The bytes of the bound file `path`, nil when it does not exist. A symbolic link or
+    /// The most bytes of a file read for an editor or a binding: no document holds more than
+    /// `DaemonConfiguration.maximumElementsPerDocument` characters, each at most four bytes of
+    /// UTF-8, so a larger file (a byte-order mark aside) can never be one; it is refused before
+    /// anything is allocated for it (a sparse file may say it holds a terabyte).
+    static let maximumFileBytes = 4 * DaemonConfiguration().maximumElementsPerDocument + 4
+
+    /// The bytes of the bound file `path`, nil when it does not exist, refused past `maximumFileBytes`. A symbolic link or
     /// anything but a regular file is refused (`FileSystem.readUserFile`: read with
     /// `O_NOFOLLOW`, so a link planted in place of a bound file is never followed).
     static func readFile(_ path: String) throws(ResponseError) -> [UInt8]? {
-        do { return try FileSystem.readUserFile(path) } catch {
+        do { return try FileSystem.readUserFile(path, limit: maximumFileBytes) } catch {
             let reason = "\(error)"
             throw ResponseError(code: ResponseError.unavailableCode,
                                 message: reason.hasPrefix(path) ? reason : "Cannot read \(path): \(reason)")

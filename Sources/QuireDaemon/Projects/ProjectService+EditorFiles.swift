@@ -20,11 +20,12 @@ extension ProjectService {
         }
     }
 
-    /// The project's folder as an editor's open and save reach it: files of any size, as a file
-    /// of no project is (the project's own bounds apply to what it shares and writes for peers).
+    /// The project's folder as an editor's open and save reach it: files up to the size a file
+    /// of no project is read to (`FileBinder.maximumFileBytes`, past which no document holds it;
+    /// the project's own bounds apply to what it shares and writes for peers).
     private func editorDisk(of project: SharedProject) -> DiskProject {
         var disk = DiskProject(root: project.root)
-        disk.maximumTextBytes = Int.max - 1
+        disk.maximumTextBytes = FileBinder.maximumFileBytes
         return disk
     }
 

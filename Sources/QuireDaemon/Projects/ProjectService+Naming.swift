@@ -21,7 +21,8 @@ extension ProjectService {
             return project.uri(of: file)
         }
         // A file shared by itself was named on purpose: the folder's ignore files do not apply.
-        guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath) else { return nil }
+        guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath),
+              !predatesItsRules(projectPath, in: project) else { return nil }
         guard mayMakeTheFile(of: project), !refusesToTake(projectPath, in: project) else { return nil }
         if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
             guard let operation = revive(previous, at: projectPath, text: try? ProjectReader.text(of: projectPath, root: project.root), in: project) else { return nil }
@@ -84,6 +85,15 @@ extension ProjectService {
         return why
     }
 
+    /// The path an editor's `file` is read, bound and saved by: a file of an active project named
+    /// by another path to it (through a link to the root, with `..`) as the project's own path
+    /// (root and project path), so its open, its binding's reads and its saves go through the
+    /// project's walk from the opened root like the plain path's; any other path as given.
+    func editorPath(ofFile path: String) -> String {
+        guard let (project, relative) = locate(path) else { return path }
+        return project.absolute(relative)
+    }
+
     /// The active project holding `path` and the file's path in it; the path is taken as given,
     /// else with its folder's links resolved (an editor may reach the root through a link).
     private func locate(_ path: String) -> (SharedProject, ProjectPath)? {
@@ -96,6 +106,33 @@ extension ProjectService {
         let real = folderText + "/" + (path as NSString).lastPathComponent
         guard let project = project(containing: real), let relative = project.projectPath(ofAbsolute: real) else { return nil }
         return (project, relative)
+    }
+
+    /// Whether the file at `path` of a joined folder `project`, not a file of the tree, has been
+    /// there since before an ignore file on its way (`.gitignore`, `.quireignore`, in its folder
+    /// or one above) last changed: it may be a file those rules left out until then (`.env`),
+    /// and a joiner writes a partner's change to them, so a partner emptying its copy must not
+    /// share the person's ignored files (protocol/decisions/project-sharing.md, *Ignored paths*).
+    /// Such a file is not taken, by a scan or an editor's open, until it changes itself. Compared
+    /// by status-change time (`st_ctim`, which no program sets back; the same tick of the file
+    /// system's clock counts as after, so a file made with its rules is taken); a host decides its own rules.
+    func predatesItsRules(_ path: ProjectPath, in project: SharedProject) -> Bool {
+        guard project.role == .joined, project.file == nil, let made = Self.statusChanged(project.absolute(path)) else { return false }
+        for folder in [""] + path.ancestors {
+            for name in ProjectScanner.ignoreFileNames {
+                let rules = project.root + (folder.isEmpty ? "" : "/" + folder) + "/" + name
+                if rules == project.absolute(path) { continue }
+                if let changed = Self.statusChanged(rules), changed > made { return true }
+            }
+        }
+        return false
+    }
+
+    /// When the status of what is at `path` (not followed) last changed, in nanoseconds.
+    private static func statusChanged(_ path: String) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
     }
 
     /// Whether `path` is left out of `project` by its ignore files (`.gitignore`, `.quireignore`

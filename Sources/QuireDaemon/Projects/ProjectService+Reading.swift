@@ -147,6 +147,10 @@ extension ProjectService {
         var operations: [ProjectTree.Operation] = []
         for (path, text) in creates.sorted(by: { $0.key < $1.key }) {
             guard project.tree.isFree(path), mayMakeTheFile(of: project) else { continue }
+            if predatesItsRules(path, in: project) {
+                logger.warning("project \(project.key): \(DisplayText.clean(path.string)) is not shared: it was there before the ignore files on its way changed (it may be a file they left out); it is shared once it changes")
+                continue
+            }
             if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
                 if let operation = revive(previous, at: path, text: text, in: project) { operations.append(operation) }
                 continue

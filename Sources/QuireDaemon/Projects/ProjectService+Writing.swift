@@ -42,7 +42,16 @@ extension ProjectService {
                 holdSharingFile(file, at: path, revision: document.revision, in: project)
                 continue
             }
-            if project.role == .host, project.file == nil, last?.path != path, isIgnored(path, in: project) {
+            // A joiner writes a partner's rules (what its scan would take since is judged by
+            // `predatesItsRules`), but does not move its ignore file away: that un-ignores what
+            // no later change of an ignore file on the way marks (`IgnoreFileRelayTests`).
+            if project.role == .joined, project.file == nil, let last, Self.decidesSharing(last.path), last.path != path {
+                holdSharingFile(file, at: path, revision: document.revision, in: project)
+                continue
+            }
+            // On a joiner too: a program of the person's that later writes its own `.env` there
+            // must not write into a partner's shared document (`IgnoredPathJoinerTests`).
+            if project.file == nil, last?.path != path, isIgnored(path, in: project) {
                 holdIgnored(file, at: path, revision: document.revision, in: project)
                 continue
             }
@@ -61,7 +70,9 @@ extension ProjectService {
                 open.insert(last.path)
                 continue
             }
-            if project.role == .host, project.file == nil, Self.decidesSharing(last.path) { continue }   // a host's ignore file is not removed
+            // An ignore file is not removed because of a peer (a host's: its own rules; a
+            // joiner's: removing it would un-ignore the person's files, `predatesItsRules`).
+            if project.file == nil, Self.decidesSharing(last.path) { continue }
             known[file] = last
         }
         if !wanted.isEmpty || !known.isEmpty {
@@ -90,9 +101,10 @@ extension ProjectService {
         logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: a partner's change to a file that decides what this daemon shares waits for the host to save it")
     }
 
-    /// A partner's file at a path the host's ignore files leave out (`.env`) is not written or
-    /// moved there: ignored paths are outside the share both ways, so a partner can neither put
-    /// a file among the host's secrets nor have the host's own secret file bound to theirs
+    /// A partner's file at a path this daemon's ignore files leave out (`.env`) is not written or
+    /// moved there, on a host or a joiner: ignored paths are outside the share both ways, so a
+    /// partner can neither put a file among the person's secrets nor have their own secret file
+    /// (or what a program later writes there) bound to theirs
     /// (logged once per revision and path; the document stays, shared with the other members).
     private func holdIgnored(_ file: FileID, at path: ProjectPath, revision: UInt64, in project: SharedProject) {
         if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }

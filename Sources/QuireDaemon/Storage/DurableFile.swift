@@ -202,8 +202,9 @@ enum FileSystem {
     /// exist; refused when it is a symbolic link (`O_NOFOLLOW`: a bound file is the file the
     /// user named, and a link planted in its place must not make Quire read, share or later
     /// write what it points to; the user opens the target itself instead) or not a regular
-    /// file (checked on the open descriptor, which `O_NONBLOCK` keeps a FIFO from blocking).
-    static func readUserFile(_ path: String) throws -> [UInt8]? {
+    /// file (checked on the open descriptor, which `O_NONBLOCK` keeps a FIFO from blocking);
+    /// refused, nothing allocated for it, when it holds more than `limit` bytes.
+    static func readUserFile(_ path: String, limit: Int = .max) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             let code = errno
@@ -217,7 +218,10 @@ enum FileSystem {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StorageError.system("stat", path) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError("\(path) is not a regular file") }
-        return try readAll(fd, path: path, sizeHint: Int(info.st_size))
+        guard Int(info.st_size) <= limit else {
+            throw StorageError("\(path) holds \(info.st_size) bytes, more than a document can hold (\(limit) bytes); not read")
+        }
+        return try readAll(fd, path: path, sizeHint: Int(info.st_size), limit: limit)
     }
 
     static func directory(of path: String) -> String {

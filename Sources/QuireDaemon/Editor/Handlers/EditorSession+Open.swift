@@ -6,7 +6,10 @@ import ReplicatingTypes
 
 extension OpenDocumentRequest: SessionRequest {
     func answer(in session: EditorSession) throws(ResponseError) -> Result {
-        let request = try session.named(self)
+        var given = self
+        // A project file named by another path to it is the project's file (read and saved through its walk).
+        given.file = file.map(session.daemon.projects.editorPath(ofFile:))
+        let request = try session.named(given)
         if ifShared, DocumentScope.projectKey(inURI: request.uri) == nil { return .notShared }
         var result = try session.open(request)
         if ifShared { result.shared = true }
