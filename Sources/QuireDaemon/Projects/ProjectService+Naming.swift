@@ -117,11 +117,12 @@ extension ProjectService {
     /// by status-change time (`st_ctim`, which no program sets back; the same tick of the file
     /// system's clock counts as after, so a file made with its rules is taken); a host decides its own rules.
     func predatesItsRules(_ path: ProjectPath, in project: SharedProject) -> Bool {
-        guard project.role == .joined, project.file == nil, let made = Self.statusChanged(project.absolute(path)) else { return false }
+        let absolute = project.absolute(path)
+        guard project.role == .joined, project.file == nil, let made = Self.statusChanged(absolute) else { return false }
         for folder in [""] + path.ancestors {
             for name in ProjectScanner.ignoreFileNames {
                 let rules = project.root + (folder.isEmpty ? "" : "/" + folder) + "/" + name
-                if rules == project.absolute(path) { continue }
+                if rules == absolute { continue }
                 if let changed = Self.statusChanged(rules), changed > made { return true }
             }
         }
@@ -139,6 +140,12 @@ extension ProjectService {
     /// at each level on its way, read as the scan reads them: never through a link, and in a
     /// folder others may write in, not one another user put there) or lies in `.git`.
     func isIgnored(_ path: ProjectPath, in project: SharedProject) -> Bool {
-        ProjectScanner(limits: diskLimits).isIgnored(path, root: project.root)
+        var lookup = ignoreLookup(in: project)
+        return lookup.isIgnored(path)
+    }
+
+    /// `isIgnored` for many paths of `project` in one pass, each folder's ignore files read once.
+    func ignoreLookup(in project: SharedProject) -> IgnoreLookup {
+        IgnoreLookup(scanner: ProjectScanner(limits: diskLimits), root: project.root)
     }
 }

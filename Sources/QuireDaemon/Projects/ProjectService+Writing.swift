@@ -23,6 +23,7 @@ extension ProjectService {
         var documentsByFile: [FileID: SharedDocument] = [:]
         let links = parts.links.established.filter { $0.scope == project.scope }
         var bytesOnDisk = project.known.values.reduce(0) { $0 + $1.text.utf8.count }
+        var ignored = ignoreLookup(in: project)
         for (file, path) in view.paths {
             guard let document = parts.documents.document(project.uri(of: file)) else { continue }   // not here yet
             // Its text is still on the way: written once it is, never empty first.
@@ -51,7 +52,7 @@ extension ProjectService {
             }
             // On a joiner too: a program of the person's that later writes its own `.env` there
             // must not write into a partner's shared document (`IgnoredPathJoinerTests`).
-            if project.file == nil, last?.path != path, isIgnored(path, in: project) {
+            if project.file == nil, last?.path != path, ignored.isIgnored(path) {
                 holdIgnored(file, at: path, revision: document.revision, in: project)
                 continue
             }
