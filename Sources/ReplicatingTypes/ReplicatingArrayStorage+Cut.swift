@@ -131,22 +131,6 @@ extension ReplicatingArrayStorage {
         return removed
     }
 
-    /// `removeLocally` as it was before cuts were removed a leaf at a time: one `removeVisible`
-    /// per run. Kept as the reference the one-pass removal is tested against.
-    func removeLocallyRunByRun(_ range: Range<Int>) -> ElementIDRanges {
-        var ranges = ElementIDRanges()
-        var remaining = range.count
-        while remaining > 0 {
-            let (leaf, i) = leafForEdit(holding: range.lowerBound)
-            let (run, offset, contentStart) = runHolding(visible: i, inLeaf: leaf)
-            let take = Swift.min(Int(leaves[leaf].runs[run].length) - offset, remaining)
-            appendRemoved(leaf: leaf, run: run, offset: offset, count: take, to: &ranges)
-            removeVisible(leaf, run: run, offset: offset, count: take, contentStart: contentStart, report: nil)
-            remaining -= take
-        }
-        return ranges
-    }
-
     /// Adds the IDs of `count` elements of run `run` of `leaf` from `offset` to `ranges`,
     /// extending its last range when they continue it.
     @inline(__always)

@@ -77,6 +77,16 @@ extension ReplicatingArrayStorage {
     /// which leaves what removing it run by run leaves.
     /// - Complexity: O(log n + k + size of the leaves touched)
     func removeLocally(_ range: Range<Int>) -> ElementIDRanges {
+        removeLocally(range, aLeafAtATime: true)
+    }
+
+    /// `removeLocally` as it was before cuts were removed a leaf at a time: one `removeVisible`
+    /// per run. Kept as the reference the one-pass removal is tested against.
+    func removeLocallyRunByRun(_ range: Range<Int>) -> ElementIDRanges {
+        removeLocally(range, aLeafAtATime: false)
+    }
+
+    private func removeLocally(_ range: Range<Int>, aLeafAtATime: Bool) -> ElementIDRanges {
         var ranges = ElementIDRanges()
         var remaining = range.count
         // Removed elements vanish from the visible order, so each chunk starts at the same index.
@@ -84,7 +94,7 @@ extension ReplicatingArrayStorage {
             let (leaf, i) = leafForEdit(holding: range.lowerBound)
             let (run, offset, contentStart) = runHolding(visible: i, inLeaf: leaf)
             let take = Swift.min(Int(leaves[leaf].runs[run].length) - offset, remaining)
-            if take < remaining {
+            if aLeafAtATime, take < remaining {
                 remaining -= removeChunks(leaf, run: run, offset: offset, contentStart: contentStart, limit: remaining, ranges: &ranges)
                 continue
             }
