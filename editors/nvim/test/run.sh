@@ -17,8 +17,10 @@ failed=0
 for test in "$here"/test_*.lua; do
   export QUIRE_TEST_RESULT="$work/$(basename "$test").result"
   rm -f "$QUIRE_TEST_RESULT"
-  timeout 120 nvim --headless -u NONE -i NONE -n --cmd "set rtp^=$here/.." --cmd 'runtime plugin/quire.lua' \
-    -c "luafile $test" </dev/null >"$work/nvim.out" 2>&1 || true
+  # harness.lua runs the test and quits with its result whatever happens (an error, its
+  # deadline): "no result" means Neovim itself crashed or hung inside one call past 120 s.
+  QUIRE_TEST_SCRIPT="$test" timeout -k 5 120 nvim --headless -u NONE -i NONE -n --cmd "set rtp^=$here/.." --cmd 'runtime plugin/quire.lua' \
+    -c "luafile $here/harness.lua" </dev/null >"$work/nvim.out" 2>&1 || true
   if [ ! -f "$QUIRE_TEST_RESULT" ]; then
     echo "FAIL $(basename "$test"): no result (nvim crashed or hung)"; sed 's/^/  /' "$work/nvim.out" | tail -20; failed=$((failed + 1))
   elif [ -s "$QUIRE_TEST_RESULT" ]; then
