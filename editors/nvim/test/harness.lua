@@ -19,5 +19,5 @@ vim.defer_fn(function()
 end, 1000 * tonumber(vim.env.QUIRE_TEST_DEADLINE or '100'))
 local ok, err = xpcall(dofile, debug.traceback, script)
 if not ok then fail('stopped by an error: ' .. tostring(err)) end
-if vim.fn.filereadable(result) == 0 then fail('the test ended without writing its result') end
-vim.cmd('qall!')
+-- A test that returned without its result goes on in Neovim's main loop (one run as a coroutine
+-- on timers, so typed keys are taken): it writes its result and quits, or meets the deadline.

@@ -14,7 +14,7 @@ export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME=
 daemon=$!
 for _ in $(seq 1 500); do [ -S "$QUIRE_TEST_SOCKET" ] && break; sleep 0.01; done
 failed=0
-for test in "$here"/test_*.lua; do
+for test in "$here"/${QUIRE_TEST_PATTERN:-test_*.lua}; do   # QUIRE_TEST_PATTERN=test_x.lua runs one
   export QUIRE_TEST_RESULT="$work/$(basename "$test").result"
   rm -f "$QUIRE_TEST_RESULT"
   # harness.lua runs the test and quits with its result whatever happens (an error, its
