@@ -109,9 +109,10 @@ Check(':e ++enc=utf-8', shared, words + ['<O3>', '<O4>'])
 # buffer's 'ff=unix'): the line reaches the document once, with no \r (the client takes the file
 # as dos), and the other's text stays.
 OtherTypes(shared, '<O5> ')
-sleep 1100m   # a later modification time than Vim's own write, which checktime compares
 var lines = readfile(path)
 writefile(mapnew(lines + ['outside <D4> ü'], (_, l) => l .. "\r"), path)
+# A later modification time than Vim's own write, which checktime compares, whatever the clock's grain.
+system('touch -d @' .. (localtime() + 100) .. ' ' .. shellescape(path))
 checktime
 Check('checktime after an outside CRLF write', shared, words + ['<O4>', '<O5>', '<D4>'])
 add(errors, &fileformat == 'dos' && getline(1) !~ "\r" ? '' : 'checktime read the CRLF file as ' .. &fileformat .. ': ' .. string(getline(1)))
