@@ -710,6 +710,60 @@ whether it is encrypted and whose key it reached."
       (kill-buffer))
     (delete-file path)))
 
+(ert-deftest quire-test-dos-coding-save-and-crlf-revert-send-no-carriage-returns ()
+  "`set-buffer-file-coding-system' to dos then `save-buffer' writes CRLF and the
+document holds no \\r; back to unix and saved, the file rewritten outside in
+CRLF (a line added) and `revert-buffer' brings the line in once, with no \\r;
+the other editor types between each, and its text is there once."
+  (quire-test--with-own-daemon ".dos"
+    (let* ((uri "dos.el.txt")
+           (path (make-temp-file "quire-dos-" nil ".txt" "one <A17> é\ntwo f(x) 日本\n")))
+      (with-current-buffer (find-file-noselect path)
+        (unwind-protect
+            (progn
+              (quire-share uri)
+              (let ((other (quire-test--editor socket uri)))
+                (cl-flet ((check ()
+                            (should (quire-test--agree other uri))
+                            (should-not (string-match-p "[\r\ufeff]" (quire-test--text-of other uri)))
+                            (dolist (token '("<A17>" "é" "f(x)" "日本"))
+                              (should (equal (list token (quire-test--count token (quire--text)))
+                                             (list token 1))))))
+                  (unwind-protect
+                      (progn
+                        (check)
+                        (quire-test--remote-insert other uri "one" "<O1> ")
+                        (check)
+                        (set-buffer-file-coding-system 'utf-8-dos)
+                        (save-buffer)
+                        (check)
+                        (should (equal (quire-test--file-bytes path) "<O1> one <A17> é\r\ntwo f(x) 日本\r\n"))
+                        (quire-test--remote-insert other uri "<O1>" "<O2> ")
+                        (check)
+                        ;; Back to unix by hand, then CRLF from outside: the revert may keep the
+                        ;; chosen coding system, but no \r reaches the document.
+                        (set-buffer-file-coding-system 'utf-8-unix)
+                        (save-buffer)
+                        (should (equal (quire-test--file-bytes path) "<O2> <O1> one <A17> é\ntwo f(x) 日本\n"))
+                        (let ((coding-system-for-write 'utf-8-dos))
+                          (with-temp-file path
+                            (insert (replace-regexp-in-string "\r" "" (quire-test--file-bytes path)) "outside <D4> ü\n")))
+                        (set-file-times path (time-add (current-time) 100))
+                        (revert-buffer t t)
+                        (check)
+                        (should (= (quire-test--count "<D4>" (quire--text)) 1))
+                        (should (= (quire-test--count "<O2>" (quire--text)) 1)))
+                    (jsonrpc-shutdown other)))))
+          (set-buffer-modified-p nil)
+          (kill-buffer)
+          (delete-file path))))))
+
+(defun quire-test--file-bytes (path)
+  "PATH's content, decoded as UTF-8 with its line ends kept as they are."
+  (with-temp-buffer
+    (let ((coding-system-for-read 'utf-8-unix)) (insert-file-contents path))
+    (buffer-string)))
+
 ;; `write-file' (C-x C-w) and `set-visited-file-name' bind the document to the new file.
 
 (ert-deftest quire-test-the-daemon-names-a-shared-file ()
