@@ -493,6 +493,7 @@ daemon is away nothing is sent or held: the reopen sends the whole text."
   "Send every buffer's held change."
   (let ((buffers quire--pending-buffers))
     (setq quire--pending-buffers nil)
+    (when quire--flush-timer (cancel-timer quire--flush-timer) (setq quire--flush-timer nil))
     (dolist (buffer buffers)
       (when (buffer-live-p buffer)
         (with-current-buffer buffer (quire--flush))))))
