@@ -125,6 +125,9 @@ final class SharedProject {
     var needsScan = false
     /// The last `project/progress` sent (files, written).
     var lastProgress: (files: Int, written: Int)?
+    /// When `lastProgress` last changed (`DispatchTime` nanoseconds): a join still writing its
+    /// files keeps the store's own-files maker waiting while this is recent (`syncDisk`).
+    var lastProgressAt: UInt64 = 0
     /// A tree frame came from a link this run (the host sends one, empty or not, whenever a link
     /// comes up): an empty project's join is then complete.
     var treeHeard = false
