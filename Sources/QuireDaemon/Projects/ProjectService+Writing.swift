@@ -83,26 +83,44 @@ extension ProjectService {
         }
         if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
         reportProgress(project, view: view)
-        holdOwnFilesWhileJoining(project)
+        holdOwnFilesWhileJoining(project, links: links)
     }
 
     /// While a joined project's files are still arriving (some not on disk, the last one
-    /// written less than `joinHoldSeconds` ago), the store's own-files maker waits: its thousands
-    /// of inodes and syncs would share the disk with the writer's, which the person is waiting
-    /// for (the documents are durable in their packs meanwhile). A join that stalls (a file held
-    /// for good) lets it go after that long.
-    private func holdOwnFilesWhileJoining(_ project: SharedProject) {
-        guard project.role == .joined, let progress = project.lastProgress, progress.written < progress.files,
-              DispatchTime.now().uptimeNanoseconds &- project.lastProgressAt < Self.joinHoldNanoseconds else { return }
-        parts.store?.deferOwnFiles(seconds: Self.joinHoldRenewalSeconds)
+    /// written less than `joinHoldNanoseconds` ago), or while a host sends a project's documents
+    /// in bulk to a peer that joined (a link behind by `bulkBehindElements` or more, for at most
+    /// `bulkSendHoldNanoseconds`), the store's own-files maker waits: its thousands of inodes and
+    /// syncs would share the disk with the join, which the person is waiting for (the documents
+    /// are durable in their packs meanwhile). A join that stalls (a file held for good, a peer
+    /// that never says it has everything) lets it go after that long.
+    private func holdOwnFilesWhileJoining(_ project: SharedProject, links: [any PeerEndpoint]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        var joining = false
+        if project.role == .joined {
+            if let progress = project.lastProgress, progress.written < progress.files {
+                joining = now &- project.lastProgressAt < Self.joinHoldNanoseconds
+            }
+        } else if links.contains(where: { $0.behind >= Self.bulkBehindElements }) {
+            let since = project.bulkSendSince ?? now
+            project.bulkSendSince = since
+            joining = now &- since < Self.bulkSendHoldNanoseconds
+        } else {
+            project.bulkSendSince = nil
+        }
+        if joining { parts.store?.deferOwnFiles(seconds: Self.joinHoldRenewalSeconds) }
     }
+
+    /// How long after a joined project's last file landed the maker may wait for the rest.
+    static let joinHoldNanoseconds: UInt64 = 10_000_000_000
+    /// A link this far behind is a join's bulk transfer, not typing (a 2,000-file project is
+    /// some 20 million elements).
+    static let bulkBehindElements = 100_000
+    /// How long a host's bulk send may hold the maker.
+    static let bulkSendHoldNanoseconds: UInt64 = 30_000_000_000
 
     /// How long each pass of a join holds the maker (renewed at the next pass; longer than a
     /// slow pass, so the maker does not start in the middle of the join).
     static let joinHoldRenewalSeconds = 5.0
-
-    /// How long after a joined project's last file landed the maker may wait for the rest.
-    static let joinHoldNanoseconds: UInt64 = 10_000_000_000
 
     /// Whether the file at `path` decides what a host shares: an ignore file (`.gitignore`,
     /// `.quireignore`) or a `.quire-root`, at any level. On a project this daemon hosts, the
