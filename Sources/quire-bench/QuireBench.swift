@@ -35,6 +35,9 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Project sizes (files) for --only share, comma-separated.")
     var shareSizes = "500,2000"
 
+    @Flag(help: "With --only share: after each join, write the same tree by itself, syncing each file before its rename (syncfs per 64 files, then fsync per file), and print both: the floor of the join on this disk.")
+    var shareFloor = false
+
     @Flag(help: "Print one JSON object per trace.")
     var json = false
 
