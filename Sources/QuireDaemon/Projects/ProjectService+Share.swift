@@ -206,6 +206,15 @@ extension ProjectService {
             guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
                 throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not a folder")
             }
+            // Another user's folder in a folder others may write in (`/tmp`): its owner may put
+            // anything in it and read what is written there, and every scan refuses it
+            // (`FolderTrust`), so joining would leave the project's files nowhere; said here.
+            var parent = stat()
+            let trust = FolderTrust()
+            if stat((directory as NSString).deletingLastPathComponent, &parent) == 0,
+               let refused = trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(parent)) {
+                throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is \(refused); join into a folder of your own")
+            }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             guard entries.isEmpty || previous?.root == directory else {
                 throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not empty; join into a new or empty folder")
