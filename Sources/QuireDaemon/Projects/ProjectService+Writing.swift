@@ -24,6 +24,8 @@ extension ProjectService {
         let links = parts.links.established.filter { $0.scope == project.scope }
         var bytesOnDisk = project.known.values.reduce(0) { $0 + $1.text.utf8.count }
         var ignored = ignoreLookup(in: project)
+        // The folders of what is on disk, made when a file goes to a new path (`foldersPastBound`).
+        var folders: Set<String>?
         for (file, path) in view.paths {
             guard let document = parts.documents.document(project.uri(of: file)) else { continue }   // not here yet
             // Its text is still on the way: written once it is, never empty first.
@@ -61,6 +63,16 @@ extension ProjectService {
             if last?.path != path, let why = Self.misleadingName(path) {
                 holdMisleading(file, at: path, why: why, revision: document.revision, in: project)
                 continue
+            }
+            if last?.path != path {
+                var known = folders ?? Set(project.known.values.flatMap(\.path.ancestors))
+                defer { folders = known }
+                let added = path.ancestors.filter { !known.contains($0) }
+                if known.count + added.count > diskLimits.files {
+                    holdFolders(file, at: path, revision: document.revision, in: project)
+                    continue
+                }
+                known.formUnion(added)
             }
             let grown = bytesOnDisk - (last?.text.utf8.count ?? 0) + text.utf8.count
             if text.utf8.count > diskLimits.fileBytes || grown > diskLimits.totalBytes {
@@ -116,6 +128,16 @@ extension ProjectService {
             }
         }
         return nil
+    }
+
+    /// A file whose folders would take the project past `diskLimits.files` folders is not written
+    /// (logged once per revision and path): folders are made for it, and each takes a block and an
+    /// inode whatever the file holds, so without this bound 10,000 small files of a partner, each
+    /// 63 new folders deep, would take about 2.5 GB and 630,000 inodes (past what a scan looks at).
+    private func holdFolders(_ file: FileID, at path: ProjectPath, revision: UInt64, in project: SharedProject) {
+        if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
+        project.heldAt[file] = (revision, path)
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: its folders would take the project past \(diskLimits.files) folders")
     }
 
     /// A partner's file at a misleading name is not written there (logged once per revision and
