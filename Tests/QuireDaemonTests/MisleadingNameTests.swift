@@ -39,4 +39,20 @@ import Testing
         #expect(log.all.contains { $0.contains("not written: its name holds a character that reorders") }, "\(log.all.suffix(5))")
         _ = wire
     }
+
+    /// A join line's project name is the default folder's name: one that would pass for another
+    /// is not made by default, the partner names the folder.
+    @Test func aJoinLinesMisleadingNameIsNotMadeAFolderByDefault() throws {
+        let (daemon, _) = ProjectFixture.daemon(48_875)
+        let editor = TestEditor(daemon: daemon)
+        editor.initialize()
+        let line = try JoinLine(name: "notes\u{202E}txt.sh", addresses: [try PeerAddress("127.0.0.1:9")], secret: Array(repeating: 3, count: 32),
+                                fingerprint: Array(repeating: 4, count: JoinLine.fingerprintBytes)).encoded
+        let reply = editor.request("project/join", ["line": .string(line)])
+        let message = try #require(reply["error"]?["message"]?.stringValue, "\(reply)")
+        #expect(message.contains("reorders how it is shown") && message.contains("give params.directory"), "\(message)")
+        #expect(daemon.projects.projects.isEmpty)
+        let directory = DaemonProcess.temporaryDirectory("misleading-named") + "/notes"
+        #expect(editor.request("project/join", ["line": .string(line), "directory": .string(directory)])["result"]?["directory"]?.stringValue == directory)
+    }
 }

@@ -142,6 +142,10 @@ extension ProjectService {
             // write `authorized_keys` or an autostart entry. A hidden folder must be asked for.
             throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) starts with `.` (a hidden folder); give params.directory to join it")
         }
+        if requested == nil, let why = Self.misleadingName(line.name) {
+            // The name comes from the host: a folder named to pass for another is not made by default.
+            throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) holds \(why); give params.directory to join it")
+        }
         let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key],
                                     file: line.singleFile ? try? ProjectPath(line.name) : nil)
         let project: SharedProject

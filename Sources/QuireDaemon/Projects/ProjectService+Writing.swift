@@ -117,8 +117,11 @@ extension ProjectService {
     /// (U+202E makes `txt.exe` read as `exe.txt` in a listing) or a line or paragraph separator.
     /// `ProjectPath` refuses C0 controls on the wire; these pass it (refusing them there would
     /// make existing trees unreadable), so they are refused where a name reaches the disk.
-    static func misleadingName(_ path: ProjectPath) -> String? {
-        for scalar in path.string.unicodeScalars {
+    static func misleadingName(_ path: ProjectPath) -> String? { misleadingName(path.string) }
+
+    /// `misleadingName` of a name or path given as text (a join line's project name).
+    static func misleadingName(_ name: String) -> String? {
+        for scalar in name.unicodeScalars {
             switch scalar.value {
             case 0x80...0x9F: return "a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))"
             case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
