@@ -181,10 +181,20 @@ extension ProjectService {
     /// project, nor where another project keeps what this one would (`file`: the project's one
     /// file, nil for a folder). Checked before anything is made; returns it with links resolved.
     private func prepare(_ requested: String, reusing previous: SharedProject?, file: ProjectPath?) throws(ResponseError) -> String {
+        var info = stat()
+        // A link on the way that another user made (in `/tmp`, say) could send the project's files
+        // into any empty folder of the person's (`~/.config/autostart`): not followed. Checked on
+        // the path as given (`standardizingPath` resolves links).
+        var step = ""
+        for component in requested.split(separator: "/") {
+            step += "/" + component
+            if lstat(step, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, info.st_uid != getuid(), info.st_uid != 0 {
+                throw .invalidParams("params.directory: \(DisplayText.clean(step, limit: 200)) is a symbolic link another user (uid \(info.st_uid)) made; Quire does not follow it: join into a folder of your own")
+            }
+        }
         let path = (requested as NSString).standardizingPath
         // The nearest folder that exists, links resolved, and the rest of the path under it.
         var existing = path, rest: [String] = []
-        var info = stat()
         while lstat(existing, &info) != 0, existing != "/" {
             rest.insert((existing as NSString).lastPathComponent, at: 0)
             existing = (existing as NSString).deletingLastPathComponent
