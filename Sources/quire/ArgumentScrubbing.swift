@@ -10,7 +10,7 @@ import Glibc
 enum ArgumentScrubbing {
     /// Overwrites with `x` every argument after the program's name that is exactly `secret`.
     static func hide(_ secret: String) {
-        guard !secret.isEmpty else { return }
+        guard !secret.isEmpty, CommandLine.argc > 1 else { return }
         for index in 1..<Int(CommandLine.argc) {
             guard let argument = CommandLine.unsafeArgv[index], String(cString: argument) == secret else { continue }
             memset(argument, 0x78, strlen(argument))
