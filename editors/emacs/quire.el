@@ -211,6 +211,8 @@ An error reply signals `jsonrpc-error', as `jsonrpc-request' does.  Unlike
   daemon's process filter, so it sends no request."
   (when quire--in-filter
     (error "Quire: %s requested from inside the daemon's process filter" method))
+  ;; What was changed goes before anything asked about it.
+  (quire--flush-all)
   (let* ((connection quire--connection)
          (process (jsonrpc--process connection))
          (reply (list 'waiting))
@@ -247,6 +249,7 @@ An error reply signals `jsonrpc-error', as `jsonrpc-request' does.  Unlike
 (defun quire--schedule-reconnect ()
   "After the daemon went away, start it again later, backing off up to 5 seconds."
   (setq quire--connection nil quire--links-up nil)
+  (quire--drop-all-pending)   ; the reopen sends the text
   (when (and (not quire--stopping) (not quire--reconnect-timer) (quire--shared-buffers))
     (setq quire--reconnect-timer (run-at-time quire--reconnect-delay nil #'quire--reconnect))
     (setq quire--reconnect-delay (min 5 (* 2 quire--reconnect-delay)))))
@@ -277,6 +280,7 @@ unwinds through this function)."
 
 (defun quire--reconnect-and-reopen ()
   "Start the daemon and reopen every shared buffer; see `quire--reconnect'."
+  (quire--drop-all-pending)   ; for the old connection: the reopen sends the text
   (quire--connect)
   (setq quire--reconnect-delay 0.25)
   (dolist (buffer (quire--shared-buffers))
@@ -356,11 +360,45 @@ would have been based on.  Nil without a view or an epoch."
 
 ;;; Local changes
 
+;; Each `after-change-functions' call is one change, its old text from what
+;; `before-change-functions' saw.  A command that deletes a region and inserts its
+;; replacement at the same place (`shell-command-on-region' replacing, a formatter that
+;; erases and reinserts, `sort-lines', a yank over the selection) reports two changes, and
+;; sent apart they would reach the daemon as "delete everything, then insert everything",
+;; which carries a partner's token typed meanwhile inside a rewritten line to the end of the
+;; region.  So a change is held (`quire--pending') and the next change that starts inside or
+;; at the edges of the text it left is merged into it: one replacement, its range in the text
+;; the first was made in, which the daemon diffs to the few characters that changed (lines
+;; left alone keep their identity, and the partner's token stays in its line).  Changes apart
+;; are never merged: the editor's records say more than a diff of their union.  The held
+;; change is sent (`quire--flush') before the next change that does not touch it is made, at
+;; the end of the command, before a daemon edit is applied, before any request, cursor update
+;; or save, and on a zero-delay timer (a change made by a timer or a process, or by a command
+;; that waits for input, such as `query-replace').  So it is never lost or reordered, it
+;; counts as one edit when sent, and it carries the `undoGroup' it was made in.
+
+(defvar-local quire--pending nil
+  "The change made but not sent yet, as (BEG END OLD START GROUP).
+BEG..END holds its new text in the buffer, OLD is the text it replaced,
+START the protocol position of BEG in the text it was made in (nothing
+before BEG changed since), GROUP the `undoGroup' it was made in.")
+
+(defvar quire--pending-buffers nil "Buffers that may hold a change not sent yet.")
+
+(defvar quire--flush-timer nil "The zero-delay timer that sends the held changes, if any.")
+
+(defun quire--connected-p ()
+  "Whether the daemon is there to send to."
+  (and quire--connection (jsonrpc-running-p quire--connection)))
+
 (defun quire--before-change (beg end)
   "Remember the text of BEG..END, about to change.
 Some commands (`capitalize-word', `fill-paragraph') announce a wider region
-here than the one `after-change-functions' reports as changed."
+here than the one `after-change-functions' reports as changed.  A held
+change this one does not touch is sent first, in the text it was made in."
   (when (and quire--state (not quire--applying))
+    (pcase quire--pending
+      (`(,held-beg ,held-end . ,_) (when (or (< end held-beg) (> beg held-end)) (quire--flush))))
     (setq quire--before (list beg end (buffer-substring-no-properties beg end)))))
 
 (defun quire--text-at-p (pos text)
@@ -368,45 +406,129 @@ here than the one `after-change-functions' reports as changed."
   (and (<= (+ pos (length text)) (point-max))
        (string= text (buffer-substring-no-properties pos (+ pos (length text))))))
 
-(defun quire--exact-change (beg end old-length)
-  "The change that made BEG..END out of OLD-LENGTH characters, or nil.
-The old text is taken from what `quire--before-change' saw; nil when that
-region does not hold the old range or the buffer around the change is not
-what it held, which is when the change records do not add up.  Moves the
-recorded region on to the text the change left, for a command that reports
-several changes after one `before-change-functions' call."
+(defun quire--old-text (beg end old-length)
+  "The text the change making BEG..END of OLD-LENGTH characters replaced, or nil.
+Taken from what `quire--before-change' saw; nil when that region does not
+hold the old range or the buffer around the change is not what it held,
+which is when the change records do not add up.  Moves the recorded region
+on to the text the change left, for a command that reports several changes
+after one `before-change-functions' call."
   (pcase quire--before
     (`(,from ,to ,text)
      (let ((offset (- beg from)))
        (when (and (<= from beg) (<= (+ beg old-length) to)
                   (quire--text-at-p from (substring text 0 offset))
                   (quire--text-at-p end (substring text (+ offset old-length))))
-         (let* ((old (substring text offset (+ offset old-length)))
-                (new (buffer-substring-no-properties beg end))
-                (start (quire--position beg))
-                (breaks (cl-count ?\n old)))
+         (let ((old (substring text offset (+ offset old-length)))
+               (new (buffer-substring-no-properties beg end)))
            (setq quire--before (list from (+ to (- (length new) old-length))
                                      (concat (substring text 0 offset) new (substring text (+ offset old-length)))))
-           (list :range (list :start start
-                              :end (if (zerop breaks)
-                                       (list :line (plist-get start :line)
-                                             :character (+ (plist-get start :character) old-length))
-                                     (list :line (+ (plist-get start :line) breaks)
-                                           :character (- (length old) 1 (cl-position ?\n old :from-end t)))))
-                 :text new)))))))
+           old))))))
+
+(defun quire--range-change (start old new)
+  "The protocol change replacing OLD, from position START, with NEW."
+  (let ((breaks (cl-count ?\n old)))
+    (list :range (list :start start
+                       :end (if (zerop breaks)
+                                (list :line (plist-get start :line)
+                                      :character (+ (plist-get start :character) (length old)))
+                              (list :line (+ (plist-get start :line) breaks)
+                                    :character (- (length old) 1 (cl-position ?\n old :from-end t)))))
+          :text new)))
+
+(defun quire--exact-change (beg end old-length)
+  "The change that made BEG..END out of OLD-LENGTH characters, or nil.
+See `quire--old-text', which this moves on."
+  (when-let ((old (quire--old-text beg end old-length)))
+    (quire--range-change (quire--position beg) old (buffer-substring-no-properties beg end))))
 
 (defun quire--after-change (beg end old-length)
-  "Send the change that made BEG..END of OLD-LENGTH characters to the daemon.
-The old text comes from `quire--before-change'; when the two records do not
-add up, the whole text goes, which the daemon reduces to the minimal edits.
-While the daemon is away nothing is sent: the reopen sends the whole text."
+  "Record the change that made BEG..END of OLD-LENGTH characters, for the daemon.
+Merged into the held change when it touches it, else held itself after
+that one is sent.  The old text comes from `quire--before-change'; when the
+two records do not add up, the whole text goes at once, which the daemon
+reduces to the minimal edits (it holds the held change too).  While the
+daemon is away nothing is sent or held: the reopen sends the whole text."
   (when (and quire--state (not quire--applying))
-    (if (not (and quire--connection (jsonrpc-running-p quire--connection)))
-        (setq quire--before nil)
-      (let ((change (or (quire--exact-change beg end old-length)
-                        (progn (setq quire--before nil) (list :text (quire--text))))))
-        (quire--send-edit change)
-        (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor))))))))
+    (let ((old (and (quire--connected-p) (quire--old-text beg end old-length))))
+      (cond
+       ((not (quire--connected-p)) (setq quire--before nil quire--pending nil))
+       ((not old)
+        (setq quire--before nil quire--pending nil)
+        (quire--send-counted (list :text (quire--text))))
+       (t
+        (pcase quire--pending
+          ((and `(,held-beg ,held-end ,held-old ,start ,group)
+                (guard (and (<= beg held-end) (>= (+ beg old-length) held-beg))))
+           ;; It starts inside or at the edges of the held change's text: one change, whose
+           ;; old text is the held one's with what this one replaced on either side of it.
+           (let ((left (if (< beg held-beg) (substring old 0 (- held-beg beg)) ""))
+                 (right (if (> (+ beg old-length) held-end) (substring old (- held-end beg)) "")))
+             (setq quire--pending
+                   (list (min beg held-beg)
+                         (+ (max held-end (+ beg old-length)) (- end beg old-length))
+                         (if (and (equal left "") (equal right "")) held-old (concat left held-old right))
+                         (if (< beg held-beg) (quire--position beg) start)
+                         group))))
+          (`(,held-beg . ,_)
+           ;; Apart from it (announced wider before the change, so not sent then): the held
+           ;; change goes first, its text moved by this one when this one is before it.
+           (unless (quire--flush (if (< beg held-beg) (- end beg old-length) 0))
+             (quire--hold (list beg end old (quire--position beg) quire--undo-group))))
+          (_ (quire--hold (list beg end old (quire--position beg) quire--undo-group)))))))))
+
+(defun quire--hold (change)
+  "Hold CHANGE, a `quire--pending', until it is sent; see \"Local changes\"."
+  (setq quire--pending change)
+  (cl-pushnew (current-buffer) quire--pending-buffers)
+  (unless quire--flush-timer
+    (setq quire--flush-timer (run-at-time 0 nil #'quire--flush-timer-fired))))
+
+(defun quire--flush-timer-fired ()
+  "Send the held changes: Emacs waits for input or output."
+  (setq quire--flush-timer nil)
+  (quire--flush-all))
+
+(defun quire--flush-all ()
+  "Send every buffer's held change."
+  (let ((buffers quire--pending-buffers))
+    (setq quire--pending-buffers nil)
+    (when quire--flush-timer (cancel-timer quire--flush-timer) (setq quire--flush-timer nil))
+    (dolist (buffer buffers)
+      (when (buffer-live-p buffer)
+        (with-current-buffer buffer (quire--flush))))))
+
+(defun quire--drop-all-pending ()
+  "Forget the held changes: the daemon went away, and the reopen sends the text."
+  (dolist (buffer quire--pending-buffers)
+    (when (buffer-live-p buffer)
+      (with-current-buffer buffer (setq quire--pending nil))))
+  (setq quire--pending-buffers nil))
+
+(defun quire--flush (&optional shift)
+  "Send this buffer's held change, if any.
+SHIFT: how far its text moved since, by a change before it that is not
+sent yet.  The text comes from the buffer; should its region not fit the
+buffer (which the records exclude), the whole text goes instead and the
+value is t: it holds every change made so far."
+  (when-let ((held quire--pending))
+    (setq quire--pending nil)
+    (when (and quire--state (quire--connected-p))
+      (pcase-let ((`(,beg ,end ,old ,start ,group) held))
+        (let ((beg (+ beg (or shift 0))) (end (+ end (or shift 0))) (quire--undo-group group))
+          (save-restriction
+            (widen)
+            (if (<= (point-min) beg end (point-max))
+                (progn (quire--send-counted (quire--range-change start old (buffer-substring-no-properties beg end)))
+                       nil)
+              (setq quire--before nil)
+              (quire--send-counted (list :text (quire--text)))
+              t)))))))
+
+(defun quire--send-counted (change)
+  "Send CHANGE and count it: the editor revision goes up by one."
+  (quire--send-edit change)
+  (setq quire--state (plist-put quire--state :editor (1+ (plist-get quire--state :editor)))))
 
 (defun quire--send-edit (change)
   "Send CHANGE as a request, named and with the cursor.
@@ -494,7 +616,9 @@ tries again."
 
 (defun quire--command-starts ()
   "Give the command starting its `undoGroup'.
-A self-insertion right after one keeps its group, up to 20 of them."
+A self-insertion right after one keeps its group, up to 20 of them.
+What the last one changed is sent first, in its group."
+  (quire--flush-all)
   (if (and (eq this-command 'self-insert-command) (eq last-command 'self-insert-command)
            (< quire--amalgamated 20))
       (setq quire--amalgamated (1+ quire--amalgamated))
@@ -503,7 +627,9 @@ A self-insertion right after one keeps its group, up to 20 of them."
   (setq quire--undo-group quire--command-count))
 
 (defun quire--command-ends ()
-  "Edits between commands (timers, process output) are one undo step each."
+  "Send what the command changed; edits between commands are one undo step each.
+Those (timers, process output) carry no group."
+  (quire--flush-all)
   (setq quire--undo-group nil))
 
 (defun quire--undo-or-redo (method count)
@@ -639,7 +765,9 @@ disk: the daemon merges such changes itself."
 
 (defun quire--on-daemon-edit (params)
   "Apply the daemon's edit PARAMS if based on every edit we sent.
-Otherwise drop it: the daemon sends it again."
+Otherwise drop it: the daemon sends it again.  A change held is sent
+first, so such an edit is not based on it and is dropped."
+  (quire--flush)
   (when (and (equal (plist-get params :epoch) (plist-get quire--state :epoch))
              (equal (plist-get params :revision) (plist-get quire--state :editor)))
     (condition-case nil
@@ -669,7 +797,7 @@ Hashing a long buffer costs milliseconds, so it is not done per keystroke."
                          (when (buffer-live-p buffer)
                            (with-current-buffer buffer
                              (setq quire--hash-timer nil)
-                             (when (and quire--state
+                             (when (and quire--state (not quire--pending)
                                         (equal at (list (plist-get quire--state :editor) (plist-get quire--state :daemon)))
                                         (not (equal hash (quire--hash))))
                                (quire-resync)))))))))
@@ -710,6 +838,7 @@ Only when the file written is the one the document is bound to: a buffer
 renamed by `write-file' or `set-visited-file-name' is bound to its new file
 before it is written (`quire--visited-file-changed'); any other file is not
 the document's."
+  (quire--flush)
   (when (and quire--state quire--connection (plist-get quire--state :file)
              (plist-get quire--state :epoch)
              (equal (and buffer-file-name (expand-file-name buffer-file-name)) (plist-get quire--state :file)))
@@ -778,7 +907,8 @@ What changed in the file outside Quire is merged first."
            (plist-get params :selections)))))
 
 (defun quire--send-cursor ()
-  "Tell the daemon where point is."
+  "Tell the daemon where point is, after what the command changed."
+  (quire--flush)
   (when (and quire--state quire--connection (jsonrpc-running-p quire--connection))
     (let ((position (quire--position (point))))
       ;; `ignore-errors': an error in `post-command-hook' would remove this function from it.
@@ -830,13 +960,13 @@ What changed in the file outside Quire is merged first."
       (setq-local revert-buffer-function quire--revert-function))
     (when (and quire--connection quire--state)
       (ignore-errors (quire--request :document/close (list :uri (plist-get quire--state :uri)))))
-    (setq quire--state nil)))
+    (setq quire--state nil quire--pending nil)))
 
 ;;; Buffer lifecycle: a major mode set again (`normal-mode'), `revert-buffer',
 ;;; `find-alternate-file', `kill-buffer'.
 
 ;; A shared buffer stays shared whatever resets its local variables.
-(dolist (variable '(quire-mode quire--state quire--before quire--cursors quire--hash-timer
+(dolist (variable '(quire-mode quire--state quire--before quire--pending quire--cursors quire--hash-timer
                     quire--read-only quire--read-only-reason quire--told-read-only quire--was-read-only))
   (put variable 'permanent-local t))
 (pcase-dolist (`(,_ . ,function) quire--tracking-hooks)
@@ -928,6 +1058,7 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
     (let ((state (buffer-local-value 'quire--state old))
           (text (with-current-buffer old (quire--text))))
       (with-current-buffer old
+        (quire--flush)
         ;; The document stays open: this buffer takes it.
         (setq quire--state nil)
         (quire-mode -1))
@@ -1025,6 +1156,7 @@ Unreported and out of undo."
   "Close the document of a killed shared buffer, unless a buffer takes it over.
 Decided once the command is over: `find-alternate-file' runs this hook
 before it makes the buffer that takes over, and again when it kills this one."
+  (quire--flush)
   (when quire--state
     (let ((uri (plist-get quire--state :uri)))
       (run-at-time 0 nil (lambda ()

@@ -339,10 +339,14 @@ what the other editor typed meanwhile all stay.  Edits are named."
                          (when (eq method :document/resync) (push params resyncs))
                          (apply request method params more))))
               (goto-char (point-max))
+              ;; Two commands' insertions: each sent when its command ends.
               (insert "<K1> kept\n")
+              (quire--flush-all)
               (should broken)
               (should (string-prefix-p quire--instance (car ids)))
               (insert "and this\n")
+              (quire--flush-all)
+              (should (= (length ids) 2))
               ;; The other editor types at the start before this one has read the refusal (a
               ;; notification: a synchronous request here would nest the resync's inside its wait).
               (jsonrpc-notify other :document/edit
@@ -1232,11 +1236,13 @@ When it is not, both are shown."
           nil))))
 
 (defmacro quire-test--recording-changes (&rest body)
-  "Run BODY; return the changes the client sent meanwhile, oldest first."
+  "Run BODY; return the changes the client sent meanwhile, oldest first.
+What BODY left held is sent at its end, as at the end of a command."
   `(let ((sent nil))
      (cl-letf* ((send (symbol-function 'quire--send-edit))
                 ((symbol-function 'quire--send-edit) (lambda (change) (push change sent) (funcall send change))))
-       ,@body)
+       ,@body
+       (quire--flush-all))
      (nreverse sent)))
 
 (ert-deftest quire-test-case-fill-and-other-commands-send-what-they-did ()
@@ -1496,6 +1502,110 @@ range."
                  (should (string-suffix-p "k(日) café" (quire--text))))))
             (jsonrpc-shutdown other)
             (delete-file input)))))))
+
+(defun quire-test--line-with (token)
+  "The buffer's line holding TOKEN, or nil."
+  (save-excursion
+    (goto-char (point-min))
+    (and (search-forward token nil t)
+         (buffer-substring-no-properties (line-beginning-position) (line-end-position)))))
+
+(defun quire-test--rewrite-first-line ()
+  "Delete the first line's text and insert it again with its first word upcased.
+As a formatter that erases and reinserts does: two changes at one point."
+  (interactive)
+  (goto-char (point-min))
+  (let* ((end (line-end-position))
+         (old (buffer-substring-no-properties (point) end))
+         (word (progn (string-match "\\`[a-z]+" old) (match-string 0 old))))
+    (delete-region (point) end)
+    (insert (upcase word) (substring old (length word)))))
+
+(defun quire-test--change-both-ends ()
+  "Insert at the start of the first line and at the end of the last: two places apart."
+  (interactive)
+  (goto-char (point-min))
+  (insert "[")
+  (goto-char (point-max))
+  (insert "]"))
+
+(ert-deftest quire-test-a-command-that-deletes-then-inserts-sends-one-replacement ()
+  "A command's changes that touch go as one replacement, so what a partner typed
+inside a line the command left as it was stays in that line, once:
+`shell-command-on-region' replacing several lines, and a command of Lisp
+that deletes a line and inserts its new text.  Typing still goes as one edit
+per key, changes apart in one command as separate edits, and a change made
+by a timer goes out."
+  (quire-test--with-own-daemon ".merge"
+    (let ((uri "merge.el.txt"))
+      (insert "alpha <A1> one\ngamma f(x) two\nbeta <B2> three\ndelta \"d\"\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              ;; A filter that rewrites the first line only, the partner typing in the third.
+              (let ((sent (quire-test--recording-changes
+                           (quire-test--while-otto-types other uri "<B2>" "<P7>"
+                             (shell-command-on-region (point-min) (point-max) "sed -e s/alpha/omega/" nil t)))))
+                (should (= (length sent) 1))
+                (should (equal (plist-get (car sent) :range)
+                               '(:start (:line 0 :character 0) :end (:line 4 :character 0)))))
+              (should (quire-test--agree other uri))
+              (should-not quire-test--refused)
+              (should (equal (quire-test--count "<P7>" (quire--text)) 1))
+              (should (equal (quire-test--line-with "<P7>") "beta <P7><B2> three"))
+              (should (string-prefix-p "omega <A1> one\n" (quire--text)))
+              ;; The same while the partner types inside a line's code-like token.
+              (quire-test--while-otto-types other uri "x) two" "y, "
+                (shell-command-on-region (point-min) (point-max) "sed -e s/omega/alpha/" nil t))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--line-with "f(y, x)") "gamma f(y, x) two"))
+              (should (equal (quire-test--count "f(y, x)" (quire--text)) 1))
+              ;; A Lisp command deleting the first line's text and inserting its new text, through
+              ;; the command loop: one replacement, the partner's token stays where it was typed.
+              (use-local-map (let ((map (make-sparse-keymap)))
+                               (define-key map (kbd "C-c r") #'quire-test--rewrite-first-line)
+                               (define-key map (kbd "C-c b") #'quire-test--change-both-ends)
+                               map))
+              (let ((sent (quire-test--recording-changes
+                           (quire-test--while-otto-types other uri "one\n" "<P8> "
+                             (quire-test--keys (kbd "C-c r"))))))
+                ;; One change, whatever the buffer had of the partner's text when the command ran.
+                (should (= (length sent) 1))
+                (should (equal (plist-get (plist-get (car sent) :range) :start) '(:line 0 :character 0)))
+                (should (string-prefix-p "ALPHA <A1> " (plist-get (car sent) :text))))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--line-with "<P8>") "ALPHA <A1> <P8> one"))
+              (should (equal (quire-test--count "<P8>" (quire--text)) 1))
+              ;; It is one undo step of the command's: undone, the partner's token stays.
+              (quire-test--keys (kbd "C-/"))
+              (should (quire-test--wait (lambda () (equal (quire-test--line-with "<P8>") "alpha <A1> <P8> one"))))
+              (should (quire-test--agree other uri))
+              ;; Changes apart in one command: two edits.
+              (let ((sent (quire-test--recording-changes (quire-test--keys (kbd "C-c b")))))
+                (should (equal (mapcar (lambda (change) (plist-get change :text)) sent) '("[" "]"))))
+              (should (quire-test--agree other uri))
+              (should (string-prefix-p "[alpha" (quire--text)))
+              (should (string-suffix-p "\"d\"\n]" (quire--text)))
+              ;; Typing: one edit per key, even where each key's text touches the last.
+              (goto-char (point-min))
+              (end-of-line)
+              (let ((sent (quire-test--recording-changes (quire-test--keys "xyz"))))
+                (should (equal (mapcar (lambda (change) (plist-get change :text)) sent) '("x" "y" "z"))))
+              (should (quire-test--agree other uri))
+              (should (string-prefix-p "[alpha <A1> <P8> onexyz\n" (quire--text)))
+              ;; A timer's change (no command) goes out by itself, its touching changes as one.
+              (let* ((buffer (current-buffer))
+                     (sent (quire-test--recording-changes
+                            (run-at-time 0 nil (lambda ()
+                                                 (with-current-buffer buffer
+                                                   (goto-char (point-min))
+                                                   (delete-char 1)
+                                                   (insert "{"))))
+                            (should (quire-test--wait (lambda () (string-prefix-p "{alpha" (quire-test--text-of other uri))))))))
+                (should (equal sent '((:range (:start (:line 0 :character 0) :end (:line 0 :character 1)) :text "{")))))
+              (should (quire-test--agree other uri)))
+          (jsonrpc-shutdown other))))))
 
 (ert-deftest quire-test-undo-and-redo-go-through-the-daemon ()
   "In a shared buffer `undo' (C-/, C-_, C-x u) and `undo-redo' ask the daemon
