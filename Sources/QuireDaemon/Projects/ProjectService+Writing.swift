@@ -31,6 +31,7 @@ extension ProjectService {
         let writtenBefore = all ? 0 : looked.filter { file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }.count
         project.passAll = false
         project.passFiles = []
+        project.lastPassLooked = candidates.count
         for (file, path) in candidates {
             guard let document = parts.documents.document(project.uri(of: file)) else {
                 project.passFiles.insert(file)   // not here yet: looked at again until it is
@@ -93,6 +94,9 @@ extension ProjectService {
         if !wanted.isEmpty || !known.isEmpty {
             open.formUnion(pathsOpenOutsideTheProject(in: project))
             write(project, wanted: wanted, known: known, open: open, documents: documentsByFile)
+            // What this pass wrote or held of them is known to it: not looked at again for that.
+            project.passFiles.subtract(wanted.keys)
+            project.passFiles.subtract(known.keys)
         }
         if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
         // The count written moves only with the tree, a scan (both look at every file) or what

@@ -108,6 +108,9 @@ final class SharedProject {
     /// The next disk pass looks at every file: the tree changed, the disk was scanned (which
     /// lets held files be tried again), or something not tied to one file changed.
     var passAll = true
+    /// How many files the last disk pass looked at (for `quire-bench` and tests: an idle project's
+    /// pass looks at none).
+    var lastPassLooked = 0
     var stamps: [FileID: Stamp] = [:]
     /// The document revision last written to or read from disk, per file.
     var writtenRevisions: [FileID: UInt64] = [:]
