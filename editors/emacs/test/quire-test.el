@@ -439,7 +439,8 @@ an edit the daemon applied before the crash but whose reply was lost too."
                                        (list :uri uri :revision 0
                                              :changes (vector (list :range (list :start (list :line 0 :character at)
                                                                                  :end (list :line 0 :character (+ at 4)))
-                                                                    :text "<C1>")))))
+                                                                    :text "<C1>"))))
+                      (process-put (jsonrpc--process other) 'sent 1))
                     (quire-test--remote-insert other uri "f(x)" "<R3> ")
                     (setq quire--reconnect-delay 0.25)
                     (cl-letf* ((request (symbol-function 'quire--request))
@@ -708,6 +709,60 @@ whether it is encrypted and whose key it reached."
       (set-buffer-modified-p nil)
       (kill-buffer))
     (delete-file path)))
+
+(ert-deftest quire-test-dos-coding-save-and-crlf-revert-send-no-carriage-returns ()
+  "`set-buffer-file-coding-system' to dos then `save-buffer' writes CRLF and the
+document holds no \\r; back to unix and saved, the file rewritten outside in
+CRLF (a line added) and `revert-buffer' brings the line in once, with no \\r;
+the other editor types between each, and its text is there once."
+  (quire-test--with-own-daemon ".dos"
+    (let* ((uri "dos.el.txt")
+           (path (make-temp-file "quire-dos-" nil ".txt" "one <A17> é\ntwo f(x) 日本\n")))
+      (with-current-buffer (find-file-noselect path)
+        (unwind-protect
+            (progn
+              (quire-share uri)
+              (let ((other (quire-test--editor socket uri)))
+                (cl-flet ((check ()
+                            (should (quire-test--agree other uri))
+                            (should-not (string-match-p "[\r\ufeff]" (quire-test--text-of other uri)))
+                            (dolist (token '("<A17>" "é" "f(x)" "日本"))
+                              (should (equal (list token (quire-test--count token (quire--text)))
+                                             (list token 1))))))
+                  (unwind-protect
+                      (progn
+                        (check)
+                        (quire-test--remote-insert other uri "one" "<O1> ")
+                        (check)
+                        (set-buffer-file-coding-system 'utf-8-dos)
+                        (save-buffer)
+                        (check)
+                        (should (equal (quire-test--file-bytes path) "<O1> one <A17> é\r\ntwo f(x) 日本\r\n"))
+                        (quire-test--remote-insert other uri "<O1>" "<O2> ")
+                        (check)
+                        ;; Back to unix by hand, then CRLF from outside: the revert may keep the
+                        ;; chosen coding system, but no \r reaches the document.
+                        (set-buffer-file-coding-system 'utf-8-unix)
+                        (save-buffer)
+                        (should (equal (quire-test--file-bytes path) "<O2> <O1> one <A17> é\ntwo f(x) 日本\n"))
+                        (let ((coding-system-for-write 'utf-8-dos))
+                          (with-temp-file path
+                            (insert (replace-regexp-in-string "\r" "" (quire-test--file-bytes path)) "outside <D4> ü\n")))
+                        (set-file-times path (time-add (current-time) 100))
+                        (revert-buffer t t)
+                        (check)
+                        (should (= (quire-test--count "<D4>" (quire--text)) 1))
+                        (should (= (quire-test--count "<O2>" (quire--text)) 1)))
+                    (jsonrpc-shutdown other)))))
+          (set-buffer-modified-p nil)
+          (kill-buffer)
+          (delete-file path))))))
+
+(defun quire-test--file-bytes (path)
+  "PATH's content, decoded as UTF-8 with its line ends kept as they are."
+  (with-temp-buffer
+    (let ((coding-system-for-read 'utf-8-unix)) (insert-file-contents path))
+    (buffer-string)))
 
 ;; `write-file' (C-x C-w) and `set-visited-file-name' bind the document to the new file.
 
@@ -1121,10 +1176,14 @@ Its revision (how many daemon edits it was sent) is its process's `revision'."
                       :name "editor" :process process
                       :notification-dispatcher
                       (lambda (_connection method params)
-                        (when (and (eq method 'document/edit) (equal (plist-get params :uri) uri))
+                        ;; As a client applies them: only one based on every edit it sent (the
+                        ;; daemon sends again, rebased, what it sent before reading one of them).
+                        (when (and (eq method 'document/edit) (equal (plist-get params :uri) uri)
+                                   (equal (plist-get params :revision) (process-get process 'sent)))
                           (process-put process 'revision (1+ (process-get process 'revision)))))
                       :request-dispatcher #'ignore)))
     (process-put process 'revision 0)
+    (process-put process 'sent 0)
     (jsonrpc-request connection :initialize '(:user (:name "otto") :capabilities (:general (:positionEncodings ["utf-32"]))))
     (jsonrpc-request connection :document/open (list :uri uri :text ""))
     connection))
@@ -1133,9 +1192,12 @@ Its revision (how many daemon edits it was sent) is its process's `revision'."
   "URI's text as the daemon has sent it to EDITOR."
   (plist-get (jsonrpc-request editor :document/text (list :uri uri)) :text))
 
+(defvar quire-test--refused nil "Errors the daemon answered `async' remote insertions with.")
+
 (defun quire-test--remote-insert (editor uri at text &optional notify)
   "Have EDITOR insert TEXT in URI before the first occurrence of AT.
-As a notification when NOTIFY, so that it is not waited for."
+As a notification when NOTIFY, so that it is not waited for; when NOTIFY is
+`async', as a request not waited for, an error reply added to `quire-test--refused'."
   (let* ((old (quire-test--text-of editor uri))
          (offset (string-search at old))
          (before (substring old 0 offset))
@@ -1143,9 +1205,15 @@ As a notification when NOTIFY, so that it is not waited for."
          (position (list :line line :character (- offset (if (zerop line) 0 (1+ (cl-position ?\n before :from-end t))))))
          (params (list :uri uri :revision (process-get (jsonrpc--process editor) 'revision)
                        :changes (vector (list :range (list :start position :end position) :text text)))))
-    (if notify
-        (jsonrpc-notify editor :document/edit params)
-      (jsonrpc-request editor :document/edit params))))
+    ;; Its editor revision, which the daemon's next edits for it are based on.
+    (process-put (jsonrpc--process editor) 'sent (1+ (or (process-get (jsonrpc--process editor) 'sent) 0)))
+    (cond ((eq notify 'async)
+           (jsonrpc-async-request editor :document/edit params
+                                  :success-fn #'ignore
+                                  :error-fn (lambda (error) (push (list text error) quire-test--refused))
+                                  :timeout-fn (lambda () (push (list text 'timeout) quire-test--refused))))
+          (notify (jsonrpc-notify editor :document/edit params))
+          (t (jsonrpc-request editor :document/edit params)))))
 
 (defun quire-test--agree (editor uri)
   "Wait until the daemon's text of URI is the buffer's; return whether it is.
@@ -1294,6 +1362,140 @@ Through the command loop, so `pre-command-hook' and `post-command-hook' run."
       (switch-to-buffer buffer)
       (execute-kbd-macro keys))
     (set-buffer buffer)))
+
+(defmacro quire-test--while-otto-types (other uri before token &rest body)
+  "Have OTHER insert TOKEN in URI before BEFORE, unseen, then run BODY as a command.
+OTHER's edit is sent as a notification and not read before BODY runs, so BODY
+changes a buffer that has not seen it, as when two people type at once."
+  (declare (indent 4))
+  ;; First the buffer and OTHER agree: every daemon edit for it has reached it, so the text it
+  ;; positions TOKEN in is the one its revision names.
+  `(progn
+     (should (quire-test--agree ,other ,uri))
+     (quire-test--remote-insert ,other ,uri ,before ,token 'async)
+     ,@body))
+
+(ert-deftest quire-test-region-commands-on-multi-byte-text-while-another-types ()
+  "Rectangles, region replacement, case, NFC, filters, line commands and typing
+helpers on multi-byte text (two-byte, double-width, combining marks, an emoji,
+a tab), each while the other editor types a token the buffer has not seen.
+The daemon's text is the buffer's after each, every token there once (or as
+often as the command made it), nothing resynced, and every change sent as a
+range."
+  (quire-test--with-own-daemon ".multibyte"
+    (let ((uri "multibyte.el.txt")
+          (input (make-temp-file "quire-insert")))
+      (let ((coding-system-for-write 'utf-8-unix)) (with-temp-file input (insert "ins 語 <I1>\n")))
+      (insert "é1 日本 <A17>\nx̃y 😀 f(x)\n\tcafé \"s\"\nÿ <B2> 日\nnaïve g(y, z)\nstraße <C3>\nend\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri))
+            (once '("<A17>" "f(x)" "\"s\"" "<B2>" "g(y, z)" "<C3>" "😀" "日本")))
+        (cl-flet ((agree-once (&rest more)
+                    (should (quire-test--agree other uri))
+                    (should-not quire-test--refused)
+                    (setq once (append once more))
+                    (dolist (token once)
+                      (should (equal (list token (quire-test--count token (quire--text)) (quire--text))
+                                     (list token 1 (quire--text)))))
+                    (should (equal (plist-get quire--state :epoch) 0))))
+          (unwind-protect
+              (should-not
+               (seq-remove
+                (lambda (change) (plist-get change :range))
+                (quire-test--recording-changes
+                 (agree-once)
+                 ;; kill-rectangle over a double-width character and two-byte ones, yank-rectangle.
+                 (quire-test--while-otto-types other uri "<B2>" "<P1> "
+                   (goto-char (point-min))
+                   (let ((start (point)))
+                     (forward-line 1)
+                     (move-to-column 3)
+                     (kill-rectangle start (point))))
+                 (should (string-prefix-p "日本 <A17>\n😀 f(x)\n" (quire--text)))
+                 (quire-test--while-otto-types other uri "f(x)" "<P2>"
+                   (goto-char (point-max))
+                   (yank-rectangle))
+                 (agree-once "<P1>" "<P2>")
+                 (should (string-match-p "<P2>f(x)" (quire--text)))
+                 (should (string-suffix-p "end\né1 \nx̃y " (quire--text)))
+                 ;; string-rectangle after a combining mark, the other typing in its column.
+                 (quire-test--while-otto-types other uri "😀" "<P3>"
+                   (goto-char (point-max))
+                   (forward-line -1)
+                   (let ((start (point)))
+                     (forward-line 1)
+                     (string-rectangle start (point) "|")))
+                 (agree-once "<P3>")
+                 (should (string-suffix-p "end\n|é1 \n|x̃y " (quire--text)))
+                 ;; A regexp replaced over a region, the other typing inside a match.
+                 (quire-test--while-otto-types other uri "(y, z)" "<P4>"
+                   (goto-char (point-min))
+                   (replace-regexp "\\([a-zé]+\\)(\\([^)]*\\))" "\\1[\\2]" nil (point-min) (point-max)))
+                 (setq once (cl-set-difference once '("f(x)" "g(y, z)") :test #'equal))
+                 (agree-once "<P4>")
+                 (should (string-match-p "f\\[x\\]" (quire--text)))
+                 ;; Case over a region where upcasing changes the length (ß -> SS).
+                 (quire-test--while-otto-types other uri "<C3>" "<P5> "
+                   (goto-char (point-min))
+                   (search-forward "naïve")
+                   (upcase-region (line-beginning-position) (line-end-position 2)))
+                 (agree-once "<P5>")
+                 (should (string-match-p "NAÏVE G" (quire--text)))
+                 (should (string-match-p "STRASSE\\|STRAẞE" (quire--text)))
+                 (capitalize-region (point-min) (save-excursion (goto-char (point-min)) (line-end-position)))
+                 (agree-once)
+                 ;; Decomposed é to composed, inside a word the other types after.
+                 (goto-char (point-max))
+                 (insert "\ncafe\u0301 ne\u0301 <D4>\n")
+                 (agree-once "<D4>")
+                 (quire-test--while-otto-types other uri "<D4>" "<P6>"
+                   (ucs-normalize-NFC-region (line-beginning-position 0) (point-max)))
+                 (agree-once "<P6>")
+                 (should (string-match-p "café né <P6><D4>" (quire--text)))
+                 ;; A shell filter replacing the region, insert-file-contents.
+                 (quire-test--while-otto-types other uri "<A17>" "<P7>"
+                   (shell-command-on-region (point-min) (point-max) "LC_ALL=C sort" nil t))
+                 (agree-once "<P7>")
+                 (quire-test--while-otto-types other uri "<B2>" "<P8>"
+                   (goto-char (point-min))
+                   (let ((coding-system-for-read 'utf-8)) (insert-file-contents input)))
+                 (agree-once "<P8>" "<I1>")
+                 (should (string-prefix-p "ins 語 <I1>\n" (quire--text)))
+                 ;; Lines: duplicates, flush, keep, transpose.
+                 (goto-char (point-min))
+                 (insert "dup 日 <E5>\ndup 日 <E5>\n")
+                 (quire-test--while-otto-types other uri "<I1>" "<P9>"
+                   (delete-duplicate-lines (point-min) (point-max)))
+                 (agree-once "<P9>" "<E5>")
+                 (quire-test--while-otto-types other uri "<E5>" "<P10>"
+                   (goto-char (point-min))
+                   (flush-lines "^|" (point-min) (point-max)))
+                 (agree-once "<P10>")
+                 (should-not (string-match-p "^|" (quire--text)))
+                 (quire-test--while-otto-types other uri "<P10>" "<P11>"
+                   (goto-char (point-min))
+                   (keep-lines "[<\"]" (point-min) (point-max)))
+                 (agree-once "<P11>")
+                 (quire-test--while-otto-types other uri "<I1>" "<P12>"
+                   (goto-char (point-min))
+                   (forward-line 1)
+                   (transpose-lines 2))
+                 (agree-once "<P12>")
+                 ;; Typing helpers: electric pairs, dabbrev.
+                 (goto-char (point-max))
+                 (electric-pair-local-mode 1)
+                 (quire-test--keys "k(")
+                 (quire-test--keys "日")
+                 (electric-pair-local-mode -1)
+                 (agree-once)
+                 (should (string-suffix-p "k(日)" (quire--text)))
+                 (end-of-line)
+                 (quire-test--keys " caf")
+                 (quire-test--keys (kbd "M-/"))
+                 (agree-once)
+                 (should (string-suffix-p "k(日) café" (quire--text))))))
+            (jsonrpc-shutdown other)
+            (delete-file input)))))))
 
 (ert-deftest quire-test-undo-and-redo-go-through-the-daemon ()
   "In a shared buffer `undo' (C-/, C-_, C-x u) and `undo-redo' ask the daemon

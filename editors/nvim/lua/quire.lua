@@ -789,6 +789,23 @@ local function attach(buf)
   })
 end
 
+-- A reload keeps the buffer's 'fileformat' (checktime, 'autoread'): a file rewritten outside
+-- with CRLF and read into a 'ff=unix' buffer shows a \r at the end of every line, which no text
+-- sent to the daemon may hold (client-contract.md, section 7). Takes it as Neovim's own detection
+-- would have, as a dos file: its lines without the \r (while away: nothing is recorded).
+local function as_dos_if_crlf(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if vim.bo[buf].fileformat ~= 'unix' or not vim.o.fileformats:find('dos') or #lines == 0 then return end
+  for _, line in ipairs(lines) do
+    if line:sub(-1) ~= '\r' then return end
+  end
+  for i, line in ipairs(lines) do lines[i] = line:sub(1, -2) end
+  vim.bo[buf].fileformat = 'dos'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modified = false
+  log('read ' .. shared[buf].uri .. ' again as a dos file (every line ended in CR LF)')
+end
+
 -- The buffer's text was read from its file again (:e!, :e after an unload, a reload): it shows
 -- the file, not the shared text. If the file still holds what Quire knew, the daemon's text
 -- replaces it (document/resync; the undo history stays); if it changed, the document is opened
@@ -798,6 +815,7 @@ local function sync(buf)
   if not state then return end
   state.syncing = false
   if not vim.api.nvim_buf_is_loaded(buf) or state.asking then return end
+  as_dos_if_crlf(buf)
   state.reports = {}
   if not state.attachment then attach(buf) end
   if not ready then

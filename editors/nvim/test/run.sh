@@ -14,11 +14,13 @@ export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME=
 daemon=$!
 for _ in $(seq 1 500); do [ -S "$QUIRE_TEST_SOCKET" ] && break; sleep 0.01; done
 failed=0
-for test in "$here"/test_*.lua; do
+for test in "$here"/${QUIRE_TEST_PATTERN:-test_*.lua}; do   # QUIRE_TEST_PATTERN=test_x.lua runs one
   export QUIRE_TEST_RESULT="$work/$(basename "$test").result"
   rm -f "$QUIRE_TEST_RESULT"
-  timeout 120 nvim --headless -u NONE -i NONE -n --cmd "set rtp^=$here/.." --cmd 'runtime plugin/quire.lua' \
-    -c "luafile $test" </dev/null >"$work/nvim.out" 2>&1 || true
+  # harness.lua runs the test and quits with its result whatever happens (an error, its
+  # deadline): "no result" means Neovim itself crashed or hung inside one call past 120 s.
+  QUIRE_TEST_SCRIPT="$test" timeout -k 5 120 nvim --headless -u NONE -i NONE -n --cmd "set rtp^=$here/.." --cmd 'runtime plugin/quire.lua' \
+    -c "luafile $here/harness.lua" </dev/null >"$work/nvim.out" 2>&1 || true
   if [ ! -f "$QUIRE_TEST_RESULT" ]; then
     echo "FAIL $(basename "$test"): no result (nvim crashed or hung)"; sed 's/^/  /' "$work/nvim.out" | tail -20; failed=$((failed + 1))
   elif [ -s "$QUIRE_TEST_RESULT" ]; then

@@ -142,6 +142,22 @@ local function run()
   check(count(text, '<O9>') == 1 and count(text, '<K6>') == 1, 'an open after checktime and :w doubled: ' .. vim.inspect(text))
   vim.fn.jobstop(pia.job)
 
+  -- The file rewritten outside with CRLF, found by checktime (a reload keeps 'ff=unix'): no \r
+  -- reaches the document, and the line added outside arrives once.
+  vim.bo[buf].fileformat = 'unix'
+  vim.cmd('write')
+  local crlf = {}
+  for _, line in ipairs(vim.fn.readfile(path)) do table.insert(crlf, line .. '\r') end
+  table.insert(crlf, 'crlf outside é <W2>\r')
+  table.insert(crlf, '')   -- the last line's break
+  vim.fn.writefile(crlf, path, 'b')
+  vim.loop.fs_utime(path, os.time() + 200, os.time() + 200)
+  vim.cmd('checktime')
+  wait_for(function() return count(H.buffer_text(buf), '<W2>') == 1 end, 'the outside CRLF change to arrive')
+  synced('checktime after an outside CRLF write')
+  text = daemon_text() or ''
+  check(not text:find('\r') and count(text, '<W2>') == 1, 'after an outside CRLF write the daemon has ' .. vim.inspect(text))
+
   -- :saveas binds the document to the new file: still shared, and :w there is known as ours.
   -- Otto types as :saveas runs (his edit reaches the daemon before, during or after the rebind)
   -- and so was something typed here and not sent yet: both merge, nothing is asked.

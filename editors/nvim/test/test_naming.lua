@@ -71,7 +71,9 @@ if vim.fn.executable('emacs') == 1 then
     'Emacs shared the file as ' .. vim.inspect(vim.fn.filereadable(name_file) == 1 and vim.fn.readfile(name_file) or nil))
   wait_for(function() return buffer_text() == '# emacs\nd = 4\n' end, 'Emacs\'s line in Neovim')
   vim.api.nvim_buf_set_lines(0, -1, -1, false, { '# nvim' })
-  wait_for(function() return vim.fn.filereadable(text_file) == 1 end, 'Emacs to see Neovim\'s line', 20000)
+  -- Its whole text: the file can be there before Emacs has written into it.
+  local function emacs_text() return vim.fn.filereadable(text_file) == 1 and table.concat(vim.fn.readfile(text_file), '\n') or nil end
+  wait_for(function() return emacs_text() == '# emacs\nd = 4\n# nvim' end, 'Emacs to see Neovim\'s line', 20000)
   check(vim.fn.filereadable(text_file) == 1 and table.concat(vim.fn.readfile(text_file), '\n') == '# emacs\nd = 4\n# nvim',
     'Emacs ends with ' .. vim.inspect(vim.fn.filereadable(text_file) == 1 and vim.fn.readfile(text_file) or nil))
   check(buffer_text() == '# emacs\nd = 4\n# nvim\n', 'Neovim ends with ' .. vim.inspect(buffer_text()))

@@ -518,6 +518,18 @@ export def Reattach(buf: number, reread: bool)
   if !state.detached && !reread
     return   # only shown in another window
   endif
+  # A reload keeps the buffer's 'fileformat' (checktime, 'autoread'): a file rewritten outside
+  # with CRLF and read into a 'ff=unix' buffer shows a \r at the end of every line, which no text
+  # sent to the daemon may hold (client-contract.md, section 7). Take it as Vim's own detection
+  # would have, as a dos file: its lines without the \r (not an edit: nothing is recorded yet).
+  var lines = getbufline(buf, 1, '$')
+  if getbufvar(buf, '&fileformat') == 'unix' && &fileformats =~ 'dos' && !empty(lines)
+      && empty(filter(copy(lines), (_, l) => l !~ "\r$"))
+    setbufvar(buf, '&fileformat', 'dos')
+    setbufline(buf, 1, mapnew(lines, (_, l) => l[: -2]))
+    setbufvar(buf, '&modified', 0)
+    Log('read ' .. state.uri .. ' again as a dos file (every line ended in CR LF)')
+  endif
   state.reading = false
   listener_flush(buf)
   state.records = []   # what the read did is not an edit of ours

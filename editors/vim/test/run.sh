@@ -4,7 +4,7 @@
 # Usage: editors/vim/test/run.sh [--bench] [path/to/quire]   (default: .build/debug/quire)
 # With --bench, runs bench_*.vim instead and prints their figures.
 set -euo pipefail
-pattern="test_*.vim"
+pattern="${QUIRE_TEST_PATTERN:-test_*.vim}"   # QUIRE_TEST_PATTERN=test_undo.vim runs one
 if [ "${1:-}" = "--bench" ]; then pattern="bench_*.vim"; shift; fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -35,9 +35,13 @@ for test in "$here"/$pattern; do
  for peer_socket in "${runs[@]}"; do
   export QUIRE_TEST_RESULT="$work/$(basename "$test").result" QUIRE_TEST_PEER_SOCKET="$peer_socket"
   rm -f "$QUIRE_TEST_RESULT"
-  timeout 60 vim -u NONE -i NONE -N --not-a-term -n --cmd "set rtp^=$here/.." --cmd 'filetype off' -S "$test" </dev/null >/dev/null 2>&1 || true
+  # harness.vim sources the test and quits with its result whatever happens (an error, its
+  # deadline): "no result" means Vim itself crashed or hung inside one call past 60 s.
+  status=0
+  QUIRE_TEST_SCRIPT="$test" timeout -k 5 60 vim -u NONE -i NONE -N --not-a-term -n --cmd "set rtp^=$here/.." --cmd 'filetype off' \
+    -S "$here/harness.vim" </dev/null >/dev/null 2>&1 || status=$?
   if [ ! -f "$QUIRE_TEST_RESULT" ]; then
-    echo "FAIL $(basename "$test"): no result (vim crashed or hung)"; failed=$((failed + 1))
+    echo "FAIL $(basename "$test"): no result (vim crashed or hung; status $status)"; failed=$((failed + 1))
   elif [[ "$pattern" == bench_* ]]; then
     cat "$QUIRE_TEST_RESULT"
   elif [ -s "$QUIRE_TEST_RESULT" ]; then
@@ -48,7 +52,7 @@ for test in "$here"/$pattern; do
  done
 done
 # Vim in a real terminal, by keystrokes: no message asks for ENTER (needs tmux).
-if [[ "$pattern" == test_* ]] && command -v tmux >/dev/null; then
+if [[ "$pattern" == "test_*.vim" ]] && command -v tmux >/dev/null; then
   timeout 120 "$root/editors/test/vim_prompts.sh" "$quire" || failed=$((failed + 1))
 fi
 [ -f "$QUIRE_TEST_LOG" ] && [ "$failed" -gt 0 ] && { echo "client log:"; cat "$QUIRE_TEST_LOG"; }

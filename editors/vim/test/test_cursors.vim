@@ -42,7 +42,7 @@ def BufferText(): string
 enddef
 
 def Agree(what: string)
-  WaitFor(() => ch_evalexpr(tess, {method: 'document/text', params: {uri: 'cursors.txt'}}).result.text == BufferText(), what .. ' to reach everyone')
+  WaitFor(() => g:QuireTestText(tess, 'cursors.txt') == BufferText(), what .. ' to reach everyone')
 enddef
 
 # Otto's cursor on the 'f' of f(x).

@@ -30,7 +30,7 @@ ch_setoptions(otherChannel, {callback: (_, msg) => 0})
 ch_evalexpr(otherChannel, {method: 'initialize', params: {user: {name: 'otto'}, capabilities: {general: {positionEncodings: ['utf-8']}}}})
 
 def DaemonText(): string
-  return ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'intent.txt'}}).result.text
+  return g:QuireTestText(otherChannel, 'intent.txt')
 enddef
 
 def BufferText(): string

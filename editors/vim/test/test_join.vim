@@ -71,7 +71,7 @@ def Run()
   # A file outside the project: left alone.
   exe 'edit ' .. fnameescape(outside)
   Check(quire#SharedName() == '', 'a file outside the project was shared as "' .. quire#SharedName() .. '"')
-  var names = mapnew(ch_evalexpr(host, {method: 'document/list', params: {}}).result, (_, d) => d.uri)
+  var names = mapnew(g:QuireTestAsk(host, 'document/list', {}, []), (_, d) => d.uri)
   Check(empty(filter(names, (_, n) => n =~ 'outside')), 'the daemon holds a document of the outside file: ' .. string(names))
 
   ch_evalexpr(host, {method: 'project/stop', params: {key: shared.result.key}})

@@ -42,7 +42,7 @@ writefile(['another file'], elsewhere)
 var uri = 'notes.txt'   # set from the shared buffer below: the daemon names the file
 
 def DaemonText(): string
-  return ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: uri}}).result.text
+  return g:QuireTestText(otherChannel, uri)
 enddef
 
 def BufferText(): string

@@ -37,7 +37,7 @@ def DaemonText(): string
   var text = ''
   if type(documents) == v:t_dict && !empty(get(documents, 'result', []))
     ch_evalexpr(channel, {method: 'document/open', params: {uri: 'kept.txt', text: ''}})
-    text = ch_evalexpr(channel, {method: 'document/text', params: {uri: 'kept.txt'}}).result.text
+    text = g:QuireTestText(channel, 'kept.txt')
     # Closed, so that the probe leaves no view behind: the daemon keeps at most 8 views of a
     # document whose editors went away, and probing while Vim reconnects must not push out Vim's.
     ch_evalexpr(channel, {method: 'document/close', params: {uri: 'kept.txt'}})

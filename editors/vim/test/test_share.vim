@@ -84,14 +84,14 @@ add(errors, len(selected) == 1 && selected[0].col == 3 && prop_list(2, {types: [
 # Local typing reaches the daemon as minimal edits.
 setline(1, 'hello there')
 listener_flush()
-WaitFor(() => ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text == "hello there\nworld\n", 'local edit to arrive')
+WaitFor(() => g:QuireTestText(otherChannel, 'shared.txt') == "hello there\nworld\n", 'local edit to arrive')
 
 # A remote edit lands in the buffer without being echoed back.
 ch_evalexpr(otherChannel, {method: 'document/edit', params: {uri: 'shared.txt', revision: 1, changes: [
   {range: {start: {line: 1, character: 5}, end: {line: 1, character: 5}}, text: '!'}]}})
 WaitFor(() => getline(2) == 'world!', 'remote edit in the buffer')
 sleep 100m
-var daemonText = ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text
+var daemonText = g:QuireTestText(otherChannel, 'shared.txt')
 add(errors, daemonText == "hello there\nworld!\n" ? '' : 'no echo expected, daemon has ' .. string(daemonText))
 
 # Enter in the middle of a line here while the other editor types at its end: the typed text
@@ -101,13 +101,13 @@ ch_sendexpr(otherChannel, {method: 'document/edit', params: {uri: 'shared.txt', 
 execute "normal! 1G6|i\<CR>"
 listener_flush()
 WaitFor(() => getline(1, '$') == ['hello', ' there?', 'world!'], 'both edits merged')
-daemonText = ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text
+daemonText = g:QuireTestText(otherChannel, 'shared.txt')
 add(errors, daemonText == join(getline(1, '$'), "\n") .. "\n" ? '' : 'buffer and daemon differ: ' .. string(daemonText))
 
 # Non-ASCII: byte positions.
 setline(3, 'wörld😀!')
 listener_flush()
-WaitFor(() => ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'shared.txt'}}).result.text == "hello\n there?\nwörld😀!\n", 'non-ASCII edit')
+WaitFor(() => g:QuireTestText(otherChannel, 'shared.txt') == "hello\n there?\nwörld😀!\n", 'non-ASCII edit')
 
 # The escape hatch: a buffer corrupted behind the client's back comes back.
 quire#Resync(bufnr())

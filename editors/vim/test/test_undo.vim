@@ -34,7 +34,7 @@ QuireShare undo.txt
 ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: 'undo.txt', text: ''}})
 
 def DaemonText(): string
-  return ch_evalexpr(otherChannel, {method: 'document/text', params: {uri: 'undo.txt'}}).result.text
+  return g:QuireTestText(otherChannel, 'undo.txt')
 enddef
 
 # Two undo blocks of ours, typed as keys.

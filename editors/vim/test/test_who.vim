@@ -75,7 +75,7 @@ QuireJump otto
 Check(bufname() == 'a.txt' && line('.') == 4 && col('.') == 3, 'jump in a.txt: at ' .. bufname() .. ':' .. line('.') .. ':' .. col('.'))
 OttoAt('b.txt', 2, 4)
 # (Cursor updates are notifications: wait until the daemon has his, as he sees it himself.)
-WaitFor(() => get(get(filter(ch_evalexpr(otto, {method: 'quire/who', params: {}}).result.people, (_, p) => p.self), 0, {}), 'at', [{}])[0]
+WaitFor(() => get(get(filter(g:QuireTestAsk(otto, 'quire/who', {}, {people: []}).people, (_, p) => p.self), 0, {}), 'at', [{}])[0]
   ->get('uri', '') == 'b.txt', 'the daemon to have otto in b.txt')
 QuireJump otto
 Check(bufname() =~ 'b.txt$' && line('.') == 3 && col('.') == 5, 'jump to b.txt: at ' .. bufname() .. ':' .. line('.') .. ':' .. col('.'))
@@ -118,7 +118,7 @@ var inProject = ch_evalexpr(otto, {method: 'document/open', params: {file: proj 
 var projectUri = get(get(inProject, 'result', {}), 'uri', '')
 Check(projectUri =~ '^@', 'otto opened d.txt of the project: ' .. string(inProject))
 OttoAt(projectUri, 1, 0)
-WaitFor(() => get(get(filter(ch_evalexpr(otto, {method: 'quire/who', params: {}}).result.people, (_, p) => p.self), 0, {}), 'at', [{}])[0]
+WaitFor(() => get(get(filter(g:QuireTestAsk(otto, 'quire/who', {}, {people: []}).people, (_, p) => p.self), 0, {}), 'at', [{}])[0]
   ->get('uri', '') == projectUri, 'the daemon to have otto in the project''s d.txt')
 QuireWho
 Check(Messages() =~ 'here: otto (owner) proj/d.txt:2 (+3 files), vera (you) ', ':QuireWho with roles said: ' .. Messages()[-200 :])
