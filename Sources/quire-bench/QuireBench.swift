@@ -44,6 +44,9 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Seconds each daemon's idle CPU is measured before each pass of --only typing.")
     var typingIdleSeconds = 4.0
 
+    @Flag(help: "With --only share: after each join, write the same tree by itself, syncing each file before its rename (syncfs per 64 files, then fsync per file), and print both: the floor of the join on this disk.")
+    var shareFloor = false
+
     @Flag(help: "Print one JSON object per trace.")
     var json = false
 

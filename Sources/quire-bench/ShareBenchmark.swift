@@ -11,6 +11,8 @@ import QuireProtocol
 struct ShareBenchmark {
     let binary: String
     let sizes: [Int]
+    /// Also writes the joined tree by itself after each join (`WriteFloor`), both ways.
+    var floor = false
 
     struct Run {
         var files = 0
@@ -26,6 +28,8 @@ struct ShareBenchmark {
         var connections = 0
         var host = Memory()
         var joiner = Memory()
+        /// `WriteFloor`'s seconds for the same tree, right after the join (with `floor`).
+        var floors: [(WriteFloor.Sync, Double)] = []
     }
 
     /// A process's resident memory (kernel figures from /proc): before anything, and at the end.
@@ -42,11 +46,20 @@ struct ShareBenchmark {
         // in the last seconds when it makes new ones, which would slow the next size's share.
         var directories: [String] = []
         defer { for path in directories { try? FileManager.default.removeItem(atPath: path) } }
-        for n in sizes { runs.append(try share(files, count: n, &directories)) }
+        for n in sizes {
+            var (run, tree) = try share(files, count: n, &directories)
+            if floor, let base = directories.last {
+                for sync in [WriteFloor.Sync.filesystemPerGroup, .filePerFile] {
+                    run.floors.append((sync, try WriteFloor.write(tree, under: base + "/floor-\(sync)-\(n)", sync: sync)))
+                }
+            }
+            runs.append(run)
+        }
         return ("\(files.count) files, \(source)", runs)
     }
 
-    private func share(_ files: [(path: String, text: String)], count: Int, _ directories: inout [String]) throws -> Run {
+    /// One share and join of `count` files; the run and the tree the joiner got.
+    private func share(_ files: [(path: String, text: String)], count: Int, _ directories: inout [String]) throws -> (Run, [(path: String, data: Data)]) {
         var run = Run()
         run.files = count
         let base = StorageBenchmark.temporaryDirectory()
@@ -131,7 +144,7 @@ struct ShareBenchmark {
         if ProcessInfo.processInfo.environment["QUIRE_BENCH_LOG_LEVEL"] != nil {
             print("--- host's log\n\(host.log)\n--- joiner's log (join sent at \(joinStart / 1_000_000) ms of uptime)\n\(joiner.log)")
         }
-        return run
+        return (run, tree)
     }
 
     /// Whether `file` is under `directory` with its bytes.
@@ -308,17 +321,21 @@ final class CountingProxy: @unchecked Sendable {
 extension QuireBench {
     func runShareBenchmark() throws {
         let sizes = shareSizes.split(separator: ",").compactMap { Int($0) }
-        let r = try ShareBenchmark(binary: try quireBinary(), sizes: sizes).run()
+        var benchmark = ShareBenchmark(binary: try quireBinary(), sizes: sizes)
+        benchmark.floor = shareFloor
+        let r = try benchmark.run()
         if json {
             for run in r.runs {
-                print(JSONSerializer(sortedKeys: true).string([
+                var object: [String: JSONValue] = [
                     "share": .integer(Int64(run.files)), "bytes": .integer(Int64(run.bytes)), "sharedFiles": .integer(Int64(run.sharedFiles)),
                     "shareSeconds": .double(run.shareSeconds), "joinSeconds": .double(run.joinSeconds),
                     "progressSeconds": run.progressSeconds.map { .double($0) } ?? .null,
                     "toHostBytes": .integer(Int64(run.toHostBytes)), "toJoinerBytes": .integer(Int64(run.toJoinerBytes)),
                     "hostResidentBytes": .integer(Int64(run.host.resident)), "hostPeakResidentBytes": .integer(Int64(run.host.peakResident)),
                     "joinerResidentBytes": .integer(Int64(run.joiner.resident)), "joinerPeakResidentBytes": .integer(Int64(run.joiner.peakResident)),
-                ]))
+                ]
+                for (sync, seconds) in run.floors { object[sync == .filesystemPerGroup ? "floorSyncfsSeconds" : "floorFsyncSeconds"] = .double(seconds) }
+                print(JSONSerializer(sortedKeys: true).string(.object(object)))
             }
             return
         }
@@ -343,6 +360,9 @@ extension QuireBench {
                 host     \(memory(run.host))
                 joiner   \(memory(run.joiner))
             """)
+            if !run.floors.isEmpty {
+                print("    floor    the same tree written by one process right after, each file synced before its rename: " + run.floors.map { "\(ms($1).trimmingCharacters(in: .whitespaces)) (\($0.rawValue))" }.joined(separator: ", "))
+            }
         }
     }
 }

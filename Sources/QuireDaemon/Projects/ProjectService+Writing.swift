@@ -1,3 +1,4 @@
+import Dispatch
 import QuireProject
 import QuireProtocol
 import ReplicatingTypes
@@ -104,7 +105,44 @@ extension ProjectService {
         if all || project.lastProgress == nil || looked.filter({ file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }).count != writtenBefore {
             reportProgress(project, view: view)
         }
+        holdOwnFilesWhileJoining(project, links: links)
     }
+
+    /// While a joined project's files are still arriving (some not on disk, the last one
+    /// written less than `joinHoldNanoseconds` ago), or while a host sends a project's documents
+    /// in bulk to a peer that joined (a link behind by `bulkBehindElements` or more, for at most
+    /// `bulkSendHoldNanoseconds`), the store's own-files maker waits: its thousands of inodes and
+    /// syncs would share the disk with the join, which the person is waiting for (the documents
+    /// are durable in their packs meanwhile). A join that stalls (a file held for good, a peer
+    /// that never says it has everything) lets it go after that long.
+    private func holdOwnFilesWhileJoining(_ project: SharedProject, links: [any PeerEndpoint]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        var joining = false
+        if project.role == .joined {
+            if let progress = project.lastProgress, progress.written < progress.files {
+                joining = now &- project.lastProgressAt < Self.joinHoldNanoseconds
+            }
+        } else if links.contains(where: { $0.behind >= Self.bulkBehindElements }) {
+            let since = project.bulkSendSince ?? now
+            project.bulkSendSince = since
+            joining = now &- since < Self.bulkSendHoldNanoseconds
+        } else {
+            project.bulkSendSince = nil
+        }
+        if joining { parts.store?.deferOwnFiles(seconds: Self.joinHoldRenewalSeconds) }
+    }
+
+    /// How long after a joined project's last file landed the maker may wait for the rest.
+    static let joinHoldNanoseconds: UInt64 = 10_000_000_000
+    /// A link this far behind is a join's bulk transfer, not typing (a 2,000-file project is
+    /// some 20 million elements).
+    static let bulkBehindElements = 100_000
+    /// How long a host's bulk send may hold the maker.
+    static let bulkSendHoldNanoseconds: UInt64 = 30_000_000_000
+
+    /// How long each pass of a join holds the maker (renewed at the next pass; longer than a
+    /// slow pass, so the maker does not start in the middle of the join).
+    static let joinHoldRenewalSeconds = 5.0
 
     /// Whether the file at `path` decides what a host shares: an ignore file (`.gitignore`,
     /// `.quireignore`) or a `.quire-root`, at any level. On a project this daemon hosts, the
@@ -160,9 +198,12 @@ extension ProjectService {
                        open: Set<ProjectPath>, documents: [FileID: SharedDocument]) {
         let disk = DiskProject(root: project.root)
         let plan = ProjectWriter.plan(wanted: wanted, known: known, open: open, disk: disk)
-        do { try disk.perform(plan.actions) } catch {
+        do {
+            // The store's own-files maker waits: its inodes and syncs would share the disk with these.
+            if let store = parts.store { try store.holdingOwnFiles { try disk.perform(plan.actions) } } else { try disk.perform(plan.actions) }
+        } catch {
             // What was done stays; the next scan reads what the disk holds now.
-            logger.warning("project \(project.key): \(DisplayText.clean(error.description, limit: 300))")
+            logger.warning("project \(project.key): \(DisplayText.clean("\(error)", limit: 300))")
             project.needsScan = true
             return
         }
@@ -213,6 +254,7 @@ extension ProjectService {
         let now = (files: view.paths.count, written: written)
         guard project.lastProgress.map({ $0.files != now.files || $0.written != now.written }) ?? (now.files > 0 || project.treeHeard) else { return }
         project.lastProgress = now
+        project.lastProgressAt = DispatchTime.now().uptimeNanoseconds
         notifyEditors(ProjectProgressNotification(key: project.key, name: project.name, files: now.files, written: written, bytes: bytes))
     }
 }

@@ -141,6 +141,12 @@ final class SharedProject {
     var needsScan = false
     /// The last `project/progress` sent (files, written).
     var lastProgress: (files: Int, written: Int)?
+    /// When `lastProgress` last changed (`DispatchTime` nanoseconds): a join still writing its
+    /// files keeps the store's own-files maker waiting while this is recent (`syncDisk`).
+    var lastProgressAt: UInt64 = 0
+    /// Since when (`DispatchTime` nanoseconds) a link of this hosted project has been behind in
+    /// bulk (a peer joining): the maker waits for at most a while from then (`syncDisk`).
+    var bulkSendSince: UInt64?
     /// A tree frame came from a link this run (the host sends one, empty or not, whenever a link
     /// comes up): an empty project's join is then complete.
     var treeHeard = false

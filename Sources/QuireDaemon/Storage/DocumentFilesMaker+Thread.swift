@@ -14,11 +14,9 @@ extension DocumentFilesMaker {
         while true {
             condition.lock()
             // Waits for a quiet moment (woken early by `finish()`).
-            while !hurry {
-                let now = DispatchTime.now().uptimeNanoseconds
-                let quietAt = lastCreated &+ Self.quietNanoseconds
-                guard now < quietAt else { break }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(quietAt - now) / 1e9))
+            while !mayStartRound(at: DispatchTime.now().uptimeNanoseconds) {
+                let now = DispatchTime.now().uptimeNanoseconds, quietAt = max(heldUntil, lastCreated &+ Self.quietNanoseconds)
+                _ = condition.wait(until: Date(timeIntervalSinceNow: held > 0 || quietAt <= now ? 1 : Double(quietAt - now) / 1e9))
             }
             var round: [Job] = []
             while round.count < Self.roundSize, waitingStart < waiting.count {
@@ -63,6 +61,13 @@ extension DocumentFilesMaker {
             condition.unlock()
             finishRemoving(removed)
         }
+    }
+
+    /// Whether the thread may start a round at `now` (`DispatchTime` nanoseconds; under the
+    /// lock): when `finish()` hurries it, or when no bulk write holds it (`holdWhile`, `holdFor`)
+    /// and the store has been quiet for `quietNanoseconds`.
+    func mayStartRound(at now: UInt64) -> Bool {
+        hurry || (held == 0 && now >= heldUntil && now >= lastCreated &+ Self.quietNanoseconds)
     }
 
     /// Makes each job's files durably (`DocumentFiles.makeDurably`); each one's error or nil.

@@ -76,6 +76,17 @@ extension DocumentStore {
         return documentFiles.isUnmade ? nil : documentFiles
     }
 
+    /// Runs `body` (a bulk write of project files) while the files maker starts no round
+    /// (`DocumentFilesMaker.holdWhile`).
+    func holdingOwnFiles<T>(_ body: () throws -> T) rethrows -> T {
+        try maker.holdWhile(body)
+    }
+
+    /// Keeps the files maker from starting a round for `seconds` (a join still writing its files).
+    func deferOwnFiles(seconds: Double) {
+        maker.holdFor(nanoseconds: UInt64(max(0, min(seconds, 3600)) * 1e9))
+    }
+
     /// Makes a packed document's own files: by the maker's thread (waited for when under way)
     /// or here at once from its pack (synced at the next commit, which then releases the pack).
     func makeOwnFiles(_ documentFiles: DocumentFiles) throws {

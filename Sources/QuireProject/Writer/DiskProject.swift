@@ -20,6 +20,8 @@ public struct DiskProject: ProjectDisk, Sendable {
     public var trust = FolderTrust()
     /// Files larger than this are reported as `.file(nil)` (not compared as text).
     public var maximumTextBytes = ProjectScanner.Limits().fileBytes
+    /// Told each step taken to make writes durable, in order (tests check it).
+    var observeDurability: (@Sendable (DurabilityStep) -> Void)?
 
     /// Why a step on disk failed.
     public struct Failure: Error, Equatable, CustomStringConvertible {
@@ -74,12 +76,21 @@ public struct DiskProject: ProjectDisk, Sendable {
 
     /// Carries out `actions` in order; stops at the first that fails (the caller rescans).
     /// Consecutive writes go together, up to `writesTogether` at a time: each is written under
-    /// its temporary name and its writeback started, then all are synced, then renamed into
-    /// place in order. So a joined project's thousands of new files share a few journal commits
-    /// instead of waiting for one each, and each file is still whole before its name shows it.
+    /// its temporary name and its writeback started, then all are made durable, then renamed
+    /// into place in order, so each file is whole before its name shows it. A pass of at least
+    /// `syncsFilesystemFrom` writes (a joined project's thousands of new files) makes each
+    /// group durable with one `syncfs` per filesystem instead of one `fsync` per file
+    /// (`FilesystemSync`), and its renames and new folders with one more at the end; a smaller
+    /// pass syncs each file, then each folder it renamed into, once. Either way, when `perform`
+    /// returns, every file it wrote and every name it gave is durable, so what the caller then
+    /// records as written is on disk after a crash.
     /// When one of them fails, the writes of its group not yet renamed are dropped too (their
     /// temporary files removed): what was done stays, and the caller's rescan finds the rest.
     public func perform(_ actions: [ProjectWriter.Action]) throws(Failure) {
+        var writeCount = 0
+        for case .write in actions { writeCount += 1 }
+        var durability = Durability(together: writeCount >= Self.syncsFilesystemFrom, observe: observeDurability)
+        defer { durability.close() }
         var index = actions.startIndex
         while index < actions.endIndex {
             var writes: [(ProjectPath, [UInt8])] = []
@@ -88,7 +99,7 @@ public struct DiskProject: ProjectDisk, Sendable {
                 index += 1
             }
             if !writes.isEmpty {
-                try writeTogether(writes)
+                try writeTogether(writes, &durability)
                 continue
             }
             switch actions[index] {
@@ -99,11 +110,19 @@ public struct DiskProject: ProjectDisk, Sendable {
             }
             index += 1
         }
+        if let code = durability.finish() {
+            throw Failure(description: "files written, but their folders could not be synced: \(Descriptors.describe(code))")
+        }
     }
 
     /// How many writes `perform` syncs together: each holds its file and its folder open until
     /// its rename, so this bounds the descriptors a pass takes.
     static let writesTogether = 64
+
+    /// From how many writes in one `perform` they are made durable a filesystem at a time
+    /// (`FilesystemSync`) rather than a file at a time: below it, a pass (a peer's edit to a
+    /// few files) does not wait for the rest of the filesystem's dirty data.
+    public static let syncsFilesystemFrom = 16
 
     /// Writes `text` to `path` atomically, making missing folders.
     public func write(_ text: String, to path: ProjectPath) throws(Failure) {
@@ -115,7 +134,8 @@ public struct DiskProject: ProjectDisk, Sendable {
     public func write(_ bytes: [UInt8], to path: ProjectPath, syncingFolder: Bool) throws(Failure) {
         let pending = try startWrite(bytes, to: path, serial: 0)
         defer { close(pending.folder) }
-        try finishWrites([pending])
+        var durability = Durability(together: false, observe: observeDurability)
+        try finishWrites([pending], &durability, syncingFolders: false)
         if syncingFolder && fsync(pending.folder) != 0 {
             throw Failure(description: "\(shown(path)) written, but its folder could not be synced: \(Descriptors.describe(errno))")
         }
@@ -123,7 +143,7 @@ public struct DiskProject: ProjectDisk, Sendable {
 
     /// A file written under a temporary name in the folder of `path`, not yet synced or renamed;
     /// it holds `fd` (the temporary file) and `folder` open.
-    private struct PendingWrite {
+    struct PendingWrite {
         let path: ProjectPath
         let folder: Int32
         let fd: Int32
@@ -132,7 +152,7 @@ public struct DiskProject: ProjectDisk, Sendable {
 
     /// Writes every one of `writes` under its temporary name, then syncs them, then renames them
     /// into place in order (see `perform`).
-    private func writeTogether(_ writes: [(ProjectPath, [UInt8])]) throws(Failure) {
+    private func writeTogether(_ writes: [(ProjectPath, [UInt8])], _ durability: inout Durability) throws(Failure) {
         var pending: [PendingWrite] = []
         pending.reserveCapacity(writes.count)
         defer { for write in pending { close(write.folder) } }
@@ -146,21 +166,22 @@ public struct DiskProject: ProjectDisk, Sendable {
                 throw error
             }
         }
-        try finishWrites(pending)
+        try finishWrites(pending, &durability, syncingFolders: true)
     }
 
-    /// Syncs and closes each of `pending`, then renames each into place in order; on a failure,
-    /// the ones not renamed are removed and the failure is thrown. Their folders stay open.
-    private func finishWrites(_ pending: [PendingWrite]) throws(Failure) {
+    /// Makes each of `pending` durable (`durability`) and closes it, then renames each into place
+    /// in order, then (when `syncingFolders`) makes the renames durable; on a failure, the ones
+    /// not renamed are removed and the failure is thrown. Their folders stay open.
+    private func finishWrites(_ pending: [PendingWrite], _ durability: inout Durability, syncingFolders: Bool) throws(Failure) {
         var failure: Failure?
-        for write in pending where fsync(write.fd) != 0 {
-            failure = Failure(description: "cannot write \(shown(write.path)): \(Descriptors.describe(errno))")
-            break
+        if let code = durability.syncData(pending) {
+            failure = Failure(description: "cannot write \(shown(pending[0].path))\(pending.count > 1 ? " and \(pending.count - 1) more" : ""): \(Descriptors.describe(code))")
         }
         for write in pending { close(write.fd) }
         var renamed = 0
         if failure == nil {
             for write in pending {
+                durability.observe?(.renamed(write.path))
                 guard renameat(write.folder, write.temporary, write.folder, String(write.path.name)) == 0 else {
                     failure = Failure(description: "cannot write \(shown(write.path)): \(Descriptors.describe(errno))")
                     break
@@ -169,6 +190,9 @@ public struct DiskProject: ProjectDisk, Sendable {
             }
         }
         for left in pending[renamed...] { unlinkat(left.folder, left.temporary, 0) }
+        if syncingFolders, let code = durability.syncRenames(pending[..<renamed]), failure == nil {
+            failure = Failure(description: "\(shown(pending[0].path)) written, but its folder could not be synced: \(Descriptors.describe(code))")
+        }
         if let failure { throw failure }
     }
 
