@@ -20,7 +20,7 @@ struct JoinCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "The line `quire share` printed (qj1-...).")
+    @Argument(help: "The line `quire share` printed (qj1-...), or - to read it from standard input. Other users of this machine can see a command's arguments: Quire hides the line from them once it starts, and with - it is never there.")
     var line: String
 
     @Argument(help: "Where the files go (default: ./<project name>).")
@@ -42,13 +42,24 @@ struct JoinCommand: ParsableCommand {
     }
 
     func run() throws {
+        // The line admits whoever holds it: out of the process list before anything else.
+        ArgumentScrubbing.hide(line)
         ConsoleSession.takeStopSignals()
+        var lineText = line
+        if line == "-" {
+            if isatty(STDIN_FILENO) != 0 { FileHandle.standardError.write(Data("Paste the line `quire share` printed: ".utf8)) }
+            guard let read = ArgumentScrubbing.readLine(limit: 4 * JoinLine.maximumCharacters) else {
+                FileHandle.standardError.write(Data("quire join: no join line on standard input\n".utf8))
+                throw ExitCode(1)
+            }
+            lineText = read
+        }
         // A wrong or cut line is refused here, at once, before any daemon is started or asked.
         let joinLine: JoinLine
         let folder: String
         let viaCommand: String?
         do {
-            joinLine = try JoinLine(parsing: line)
+            joinLine = try JoinLine(parsing: lineText)
             folder = try Self.folder(directory, projectName: joinLine.name)
             viaCommand = try via.map(ConsoleArguments.viaCommand)
         } catch {

@@ -46,6 +46,13 @@ final class FileBinder {
         logger.info("document \(document.uri) bound to \(path)\(format == .plain ? "" : " (\(format.crlf ? "CRLF" : "LF")\(format.bom ? ", BOM" : "")\(format.finalNewline ? "" : ", no final newline"))")")
     }
 
+    /// Names `document`'s bound file by `path`, another path to the same file (a project's own
+    /// path for one reached through a link or `..`), its base, hash and format kept; durably.
+    func rename(_ document: SharedDocument, toPath path: String) {
+        guard let binding = document.file, binding.path != path else { return }
+        setFile(path, holding: binding.base, hash: binding.hash, format: binding.format, of: document)
+    }
+
     /// Records that `document`'s file at `path` holds the text of `base` in `format` and has
     /// `hash`, durably.
     private func setFile(_ path: String, holding base: ReplicatingText, hash: String?, format: FileFormat, of document: SharedDocument) {

@@ -15,12 +15,22 @@ extension PeerSession {
 
     /// Whether what the peer sends of `subject` (a document's name, or a project's tree) may
     /// change it here. When not, says so in the log once per link and subject (`what`: what
-    /// was refused), not per frame.
+    /// was refused), not per frame. At most `maximumRefusedSubjects` subjects are remembered (and
+    /// logged): a reader sending writes to ever new names (each a valid document name it need
+    /// not hold) would otherwise grow the set, and the log, by a kilobyte a frame for as long as
+    /// the link lives; past that, every refusal is dropped without a word.
     func mayChange(_ subject: String, what: String) -> Bool {
         guard let refusal = writeRefusal else { return true }
+        guard refusedWrites.count < Self.maximumRefusedSubjects else { return false }
         if refusedWrites.insert(subject).inserted {
-            logger.warning("peer link \(id): \(what) of \(DocumentName.displayed(subject)) not applied nor relayed: \(refusal) (more of it from this link is dropped without a word)")
+            let last = refusedWrites.count == Self.maximumRefusedSubjects
+                ? "; that is \(Self.maximumRefusedSubjects) refused here, every further write from this link is dropped without a word"
+                : " (more of it from this link is dropped without a word)"
+            logger.warning("peer link \(id): \(what) of \(DocumentName.displayed(subject)) not applied nor relayed: \(refusal)\(last)")
         }
         return false
     }
+
+    /// The subjects a link's refused writes are remembered (and logged) for.
+    static let maximumRefusedSubjects = 1_000
 }

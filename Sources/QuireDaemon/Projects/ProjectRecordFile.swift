@@ -105,10 +105,9 @@ struct ProjectRecordFile {
     /// still hash as recorded is known with them; one changed since is known with a text it does
     /// not have, so the next scan reads it as an edit.
     func load(replica: ReplicaID) throws -> SharedProject {
-        guard let bytes = try OwnedFiles.read(directory + "/project.json", secret: true) else {
+        guard let bytes = try OwnedFiles.read(directory + "/project.json", secret: true, limit: Self.maximumRecordBytes) else {
             throw StorageError("no project.json in \(directory)")
         }
-        guard bytes.count <= Self.maximumRecordBytes else { throw StorageError("\(directory)/project.json is over \(Self.maximumRecordBytes) bytes") }
         let record = try JSONDecoder().decode(Record.self, from: Data(bytes))
         let length = record.secret.utf8.count / 2
         guard JoinLine.secretBytes.contains(length), let secret = Hex.decode(record.secret, count: length) else {
@@ -127,11 +126,12 @@ struct ProjectRecordFile {
         project.via = record.via.map { String($0.prefix(ProjectJoinRequest.maximumViaBytes)) }
         project.listen = Array((record.listen ?? []).prefix(ProjectShareRequest.maximumListen))
         try loadRoles(record, into: project)
-        if let treeBytes = try FileSystem.read(directory + "/tree") {
-            guard treeBytes.count <= Self.maximumTreeBytes else { throw StorageError("\(directory)/tree is over \(Self.maximumTreeBytes) bytes") }
+        if let treeBytes = try FileSystem.read(directory + "/tree", limit: Self.maximumTreeBytes) {
             for operation in try ProjectTree.Operation.decode(treeBytes) { try project.tree.apply(operation) }
         }
-        if let knownBytes = try FileSystem.read(directory + "/known.json"), knownBytes.count <= Self.maximumKnownBytes {
+        // An oversized note of what was on disk is left unread, as if missing: the next scan reads the disk.
+        if FileSystem.size(directory + "/known.json") ?? 0 <= Self.maximumKnownBytes,
+           let knownBytes = try FileSystem.read(directory + "/known.json", limit: Self.maximumKnownBytes) {
             for entry in try JSONDecoder().decode([Known].self, from: Data(knownBytes)) {
                 let disk = (try? ProjectReader.text(of: entry.path, root: record.root)) ?? ""
                 let matches = TextHash.sha256Hex(bytes: Array(disk.utf8)) == entry.sha256
@@ -162,8 +162,7 @@ struct ProjectRecordFile {
             throw StorageError("\(directory)/project.json has an invalid roster founder")
         }
         var roster = ProjectRoster(projectKey: record.key, founder: founder)
-        if let rosterBytes = try OwnedFiles.read(directory + "/roster", secret: true) {
-            guard rosterBytes.count <= Self.maximumRosterBytes else { throw StorageError("\(directory)/roster is over \(Self.maximumRosterBytes) bytes") }
+        if let rosterBytes = try OwnedFiles.read(directory + "/roster", secret: true, limit: Self.maximumRosterBytes) {
             do { try roster.apply(contentsOf: try RosterChange.decode(rosterBytes)) } catch {
                 throw StorageError("\(directory)/roster does not read back: \(error)")
             }

@@ -142,6 +142,10 @@ extension ProjectService {
             // write `authorized_keys` or an autostart entry. A hidden folder must be asked for.
             throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) starts with `.` (a hidden folder); give params.directory to join it")
         }
+        if requested == nil, let why = Self.misleadingName(line.name) {
+            // The name comes from the host: a folder named to pass for another is not made by default.
+            throw .invalidParams("params.line: the project's name \(DisplayText.clean(line.name)) holds \(why); give params.directory to join it")
+        }
         let directory = try prepare(requested ?? (workingDirectory + "/" + line.name), reusing: projects[key],
                                     file: line.singleFile ? try? ProjectPath(line.name) : nil)
         let project: SharedProject
@@ -177,10 +181,20 @@ extension ProjectService {
     /// project, nor where another project keeps what this one would (`file`: the project's one
     /// file, nil for a folder). Checked before anything is made; returns it with links resolved.
     private func prepare(_ requested: String, reusing previous: SharedProject?, file: ProjectPath?) throws(ResponseError) -> String {
+        var info = stat()
+        // A link on the way that another user made (in `/tmp`, say) could send the project's files
+        // into any empty folder of the person's (`~/.config/autostart`): not followed. Checked on
+        // the path as given (`standardizingPath` resolves links).
+        var step = ""
+        for component in requested.split(separator: "/") {
+            step += "/" + component
+            if lstat(step, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, info.st_uid != getuid(), info.st_uid != 0 {
+                throw .invalidParams("params.directory: \(DisplayText.clean(step, limit: 200)) is a symbolic link another user (uid \(info.st_uid)) made; Quire does not follow it: join into a folder of your own")
+            }
+        }
         let path = (requested as NSString).standardizingPath
         // The nearest folder that exists, links resolved, and the rest of the path under it.
         var existing = path, rest: [String] = []
-        var info = stat()
         while lstat(existing, &info) != 0, existing != "/" {
             rest.insert((existing as NSString).lastPathComponent, at: 0)
             existing = (existing as NSString).deletingLastPathComponent
@@ -205,6 +219,15 @@ extension ProjectService {
         if rest.isEmpty {
             guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
                 throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not a folder")
+            }
+            // Another user's folder in a folder others may write in (`/tmp`): its owner may put
+            // anything in it and read what is written there, and every scan refuses it
+            // (`FolderTrust`), so joining would leave the project's files nowhere; said here.
+            var parent = stat()
+            let trust = FolderTrust()
+            if stat((directory as NSString).deletingLastPathComponent, &parent) == 0,
+               let refused = trust.reasonToRefuse(info, inOpenFolder: trust.othersMayWrite(parent)) {
+                throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is \(refused); join into a folder of your own")
             }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             guard entries.isEmpty || previous?.root == directory else {

@@ -25,6 +25,8 @@ extension ProjectService {
         let links = parts.links.established.filter { $0.scope == project.scope }
         var bytesOnDisk = project.knownBytes
         var ignored = ignoreLookup(in: project)
+        // The folders of what is on disk, made when a file goes to a new path (`foldersPastBound`).
+        var folders: Set<String>?
         // Every file after a change of the tree or a scan, else those whose inputs changed.
         let all = project.passAll
         let looked = all ? Set(view.paths.keys) : project.passFiles
@@ -70,6 +72,22 @@ extension ProjectService {
             if project.file == nil, last?.path != path, ignored.isIgnored(path) {
                 holdIgnored(file, at: path, revision: document.revision, in: project)
                 continue
+            }
+            // A partner's name that would reorder or control what shows it (`misleadingName`) is
+            // not made on disk; one this daemon already has there (its own file) stays written.
+            if last?.path != path, let why = Self.misleadingName(path) {
+                holdMisleading(file, at: path, why: why, revision: document.revision, in: project)
+                continue
+            }
+            if last?.path != path {
+                var known = folders ?? Set(project.known.values.flatMap(\.path.ancestors))
+                defer { folders = known }
+                let added = path.ancestors.filter { !known.contains($0) }
+                if known.count + added.count > diskLimits.files {
+                    holdFolders(file, at: path, revision: document.revision, in: project)
+                    continue
+                }
+                known.formUnion(added)
             }
             let grown = bytesOnDisk - (last?.text.utf8.count ?? 0) + text.utf8.count
             if text.utf8.count > diskLimits.fileBytes || grown > diskLimits.totalBytes {
@@ -152,6 +170,45 @@ extension ProjectService {
     static func decidesSharing(_ path: ProjectPath) -> Bool {
         let name = path.name
         return ProjectScanner.ignoreFileNames.contains(where: { $0 == name }) || name == ".quire-root"
+    }
+
+    /// Why a partner's file may not be made at `path`: a name holding a C1 control (U+0080 to
+    /// U+009F; U+009B starts an escape sequence in some terminals), a bidirectional control
+    /// (U+202E makes `txt.exe` read as `exe.txt` in a listing) or a line or paragraph separator.
+    /// `ProjectPath` refuses C0 controls on the wire; these pass it (refusing them there would
+    /// make existing trees unreadable), so they are refused where a name reaches the disk.
+    static func misleadingName(_ path: ProjectPath) -> String? { misleadingName(path.string) }
+
+    /// `misleadingName` of a name or path given as text (a join line's project name).
+    static func misleadingName(_ name: String) -> String? {
+        for scalar in name.unicodeScalars {
+            switch scalar.value {
+            case 0x80...0x9F: return "a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+            case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                return "a character that reorders how it is shown (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+            case 0x2028, 0x2029: return "a line or paragraph separator"
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// A file whose folders would take the project past `diskLimits.files` folders is not written
+    /// (logged once per revision and path): folders are made for it, and each takes a block and an
+    /// inode whatever the file holds, so without this bound 10,000 small files of a partner, each
+    /// 63 new folders deep, would take about 2.5 GB and 630,000 inodes (past what a scan looks at).
+    private func holdFolders(_ file: FileID, at path: ProjectPath, revision: UInt64, in project: SharedProject) {
+        if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
+        project.heldAt[file] = (revision, path)
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: its folders would take the project past \(diskLimits.files) folders")
+    }
+
+    /// A partner's file at a misleading name is not written there (logged once per revision and
+    /// path; the document stays, shared with the other members).
+    private func holdMisleading(_ file: FileID, at path: ProjectPath, why: String, revision: UInt64, in project: SharedProject) {
+        if let hold = project.heldAt[file], hold.revision == revision, hold.path == path { return }
+        project.heldAt[file] = (revision, path)
+        logger.warning("project \(project.key): \(DisplayText.clean(path.string)) not written: its name holds \(why), which could make it pass for another file")
     }
 
     /// A peer's change to a file that decides what this host shares is not written (logged once

@@ -98,7 +98,10 @@ final class ProjectService: ProjectFrames {
                 project.active = false   // until its secret is held
                 foundRosterIfNeeded(project)
                 projects[key] = project
-                if wasActive { try activate(project) }
+                if wasActive {
+                    try activate(project)
+                    rebindAliases(into: project)
+                }
                 logger.info("project \(key) (\(DisplayText.clean(project.name))) loaded: \(project.view.paths.count) files, \(project.role.rawValue)")
             } catch {
                 logger.warning("project \(key) in \(store.path)/projects is not loaded: \(DisplayText.clean("\(error)", limit: 300))")
@@ -241,6 +244,7 @@ final class ProjectService: ProjectFrames {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot share or join another project: \(error)")
         }
         projects[project.key] = project
+        rebindAliases(into: project)
         keep(project)
     }
 

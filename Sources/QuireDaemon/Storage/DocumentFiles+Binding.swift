@@ -86,7 +86,7 @@ extension DocumentFiles {
     /// The binding recorded in `directory`'s files, if any; a damaged one is reported and dropped.
     static func readBinding(_ directory: String, replica: ReplicaID) -> (FileBinding?, warning: String?) {
         do {
-            guard let bytes = try FileSystem.read(directory + "/" + bindingName) else { return (nil, nil) }
+            guard let bytes = try FileSystem.read(directory + "/" + bindingName, limit: maximumDescriptionBytes) else { return (nil, nil) }
             let base = try readSnapshot(directory + "/" + bindingBaseName, replica: replica).text
             return (try binding(described: bytes, base: base), nil)
         } catch {

@@ -13,6 +13,17 @@ extension DocumentFiles {
     static func segmentName(_ number: Int) -> String { "log-\(number)" }
     static func snapshotName(_ number: Int) -> String { "snapshot-\(number)" }
 
+    /// The most a segment or a snapshot is read to: a snapshot is one state record (at most
+    /// `LogRecords.maximumPayloadBytes`, past which `scan` calls a record damage) with its edit
+    /// IDs and views, and a segment is folded into a snapshot once it outgrows the last one
+    /// (`isSnapshotDue`), so neither comes near two such records. A larger file (a sparse file
+    /// planted in the data directory, a damaged file system) is refused, naming its size,
+    /// before anything is allocated for it: its document is not loaded, the others are.
+    static let maximumLogFileBytes = LogRecords.magicBytes + 2 * (LogRecords.headerBytes + LogRecords.maximumPayloadBytes)
+    /// The most `document.json` or `file.json` is read to: a name, an ID, a path and the
+    /// sharing state, far less than this.
+    static let maximumDescriptionBytes = 16 << 20
+
     /// The largest segment, snapshot or pack number read from a name.
     static let maximumFileNumber = 1 << 48
 

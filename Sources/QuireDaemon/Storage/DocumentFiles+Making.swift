@@ -65,20 +65,54 @@ extension DocumentFiles {
     /// `records` (a directory whose creation a crash cut short fails this; what was written
     /// after its first records was synced after them).
     static func holdsDocument(_ directory: String, id: UInt64, records: [UInt8]) -> Bool {
-        guard let metadataBytes = try? OwnedFiles.read(directory + "/" + metadataName),
+        guard let metadataBytes = try? OwnedFiles.read(directory + "/" + metadataName, limit: maximumDescriptionBytes),
               let metadata = try? JSONParser().parse(metadataBytes),
               metadata["id"]?.stringValue.flatMap({ UInt64($0, radix: 16) }) == id else { return false }
         guard !records.isEmpty else { return true }
         let names = (try? FileSystem.list(directory)) ?? []
         if !numbers(in: names, prefix: "snapshot").isEmpty { return true }
-        guard let segment = try? OwnedFiles.read(directory + "/" + segmentName(1)),
+        guard let segment = try? OwnedFiles.read(directory + "/" + segmentName(1), limit: maximumLogFileBytes),
               segment.count >= LogRecords.magicBytes + records.count else { return false }
         return segment[LogRecords.magicBytes..<(LogRecords.magicBytes + records.count)].elementsEqual(records)
     }
 
+    /// How a pack's entry (document `id` named `uri`, first records `records`) stands against the
+    /// directory of the same ID: whether loading makes the document from the pack.
+    enum PackEntryStanding: Equatable {
+        /// The directory holds the document (and what was written after its first records).
+        case held
+        /// Nothing there, or what a crash left of making it: every byte of its log is in the
+        /// pack's entry too, so making the directory again from the pack loses nothing.
+        case remake
+        /// Another history (a log that differs from the entry's records or goes past them, a
+        /// snapshot, a later segment, another document's name): kept and loaded; the entry is not.
+        case otherHistory(String)
+    }
+
+    /// `PackEntryStanding` of the entry against `directory`. A history is never dropped for a
+    /// pack's entry unless the pack holds every byte of it.
+    static func standing(of directory: String, id: UInt64, uri: String, records: [UInt8]) -> PackEntryStanding {
+        guard FileSystem.size(directory) != nil else { return .remake }
+        if holdsDocument(directory, id: id, records: records) { return .held }
+        if let other = namedURI(directory), other != uri { return .otherHistory("it names \(other)") }
+        let names = (try? FileSystem.list(directory)) ?? []
+        if !numbers(in: names, prefix: "snapshot").isEmpty { return .otherHistory("it has a snapshot of another state") }
+        for number in numbers(in: names, prefix: "log") where number > 1 && (FileSystem.size(directory + "/" + segmentName(number)) ?? 0) > LogRecords.magicBytes {
+            return .otherHistory("its \(segmentName(number)) holds records")
+        }
+        let expected = LogRecords.Kind.log.magic + records
+        let first = directory + "/" + segmentName(1)
+        guard let size = FileSystem.size(first) else { return .remake }
+        guard size <= expected.count else { return .otherHistory("its \(segmentName(1)) holds \(size) bytes, more than the pack's \(expected.count)") }
+        guard let bytes = try? OwnedFiles.read(first, limit: expected.count), expected.starts(with: bytes) else {
+            return .otherHistory("its \(segmentName(1)) holds other records than the pack's")
+        }
+        return .remake
+    }
+
     /// The URI `directory`'s `document.json` names, when it is readable.
     static func namedURI(_ directory: String) -> String? {
-        guard let bytes = try? OwnedFiles.read(directory + "/" + metadataName), let metadata = try? JSONParser().parse(bytes) else { return nil }
+        guard let bytes = try? OwnedFiles.read(directory + "/" + metadataName, limit: maximumDescriptionBytes), let metadata = try? JSONParser().parse(bytes) else { return nil }
         return metadata["uri"]?.stringValue
     }
 

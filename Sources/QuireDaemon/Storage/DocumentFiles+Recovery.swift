@@ -23,7 +23,7 @@ extension DocumentFiles {
     /// the last segment is cut off so that appends follow intact data. Throws only when the
     /// directory does not hold a readable document at all.
     static func recover(_ directory: String, replica: ReplicaID, views: (String, UInt64) -> ViewReplay? = { _, _ in nil }) throws -> Recovered {
-        guard let metadataBytes = try FileSystem.read(directory + "/" + metadataName) else {
+        guard let metadataBytes = try FileSystem.read(directory + "/" + metadataName, limit: maximumDescriptionBytes) else {
             throw StorageError("\(directory) has no \(metadataName)")
         }
         let metadata: JSONValue
@@ -69,7 +69,7 @@ extension DocumentFiles {
         var lastSegmentBytes = 0
         for number in replayed {
             let path = directory + "/" + segmentName(number)
-            let bytes = try FileSystem.read(path) ?? []
+            let bytes = try FileSystem.read(path, limit: maximumLogFileBytes) ?? []
             lastSegmentBytes = bytes.count
             var scan = LogRecords.scan(bytes, kind: .log)
             var validEnd = scan.validEnd
@@ -214,7 +214,7 @@ extension DocumentFiles {
     /// states of the editor views open when it was written.
     static func readSnapshot(_ path: String, replica: ReplicaID) throws
         -> (text: ReplicatingText, editIDs: RecentEditIDs, views: [[UInt8]]) {
-        guard let bytes = try FileSystem.read(path) else { throw StorageError("it is gone") }
+        guard let bytes = try FileSystem.read(path, limit: maximumLogFileBytes) else { throw StorageError("it is gone") }
         let scan = LogRecords.scan(bytes, kind: .snapshot)
         if let damage = scan.damage { throw StorageError(damage) }
         guard let payload = scan.payloads.first, payload.first == RecordKind.state.rawValue else {

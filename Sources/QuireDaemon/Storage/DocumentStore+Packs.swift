@@ -26,10 +26,12 @@ extension DocumentStore {
     /// whole though their boundaries cannot be found, and a person may still want them. It is
     /// not kept under its own name, where the next load would bring back its documents even
     /// after they were deleted. Removed only if it cannot be renamed.
-    func setAside(damagedPack packPath: String, number: Int) {
-        let aside = packsPath + "/damaged-pack-\(number)-\(Int(Date().timeIntervalSince1970))"
+    /// A pack with an entry that lost to a directory holding another history of its document is
+    /// set aside the same way (`conflicting-pack-N-<seconds>`): the entry's history stays on disk.
+    func setAside(damagedPack packPath: String, number: Int, kind: String = "damaged") {
+        let aside = packsPath + "/\(kind)-pack-\(number)-\(Int(Date().timeIntervalSince1970))"
         if rename(packPath, aside) == 0 {
-            logger.warning("\(packPath) is damaged: kept as \(aside), which is not loaded again")
+            logger.warning("\(packPath) is \(kind): kept as \(aside), which is not loaded again")
         } else {
             logger.error("cannot rename the damaged \(packPath) to \(aside) (errno \(errno)); it is removed")
             FileSystem.remove(packPath)
@@ -59,16 +61,20 @@ extension DocumentStore {
             if let damage = contents.damage {
                 logger.warning("\(packPath): \(damage); the \(contents.entries.count) documents before it are kept")
             }
+            var conflicting = 0
             let missing = contents.entries.filter { entry in
                 let directory = documentsPath + "/" + DocumentFiles.directoryName(for: entry.id)
-                if DocumentFiles.holdsDocument(directory, id: entry.id, records: entry.records) { return false }
-                // Another document under the same ID (damage, or a pack from elsewhere): it is
-                // kept with its edits; the pack's entry is not loaded.
-                if let other = DocumentFiles.namedURI(directory), other != entry.uri {
-                    logger.warning("\(packPath) holds \(entry.uri) under the ID of \(other), kept in \(directory); \(entry.uri) is not loaded from it")
+                switch DocumentFiles.standing(of: directory, id: entry.id, uri: entry.uri, records: entry.records) {
+                case .held: return false
+                case .remake: return true
+                case .otherHistory(let why):
+                    // Another history under the same ID (the same name or another; damage, or a
+                    // pack from elsewhere): the directory is kept and loaded with its edits, the
+                    // pack's entry is not, and the pack is set aside so its history is not lost.
+                    conflicting += 1
+                    logger.warning("\(packPath) holds \(DisplayText.clean(entry.uri)) with another history than \(directory) (\(DisplayText.clean(why))): the directory is kept, the pack's entry is not loaded")
                     return false
                 }
-                return true
             }
             var failed = 0
             for start in stride(from: 0, to: missing.count, by: DocumentFilesMaker.roundSize) {
@@ -76,7 +82,7 @@ extension DocumentStore {
                     let directory = documentsPath + "/" + DocumentFiles.directoryName(for: entry.id)
                     // An unfinished directory (a crash cut its creation short, before any edit of it
                     // was synced): the pack has the document whole.
-                    if FileSystem.size(directory) != nil {
+                    if FileSystem.size(directory) != nil {  // `standing` found nothing in it the pack lacks
                         logger.warning("\(directory) does not hold \(entry.uri) whole; it is made again from \(packPath)")
                         DocumentFiles.removeTree(directory)
                     }
@@ -91,7 +97,13 @@ extension DocumentStore {
             }
             if !missing.isEmpty { logger.info("made \(missing.count - failed) documents from \(packPath)") }
             if failed == 0 {
-                if contents.damage != nil && !contents.damageIsTornTail { setAside(damagedPack: packPath, number: number) } else { FileSystem.remove(packPath) }
+                if contents.damage != nil && !contents.damageIsTornTail {
+                    setAside(damagedPack: packPath, number: number)
+                } else if conflicting > 0 {
+                    setAside(damagedPack: packPath, number: number, kind: "conflicting")
+                } else {
+                    FileSystem.remove(packPath)
+                }
                 _ = try? FileSystem.syncDirectory(packsPath)
             }
         }

@@ -101,7 +101,7 @@ public final class DocumentStore {
     /// A key that is not a regular file of the user's, or that group or others may read, is
     /// refused (`OwnedFiles`), never used or re-permissioned.
     private static func loadIdentity(_ identityPath: String, logger: Logger) throws -> PeerIdentity {
-        if let bytes = try OwnedFiles.read(identityPath, secret: true) {
+        if let bytes = try OwnedFiles.read(identityPath, secret: true, limit: 4096) {
             if let identity = try? PeerIdentity(rawRepresentation: bytes) { return identity }
             logger.warning("\(identityPath) is damaged; this daemon takes a new identity key (peers that pinned the old one will refuse it)")
         }
@@ -112,7 +112,7 @@ public final class DocumentStore {
 
     /// The replica ID kept in `replicaPath`, made when missing; read without following a link.
     private static func loadReplica(_ replicaPath: String, logger: Logger) throws -> ReplicaID {
-        if let bytes = try OwnedFiles.read(replicaPath) {
+        if let bytes = try OwnedFiles.read(replicaPath, limit: 4096) {
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if let value = UInt64(text), value != 0 { return ReplicaID(value) }
             logger.warning("\(replicaPath) is damaged; this daemon takes a new replica ID")

@@ -76,8 +76,9 @@ enum FileSystem {
         }
     }
 
-    /// The whole content of `path`, or nil when it does not exist.
-    static func read(_ path: String) throws -> [UInt8]? {
+    /// The whole content of `path`, or nil when it does not exist; throws, allocating nothing of
+    /// it, when it holds more than `limit` bytes (`tooLarge`, naming the file and its size).
+    static func read(_ path: String, limit: Int = .max) throws -> [UInt8]? {
         // Non-blocking, so a FIFO or device in the data directory fails the check below instead
         // of hanging the read (no effect on a regular file).
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -89,7 +90,7 @@ enum FileSystem {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StorageError.system("fstat", path) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError("\(path) is not a regular file") }
-        return try readAll(fd, path: path, sizeHint: Int(info.st_size))
+        return try readAll(fd, path: path, sizeHint: Int(info.st_size), limit: limit)
     }
 
     /// Everything left to read from `fd`; throws, having allocated no more than `limit` bytes,

@@ -18,7 +18,7 @@ extension DocumentStore {
     func loadLocalReplicas() -> [ReplicaID] {
         guard durability == .sync else { return [] }
         let bytes: [UInt8]?
-        do { bytes = try OwnedFiles.read(localReplicasPath) } catch { return [] }
+        do { bytes = try OwnedFiles.read(localReplicasPath, limit: LocalReplicas.maximumReplicas * 21) } catch { return [] }
         guard let bytes else { return [] }
         var replicas: [ReplicaID] = []
         for line in bytes.split(separator: UInt8(ascii: "\n")).prefix(LocalReplicas.maximumReplicas) {

@@ -228,8 +228,11 @@ public struct DiskProject: ProjectDisk, Sendable {
         }
         var temporary = ""
         var fd: Int32 = -1
-        for attempt in 0..<100 where fd < 0 {
-            temporary = ".quire-write-\(getpid())-\(serial)-\(attempt)"
+        for _ in 0..<100 where fd < 0 {
+            // 64 random bits (getrandom): another user who may write in the folder cannot have made
+            // the name beforehand, so planting names cannot make every attempt fail (nor is a
+            // planted name ever opened: `O_EXCL | O_NOFOLLOW`).
+            temporary = ".quire-write-\(getpid())-\(serial)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
             fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 && errno != EEXIST { break }
         }
