@@ -17,7 +17,7 @@ struct QuireBench: ParsableCommand {
     @Option(help: "Repetitions per measurement (the median is reported).")
     var repetitions = 5
 
-    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, relay, storage, checks, project, share, scan, handshake (comma-separated). Default: all.")
+    @Option(help: "Run only these parts: traces, code, document, daemon, stdio, peers, relay, storage, checks, project, share, scan, handshake, typing (comma-separated). Default: all.")
     var only: String?
 
     @Option(help: "The quire binary for the stdio benchmark. Default: the one built next to quire-bench.")
@@ -34,6 +34,15 @@ struct QuireBench: ParsableCommand {
 
     @Option(help: "Project sizes (files) for --only share, comma-separated.")
     var shareSizes = "500,2000"
+
+    @Option(help: "Project sizes (files) for --only typing, comma-separated.")
+    var typingSizes = "500,2000,8000"
+
+    @Option(help: "Keystrokes typed per pass of --only typing.")
+    var typingKeystrokes = 2_000
+
+    @Option(help: "Seconds each daemon's idle CPU is measured before each pass of --only typing.")
+    var typingIdleSeconds = 4.0
 
     @Flag(help: "With --only share: after each join, write the same tree by itself, syncing each file before its rename (syncfs per 64 files, then fsync per file), and print both: the floor of the join on this disk.")
     var shareFloor = false
@@ -97,7 +106,7 @@ struct QuireBench: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("no trace given and none found under ../shared/traces") }
-        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,relay,storage,checks,project,share,scan,handshake").split(separator: ",").map(String.init))
+        let parts = Set((only ?? "traces,code,document,daemon,stdio,peers,relay,storage,checks,project,share,scan,handshake,typing").split(separator: ",").map(String.init))
         if traces.isEmpty && parts.contains("document") { runDocumentBenchmark() }
         if traces.isEmpty && parts.contains("daemon") { runDaemonBenchmark() }
         if traces.isEmpty && parts.contains("stdio") { try runStdioBenchmark() }
@@ -109,6 +118,7 @@ struct QuireBench: ParsableCommand {
         if traces.isEmpty && parts.contains("project") { try runProjectBenchmark() }
         if traces.isEmpty && parts.contains("share") { try runShareBenchmark() }
         if traces.isEmpty && parts.contains("scan") { try runScanBenchmark() }
+        if traces.isEmpty && parts.contains("typing") { try runTypingBenchmark() }
         if traces.isEmpty && parts.contains("code") { runCodeBenchmark() }
         for path in paths where parts.contains("traces") {
             let trace = try EditingTrace(contentsOf: path)

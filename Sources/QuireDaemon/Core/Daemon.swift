@@ -142,6 +142,7 @@ public final class Daemon {
         }
         projects.endRead = { [unowned self] in gate.endRead() }
         files.readBoundFile = { [unowned self] path throws(ResponseError) in try projects.readForEditor(path) }
+        registry.changes.listen { [unowned self] document in projects.documentChanged(document) }
         projectFrames = projects
         writeRule.access = projects
         writeRule.projectName = { [unowned self] key in projects.projects[key]?.name }

@@ -9,6 +9,8 @@ import ReplicatingTypes
 /// the peer links (a new document is announced to every peer at once).
 final class DocumentRegistry: DocumentLookup {
     private(set) var documents: [String: SharedDocument] = [:]
+    /// Hears of every document taken in here and of every change of one (`DocumentChanges`).
+    let changes = DocumentChanges()
     private let configuration: DaemonConfiguration
     private let logger: Logger
     private let store: DocumentStore?
@@ -57,7 +59,7 @@ final class DocumentRegistry: DocumentLookup {
             document.everShared = loaded.shared
             document.sharing = loaded.sharing
             document.appliedEditIDs = loaded.editIDs
-            documents[uri] = document
+            add(document)
             let kept = recoveries[loaded.id]?.views ?? []
             for view in kept { _ = views.dormantViews.keep(view, of: loaded.id) }
             for view in recoveries[loaded.id]?.detached ?? [] { _ = views.dormantViews.keepDetached(view, of: loaded.id) }
@@ -66,6 +68,13 @@ final class DocumentRegistry: DocumentLookup {
             }
             logger.info("document \(uri) loaded: \(loaded.text.count) characters, \(loaded.operationCount) logged operations replayed, \(kept.count) editor views kept")
         }
+    }
+
+    /// Holds `document` under its name from now on, its changes told to `changes`.
+    private func add(_ document: SharedDocument) {
+        documents[document.uri] = document
+        document.changes = changes
+        changes.changed(document)
     }
 
     private func randomID() -> UInt64 {
@@ -92,7 +101,7 @@ final class DocumentRegistry: DocumentLookup {
         try ElementRoom(uri: uri, held: 0, limit: configuration.maximumElementsPerDocument)
             .check(adding: Int(clamping: text.scalars.claimedElementCount))
         let document = SharedDocument(uri: uri, id: randomID(), text: text)
-        documents[uri] = document
+        add(document)
         store?.create(uri: uri, id: document.id, initial: operations)
         logger.info("document \(uri) created with \(document.text.count) characters")
         for link in links.links.values {
@@ -122,7 +131,7 @@ final class DocumentRegistry: DocumentLookup {
                 store?.discard(documentID: existing.id)
                 let joined = SharedDocument(uri: uri, id: id, text: ReplicatingText(replica: replica))
                 joined.selections = existing.selections
-                documents[uri] = joined
+                add(joined)
                 store?.create(uri: uri, id: id, initial: [])
                 // The views of it go on in the joined document's log (both are empty here).
                 for session in sessions.inOrder {
@@ -141,7 +150,7 @@ final class DocumentRegistry: DocumentLookup {
             }
         }
         let document = SharedDocument(uri: name, id: id, text: ReplicatingText(replica: replica))
-        documents[name] = document
+        add(document)
         store?.create(uri: name, id: id, initial: [])
         markShared(document, holder: link.peerReplica)
         return document

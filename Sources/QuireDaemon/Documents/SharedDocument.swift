@@ -58,6 +58,8 @@ final class SharedDocument {
     private(set) var revision: UInt64 = 0
     /// The digest of `text` at `revision`, once asked for.
     var cachedDigest: (revision: UInt64, digest: DocumentDigest)?
+    /// Told of every move of `revision` (set by the registry that holds the document).
+    weak var changes: DocumentChanges?
 
     init(uri: String, id: UInt64, text: ReplicatingText) {
         self.uri = uri
@@ -81,6 +83,7 @@ final class SharedDocument {
     func adopt(_ state: ReplicatingText) {
         text = state
         revision &+= 1
+        changes?.changed(self)
     }
 
     /// Elements the remote selections sit after, which must stay stored to place them.
@@ -97,7 +100,10 @@ final class SharedDocument {
     /// Applies operations a session or peer made. - Complexity: O(k log n)
     func apply(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>]) {
         for op in operations { text.integrate(op) }
-        if !operations.isEmpty { revision &+= 1 }
+        if !operations.isEmpty {
+            revision &+= 1
+            changes?.changed(self)
+        }
     }
 
     /// Applies, one at a time, the operations of a batch that change this document, each judged
@@ -111,7 +117,10 @@ final class SharedDocument {
             text.integrate(op)
             applied.append(op)
         }
-        if !applied.isEmpty { revision &+= 1 }
+        if !applied.isEmpty {
+            revision &+= 1
+            changes?.changed(self)
+        }
         return applied
     }
 

@@ -22,7 +22,10 @@ public final class EditorSession: MessageHandler {
     public internal(set) var state = State.uninitialized
     var encoding = PositionEncoding.utf16
     var user = WireUser(name: "anonymous")
-    var views: [String: EditorView] = [:]
+    /// This session's view of each document it has open; set through `show(_:)`.
+    private(set) var views: [String: EditorView] = [:]
+    /// The documents whose view holds operations the editor was not sent yet (`sendPendingEdits`).
+    let unsentViews = UnsentViews()
     /// This session's own edits per document, for `document/undo` and `document/redo`.
     var histories: [String: UndoHistory] = [:]
     /// Cursor updates this session has sent, in every document: orders its cursors by recency.
@@ -46,9 +49,20 @@ public final class EditorSession: MessageHandler {
         (views[uri]?.referencedIDs ?? []) + (histories[uri]?.referencedIDs ?? [])
     }
 
+    /// Shows `view` of document `uri` in this session from now on: its operations not yet sent
+    /// go out at the end of each read (`sendPendingEdits`).
+    func show(_ view: EditorView, as uri: String) {
+        views[uri]?.report(unsentTo: nil, as: uri)
+        view.report(unsentTo: unsentViews, as: uri)
+        views[uri] = view
+        daemon.projects.editorViewsChanged(uri)
+    }
+
     func forgetView(_ uri: String) {
+        views[uri]?.report(unsentTo: nil, as: uri)
         views[uri] = nil
         histories[uri] = nil
+        daemon.projects.editorViewsChanged(uri)
     }
 
     var logger: Logger { daemon.logger }

@@ -27,16 +27,23 @@ final class EditorView {
     let uri: String
     /// The session's position encoding; a view recovered from the log takes its new session's.
     var encoding: PositionEncoding
-    fileprivate(set) var epoch = 0
-    fileprivate(set) var confirmed: ReplicatingText
+    private(set) var epoch = 0
+    private(set) var confirmed: ReplicatingText
     /// A separate copy while it differs from `confirmed`, kept afterwards so that steady editing
     /// never copies the text; dropped (and rebuilt) only when the editor drops daemon edits.
-    fileprivate var sentCopy: ReplicatingText?
-    fileprivate var pending: [(revision: Int, operations: [Operation])] = []
-    fileprivate var unsent: [Operation] = []
-    fileprivate(set) var sentRevision = 0
-    fileprivate(set) var confirmedRevision = 0
-    fileprivate(set) var editorRevision = 0
+    private var sentCopy: ReplicatingText?
+    private(set) var pending: [(revision: Int, operations: [Operation])] = []
+    /// Operations of the document this view's editor was not sent yet. Whenever it holds some,
+    /// the view is named in its session's `UnsentViews` (`report(unsentTo:as:)`).
+    private(set) var unsent: [Operation] = [] {
+        didSet { if !unsent.isEmpty { unsentViews?.insert(unsentKey) } }
+    }
+    /// The set of the session that shows this view, and the name it shows it by.
+    private weak var unsentViews: UnsentViews?
+    private var unsentKey = ""
+    private(set) var sentRevision = 0
+    private(set) var confirmedRevision = 0
+    private(set) var editorRevision = 0
     /// Why an editor edit of this epoch was refused: every later edit of the epoch was based on
     /// it, so they are refused too until a resync starts a new epoch.
     private(set) var refusal: String?
@@ -59,6 +66,14 @@ final class EditorView {
     var sent: ReplicatingText { sentCopy ?? confirmed }
 
     var hasUnsentOperations: Bool { !unsent.isEmpty }
+
+    /// From now on, whenever this view holds operations its editor was not sent, `set` names it
+    /// as `key` (at once if it holds some now); nil: a view no session shows.
+    func report(unsentTo set: UnsentViews?, as key: String) {
+        unsentViews = set
+        unsentKey = key
+        if !unsent.isEmpty { set?.insert(key) }
+    }
 
     /// Elements this view's copies show, which its editor's next edits may be anchored to: the
     /// document must keep them even where it has removed them.
@@ -236,78 +251,24 @@ final class EditorView {
         return text
     }
 
-    static func wireChange(_ change: TextChange) -> WireChange {
-        .range(WireRange(start: WirePosition(line: change.range.start.line, character: change.range.start.character),
-                         end: WirePosition(line: change.range.end.line, character: change.range.end.character)),
-               text: change.text)
-    }
-}
-
-// MARK: Persistence
-
-extension EditorView {
-    private static let stateFormat: UInt8 = 1
-    /// Pending daemon edits a stored view may hold; more is damage, not something to allocate.
-    private static let maximumStoredPending = 1 << 20
-
-    /// This view's whole state, for a snapshot (`DocumentFiles` keeps it as an opaque record);
-    /// `init(decodingState:)` rebuilds it, so recovery continues replaying the log from there.
-    func encodedState() -> [UInt8] {
-        var writer = BinaryWriter()
-        writer.write(Self.stateFormat)
-        let idBytes = Array(id.utf8)
-        writer.writeVarint(UInt64(idBytes.count))
-        writer.write(contentsOf: idBytes)
-        for number in [epoch, sentRevision, confirmedRevision, editorRevision] { writer.writeVarint(UInt64(max(0, number))) }
-        let state = confirmed.encodedState()
-        writer.writeVarint(UInt64(state.count))
-        writer.write(contentsOf: state)
-        writer.writeVarint(UInt64(pending.count))
-        for edit in pending {
-            writer.writeVarint(UInt64(max(0, edit.revision)))
-            let operations = ReplicatingArrayCoding.encode(edit.operations)
-            writer.writeVarint(UInt64(operations.count))
-            writer.write(contentsOf: operations)
-        }
-        let operations = ReplicatingArrayCoding.encode(unsent)
-        writer.writeVarint(UInt64(operations.count))
-        writer.write(contentsOf: operations)
-        return writer.bytes
-    }
-
-    /// A view as `encodedState()` kept it. Throws on damage, never traps.
-    convenience init(decodingState bytes: [UInt8], uri: String, replica: ReplicaID) throws(BinaryDecodingError) {
-        var reader = BinaryReader(bytes)
-        guard try reader.readByte() == Self.stateFormat else { throw .invalid("unknown view state format") }
-        let idLength = try reader.readCount(limit: 256)
-        guard let id = String(validating: try reader.readBytes(idLength), as: UTF8.self) else { throw .invalid("a view ID is not UTF-8") }
-        var numbers: [Int] = []
-        for _ in 0..<4 { numbers.append(try reader.readCount(limit: Int(Int32.max))) }
-        let stateLength = try reader.readCount(limit: reader.remaining)
-        // A daemon edit the editor confirmed may hold an operation still waiting for the element
-        // it follows (it came from a peer out of order): kept waiting, as in the live view.
-        let confirmed = try ReplicatingText(decodingState: Array(try reader.readBytes(stateLength)), replica: replica,
-                                            keepingWaitingOperations: true)
-        self.init(id: id, uri: uri, text: confirmed, replica: replica, encoding: .utf32)
-        epoch = numbers[0]
-        sentRevision = numbers[1]
-        confirmedRevision = numbers[2]
-        editorRevision = numbers[3]
-        let pendingCount = try reader.readCount(limit: min(Self.maximumStoredPending, reader.remaining))
-        for _ in 0..<pendingCount {
-            let revision = try reader.readCount(limit: Int(Int32.max))
-            let length = try reader.readCount(limit: reader.remaining)
-            let operations = try ReplicatingArrayCoding.decode(Array(try reader.readBytes(length)), as: Unicode.Scalar.self)
-            pending.append((revision, operations))
-        }
-        let length = try reader.readCount(limit: reader.remaining)
-        unsent = try ReplicatingArrayCoding.decode(Array(try reader.readBytes(length)), as: Unicode.Scalar.self)
+    /// Takes the bookkeeping a stored view kept (`init(decodingState:uri:replica:)`): its
+    /// epoch, revisions, pending daemon edits and unsent operations, on the confirmed text it was
+    /// made with.
+    func restore(epoch: Int, sentRevision: Int, confirmedRevision: Int, editorRevision: Int,
+                 pending: [(revision: Int, operations: [Operation])], unsent: [Operation]) {
+        self.epoch = epoch
+        self.sentRevision = sentRevision
+        self.confirmedRevision = confirmedRevision
+        self.editorRevision = editorRevision
+        self.pending = pending
+        self.unsent = unsent
         if !pending.isEmpty {
-            var copy = self.confirmed
+            var copy = confirmed
             for edit in pending { for op in edit.operations { copy.integrate(op) } }
             sentCopy = copy
+        } else {
+            sentCopy = nil
         }
-        guard reader.isAtEnd else { throw .invalid("a view state has \(reader.remaining) bytes too many") }
     }
 
     /// Edits of this view's editor from now on are made as `replica` (a recovered view taken
@@ -315,5 +276,11 @@ extension EditorView {
     func takeReplica(_ replica: ReplicaID) {
         confirmed.replica = replica
         sentCopy?.replica = replica
+    }
+
+    static func wireChange(_ change: TextChange) -> WireChange {
+        .range(WireRange(start: WirePosition(line: change.range.start.line, character: change.range.start.character),
+                         end: WirePosition(line: change.range.end.line, character: change.range.end.character)),
+               text: change.text)
     }
 }

@@ -40,6 +40,7 @@ extension ProjectService {
     /// read by its size, time and inode before its text is read again.
     func importScan(_ scan: ProjectScanner.Result, into project: SharedProject) {
         project.heldAt = [:]
+        project.passAll = true   // every held file is tried again
         let view = project.view
         var openPaths: Set<ProjectPath> = []
         var known: [FileID: ProjectWriter.Wanted] = [:]

@@ -23,14 +23,28 @@ extension ProjectService {
         var open: Set<ProjectPath> = []
         var documentsByFile: [FileID: SharedDocument] = [:]
         let links = parts.links.established.filter { $0.scope == project.scope }
-        var bytesOnDisk = project.known.values.reduce(0) { $0 + $1.text.utf8.count }
+        var bytesOnDisk = project.knownBytes
         var ignored = ignoreLookup(in: project)
         // The folders of what is on disk, made when a file goes to a new path (`foldersPastBound`).
         var folders: Set<String>?
-        for (file, path) in view.paths {
-            guard let document = parts.documents.document(project.uri(of: file)) else { continue }   // not here yet
+        // Every file after a change of the tree or a scan, else those whose inputs changed.
+        let all = project.passAll
+        let looked = all ? Set(view.paths.keys) : project.passFiles
+        let candidates = all ? Array(view.paths) : looked.compactMap { file in view.paths[file].map { (file, $0) } }
+        let writtenBefore = all ? 0 : looked.filter { file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }.count
+        project.passAll = false
+        project.passFiles = []
+        project.lastPassLooked = candidates.count
+        for (file, path) in candidates {
+            guard let document = parts.documents.document(project.uri(of: file)) else {
+                project.passFiles.insert(file)   // not here yet: looked at again until it is
+                continue
+            }
             // Its text is still on the way: written once it is, never empty first.
-            guard links.isEmpty || links.contains(where: { $0.hasCaughtUp(on: document.uri) }) else { continue }
+            guard links.isEmpty || links.contains(where: { $0.hasCaughtUp(on: document.uri) }) else {
+                project.passFiles.insert(file)
+                continue
+            }
             let last = project.known[file]
             if parts.sessions.isOpen(document) {
                 open.insert(path)
@@ -85,7 +99,8 @@ extension ProjectService {
             documentsByFile[file] = document
             if let last { known[file] = last }
         }
-        for (file, last) in project.known where view.paths[file] == nil {
+        for file in all ? Array(project.known.keys) : Array(looked) where view.paths[file] == nil {
+            guard let last = project.known[file] else { continue }
             if let document = parts.documents.document(project.uri(of: file)), parts.sessions.isOpen(document) {
                 open.insert(last.path)
                 continue
@@ -98,9 +113,16 @@ extension ProjectService {
         if !wanted.isEmpty || !known.isEmpty {
             open.formUnion(pathsOpenOutsideTheProject(in: project))
             write(project, wanted: wanted, known: known, open: open, documents: documentsByFile)
+            // What this pass wrote or held of them is known to it: not looked at again for that.
+            project.passFiles.subtract(wanted.keys)
+            project.passFiles.subtract(known.keys)
         }
         if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
-        reportProgress(project, view: view)
+        // The count written moves only with the tree, a scan (both look at every file) or what
+        // this pass wrote of the files it looked at.
+        if all || project.lastProgress == nil || looked.filter({ file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }).count != writtenBefore {
+            reportProgress(project, view: view)
+        }
         holdOwnFilesWhileJoining(project, links: links)
     }
 

@@ -80,7 +80,10 @@ final class SharedProject {
     /// instead of the addresses and relay.
     var via: String?
     var tree: ProjectTree {
-        didSet { cachedView = nil }
+        didSet {
+            cachedView = nil
+            passAll = true
+        }
     }
     private var cachedView: ProjectView?
     /// `tree.view`, computed once per change of the tree (the disk passes ask for it every 200 ms).
@@ -95,6 +98,19 @@ final class SharedProject {
     private(set) var known: [FileID: ProjectWriter.Wanted] = [:]
     /// SHA-256 (hex) of each known text, as kept in `known.json`.
     private(set) var knownHashes: [FileID: String] = [:]
+    /// The UTF-8 bytes of every known text together (what the project's files hold on disk).
+    private(set) var knownBytes = 0
+    /// Files the next disk pass looks at (`ProjectService.syncDisk`), besides every file when
+    /// `passAll`: their document changed or came, an editor opened or closed it, what is known of
+    /// it on disk changed, or the last pass could not decide it yet (its document or its text
+    /// still on the way). A pass costs what changed, not the project's size.
+    var passFiles: Set<FileID> = []
+    /// The next disk pass looks at every file: the tree changed, the disk was scanned (which
+    /// lets held files be tried again), or something not tied to one file changed.
+    var passAll = true
+    /// How many files the last disk pass looked at (for `quire-bench` and tests: an idle project's
+    /// pass looks at none).
+    var lastPassLooked = 0
     var stamps: [FileID: Stamp] = [:]
     /// The document revision last written to or read from disk, per file.
     var writtenRevisions: [FileID: UInt64] = [:]
@@ -154,6 +170,8 @@ final class SharedProject {
 
     /// Records what the daemon wrote or read at `file`'s place (nil: nothing of it on disk).
     func setKnown(_ file: FileID, _ wanted: ProjectWriter.Wanted?) {
+        knownBytes += (wanted?.text.utf8.count ?? 0) - (known[file]?.text.utf8.count ?? 0)
+        passFiles.insert(file)
         known[file] = wanted
         knownHashes[file] = wanted.map { TextHash.sha256Hex(bytes: Array($0.text.utf8)) }
     }

@@ -41,9 +41,9 @@ public final class DocumentStore {
     /// for their sync (one for all of them).
     var documentsDirectoryUnsynced = false
     /// Documents appended to since snapshots were last considered.
-    private var grown: Set<UInt64> = []
+    var grown: Set<UInt64> = []
     /// Documents whose segment is open, least recently written first.
-    private var openOrder: [UInt64] = []
+    var openOrder: [UInt64] = []
     /// Segments kept open at most; the least recently written beyond that are synced and closed.
     static let maximumOpenSegments = 64
     /// Keeps new documents in packs and gives them their own files on a thread of its own.
@@ -124,57 +124,6 @@ public final class DocumentStore {
 
     // MARK: Documents
 
-    /// A document read back from disk.
-    public struct LoadedDocument {
-        public let uri: String
-        public let id: UInt64
-        public let text: ReplicatingText
-        public let operationCount: Int
-        let binding: FileBinding?
-        /// Whether a peer ever held the document, and the peer daemons known to hold it.
-        let shared: Bool
-        let sharing: DocumentSharing
-        /// The latest editor edits applied, by ID.
-        let editIDs: RecentEditIDs
-    }
-
-    /// Every document in the data directory, each from its newest intact state. Damage is
-    /// logged as a warning saying what was dropped; an unreadable document is logged and skipped.
-    public func loadDocuments() -> [LoadedDocument] {
-        loadDocuments(rebuildingViews: { _, _ in nil })
-    }
-
-    /// `loadDocuments()`, with `views(uri, id)` rebuilding the editor views of each document as
-    /// its log is replayed. Documents that a pack holds and whose own files were not made (or
-    /// not finished) are made from the pack first (`makeDocumentsOfPacks`).
-    func loadDocuments(rebuildingViews views: (String, UInt64) -> ViewReplay?) -> [LoadedDocument] {
-        removeUnfinishedDirectories()
-        makeDocumentsOfPacks()
-        let names: [String]
-        do { names = try FileSystem.list(documentsPath).sorted() } catch {
-            logger.error("cannot list \(documentsPath): \(error)")
-            return []
-        }
-        var loaded: [LoadedDocument] = []
-        for name in names where !name.hasSuffix(DocumentFiles.unfinishedSuffix) {
-            let directory = documentsPath + "/" + name
-            do {
-                try OwnedFiles.checkDirectory(directory, what: "the document directory")
-                let recovered = try DocumentFiles.recover(directory, replica: replica, views: views)
-                recovered.files.minimumLogBytesBeforeSnapshot = snapshotLogBytes
-                for warning in recovered.warnings { logger.warning("document \(recovered.files.uri): \(warning)") }
-                files[recovered.files.id] = recovered.files
-                loaded.append(LoadedDocument(uri: recovered.files.uri, id: recovered.files.id, text: recovered.text,
-                                             operationCount: recovered.operationCount, binding: recovered.binding,
-                                             shared: recovered.shared, sharing: recovered.sharing,
-                                             editIDs: recovered.files.editIDs))
-            } catch {
-                logger.error("skipping \(directory): \(error)")
-            }
-        }
-        return loaded
-    }
-
     /// Starts keeping a new document, with `initial` (its operations so far) as the first record.
     /// The record goes into the current pack (`DocumentFilesMaker`): at once under `.batch`, at
     /// the next `commit()` under `.sync` (nothing tells of the document before it), which syncs
@@ -214,95 +163,6 @@ public final class DocumentStore {
             try FileManager.default.removeItem(atPath: documentFiles.directory)
         } catch {
             logger.warning("cannot remove the files of the empty \(documentFiles.uri) (\(error)); after a restart it shows as \(documentFiles.uri)#id")
-        }
-    }
-
-    /// Logs operations applied to document `id`; `editID` names the editor edit they make up.
-    public func append(_ operations: [ReplicatingArrayOperation<Unicode.Scalar>], toDocument id: UInt64, editID: String? = nil) {
-        guard failure == nil, let documentFiles = files[id] else { return }
-        attempt("log edits of \(documentFiles.uri)") {
-            try documentFiles.append(operations, editID: editID)
-            try afterAppend(documentFiles)
-        }
-    }
-
-    /// Logs what happened to an editor's view of document `id` (an edit's operations with it).
-    func append(_ event: ViewEvent, toDocument id: UInt64, editID: String? = nil,
-                operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []) {
-        guard failure == nil, let documentFiles = files[id] else { return }
-        attempt("log an editor view of \(documentFiles.uri)") {
-            try documentFiles.append(event, editID: editID, operations: operations)
-            try afterAppend(documentFiles)
-        }
-    }
-
-    /// Records document `id`'s file binding (nil: none), as a record of its log
-    /// (`DocumentFiles+Records`): durable as an edit is, and a document still in its pack stays
-    /// there. `baseIsText`: the binding's base is the document's text as logged so far, which
-    /// the record then does not copy.
-    func record(_ binding: FileBinding?, forDocument id: UInt64, baseIsText: Bool = false) {
-        guard failure == nil, let documentFiles = files[id] else { return }
-        attempt("record the file binding of \(documentFiles.uri)") {
-            try documentFiles.writeBinding(binding, baseIsText: baseIsText)
-            try afterAppend(documentFiles)
-        }
-    }
-
-    private func afterAppend(_ documentFiles: DocumentFiles) throws {
-        maker.noteActivity()
-        grown.insert(documentFiles.id)
-        guard !documentFiles.isUnmade else { return }   // in its pack, which the commit syncs
-        unsynced.insert(documentFiles.id)
-        if let index = openOrder.lastIndex(of: documentFiles.id) { openOrder.remove(at: index) }
-        openOrder.append(documentFiles.id)
-        while openOrder.count > Self.maximumOpenSegments {
-            // Closed unsynced (it stays in `unsynced`): the commit reopens it to sync it, so a
-            // read that writes to many documents pays no sync until its commit.
-            let oldest = openOrder.removeFirst()
-            files[oldest]?.closeUnsynced()
-        }
-    }
-
-    /// Documents whose log segment holds an open descriptor now.
-    var openSegmentCount: Int { files.values.filter(\.isOpen).count }
-
-    /// Records who holds document `id` and where its copies stand, as a record of its log
-    /// (`DocumentFiles+Records`): a project's documents shared or joined at once are not each
-    /// given a file (nor taken out of their pack) on the reply path.
-    func recordSharing(_ sharing: DocumentSharing, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
-        attempt("record who holds \(documentFiles.uri)") {
-            try documentFiles.recordSharing(sharing)
-            try afterAppend(documentFiles)
-        }
-    }
-
-    /// Takes `text`, a whole state a peer sent (not operations), as document `id` from here on:
-    /// a state record in its log (`DocumentFiles+Records`), durable as an edit is; a document
-    /// still in its pack stays there. A later snapshot folds it in as any other record.
-    func adopt(_ text: ReplicatingText, forDocument id: UInt64) {
-        guard failure == nil, let documentFiles = files[id] else { return }
-        attempt("store the state of \(documentFiles.uri)") {
-            try documentFiles.adopt(text)
-            try afterAppend(documentFiles)
-        }
-    }
-
-    /// Snapshots every document whose log has grown enough; `text(id)` gives its current state.
-    public func snapshotDueDocuments(text: (UInt64) -> ReplicatingText?) {
-        snapshotDueDocuments(withViews: { id in text(id).map { ($0, []) } })
-    }
-
-    /// `snapshotDueDocuments(text:)`, where `text(id)` also gives the states of the document's
-    /// editor views, which the snapshot keeps.
-    func snapshotDueDocuments(withViews text: (UInt64) -> (text: ReplicatingText, views: [[UInt8]])?) {
-        guard failure == nil, !grown.isEmpty else { return }
-        let candidates = grown
-        grown = []
-        for id in candidates.sorted() {
-            guard let documentFiles = files[id], documentFiles.isSnapshotDue, let current = text(id),
-                  settledFiles(id) != nil else { continue }
-            attempt("snapshot \(documentFiles.uri)") { try documentFiles.writeSnapshot(of: current.text, views: current.views) }
         }
     }
 

@@ -103,10 +103,12 @@ extension EditorSession {
     }
 
 
-    /// Sends one daemon edit per document with operations this editor has not seen.
+    /// Sends one daemon edit per document with operations this editor has not seen, in the
+    /// order of their names.
+    /// - Complexity: O(k log k) for the k documents whose view was given operations since the
+    ///   last call (`UnsentViews`), whatever the number open; plus each edit's own cost.
     func sendPendingEdits() {
-        // Only the views with something to send are sorted (a read may leave thousands open).
-        for uri in views.compactMap({ $0.value.hasUnsentOperations ? $0.key : nil }).sorted() {
+        for uri in unsentViews.take() {
             guard let view = views[uri], view.hasUnsentOperations else { continue }
             let edit = view.makeDaemonEdit(hashLimit: daemon.configuration.hashLimit)
             if let document = daemon.document(uri) { daemon.log(.sent(view: view.id), of: document) }

@@ -83,7 +83,7 @@ extension EditorSession {
                                 replica: daemon.replica(forEditing: nil, of: document), encoding: encoding)
             daemon.log(.opened(view: opened.id), of: document)
         }
-        views[request.uri] = opened
+        show(opened, as: request.uri)
         // Tell the editor how to get from what it shows to the document's text.
         // A document just made from the editor's text, with no file merged into it, holds that
         // text: its hash is the editor text's, and no copy of the document's text is built.
