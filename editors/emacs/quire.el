@@ -383,6 +383,19 @@ BEG..END holds its new text in the buffer, OLD is the text it replaced,
 START the protocol position of BEG in the text it was made in (nothing
 before BEG changed since), GROUP the `undoGroup' it was made in.")
 
+(defvar-local quire--pending-owner nil
+  "The buffer `quire--pending' was held in.
+A buffer cloned (`clone-indirect-buffer', `clone-buffer') copies the
+variables of its original, the held change too, which is its original's
+to send: sent by both, its text would reach the daemon twice.")
+
+(defun quire--held ()
+  "This buffer's held change (`quire--pending'), or nil.
+A copy made by cloning the buffer that held it is forgotten here."
+  (unless (eq quire--pending-owner (current-buffer))
+    (setq quire--pending nil))
+  quire--pending)
+
 (defvar quire--pending-buffers nil "Buffers that may hold a change not sent yet.")
 
 (defvar quire--flush-timer nil "The zero-delay timer that sends the held changes, if any.")
@@ -397,7 +410,7 @@ Some commands (`capitalize-word', `fill-paragraph') announce a wider region
 here than the one `after-change-functions' reports as changed.  A held
 change this one does not touch is sent first, in the text it was made in."
   (when (and quire--state (not quire--applying))
-    (pcase quire--pending
+    (pcase (quire--held)
       (`(,held-beg ,held-end . ,_) (when (or (< end held-beg) (> beg held-end)) (quire--flush))))
     (setq quire--before (list beg end (buffer-substring-no-properties beg end)))))
 
@@ -456,8 +469,10 @@ daemon is away nothing is sent or held: the reopen sends the whole text."
        ((not old)
         (setq quire--before nil quire--pending nil)
         (quire--send-counted (list :text (quire--text))))
+       ;; Text properties only (`put-text-property', `add-face-text-property'): nothing to send.
+       ((string= old (buffer-substring-no-properties beg end)))
        (t
-        (pcase quire--pending
+        (pcase (quire--held)
           ((and `(,held-beg ,held-end ,held-old ,start ,group)
                 (guard (and (<= beg held-end) (>= (+ beg old-length) held-beg))))
            ;; It starts inside or at the edges of the held change's text: one change, whose
@@ -479,7 +494,7 @@ daemon is away nothing is sent or held: the reopen sends the whole text."
 
 (defun quire--hold (change)
   "Hold CHANGE, a `quire--pending', until it is sent; see \"Local changes\"."
-  (setq quire--pending change)
+  (setq quire--pending change quire--pending-owner (current-buffer))
   (cl-pushnew (current-buffer) quire--pending-buffers)
   (unless quire--flush-timer
     (setq quire--flush-timer (run-at-time 0 nil #'quire--flush-timer-fired))))
@@ -511,7 +526,7 @@ SHIFT: how far its text moved since, by a change before it that is not
 sent yet.  The text comes from the buffer; should its region not fit the
 buffer (which the records exclude), the whole text goes instead and the
 value is t: it holds every change made so far."
-  (when-let ((held quire--pending))
+  (when-let ((held (quire--held)))
     (setq quire--pending nil)
     (when (and quire--state (quire--connected-p))
       (pcase-let ((`(,beg ,end ,old ,start ,group) held))
@@ -519,8 +534,11 @@ value is t: it holds every change made so far."
           (save-restriction
             (widen)
             (if (<= (point-min) beg end (point-max))
-                (progn (quire--send-counted (quire--range-change start old (buffer-substring-no-properties beg end)))
-                       nil)
+                (let ((new (buffer-substring-no-properties beg end)))
+                  ;; Undone before it was sent (a cancelled `atomic-change-group'): nothing.
+                  (unless (string= old new)
+                    (quire--send-counted (quire--range-change start old new)))
+                  nil)
               (setq quire--before nil)
               (quire--send-counted (list :text (quire--text)))
               t)))))))
@@ -797,7 +815,7 @@ Hashing a long buffer costs milliseconds, so it is not done per keystroke."
                          (when (buffer-live-p buffer)
                            (with-current-buffer buffer
                              (setq quire--hash-timer nil)
-                             (when (and quire--state (not quire--pending)
+                             (when (and quire--state (not (quire--held))
                                         (equal at (list (plist-get quire--state :editor) (plist-get quire--state :daemon)))
                                         (not (equal hash (quire--hash))))
                                (quire-resync)))))))))
@@ -966,7 +984,7 @@ What changed in the file outside Quire is merged first."
 ;;; `find-alternate-file', `kill-buffer'.
 
 ;; A shared buffer stays shared whatever resets its local variables.
-(dolist (variable '(quire-mode quire--state quire--before quire--pending quire--cursors quire--hash-timer
+(dolist (variable '(quire-mode quire--state quire--before quire--pending quire--pending-owner quire--cursors quire--hash-timer
                     quire--read-only quire--read-only-reason quire--told-read-only quire--was-read-only))
   (put variable 'permanent-local t))
 (pcase-dolist (`(,_ . ,function) quire--tracking-hooks)

@@ -1607,6 +1607,77 @@ by a timer goes out."
               (should (quire-test--agree other uri)))
           (jsonrpc-shutdown other))))))
 
+;; A held change is a buffer-local variable, which a clone copies.
+(ert-deftest quire-test-a-buffer-cloned-with-a-change-held-sends-it-once ()
+  "A command of Lisp that changes a shared buffer and clones it
+\(`clone-indirect-buffer') before its end: the change held is sent once, by
+the buffer it was made in, not again by the clone (its next change, cursor
+update or end); the partner's token stays once where it was typed."
+  (quire-test--with-own-daemon ".clone"
+    (let ((uri "clone.el.txt"))
+      (insert "alpha é1\ngamma <B2> 日本\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)) (clone nil))
+        (unwind-protect
+            (progn
+              (goto-char 3)
+              (insert "H😀")
+              (setq clone (clone-indirect-buffer "quire-clone" nil))
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              ;; The clone's own change, apart from the held one, and its cursor update.
+              (with-current-buffer clone
+                (goto-char (point-max))
+                (insert "C1\n")
+                (quire--flush-all)
+                (quire--send-cursor))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--text-of other uri) "alH😀pha é1\ngamma <B2> 日本\nC1\n"))
+              (quire-test--remote-insert other uri "<B2>" "<P1>")
+              (should (quire-test--wait (lambda () (string-match-p "<P1>" (quire--text)))))
+              (kill-buffer clone)
+              (goto-char (point-min))
+              (insert "B")
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              (should (equal (quire--text) "BalH😀pha é1\ngamma <P1><B2> 日本\nC1\n"))
+              (should-not quire-test--refused))
+          (when (buffer-live-p clone) (kill-buffer clone))
+          (jsonrpc-shutdown other))))))
+
+(ert-deftest quire-test-text-property-changes-send-nothing ()
+  "Changing only text properties (`put-text-property', `add-face-text-property')
+runs the change hooks but sends no edit, alone or touching a held change;
+text inserted and removed again before it was sent (a cancelled
+`atomic-change-group') sends nothing either."
+  (quire-test--with-own-daemon ".props"
+    (let ((uri "props.el.txt"))
+      (insert "one é two\n日本 three\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (should (equal (quire-test--recording-changes
+                              (put-text-property 1 4 'face 'bold)
+                              (add-face-text-property 12 14 'italic))
+                             nil))
+              ;; Touching a held insertion: the insertion alone goes.
+              (should (equal (quire-test--recording-changes
+                              (goto-char 5)
+                              (insert "X")
+                              (put-text-property 5 7 'face 'italic))
+                             '((:range (:start (:line 0 :character 4) :end (:line 0 :character 4)) :text "X"))))
+              (should (equal (quire-test--recording-changes
+                              (goto-char 3)
+                              (ignore-errors
+                                (atomic-change-group
+                                  (insert "YZ")
+                                  (error "Cancelled"))))
+                             nil))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--text-of other uri) "one Xé two\n日本 three\n")))
+          (jsonrpc-shutdown other))))))
+
 (ert-deftest quire-test-undo-and-redo-go-through-the-daemon ()
   "In a shared buffer `undo' (C-/, C-_, C-x u) and `undo-redo' ask the daemon
 \(`document/undo', `document/redo'), which reverts only this editor's own
