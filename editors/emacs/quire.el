@@ -543,6 +543,14 @@ value is t: it holds every change made so far."
               (quire--send-counted (list :text (quire--text)))
               t)))))))
 
+(defun quire--flush-before-set-buffer-multibyte (&rest _)
+  "Send the held change before `set-buffer-multibyte' changes what positions count.
+Made multibyte or unibyte, a buffer's positions count characters or bytes:
+the held change's region would then cover other text.  That runs no change hook."
+  (when quire--pending (quire--flush)))
+
+(advice-add 'set-buffer-multibyte :before #'quire--flush-before-set-buffer-multibyte)
+
 (defun quire--send-counted (change)
   "Send CHANGE and count it: the editor revision goes up by one."
   (quire--send-edit change)
@@ -1061,6 +1069,7 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
   "Remove the advice when `unload-feature' unloads quire."
   (advice-remove 'hack-local-variables #'quire--without-local-variables)
   (advice-remove 'set-auto-mode #'quire--without-local-variables)
+  (advice-remove 'set-buffer-multibyte #'quire--flush-before-set-buffer-multibyte)
   (remove-function command-error-function #'quire--command-error)
   nil)
 

@@ -1678,6 +1678,32 @@ text inserted and removed again before it was sent (a cancelled
               (should (equal (quire-test--text-of other uri) "one Xé two\n日本 three\n")))
           (jsonrpc-shutdown other))))))
 
+(ert-deftest quire-test-set-buffer-multibyte-sends-the-held-change-first ()
+  "A change held when `set-buffer-multibyte' makes the buffer unibyte (positions
+in bytes from then on) reaches the daemon as it was made: the held region,
+in characters, is not read again in bytes."
+  (quire-test--with-own-daemon ".unibyte"
+    (let ((uri "unibyte.el.txt"))
+      (insert "aé日\nb <B2>\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (goto-char 2)
+              (insert "ü")
+              ;; The command ends with the buffer unibyte.
+              (set-buffer-multibyte nil)
+              (quire--flush-all)
+              (should (quire-test--wait (lambda () (equal (quire-test--text-of other uri) "aüé日\nb <B2>\n"))))
+              (set-buffer-multibyte t)
+              (goto-char (point-min))
+              (insert "Z")
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              (should (equal (quire--text) "Zaüé日\nb <B2>\n"))
+              (should-not quire-test--refused))
+          (jsonrpc-shutdown other))))))
+
 (ert-deftest quire-test-undo-and-redo-go-through-the-daemon ()
   "In a shared buffer `undo' (C-/, C-_, C-x u) and `undo-redo' ask the daemon
 \(`document/undo', `document/redo'), which reverts only this editor's own
