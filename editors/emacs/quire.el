@@ -956,6 +956,29 @@ What changed in the file outside Quire is merged first."
 (defvar-local quire--revert-function nil
   "The `revert-buffer-function' of the major mode; `quire--revert-buffer' runs it.")
 
+;; An indirect buffer (`make-indirect-buffer', `org-tree-to-indirect-buffer') shares its base
+;; buffer's text, but a change made in it runs its own change hooks only, not the base's: the
+;; change would never reach the daemon.  Such a change is recorded as the shared base buffer's
+;; (positions are the same in both).  A clone (`clone-indirect-buffer') copied the base's
+;; variables and hooks and records it itself.
+
+(defun quire--indirect-base ()
+  "The shared base of this indirect buffer, when it records no change itself."
+  (let ((base (buffer-base-buffer)))
+    (and base (not quire--state) (buffer-local-value 'quire--state base) base)))
+
+(defun quire--indirect-before-change (beg end)
+  "In an indirect buffer of a shared one, `quire--before-change' in its base.
+BEG and END as `before-change-functions' give them."
+  (when-let ((base (quire--indirect-base)))
+    (with-current-buffer base (save-restriction (widen) (quire--before-change beg end)))))
+
+(defun quire--indirect-after-change (beg end old-length)
+  "In an indirect buffer of a shared one, `quire--after-change' in its base.
+BEG, END and OLD-LENGTH as `after-change-functions' give them."
+  (when-let ((base (quire--indirect-base)))
+    (with-current-buffer base (save-restriction (widen) (quire--after-change beg end old-length)))))
+
 (defconst quire--tracking-hooks
   '((before-change-functions . quire--before-change)
     (after-change-functions . quire--after-change)
@@ -978,6 +1001,8 @@ What changed in the file outside Quire is merged first."
         ;; Undo goes through the daemon (`quire-undo'); Emacs's own list records nothing.
         (setq buffer-undo-list t)
         (add-hook 'find-file-hook #'quire--take-over-visit)
+        (add-hook 'before-change-functions #'quire--indirect-before-change)
+        (add-hook 'after-change-functions #'quire--indirect-after-change)
         (quire--install-revert))
     (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (remove-hook hook function t))
     (when (eq buffer-undo-list t) (setq buffer-undo-list nil))   ; Emacs's own undo again, from here
@@ -1070,6 +1095,8 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
   (advice-remove 'hack-local-variables #'quire--without-local-variables)
   (advice-remove 'set-auto-mode #'quire--without-local-variables)
   (advice-remove 'set-buffer-multibyte #'quire--flush-before-set-buffer-multibyte)
+  (remove-hook 'before-change-functions #'quire--indirect-before-change)
+  (remove-hook 'after-change-functions #'quire--indirect-after-change)
   (remove-function command-error-function #'quire--command-error)
   nil)
 

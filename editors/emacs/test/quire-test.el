@@ -1678,6 +1678,45 @@ text inserted and removed again before it was sent (a cancelled
               (should (equal (quire-test--text-of other uri) "one Xé two\n日本 three\n")))
           (jsonrpc-shutdown other))))))
 
+(ert-deftest quire-test-a-change-in-an-indirect-buffer-reaches-the-daemon ()
+  "Text changed in an indirect buffer of a shared buffer (`make-indirect-buffer',
+as `org-tree-to-indirect-buffer' makes; narrowed there) reaches the daemon,
+a deletion and the insertion at its place as one replacement; the partner's
+token stays once where it was typed; the base buffer still sends its own."
+  (quire-test--with-own-daemon ".indirect"
+    (let ((uri "indirect.el.txt"))
+      (insert "alpha é1\ngamma <B2> 日本\nend\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri))
+            (indirect (make-indirect-buffer (current-buffer) "quire-indirect")))
+        (unwind-protect
+            (progn
+              (with-current-buffer indirect
+                (goto-char (point-min))
+                (forward-line 1)
+                (narrow-to-region (point) (line-end-position))
+                (insert "I😀 ")
+                (quire--flush-all))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--text-of other uri) "alpha é1\nI😀 gamma <B2> 日本\nend\n"))
+              (let ((sent (quire-test--recording-changes
+                           (quire-test--while-otto-types other uri "<B2>" "<P1>"
+                             (with-current-buffer indirect
+                               (goto-char (point-min))
+                               (delete-region (point) (+ (point) 8))
+                               (insert "J😀 GAMMA"))))))
+                (should (= (length sent) 1)))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--line-with "<P1>") "J😀 GAMMA <P1><B2> 日本"))
+              (goto-char (point-max))
+              (insert "base\n")
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              (should (equal (quire--text) "alpha é1\nJ😀 GAMMA <P1><B2> 日本\nend\nbase\n"))
+              (should-not quire-test--refused))
+          (kill-buffer indirect)
+          (jsonrpc-shutdown other))))))
+
 (ert-deftest quire-test-set-buffer-multibyte-sends-the-held-change-first ()
   "A change held when `set-buffer-multibyte' makes the buffer unibyte (positions
 in bytes from then on) reaches the daemon as it was made: the held region,
