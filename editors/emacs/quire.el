@@ -513,6 +513,18 @@ daemon is away nothing is sent or held: the reopen sends the whole text."
       (when (buffer-live-p buffer)
         (with-current-buffer buffer (quire--flush))))))
 
+(defun quire--flush-before-exit ()
+  "Send the held changes as Emacs exits, in the command or script that made them.
+Emacs kills `quire attach' as it exits, which would drop what it has not
+relayed yet: so a request's reply is awaited after them, one second at most."
+  (when (and (quire--connected-p)
+             (seq-some (lambda (buffer) (and (buffer-live-p buffer) (buffer-local-value 'quire--pending buffer)))
+                       quire--pending-buffers))
+    (if quire--in-filter
+        (quire--flush-all)
+      (let ((quire--request-timeout 1))
+        (ignore-errors (quire--request :quire/status (make-hash-table)))))))
+
 (defun quire--drop-all-pending ()
   "Forget the held changes: the daemon went away, and the reopen sends the text."
   (dolist (buffer quire--pending-buffers)
@@ -1001,6 +1013,7 @@ BEG, END and OLD-LENGTH as `after-change-functions' give them."
         ;; Undo goes through the daemon (`quire-undo'); Emacs's own list records nothing.
         (setq buffer-undo-list t)
         (add-hook 'find-file-hook #'quire--take-over-visit)
+        (add-hook 'kill-emacs-hook #'quire--flush-before-exit)
         (add-hook 'before-change-functions #'quire--indirect-before-change)
         (add-hook 'after-change-functions #'quire--indirect-after-change)
         (quire--install-revert))
@@ -1095,6 +1108,7 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
   (advice-remove 'hack-local-variables #'quire--without-local-variables)
   (advice-remove 'set-auto-mode #'quire--without-local-variables)
   (advice-remove 'set-buffer-multibyte #'quire--flush-before-set-buffer-multibyte)
+  (remove-hook 'kill-emacs-hook #'quire--flush-before-exit)
   (remove-hook 'before-change-functions #'quire--indirect-before-change)
   (remove-hook 'after-change-functions #'quire--indirect-after-change)
   (remove-function command-error-function #'quire--command-error)

@@ -1717,6 +1717,30 @@ token stays once where it was typed; the base buffer still sends its own."
           (kill-buffer indirect)
           (jsonrpc-shutdown other))))))
 
+(ert-deftest quire-test-a-change-held-as-emacs-exits-reaches-the-daemon ()
+  "A batch Emacs (as a script run by `emacs --batch') shares a buffer, changes
+it and calls `kill-emacs' at once: the change held reaches the daemon, though
+Emacs kills `quire attach' as it exits."
+  (quire-test--with-own-daemon ".exit"
+    (let* ((script (format "%S" `(progn (require 'quire)
+                                        (setq quire-command (list ,binary "attach" ,socket))
+                                        (with-current-buffer (get-buffer-create "exiting")
+                                          (insert "kept é\n")
+                                          (quire-share "exit.el.txt")
+                                          (goto-char (point-min))
+                                          (insert "日本 last ")
+                                          (kill-emacs 0)))))
+           (output (generate-new-buffer " *exiting emacs*")))
+      (unwind-protect
+          (progn
+            (should (equal (call-process (expand-file-name invocation-name invocation-directory) nil output nil
+                                         "-Q" "--batch" "-L" (file-name-directory (locate-library "quire"))
+                                         "--eval" script)
+                           0))
+            (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "exit.el.txt")
+                                                        "日本 last kept é\n")))))
+        (kill-buffer output)))))
+
 (ert-deftest quire-test-set-buffer-multibyte-sends-the-held-change-first ()
   "A change held when `set-buffer-multibyte' makes the buffer unibyte (positions
 in bytes from then on) reaches the daemon as it was made: the held region,
