@@ -408,11 +408,14 @@ A copy made by cloning the buffer that held it is forgotten here."
   "Remember the text of BEG..END, about to change.
 Some commands (`capitalize-word', `fill-paragraph') announce a wider region
 here than the one `after-change-functions' reports as changed.  A held
-change this one does not touch is sent first, in the text it was made in."
-  (when (and quire--state (not quire--applying))
-    (pcase (quire--held)
-      (`(,held-beg ,held-end . ,_) (when (or (< end held-beg) (> beg held-end)) (quire--flush))))
-    (setq quire--before (list beg end (buffer-substring-no-properties beg end)))))
+change this one does not touch is sent first, in the text it was made in.
+In an indirect buffer of a shared one, remembered by that one."
+  (if-let ((base (quire--shared-base)))
+      (with-current-buffer base (save-restriction (widen) (quire--before-change beg end)))
+    (when (and quire--state (not quire--applying))
+      (pcase (quire--held)
+        (`(,held-beg ,held-end . ,_) (when (or (< end held-beg) (> beg held-end)) (quire--flush))))
+      (setq quire--before (list beg end (buffer-substring-no-properties beg end))))))
 
 (defun quire--text-at-p (pos text)
   "Whether the buffer holds TEXT at POS."
@@ -461,7 +464,15 @@ Merged into the held change when it touches it, else held itself after
 that one is sent.  The old text comes from `quire--before-change'; when the
 two records do not add up, the whole text goes at once, which the daemon
 reduces to the minimal edits (it holds the held change too).  While the
-daemon is away nothing is sent or held: the reopen sends the whole text."
+daemon is away nothing is sent or held: the reopen sends the whole text.
+In an indirect buffer of a shared one, recorded as that one's change."
+  (if-let ((base (quire--shared-base)))
+      (with-current-buffer base (save-restriction (widen) (quire--after-change beg end old-length)))
+    (quire--record-change beg end old-length)))
+
+(defun quire--record-change (beg end old-length)
+  "Record the change that made BEG..END of OLD-LENGTH characters.
+See `quire--after-change'."
   (when (and quire--state (not quire--applying))
     (let ((old (and (quire--connected-p) (quire--old-text beg end old-length))))
       (cond
@@ -971,25 +982,27 @@ What changed in the file outside Quire is merged first."
 ;; An indirect buffer (`make-indirect-buffer', `org-tree-to-indirect-buffer') shares its base
 ;; buffer's text, but a change made in it runs its own change hooks only, not the base's: the
 ;; change would never reach the daemon.  Such a change is recorded as the shared base buffer's
-;; (positions are the same in both).  A clone (`clone-indirect-buffer') copied the base's
-;; variables and hooks and records it itself.
+;; (positions are the same in both), held and sent by it.  So is one made in a clone
+;; (`clone-indirect-buffer'), which copied the base's variables and hooks: recorded by itself,
+;; its change and one the base holds would each be sent in a text without the other.
 
-(defun quire--indirect-base ()
-  "The shared base of this indirect buffer, when it records no change itself."
+(defun quire--shared-base ()
+  "The base buffer of this indirect buffer when that one is shared, else nil."
   (let ((base (buffer-base-buffer)))
-    (and base (not quire--state) (buffer-local-value 'quire--state base) base)))
+    (and base (buffer-local-value 'quire--state base) base)))
 
 (defun quire--indirect-before-change (beg end)
   "In an indirect buffer of a shared one, `quire--before-change' in its base.
-BEG and END as `before-change-functions' give them."
-  (when-let ((base (quire--indirect-base)))
-    (with-current-buffer base (save-restriction (widen) (quire--before-change beg end)))))
+BEG and END as `before-change-functions' give them.  A clone runs that
+itself, from the hooks it copied."
+  (when (and (not quire--state) (buffer-base-buffer))
+    (quire--before-change beg end)))
 
 (defun quire--indirect-after-change (beg end old-length)
   "In an indirect buffer of a shared one, `quire--after-change' in its base.
 BEG, END and OLD-LENGTH as `after-change-functions' give them."
-  (when-let ((base (quire--indirect-base)))
-    (with-current-buffer base (save-restriction (widen) (quire--after-change beg end old-length)))))
+  (when (and (not quire--state) (buffer-base-buffer))
+    (quire--after-change beg end old-length)))
 
 (defconst quire--tracking-hooks
   '((before-change-functions . quire--before-change)

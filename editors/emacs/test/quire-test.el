@@ -1612,7 +1612,9 @@ by a timer goes out."
   "A command of Lisp that changes a shared buffer and clones it
 \(`clone-indirect-buffer') before its end: the change held is sent once, by
 the buffer it was made in, not again by the clone (its next change, cursor
-update or end); the partner's token stays once where it was typed."
+update or end); a change in the buffer and one after it in the clone, in
+one command, each land where they were made; the partner's token stays
+once where it was typed."
   (quire-test--with-own-daemon ".clone"
     (let ((uri "clone.el.txt"))
       (insert "alpha é1\ngamma <B2> 日本\n")
@@ -1635,12 +1637,21 @@ update or end); the partner's token stays once where it was typed."
               (should (equal (quire-test--text-of other uri) "alH😀pha é1\ngamma <B2> 日本\nC1\n"))
               (quire-test--remote-insert other uri "<B2>" "<P1>")
               (should (quire-test--wait (lambda () (string-match-p "<P1>" (quire--text)))))
+              ;; In one command, a change held by the buffer and one made after it in the clone.
+              (goto-char 3)
+              (insert "Q")
+              (with-current-buffer clone
+                (goto-char (point-min))
+                (end-of-line)
+                (insert "R"))
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
               (kill-buffer clone)
               (goto-char (point-min))
               (insert "B")
               (quire--flush-all)
               (should (quire-test--agree other uri))
-              (should (equal (quire--text) "BalH😀pha é1\ngamma <P1><B2> 日本\nC1\n"))
+              (should (equal (quire--text) "BalQH😀pha é1R\ngamma <P1><B2> 日本\nC1\n"))
               (should-not quire-test--refused))
           (when (buffer-live-p clone) (kill-buffer clone))
           (jsonrpc-shutdown other))))))
