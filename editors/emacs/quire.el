@@ -383,6 +383,19 @@ BEG..END holds its new text in the buffer, OLD is the text it replaced,
 START the protocol position of BEG in the text it was made in (nothing
 before BEG changed since), GROUP the `undoGroup' it was made in.")
 
+(defvar-local quire--pending-owner nil
+  "The buffer `quire--pending' was held in.
+A buffer cloned (`clone-indirect-buffer', `clone-buffer') copies the
+variables of its original, the held change too, which is its original's
+to send: sent by both, its text would reach the daemon twice.")
+
+(defun quire--held ()
+  "This buffer's held change (`quire--pending'), or nil.
+A copy made by cloning the buffer that held it is forgotten here."
+  (unless (eq quire--pending-owner (current-buffer))
+    (setq quire--pending nil))
+  quire--pending)
+
 (defvar quire--pending-buffers nil "Buffers that may hold a change not sent yet.")
 
 (defvar quire--flush-timer nil "The zero-delay timer that sends the held changes, if any.")
@@ -395,11 +408,14 @@ before BEG changed since), GROUP the `undoGroup' it was made in.")
   "Remember the text of BEG..END, about to change.
 Some commands (`capitalize-word', `fill-paragraph') announce a wider region
 here than the one `after-change-functions' reports as changed.  A held
-change this one does not touch is sent first, in the text it was made in."
-  (when (and quire--state (not quire--applying))
-    (pcase quire--pending
-      (`(,held-beg ,held-end . ,_) (when (or (< end held-beg) (> beg held-end)) (quire--flush))))
-    (setq quire--before (list beg end (buffer-substring-no-properties beg end)))))
+change this one does not touch is sent first, in the text it was made in.
+In an indirect buffer of a shared one, remembered by that one."
+  (if-let ((base (quire--shared-base)))
+      (with-current-buffer base (save-restriction (widen) (quire--before-change beg end)))
+    (when (and quire--state (not quire--applying))
+      (pcase (quire--held)
+        (`(,held-beg ,held-end . ,_) (when (or (< end held-beg) (> beg held-end)) (quire--flush))))
+      (setq quire--before (list beg end (buffer-substring-no-properties beg end))))))
 
 (defun quire--text-at-p (pos text)
   "Whether the buffer holds TEXT at POS."
@@ -448,7 +464,15 @@ Merged into the held change when it touches it, else held itself after
 that one is sent.  The old text comes from `quire--before-change'; when the
 two records do not add up, the whole text goes at once, which the daemon
 reduces to the minimal edits (it holds the held change too).  While the
-daemon is away nothing is sent or held: the reopen sends the whole text."
+daemon is away nothing is sent or held: the reopen sends the whole text.
+In an indirect buffer of a shared one, recorded as that one's change."
+  (if-let ((base (quire--shared-base)))
+      (with-current-buffer base (save-restriction (widen) (quire--after-change beg end old-length)))
+    (quire--record-change beg end old-length)))
+
+(defun quire--record-change (beg end old-length)
+  "Record the change that made BEG..END of OLD-LENGTH characters.
+See `quire--after-change'."
   (when (and quire--state (not quire--applying))
     (let ((old (and (quire--connected-p) (quire--old-text beg end old-length))))
       (cond
@@ -456,8 +480,10 @@ daemon is away nothing is sent or held: the reopen sends the whole text."
        ((not old)
         (setq quire--before nil quire--pending nil)
         (quire--send-counted (list :text (quire--text))))
+       ;; Text properties only (`put-text-property', `add-face-text-property'): nothing to send.
+       ((string= old (buffer-substring-no-properties beg end)))
        (t
-        (pcase quire--pending
+        (pcase (quire--held)
           ((and `(,held-beg ,held-end ,held-old ,start ,group)
                 (guard (and (<= beg held-end) (>= (+ beg old-length) held-beg))))
            ;; It starts inside or at the edges of the held change's text: one change, whose
@@ -479,7 +505,7 @@ daemon is away nothing is sent or held: the reopen sends the whole text."
 
 (defun quire--hold (change)
   "Hold CHANGE, a `quire--pending', until it is sent; see \"Local changes\"."
-  (setq quire--pending change)
+  (setq quire--pending change quire--pending-owner (current-buffer))
   (cl-pushnew (current-buffer) quire--pending-buffers)
   (unless quire--flush-timer
     (setq quire--flush-timer (run-at-time 0 nil #'quire--flush-timer-fired))))
@@ -498,6 +524,18 @@ daemon is away nothing is sent or held: the reopen sends the whole text."
       (when (buffer-live-p buffer)
         (with-current-buffer buffer (quire--flush))))))
 
+(defun quire--flush-before-exit ()
+  "Send the held changes as Emacs exits, in the command or script that made them.
+Emacs kills `quire attach' as it exits, which would drop what it has not
+relayed yet: so a request's reply is awaited after them, one second at most."
+  (when (and (quire--connected-p)
+             (seq-some (lambda (buffer) (and (buffer-live-p buffer) (buffer-local-value 'quire--pending buffer)))
+                       quire--pending-buffers))
+    (if quire--in-filter
+        (quire--flush-all)
+      (let ((quire--request-timeout 1))
+        (ignore-errors (quire--request :quire/status (make-hash-table)))))))
+
 (defun quire--drop-all-pending ()
   "Forget the held changes: the daemon went away, and the reopen sends the text."
   (dolist (buffer quire--pending-buffers)
@@ -511,7 +549,7 @@ SHIFT: how far its text moved since, by a change before it that is not
 sent yet.  The text comes from the buffer; should its region not fit the
 buffer (which the records exclude), the whole text goes instead and the
 value is t: it holds every change made so far."
-  (when-let ((held quire--pending))
+  (when-let ((held (quire--held)))
     (setq quire--pending nil)
     (when (and quire--state (quire--connected-p))
       (pcase-let ((`(,beg ,end ,old ,start ,group) held))
@@ -519,11 +557,22 @@ value is t: it holds every change made so far."
           (save-restriction
             (widen)
             (if (<= (point-min) beg end (point-max))
-                (progn (quire--send-counted (quire--range-change start old (buffer-substring-no-properties beg end)))
-                       nil)
+                (let ((new (buffer-substring-no-properties beg end)))
+                  ;; Undone before it was sent (a cancelled `atomic-change-group'): nothing.
+                  (unless (string= old new)
+                    (quire--send-counted (quire--range-change start old new)))
+                  nil)
               (setq quire--before nil)
               (quire--send-counted (list :text (quire--text)))
               t)))))))
+
+(defun quire--flush-before-set-buffer-multibyte (&rest _)
+  "Send the held change before `set-buffer-multibyte' changes what positions count.
+Made multibyte or unibyte, a buffer's positions count characters or bytes:
+the held change's region would then cover other text.  That runs no change hook."
+  (when quire--pending (quire--flush)))
+
+(advice-add 'set-buffer-multibyte :before #'quire--flush-before-set-buffer-multibyte)
 
 (defun quire--send-counted (change)
   "Send CHANGE and count it: the editor revision goes up by one."
@@ -797,7 +846,7 @@ Hashing a long buffer costs milliseconds, so it is not done per keystroke."
                          (when (buffer-live-p buffer)
                            (with-current-buffer buffer
                              (setq quire--hash-timer nil)
-                             (when (and quire--state (not quire--pending)
+                             (when (and quire--state (not (quire--held))
                                         (equal at (list (plist-get quire--state :editor) (plist-get quire--state :daemon)))
                                         (not (equal hash (quire--hash))))
                                (quire-resync)))))))))
@@ -930,6 +979,31 @@ What changed in the file outside Quire is merged first."
 (defvar-local quire--revert-function nil
   "The `revert-buffer-function' of the major mode; `quire--revert-buffer' runs it.")
 
+;; An indirect buffer (`make-indirect-buffer', `org-tree-to-indirect-buffer') shares its base
+;; buffer's text, but a change made in it runs its own change hooks only, not the base's: the
+;; change would never reach the daemon.  Such a change is recorded as the shared base buffer's
+;; (positions are the same in both), held and sent by it.  So is one made in a clone
+;; (`clone-indirect-buffer'), which copied the base's variables and hooks: recorded by itself,
+;; its change and one the base holds would each be sent in a text without the other.
+
+(defun quire--shared-base ()
+  "The base buffer of this indirect buffer when that one is shared, else nil."
+  (let ((base (buffer-base-buffer)))
+    (and base (buffer-local-value 'quire--state base) base)))
+
+(defun quire--indirect-before-change (beg end)
+  "In an indirect buffer of a shared one, `quire--before-change' in its base.
+BEG and END as `before-change-functions' give them.  A clone runs that
+itself, from the hooks it copied."
+  (when (and (not quire--state) (buffer-base-buffer))
+    (quire--before-change beg end)))
+
+(defun quire--indirect-after-change (beg end old-length)
+  "In an indirect buffer of a shared one, `quire--after-change' in its base.
+BEG, END and OLD-LENGTH as `after-change-functions' give them."
+  (when (and (not quire--state) (buffer-base-buffer))
+    (quire--after-change beg end old-length)))
+
 (defconst quire--tracking-hooks
   '((before-change-functions . quire--before-change)
     (after-change-functions . quire--after-change)
@@ -952,6 +1026,9 @@ What changed in the file outside Quire is merged first."
         ;; Undo goes through the daemon (`quire-undo'); Emacs's own list records nothing.
         (setq buffer-undo-list t)
         (add-hook 'find-file-hook #'quire--take-over-visit)
+        (add-hook 'kill-emacs-hook #'quire--flush-before-exit)
+        (add-hook 'before-change-functions #'quire--indirect-before-change)
+        (add-hook 'after-change-functions #'quire--indirect-after-change)
         (quire--install-revert))
     (pcase-dolist (`(,hook . ,function) quire--tracking-hooks) (remove-hook hook function t))
     (when (eq buffer-undo-list t) (setq buffer-undo-list nil))   ; Emacs's own undo again, from here
@@ -966,7 +1043,7 @@ What changed in the file outside Quire is merged first."
 ;;; `find-alternate-file', `kill-buffer'.
 
 ;; A shared buffer stays shared whatever resets its local variables.
-(dolist (variable '(quire-mode quire--state quire--before quire--pending quire--cursors quire--hash-timer
+(dolist (variable '(quire-mode quire--state quire--before quire--pending quire--pending-owner quire--cursors quire--hash-timer
                     quire--read-only quire--read-only-reason quire--told-read-only quire--was-read-only))
   (put variable 'permanent-local t))
 (pcase-dolist (`(,_ . ,function) quire--tracking-hooks)
@@ -1043,6 +1120,10 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
   "Remove the advice when `unload-feature' unloads quire."
   (advice-remove 'hack-local-variables #'quire--without-local-variables)
   (advice-remove 'set-auto-mode #'quire--without-local-variables)
+  (advice-remove 'set-buffer-multibyte #'quire--flush-before-set-buffer-multibyte)
+  (remove-hook 'kill-emacs-hook #'quire--flush-before-exit)
+  (remove-hook 'before-change-functions #'quire--indirect-before-change)
+  (remove-hook 'after-change-functions #'quire--indirect-after-change)
   (remove-function command-error-function #'quire--command-error)
   nil)
 

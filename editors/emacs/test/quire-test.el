@@ -1607,6 +1607,177 @@ by a timer goes out."
               (should (quire-test--agree other uri)))
           (jsonrpc-shutdown other))))))
 
+;; A held change is a buffer-local variable, which a clone copies.
+(ert-deftest quire-test-a-buffer-cloned-with-a-change-held-sends-it-once ()
+  "A command of Lisp that changes a shared buffer and clones it
+\(`clone-indirect-buffer') before its end: the change held is sent once, by
+the buffer it was made in, not again by the clone (its next change, cursor
+update or end); a change in the buffer and one after it in the clone, in
+one command, each land where they were made; the partner's token stays
+once where it was typed."
+  (quire-test--with-own-daemon ".clone"
+    (let ((uri "clone.el.txt"))
+      (insert "alpha é1\ngamma <B2> 日本\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)) (clone nil))
+        (unwind-protect
+            (progn
+              (goto-char 3)
+              (insert "H😀")
+              (setq clone (clone-indirect-buffer "quire-clone" nil))
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              ;; The clone's own change, apart from the held one, and its cursor update.
+              (with-current-buffer clone
+                (goto-char (point-max))
+                (insert "C1\n")
+                (quire--flush-all)
+                (quire--send-cursor))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--text-of other uri) "alH😀pha é1\ngamma <B2> 日本\nC1\n"))
+              (quire-test--remote-insert other uri "<B2>" "<P1>")
+              (should (quire-test--wait (lambda () (string-match-p "<P1>" (quire--text)))))
+              ;; In one command, a change held by the buffer and one made after it in the clone.
+              (goto-char 3)
+              (insert "Q")
+              (with-current-buffer clone
+                (goto-char (point-min))
+                (end-of-line)
+                (insert "R"))
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              (kill-buffer clone)
+              (goto-char (point-min))
+              (insert "B")
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              (should (equal (quire--text) "BalQH😀pha é1R\ngamma <P1><B2> 日本\nC1\n"))
+              (should-not quire-test--refused))
+          (when (buffer-live-p clone) (kill-buffer clone))
+          (jsonrpc-shutdown other))))))
+
+(ert-deftest quire-test-text-property-changes-send-nothing ()
+  "Changing only text properties (`put-text-property', `add-face-text-property')
+runs the change hooks but sends no edit, alone or touching a held change;
+text inserted and removed again before it was sent (a cancelled
+`atomic-change-group') sends nothing either."
+  (quire-test--with-own-daemon ".props"
+    (let ((uri "props.el.txt"))
+      (insert "one é two\n日本 three\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (should (equal (quire-test--recording-changes
+                              (put-text-property 1 4 'face 'bold)
+                              (add-face-text-property 12 14 'italic))
+                             nil))
+              ;; Touching a held insertion: the insertion alone goes.
+              (should (equal (quire-test--recording-changes
+                              (goto-char 5)
+                              (insert "X")
+                              (put-text-property 5 7 'face 'italic))
+                             '((:range (:start (:line 0 :character 4) :end (:line 0 :character 4)) :text "X"))))
+              (should (equal (quire-test--recording-changes
+                              (goto-char 3)
+                              (ignore-errors
+                                (atomic-change-group
+                                  (insert "YZ")
+                                  (error "Cancelled"))))
+                             nil))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--text-of other uri) "one Xé two\n日本 three\n")))
+          (jsonrpc-shutdown other))))))
+
+(ert-deftest quire-test-a-change-in-an-indirect-buffer-reaches-the-daemon ()
+  "Text changed in an indirect buffer of a shared buffer (`make-indirect-buffer',
+as `org-tree-to-indirect-buffer' makes; narrowed there) reaches the daemon,
+a deletion and the insertion at its place as one replacement; the partner's
+token stays once where it was typed; the base buffer still sends its own."
+  (quire-test--with-own-daemon ".indirect"
+    (let ((uri "indirect.el.txt"))
+      (insert "alpha é1\ngamma <B2> 日本\nend\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri))
+            (indirect (make-indirect-buffer (current-buffer) "quire-indirect")))
+        (unwind-protect
+            (progn
+              (with-current-buffer indirect
+                (goto-char (point-min))
+                (forward-line 1)
+                (narrow-to-region (point) (line-end-position))
+                (insert "I😀 ")
+                (quire--flush-all))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--text-of other uri) "alpha é1\nI😀 gamma <B2> 日本\nend\n"))
+              (let ((sent (quire-test--recording-changes
+                           (quire-test--while-otto-types other uri "<B2>" "<P1>"
+                             (with-current-buffer indirect
+                               (goto-char (point-min))
+                               (delete-region (point) (+ (point) 8))
+                               (insert "J😀 GAMMA"))))))
+                (should (= (length sent) 1)))
+              (should (quire-test--agree other uri))
+              (should (equal (quire-test--line-with "<P1>") "J😀 GAMMA <P1><B2> 日本"))
+              (goto-char (point-max))
+              (insert "base\n")
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              (should (equal (quire--text) "alpha é1\nJ😀 GAMMA <P1><B2> 日本\nend\nbase\n"))
+              (should-not quire-test--refused))
+          (kill-buffer indirect)
+          (jsonrpc-shutdown other))))))
+
+(ert-deftest quire-test-a-change-held-as-emacs-exits-reaches-the-daemon ()
+  "A batch Emacs (as a script run by `emacs --batch') shares a buffer, changes
+it and calls `kill-emacs' at once: the change held reaches the daemon, though
+Emacs kills `quire attach' as it exits."
+  (quire-test--with-own-daemon ".exit"
+    (let* ((script (format "%S" `(progn (require 'quire)
+                                        (setq quire-command (list ,binary "attach" ,socket))
+                                        (with-current-buffer (get-buffer-create "exiting")
+                                          (insert "kept é\n")
+                                          (quire-share "exit.el.txt")
+                                          (goto-char (point-min))
+                                          (insert "日本 last ")
+                                          (kill-emacs 0)))))
+           (output (generate-new-buffer " *exiting emacs*")))
+      (unwind-protect
+          (progn
+            (should (equal (call-process (expand-file-name invocation-name invocation-directory) nil output nil
+                                         "-Q" "--batch" "-L" (file-name-directory (locate-library "quire"))
+                                         "--eval" script)
+                           0))
+            (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "exit.el.txt")
+                                                        "日本 last kept é\n")))))
+        (kill-buffer output)))))
+
+(ert-deftest quire-test-set-buffer-multibyte-sends-the-held-change-first ()
+  "A change held when `set-buffer-multibyte' makes the buffer unibyte (positions
+in bytes from then on) reaches the daemon as it was made: the held region,
+in characters, is not read again in bytes."
+  (quire-test--with-own-daemon ".unibyte"
+    (let ((uri "unibyte.el.txt"))
+      (insert "aé日\nb <B2>\n")
+      (quire-share uri)
+      (let ((other (quire-test--editor socket uri)))
+        (unwind-protect
+            (progn
+              (goto-char 2)
+              (insert "ü")
+              ;; The command ends with the buffer unibyte.
+              (set-buffer-multibyte nil)
+              (quire--flush-all)
+              (should (quire-test--wait (lambda () (equal (quire-test--text-of other uri) "aüé日\nb <B2>\n"))))
+              (set-buffer-multibyte t)
+              (goto-char (point-min))
+              (insert "Z")
+              (quire--flush-all)
+              (should (quire-test--agree other uri))
+              (should (equal (quire--text) "Zaüé日\nb <B2>\n"))
+              (should-not quire-test--refused))
+          (jsonrpc-shutdown other))))))
+
 (ert-deftest quire-test-undo-and-redo-go-through-the-daemon ()
   "In a shared buffer `undo' (C-/, C-_, C-x u) and `undo-redo' ask the daemon
 \(`document/undo', `document/redo'), which reverts only this editor's own
