@@ -11,24 +11,8 @@ root="$(cd "$here/../../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"
 quire="$(cd "$(dirname "$quire")" && pwd)/$(basename "$quire")"   # absolute: the editors run elsewhere
 work="$(mktemp -d)"
-# Waits up to 5 s for a signalled child to exit (it writes its last snapshot) and reaps it; then
-# kills it.
-stop_within_5s() {
-  local state
-  for _ in $(seq 1 50); do
-    state="$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null || true)"
-    if [ -z "$state" ] || [ "$state" = Z ]; then wait "$1" 2>/dev/null || true; return 0; fi
-    sleep 0.1
-  done
-  kill -9 "$1" 2>/dev/null || true
-}
-cleanup() {
-  for p in "${daemon:-}" "${peer:-}"; do if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi; done
-  for p in "${daemon:-}" "${peer:-}"; do if [ -n "$p" ]; then stop_within_5s "$p"; fi; done
-  # A daemon writes its last snapshot as it exits; never let cleaning up fail a run.
-  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work" 2>/dev/null || true; }
-}
-trap cleanup EXIT
+. "$root/editors/test/runner_cleanup.sh"
+trap runner_cleanup EXIT
 export QUIRE_BINARY="$quire" QUIRE_TEST_SOCKET="$work/quire.sock" QUIRE_TEST_LOG="$work/client.log"
 export XDG_DATA_HOME="$work/data"   # never the user's documents
 if [[ "$pattern" == bench_* ]]; then
