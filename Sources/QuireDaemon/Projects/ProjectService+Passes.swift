@@ -16,12 +16,31 @@ extension ProjectService {
     /// again (it may be written once no editor shows it); any other document may be a project's
     /// file opened under another name (`pathsOpenOutsideTheProject`), so every project looks at
     /// all of its files at its next pass.
+    /// Either way, the files a pass held because an editor showed their path are tried again
+    /// (`releaseHeldOpen`).
     func editorViewsChanged(_ uri: String) {
         if let (project, file) = projectFile(ofURI: uri) {
             project.passFiles.insert(file)
+            releaseHeldOpen(project)
         } else if parts.documents.document(uri)?.file != nil {
-            for project in projects.values where project.active { project.passAll = true }
+            for project in projects.values where project.active {
+                project.passAll = true
+                releaseHeldOpen(project)
+            }
         }
+    }
+
+    /// The files of `project` held because an editor showed their path (`heldOpen`) are looked
+    /// at by the next pass, their hold forgotten: the editor that showed one may have gone (its
+    /// hold was remembered per revision and path, so the file waited for the next scan).
+    /// - Complexity: O(files held so).
+    private func releaseHeldOpen(_ project: SharedProject) {
+        guard !project.heldOpen.isEmpty else { return }
+        for file in project.heldOpen {
+            project.heldAt[file] = nil
+            project.passFiles.insert(file)
+        }
+        project.heldOpen = []
     }
 
     /// The project and file of a project document's name, `@<key>/<replica>-<serial>` (hex).

@@ -268,6 +268,7 @@ extension ProjectService {
         for file in Set(wanted.keys).union(known.keys) {
             if let hold = plan.held[file] {
                 if hold == .changedOnDisk { project.needsScan = true }
+                if hold == .openInEditor { project.heldOpen.insert(file) }
                 if let document = documents[file], let path = wanted[file]?.path {
                     project.heldAt[file] = (document.revision, path)
                     logger.info("project \(project.key): \(DisplayText.clean(path.string)) not written: \(hold)")
@@ -275,6 +276,7 @@ extension ProjectService {
                 continue
             }
             project.heldAt[file] = nil
+            project.heldOpen.remove(file)
             guard let now = plan.known[file] else {
                 project.setKnown(file, nil)
                 project.stamps[file] = nil

@@ -119,6 +119,10 @@ final class SharedProject {
     /// Files the writer held (the document revision and path then): not tried again until
     /// either changes or the disk is scanned.
     var heldAt: [FileID: (revision: UInt64, path: ProjectPath)] = [:]
+    /// Files of `heldAt` the writer held because an editor showed their path
+    /// (`ProjectWriter.Hold.openInEditor`): tried again as soon as any editor opens or closes a
+    /// document (`ProjectService.editorViewsChanged`), not at the next scan.
+    var heldOpen: Set<FileID> = []
     /// Shared or followed now; a stopped project keeps its record (sharing the root again reuses
     /// its secret) but has no secret registered and no disk work.
     var active = true
