@@ -42,8 +42,9 @@ struct JoinCommand: ParsableCommand {
     }
 
     func run() throws {
-        // The line admits whoever holds it: out of the process list before anything else.
-        ArgumentScrubbing.hide(line)
+        // The line admits whoever holds it: out of the process list before anything else
+        // (`-` is no secret: the line then comes from standard input).
+        if line != "-" { ArgumentScrubbing.hide(line) }
         ConsoleSession.takeStopSignals()
         var lineText = line
         if line == "-" {
