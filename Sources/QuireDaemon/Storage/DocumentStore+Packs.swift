@@ -28,12 +28,12 @@ extension DocumentStore {
     /// after they were deleted. Removed only if it cannot be renamed.
     /// A pack with an entry that lost to a directory holding another history of its document is
     /// set aside the same way (`conflicting-pack-N-<seconds>`): the entry's history stays on disk.
-    func setAside(damagedPack packPath: String, number: Int, kind: String = "damaged") {
+    func setAside(pack packPath: String, number: Int, kind: String) {
         let aside = packsPath + "/\(kind)-pack-\(number)-\(Int(Date().timeIntervalSince1970))"
         if rename(packPath, aside) == 0 {
             logger.warning("\(packPath) is \(kind): kept as \(aside), which is not loaded again")
         } else {
-            logger.error("cannot rename the damaged \(packPath) to \(aside) (errno \(errno)); it is removed")
+            logger.error("cannot rename the \(kind) \(packPath) to \(aside) (errno \(errno)); it is removed")
             FileSystem.remove(packPath)
         }
     }
@@ -98,9 +98,9 @@ extension DocumentStore {
             if !missing.isEmpty { logger.info("made \(missing.count - failed) documents from \(packPath)") }
             if failed == 0 {
                 if contents.damage != nil && !contents.damageIsTornTail {
-                    setAside(damagedPack: packPath, number: number)
+                    setAside(pack: packPath, number: number, kind: "damaged")
                 } else if conflicting > 0 {
-                    setAside(damagedPack: packPath, number: number, kind: "conflicting")
+                    setAside(pack: packPath, number: number, kind: "conflicting")
                 } else {
                     FileSystem.remove(packPath)
                 }
