@@ -31,7 +31,9 @@ extension ProjectService {
         let all = project.passAll
         let looked = all ? Set(view.paths.keys) : project.passFiles
         let candidates = all ? Array(view.paths) : looked.compactMap { file in view.paths[file].map { (file, $0) } }
-        let writtenBefore = all ? 0 : looked.filter { file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }.count
+        // How many of the files looked at are on disk at their path in the tree.
+        func writtenCount() -> Int { looked.filter { file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }.count }
+        let writtenBefore = all ? 0 : writtenCount()
         project.passAll = false
         project.passFiles = []
         project.lastPassLooked = candidates.count
@@ -120,7 +122,7 @@ extension ProjectService {
         if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
         // The count written moves only with the tree, a scan (both look at every file) or what
         // this pass wrote of the files it looked at.
-        if all || project.lastProgress == nil || looked.filter({ file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }).count != writtenBefore {
+        if all || project.lastProgress == nil || writtenCount() != writtenBefore {
             reportProgress(project, view: view)
         }
         holdOwnFilesWhileJoining(project, links: links)
