@@ -53,37 +53,16 @@ struct PeerBenchmark {
             process.standardOutput = output
             process.standardError = errors
             try process.run()
-            let handle = output.fileHandleForReading
-            Thread { [self] in
-                var framer = MessageFramer(maximumFrameBytes: 64 << 20)
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { return }
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    for case .message(let body) in framer.feed([UInt8](data)) {
-                        guard let message = try? JSONParser().parse(body) else { continue }
-                        lock.lock()
-                        if message["method"] == "document/edit" {
-                            for change in message["params"]?["changes"]?.arrayValue ?? [] {
-                                let n = change["text"]?.stringValue?.unicodeScalars.count ?? 0
-                                arrivals += Array(repeating: now, count: n)
-                            }
-                        } else if message["id"] != nil {
-                            replies += 1
-                        }
-                        lock.broadcast()
-                        lock.unlock()
+            DaemonPipeReaders.start(output: output, errors: errors, lock: lock, message: { [self] message, _, now in
+                if message["method"] == "document/edit" {
+                    for change in message["params"]?["changes"]?.arrayValue ?? [] {
+                        let n = change["text"]?.stringValue?.unicodeScalars.count ?? 0
+                        arrivals += Array(repeating: now, count: n)
                     }
+                } else if message["id"] != nil {
+                    replies += 1
                 }
-            }.start()
-            let errorHandle = errors.fileHandleForReading
-            Thread { [self] in
-                while true {
-                    let data = errorHandle.availableData
-                    if data.isEmpty { return }
-                    lock.lock(); log += String(decoding: data, as: UTF8.self); lock.broadcast(); lock.unlock()
-                }
-            }.start()
+            }, log: { [self] text in log += text })
         }
 
         func send(_ text: String) { input.fileHandleForWriting.write(Data(DaemonBenchmark.frame(text))) }

@@ -175,35 +175,15 @@ struct ShareBenchmark {
             process.standardOutput = output
             process.standardError = errors
             try process.run()
-            let handle = output.fileHandleForReading
-            Thread { [self] in
-                var framer = MessageFramer(maximumFrameBytes: 64 << 20)
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { return }
-                    for case .message(let body) in framer.feed([UInt8](data)) {
-                        guard let message = try? JSONParser().parse(body) else { continue }
-                        lock.lock()
-                        if message["method"] == nil, message["id"] != nil {
-                            if let id = message["id"]?.integerValue { replies[id] = message }
-                            lastReply = String(decoding: body.prefix(2000), as: UTF8.self)
-                        } else if message["method"] == "project/progress", let p = message["params"],
-                                  let files = p["files"]?.integerValue, let written = p["written"]?.integerValue, written >= files {
-                            progressComplete = true
-                        }
-                        lock.broadcast()
-                        lock.unlock()
-                    }
+            DaemonPipeReaders.start(output: output, errors: errors, lock: lock, message: { [self] message, body, _ in
+                if message["method"] == nil, message["id"] != nil {
+                    if let id = message["id"]?.integerValue { replies[id] = message }
+                    lastReply = String(decoding: body.prefix(2000), as: UTF8.self)
+                } else if message["method"] == "project/progress", let p = message["params"],
+                          let files = p["files"]?.integerValue, let written = p["written"]?.integerValue, written >= files {
+                    progressComplete = true
                 }
-            }.start()
-            let errorHandle = errors.fileHandleForReading
-            Thread { [self] in
-                while true {
-                    let data = errorHandle.availableData
-                    if data.isEmpty { return }
-                    lock.lock(); log += String(decoding: data, as: UTF8.self); lock.unlock()
-                }
-            }.start()
+            }, log: { [self] text in log += text })
         }
 
         /// Sends a request and waits for its reply.

@@ -286,38 +286,17 @@ struct TypingBenchmark {
             process.standardOutput = output
             process.standardError = errors
             try process.run()
-            let handle = output.fileHandleForReading
-            Thread { [self] in
-                var framer = MessageFramer(maximumFrameBytes: 64 << 20)
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { return }
-                    let at = DispatchTime.now().uptimeNanoseconds
-                    for case .message(let body) in framer.feed([UInt8](data)) {
-                        guard let message = try? JSONParser().parse(body) else { continue }
-                        lock.lock()
-                        if message["method"] == nil, let id = message["id"]?.integerValue {
-                            replies[id] = Reply(message: message, at: at)
-                        } else if message["method"] == "document/edit", let uri = message["params"]?["uri"]?.stringValue {
-                            edits[uri, default: []].append(at)
-                        } else if message["method"] == "project/progress", let p = message["params"],
-                                  let files = p["files"]?.integerValue, let written = p["written"]?.integerValue {
-                            progressFiles = Int(files)
-                            progressWritten = Int(written)
-                        }
-                        lock.broadcast()
-                        lock.unlock()
-                    }
+            DaemonPipeReaders.start(output: output, errors: errors, lock: lock, message: { [self] message, _, at in
+                if message["method"] == nil, let id = message["id"]?.integerValue {
+                    replies[id] = Reply(message: message, at: at)
+                } else if message["method"] == "document/edit", let uri = message["params"]?["uri"]?.stringValue {
+                    edits[uri, default: []].append(at)
+                } else if message["method"] == "project/progress", let p = message["params"],
+                          let files = p["files"]?.integerValue, let written = p["written"]?.integerValue {
+                    progressFiles = Int(files)
+                    progressWritten = Int(written)
                 }
-            }.start()
-            let errorHandle = errors.fileHandleForReading
-            Thread { [self] in
-                while true {
-                    let data = errorHandle.availableData
-                    if data.isEmpty { return }
-                    lock.lock(); log += String(decoding: data, as: UTF8.self); lock.unlock()
-                }
-            }.start()
+            }, log: { [self] text in log += text })
         }
 
         private func takeID() -> Int64 {
