@@ -15,7 +15,8 @@ import ReplicatingTypes
 /// project's scope and never to another; the disk is only written through `ProjectWriter`'s
 /// rules (never under an open buffer, never over bytes the daemon did not write or read last).
 ///
-/// Threading: as the daemon, one event loop.
+/// Threading: as the daemon, one event loop; only a disk pass's planning and writing run off it
+/// (`DiskPassRunner`), on values taken for it, and are recorded back on the loop.
 final class ProjectService: ProjectFrames {
     struct Parts {
         let logger: Logger
