@@ -21,6 +21,10 @@ struct UndoHistory {
         /// insertion at its place): its first element (in text order) to the first element
         /// inserted in its place. Undo puts the stretch back where that insertion begins.
         var replacedBy: [ElementID: ElementID] = [:]
+        /// Every element of such a replaced stretch: the stretch's first element and its place in
+        /// it. The insertion may hang from the stretch's own first element (edit-intent.md,
+        /// rule 6), so the stretch's tombstones need not stand together; undo puts it back whole.
+        var stretchOf: [ElementID: (first: ElementID, place: Int)] = [:]
         var isEmpty: Bool { inserted.isEmpty && removed.isEmpty }
         var size: Int { inserted.count + removed.count }
     }
@@ -56,30 +60,38 @@ struct UndoHistory {
             return
         }
         var step = Step(group: group)
-        // The removal just recorded: its first element and that element's index in `before`.
+        // The removal just recorded: its first element and that element's index in `before`,
+        // and all its elements with their indices.
         var lastRemoval: (first: ElementID, index: Int)?
+        var lastRemoved: [(id: ElementID, index: Int)] = []
         for operation in operations {
             switch operation {
             case .insert(let insertion):
                 defer { lastRemoval = nil }
                 guard case .elements = insertion.content else { continue }
                 // A replacement: the insertion is anchored to the character right before the
-                // stretch just removed (edits come last in the text first, so `before` still
-                // has both at their places).
+                // stretch just removed, or to the stretch's first character (edits come last in
+                // the text first, so `before` still has both at their places).
                 if let removal = lastRemoval, insertion.count > 0,
-                   insertion.anchor.map({ before.scalars.index(of: $0) == removal.index - 1 }) ?? (removal.index == 0) {
+                   insertion.anchor == removal.first
+                    || insertion.anchor.map({ before.scalars.index(of: $0) == removal.index - 1 }) ?? (removal.index == 0) {
                     step.replacedBy[removal.first] = insertion.id
+                    for (place, element) in lastRemoved.sorted(by: { $0.index < $1.index }).enumerated() {
+                        step.stretchOf[element.id] = (removal.first, place)
+                    }
                 }
                 for k in 0..<insertion.count {
                     step.inserted.append(ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(k)))
                 }
             case .remove(let ranges):
                 lastRemoval = nil
+                lastRemoved = []
                 for range in ranges {
                     for counter in range.counters {
                         let id = ElementID(replica: range.start.replica, counter: counter)
                         guard let index = before.scalars.index(of: id) else { continue }
                         step.removed.append((id, before.scalars[index]))
+                        lastRemoved.append((id, index))
                         if lastRemoval.map({ index < $0.index }) ?? true { lastRemoval = (id, index) }
                     }
                 }
@@ -91,6 +103,7 @@ struct UndoHistory {
             undoSteps[undoSteps.count - 1].inserted += step.inserted
             undoSteps[undoSteps.count - 1].removed += step.removed
             undoSteps[undoSteps.count - 1].replacedBy.merge(step.replacedBy) { old, _ in old }
+            undoSteps[undoSteps.count - 1].stretchOf.merge(step.stretchOf) { old, _ in old }
             undoCharacters += step.size
         } else {
             pushUndo(step)
@@ -173,7 +186,8 @@ struct UndoHistory {
         // removal. Characters whose tombstones are adjacent in one run go back as one insertion.
         var restoring: [(id: ElementID, original: ElementID, scalar: Unicode.Scalar)] = []
         func place(of first: (id: ElementID, original: ElementID, scalar: Unicode.Scalar)) -> Int? {
-            if let replacing = step.replacedBy[first.original], let index = text.scalars.index(of: current(replacing)) {
+            if let replacing = step.replacedBy[step.stretchOf[first.original]?.first ?? first.original],
+               let index = text.scalars.index(of: current(replacing)) {
                 return index
             }
             return text.scalars.index(after: first.id)
@@ -189,7 +203,22 @@ struct UndoHistory {
                 inverse.inserted.append(new)
             }
         }
-        for (original, scalar) in step.removed.reversed() {
+        // A replaced stretch goes back whole, in its order, where the text that replaced it begins.
+        var stretches: [ElementID: [(place: Int, id: ElementID, original: ElementID, scalar: Unicode.Scalar)]] = [:]
+        var firsts: [ElementID] = []
+        for (original, scalar) in step.removed {
+            guard let (first, place) = step.stretchOf[original] else { continue }
+            let id = current(original)
+            guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
+            if stretches[first] == nil { firsts.append(first) }
+            stretches[first, default: []].append((place, id, original, scalar))
+        }
+        for first in firsts {
+            restoring = stretches[first, default: []].sorted { $0.place < $1.place }.map { ($0.id, $0.original, $0.scalar) }
+            restore()
+        }
+        restoring = []
+        for (original, scalar) in step.removed.reversed() where step.stretchOf[original] == nil {
             let id = current(original)
             guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
             if let last = restoring.last, text.scalars.isDirectlyAfter(id, last.id) {

@@ -1,0 +1,84 @@
+import Testing
+@testable import QuireDaemon
+import QuireTestSupport
+
+/// A token typed right before or right after a word that another editor replaces at the same
+/// moment (Vim `g~~`, `ciw`, a block `c`) stays on its side of the new word, once and whole,
+/// whichever edit reaches the daemon first and whichever replica wins the CRDT's tie-break
+/// (protocol/decisions/edit-intent.md, rule 6).
+@Suite struct ReplacedWordPlacementTests {
+    /// One case: the shared line, where the typist types what, the replacer's range and text,
+    /// and the line everyone must end with.
+    struct Case: CustomTestStringConvertible, Sendable {
+        var text: String
+        var typedAt: Int
+        var typed: String
+        var replaced: Range<Int>
+        var replacement: String
+        var expected: String
+        var testDescription: String { "\(typed) at \(typedAt) while \(replaced) becomes \(replacement)" }
+    }
+
+    static let cases: [Case] = [
+        // Before the word (what used to land after the new word).
+        Case(text: "go alpha beta\n", typedAt: 3, typed: "<A17> ", replaced: 3..<8, replacement: "ALPHA",
+             expected: "go <A17> ALPHA beta\n"),
+        Case(text: "let v = compute(a)\n", typedAt: 8, typed: "f(x) + ", replaced: 8..<15, replacement: "evaluate",
+             expected: "let v = f(x) + evaluate(a)\n"),
+        Case(text: "say hello world\n", typedAt: 4, typed: "\"s\" ", replaced: 4..<9, replacement: "goodbye",
+             expected: "say \"s\" goodbye world\n"),
+        // After the word (what already held, and must still).
+        Case(text: "go alpha beta\n", typedAt: 8, typed: " <B21>", replaced: 3..<8, replacement: "ALPHA",
+             expected: "go ALPHA <B21> beta\n"),
+        Case(text: "let v = compute(a)\n", typedAt: 15, typed: "_all", replaced: 8..<15, replacement: "evaluate",
+             expected: "let v = evaluate_all(a)\n"),
+        // The whole line's case toggled (`g~~`): every word replaced, the token between two of them.
+        Case(text: "go alpha beta\n", typedAt: 9, typed: "f(x) ", replaced: 0..<13, replacement: "GO ALPHA BETA",
+             expected: "GO ALPHA f(x) BETA\n"),
+    ]
+
+    static let forms: [EditIntentTests.Form] = [.range, .linesWithCursor, .fullWithCursor]
+
+    @Test(arguments: cases, forms)
+    func aTokenTypedNextToAReplacedWordStaysOnItsSide(_ c: Case, replacerForm: EditIntentTests.Form) {
+        for swapRoles in [false, true] {
+            for replacerFirst in [false, true] {
+                let (daemon, first, second) = ConcurrentEditingTests.twoEditors(sharing: c.text)
+                let (typist, replacer) = swapRoles ? (second, first) : (first, second)
+                typist.holdIncoming = true
+                replacer.holdIncoming = true
+                func replace() { EditIntentTests.type(replacer, c.replaced, c.replacement, as: replacerForm) }
+                func typeToken() { EditIntentTests.type(typist, c.typedAt..<c.typedAt, c.typed, as: .linesWithCursor) }
+                if replacerFirst { replace(); typeToken() } else { typeToken(); replace() }
+                for _ in 0..<2 { typist.deliver(); replacer.deliver() }
+                let text = daemon.documents["doc"]?.text.string ?? ""
+                #expect(text == c.expected, "swapRoles \(swapRoles), replacer first \(replacerFirst): \(text.debugDescription)")
+                #expect(typist.string == text && replacer.string == text, "the editors converge on the daemon's text")
+                #expect(typist.hashMismatches == 0 && replacer.hashMismatches == 0)
+            }
+        }
+    }
+
+    /// The replacer undoes its replacement after the other typed on both sides of the new word:
+    /// the old word comes back between the two tokens, and redo puts the new one back there.
+    @Test(arguments: [false, true])
+    func undoOfTheReplacementLeavesTheTokensOnTheirSides(swapRoles: Bool) {
+        let (daemon, first, second) = ConcurrentEditingTests.twoEditors(sharing: "go alpha beta\n")
+        let (typist, replacer) = swapRoles ? (second, first) : (first, second)
+        typist.holdIncoming = true
+        replacer.holdIncoming = true
+        UndoTests.edit(replacer, 3..<8, "ALPHA", group: 1)
+        EditIntentTests.type(typist, 8..<8, " <B21>", as: .linesWithCursor)
+        EditIntentTests.type(typist, 3..<3, "<A17> ", as: .linesWithCursor)
+        for _ in 0..<2 { typist.deliver(); replacer.deliver() }
+        #expect(daemon.documents["doc"]?.text.string == "go <A17> ALPHA <B21> beta\n")
+        #expect(UndoTests.undo(replacer) == true)
+        for _ in 0..<2 { typist.deliver(); replacer.deliver() }
+        #expect(daemon.documents["doc"]?.text.string == "go <A17> alpha <B21> beta\n")
+        #expect(UndoTests.undo(replacer, "document/redo") == true)
+        for _ in 0..<2 { typist.deliver(); replacer.deliver() }
+        let text = daemon.documents["doc"]?.text.string ?? ""
+        #expect(text == "go <A17> ALPHA <B21> beta\n")
+        #expect(typist.string == text && replacer.string == text)
+    }
+}
