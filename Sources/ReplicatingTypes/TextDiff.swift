@@ -39,12 +39,13 @@ public enum TextDiff {
     public static func edits(from old: ArraySlice<Unicode.Scalar>, to new: ArraySlice<Unicode.Scalar>, cursor: Int? = nil,
                              replacing: Bool = false) -> [TextEdit] {
         var edits: [TextEdit] = []
-        // Line level: compare whole lines (each with its break) by number.
+        // Line level: compare whole lines (each with its break) by number; among equally short
+        // scripts, lines that stand where they stood stay (a `:sort` keeps its middle line).
         var numbering: [ArraySlice<Unicode.Scalar>: Int] = [:]
         let oldLines = lines(of: old), newLines = lines(of: new)
         let oldIDs = oldLines.map { number(old[$0], in: &numbering) }
         let newIDs = newLines.map { number(new[$0], in: &numbering) }
-        for hunk in MyersDiff.hunks(oldIDs[...], newIDs[...], maxEdits: 1024) {
+        for hunk in MyersDiff.hunksKeepingInPlace(oldIDs[...], newIDs[...], maxEdits: 1024) {
             let oldRange = span(of: hunk.old, in: oldLines, base: old.startIndex, end: old.endIndex)
             let newRange = span(of: hunk.new, in: newLines, base: new.startIndex, end: new.endIndex)
             // A new empty line (Enter at the end of a line, Vim's `o`) is the line break typed at
