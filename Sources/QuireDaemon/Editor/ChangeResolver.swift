@@ -10,7 +10,9 @@ import ReplicatingTypes
 /// characters that really differ become operations, so resending a whole line for one keystroke
 /// yields one insertion; typed text is one insertion at the place it was typed (the editor's
 /// `cursor` decides between places that give the same text) and a replaced word is replaced
-/// whole (`TextDiff`, protocol/decisions/edit-intent.md).
+/// whole (`TextDiff`), its new text standing where the old stood among others' concurrent
+/// typing (`ReplicatingText.replaceInPlace`); a replacement across lines is compared as whole
+/// lines (protocol/decisions/edit-intent.md, rules 6 and 7).
 enum ChangeResolver {
     typealias Operation = ReplicatingArrayOperation<Unicode.Scalar>
 
@@ -94,27 +96,7 @@ enum ChangeResolver {
         var operations: [Operation] = []
         for edit in TextDiff.edits(from: old[...], to: replacement[...], cursor: hint, replacing: replacing).reversed() {
             let lower = range.lowerBound + edit.range.lowerBound, upper = range.lowerBound + edit.range.upperBound
-            operations.append(contentsOf: replaceInPlace(lower..<upper, with: edit.replacement, in: &text))
-        }
-        return operations
-    }
-
-    /// Replaces `range` by `replacement` so that the new text stands where the old stood even
-    /// among others' concurrent insertions at either end (protocol/decisions/edit-intent.md, rule 6):
-    /// when two or more characters go, the insertion hangs from the first of them (now removed),
-    /// so what someone typed right before the old text (hanging from the character before it)
-    /// stays before the new text, and what they typed right after it (hanging from its last
-    /// character) stays after. A single character, a pure insertion or removal: as `replace`.
-    /// - Complexity: O(k + log n)
-    static func replaceInPlace(_ range: Range<Int>, with replacement: [Unicode.Scalar], in text: inout ReplicatingText) -> [Operation] {
-        guard range.count >= 2, !replacement.isEmpty else { return text.replace(range, with: replacement) }
-        let first = text.scalars.id(at: range.lowerBound)
-        var operations = text.replace(range, with: [])
-        if let insertion = text.insert(replacement, after: first) {
-            operations.append(insertion)
-        } else {
-            // Not expected (the element was just removed here), but never lose the new text.
-            operations += text.replace(range.lowerBound..<range.lowerBound, with: replacement)
+            operations.append(contentsOf: text.replaceInPlace(lower..<upper, with: edit.replacement))
         }
         return operations
     }
