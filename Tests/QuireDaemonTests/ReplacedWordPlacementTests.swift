@@ -81,4 +81,49 @@ import QuireTestSupport
         #expect(text == "go <A17> ALPHA <B21> beta\n")
         #expect(typist.string == text && replacer.string == text)
     }
+
+    /// The same on two daemons over a peer link: the replacement on one, the token on the other,
+    /// both made before either hears of the other; with each daemon's replicas lower in turn (the
+    /// CRDT's tie-break), and the line move of rule 7 the same way.
+    @Test(arguments: [(100, 200), (200, 100)] as [(UInt64, UInt64)])
+    func acrossTwoDaemons(replacerBase: UInt64, typistBase: UInt64) throws {
+        for c in [Self.cases[0], Self.cases[1], Self.cases[5]] {
+            let net = PeerTestNetwork()
+            let a = net.makeDaemon(replacerBase), b = net.makeDaemon(typistBase)
+            let replacer = TestEditor(daemon: a), typist = TestEditor(daemon: b)
+            replacer.initialize(user: "ann")
+            typist.initialize(user: "bob")
+            replacer.open("doc", text: c.text)
+            typist.open("doc", text: "")
+            try net.link(a, b)
+            net.pump([a, b])
+            typist.deliver()
+            #expect(typist.string == c.text)
+            EditIntentTests.type(replacer, c.replaced, c.replacement, as: .linesWithCursor)
+            EditIntentTests.type(typist, c.typedAt..<c.typedAt, c.typed, as: .linesWithCursor)
+            for _ in 0..<3 { net.pump([a, b]); replacer.deliver(); typist.deliver() }
+            let text = a.documents["doc"]?.text.string ?? ""
+            #expect(text == c.expected, "\(c.testDescription): \(text.debugDescription)")
+            #expect(b.documents["doc"]?.text.string == text && replacer.string == text && typist.string == text, "all converge")
+        }
+        let moved = LineMovePlacementTests.cases[0]
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(replacerBase), b = net.makeDaemon(typistBase)
+        let mover = TestEditor(daemon: a), typist = TestEditor(daemon: b)
+        mover.initialize(user: "ann")
+        typist.initialize(user: "bob")
+        mover.open("doc", text: moved.text)
+        typist.open("doc", text: "")
+        try net.link(a, b)
+        net.pump([a, b])
+        typist.deliver()
+        let change = LineMovePlacementTests.vimChange(from: moved.text, to: moved.moved)
+        EditIntentTests.type(mover, change.range, change.text, as: .range)
+        let lineEnd = moved.text.split(separator: "\n")[0].unicodeScalars.count
+        EditIntentTests.type(typist, lineEnd..<lineEnd, moved.typed, as: .linesWithCursor)
+        for _ in 0..<3 { net.pump([a, b]); mover.deliver(); typist.deliver() }
+        let text = a.documents["doc"]?.text.string ?? ""
+        #expect(text == moved.expected, "\(text.debugDescription)")
+        #expect(b.documents["doc"]?.text.string == text && mover.string == text && typist.string == text, "all converge")
+    }
 }
