@@ -10,8 +10,10 @@ public struct TextEdit: Hashable, Sendable {
 }
 
 /// Reduces a change of text to the character-level edits that say what the person did: line-level
-/// first, then character-level inside changed lines, aligned by `EditAlignment`'s rules (typed
-/// text stays one insertion at the place it was typed, a replaced word is replaced whole).
+/// first (among equally short line scripts, one that keeps the lines standing where they stood,
+/// so a `:sort` or line move leaves the lines that did not move alone), then character-level
+/// inside changed lines, aligned by `EditAlignment`'s rules (typed text stays one insertion at
+/// the place it was typed, a replaced word is replaced whole).
 ///
 /// Guarantees: the edits are sorted, disjoint, refer to offsets (in scalars) of the old text, and
 /// turn the old text into the new one when applied from last to first. Typing and deleting stay

@@ -82,6 +82,34 @@ import QuireTestSupport
         #expect(typist.string == text && replacer.string == text)
     }
 
+    /// The replacer undoes while the other, who typed before the new word, goes on typing right
+    /// there (the `:%s` then `u` of editors/test/commands.sh): the old word comes back whole
+    /// after what is typed, never inside it, whichever comes first.
+    @Test(arguments: [false, true])
+    func undoWhileTheOtherTypesRightBeforeTheWord(swapRoles: Bool) {
+        for undoFirst in [false, true] {
+            let (daemon, first, second) = ConcurrentEditingTests.twoEditors(sharing: "go alpha beta\n")
+            let (typist, replacer) = swapRoles ? (second, first) : (first, second)
+            UndoTests.edit(replacer, 3..<8, "ALPHA", group: 1)
+            EditIntentTests.type(typist, 3..<3, "<A17> f(e10", as: .linesWithCursor)
+            for _ in 0..<2 { typist.deliver(); replacer.deliver() }
+            #expect(daemon.documents["doc"]?.text.string == "go <A17> f(e10ALPHA beta\n")
+            typist.holdIncoming = true
+            replacer.holdIncoming = true
+            func undo() { _ = replacer.request("document/undo", ["uri": "doc"]) }
+            func typeOn() { EditIntentTests.type(typist, 14..<14, "0) ", as: .linesWithCursor) }
+            if undoFirst { undo(); typeOn() } else { typeOn(); undo() }
+            for _ in 0..<2 { typist.deliver(); replacer.deliver() }
+            let text = daemon.documents["doc"]?.text.string ?? ""
+            #expect(text == "go <A17> f(e100) alpha beta\n", "undo first \(undoFirst): \(text.debugDescription)")
+            #expect(typist.string == text && replacer.string == text)
+            #expect(UndoTests.undo(replacer, "document/redo") == true)
+            for _ in 0..<2 { typist.deliver(); replacer.deliver() }
+            #expect(daemon.documents["doc"]?.text.string == "go <A17> f(e100) ALPHA beta\n")
+            #expect(typist.string == replacer.string)
+        }
+    }
+
     /// The same on two daemons over a peer link: the replacement on one, the token on the other,
     /// both made before either hears of the other; with each daemon's replicas lower in turn (the
     /// CRDT's tie-break), and the line move of rule 7 the same way.
