@@ -75,8 +75,9 @@ final class ProjectService: ProjectFrames {
     /// Runs work on the daemon's event loop after a delay (seconds); nil (tests): the caller
     /// drives `syncDisk` and `scanDisk`.
     private(set) var schedule: ((Double, @escaping () -> Void) -> Void)?
-    /// Where the disk passes write (`DiskPassRunner`): off the event loop once the timers run;
-    /// nil (tests driving passes by hand): on the caller, done when `syncDisk` returns.
+    /// Where the disk passes write (`DiskPassRunner`): off the event loop once the timers run
+    /// with a way back onto the loop from another thread (`start(schedule:onLoop:)`); nil
+    /// (tests driving passes or a scheduler by hand): on the caller, done when `syncDisk` returns.
     var diskPasses: DiskPassRunner?
     /// How long after a change the disk is written, and how often the folders are re-scanned.
     static let writeDelay = 0.2
@@ -116,10 +117,12 @@ final class ProjectService: ProjectFrames {
     /// Starts the disk timers: a pass every `writeDelay` seconds (what the watch saw is read,
     /// what changed is written), a re-scan every `rescanInterval` (`watchedRescanInterval` when
     /// every folder is watched).
-    func start(schedule: @escaping (Double, @escaping () -> Void) -> Void) {
+    /// `onLoop` runs a closure on the event loop from any thread (`EventLoop.execute`: on a loop
+    /// that has shut down it runs nothing and leaks nothing); given, the passes write off the loop.
+    func start(schedule: @escaping (Double, @escaping () -> Void) -> Void, onLoop: ((@escaping () -> Void) -> Void)? = nil) {
         guard self.schedule == nil else { return }
         self.schedule = schedule
-        if diskPasses == nil { diskPasses = DiskPassRunner(toLoop: { schedule(0, $0) }) }
+        if diskPasses == nil, let onLoop { diskPasses = DiskPassRunner(toLoop: onLoop) }
         for project in projects.values where project.active { reconnect(project) }
         tick()
     }
