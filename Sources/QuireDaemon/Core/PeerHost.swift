@@ -12,6 +12,8 @@ protocol PeerHost: AnyObject {
     var identity: PeerIdentity { get }
     var userName: String { get }
     var documents: [String: SharedDocument] { get }
+    /// What each scope's documents hold together (`ScopeUsage`), for the quotas.
+    var scopeUsage: ScopeUsage { get }
     var links: [Int: any PeerEndpoint] { get }
     /// `write`, held back until what it depends on is durable (`OutputGate`).
     func gated(_ write: @escaping ([UInt8]) -> Void) -> ([UInt8]) -> Void
@@ -81,6 +83,7 @@ final class PeerServices: PeerHost {
     var identity: PeerIdentity { parts.identity.identity }
     var userName: String { parts.identity.userName }
     var documents: [String: SharedDocument] { parts.documents.documents }
+    var scopeUsage: ScopeUsage { parts.documents.usage }
     var links: [Int: any PeerEndpoint] { parts.links.links }
     func gated(_ write: @escaping ([UInt8]) -> Void) -> ([UInt8]) -> Void { parts.gate.gated(write) }
     func endRead() { parts.gate.endRead() }

@@ -46,14 +46,21 @@ extension PeerSession {
 }
 
 extension PeerSession {
-    /// Why the peer's whole `state` of `uri` breaks a bound: as a new document (all of it is new),
-    /// or as the operations this daemon's copy lacks. Nil when it fits.
+    /// Why the peer's whole `state` of `uri` breaks a bound or its scope's quota
+    /// (`PeerSession+Quota`): as a new document (all of it is new), or as the operations this
+    /// daemon's copy lacks. Nil when it fits.
     func stateBoundsViolation(_ state: ReplicatingText, uri: String, documentID: UInt64) -> String? {
         let violation: String?
-        if let local = daemon.document(uri: uri, id: documentID), !local.text.versionVector.counts.isEmpty {
-            violation = boundsViolation(of: state.operations(since: local.text.versionVector), in: local.text.scalars, isState: true)
+        let local = daemon.document(uri: uri, id: documentID)
+        if let local, !local.text.versionVector.counts.isEmpty {
+            let array = local.text.scalars
+            let growth = array.growth(from: state.operations(since: local.text.versionVector))
+            violation = boundsViolation(of: growth, clock: array.lamportClock, isState: true)
+                ?? elementQuotaViolation(uri: local.uri, isNew: false, elements: growth.totalElements)
         } else {
-            violation = boundsViolation(of: Self.growth(of: state), clock: 0, isState: true)
+            let growth = Self.growth(of: state)
+            violation = boundsViolation(of: growth, clock: 0, isState: true)
+                ?? elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil, elements: growth.totalElements)
         }
         return violation.map { "state of \(uri): \($0)" }
     }
@@ -82,11 +89,17 @@ public enum PeerBounds {
         if growth.totalReplicas > limits.maximumReplicasPerDocument {
             return "\(growth.totalReplicas) replicas in one document exceed the limit of \(limits.maximumReplicasPerDocument)"
         }
-        let (lead, overflow) = clock.addingReportingOverflow(limits.maximumLamportLead)
-        let ceiling = Swift.min(overflow ? .max : lead, limits.maximumLamportClock)
+        // Every Lamport counter an honest copy issues is one more element's (a local insertion
+        // of n elements takes the n counters after its clock), so its clock never passes the
+        // elements the document holds everywhere. The lead is measured from the elements this
+        // copy would hold, not from its clock: frames that each run ahead of the clock cannot
+        // ratchet it up to the ceiling and wedge the document for every honest peer.
+        let (lead, overflow) = growth.totalElements.addingReportingOverflow(limits.maximumLamportLead)
+        let ceiling = Swift.min(Swift.max(clock, overflow ? .max : lead), limits.maximumLamportClock)
         if growth.lamportEnd > ceiling {
-            return "Lamport counter \(growth.lamportEnd) is beyond what this daemon accepts (its clock is \(clock); "
-                + "at most \(limits.maximumLamportLead) ahead, never past \(limits.maximumLamportClock))"
+            return "Lamport counter \(growth.lamportEnd) is beyond what this daemon accepts (its clock is \(clock) and the copy "
+                + "would hold \(growth.totalElements) elements; a counter past the clock may be at most \(limits.maximumLamportLead) "
+                + "past the elements, never past \(limits.maximumLamportClock))"
         }
         return nil
     }

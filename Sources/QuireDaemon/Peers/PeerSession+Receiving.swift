@@ -68,10 +68,16 @@ extension PeerSession {
         var removed: UInt64 = 0
         for case .remove(let ranges) in operations { for range in ranges { removed &+= range.count } }
         guard removed <= 1 << 32 else { return cut("a removal of \(removed) elements is not a real edit") }
-        if let violation = boundsViolation(of: operations, in: daemon.document(uri: uri, id: documentID)?.text.scalars) {
+        let local = daemon.document(uri: uri, id: documentID)
+        let array = local?.text.scalars ?? ReplicatingArray(replica: daemon.replica)
+        let growth = array.growth(from: operations)
+        if let violation = boundsViolation(of: growth, clock: array.lamportClock) {
             return cut("operations of \(uri): \(violation)")
         }
         guard mayChange(uri, what: "operations") else { return }
+        if let violation = elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil, elements: growth.totalElements) {
+            return cut("operations of \(uri): \(violation)")
+        }
         guard let document = daemon.documentForPeer(uri: uri, id: documentID, from: link) else { return }
         if isRetired(in: document) {
             // A copy that predates a retiring round: what it sends may be anchored to dropped elements.

@@ -212,6 +212,11 @@ final class PeerSession {
             // A peer that may not write makes no copy here: only ours it lacks go to it.
             let mayCreate = writeRefusal == nil || daemon.document(uri: uri, id: id) != nil
             guard mayCreate || mayChange(uri, what: "a document list entry") else { continue }
+            // A copy made for the entry (not one joining an empty copy here) must fit the quota.
+            if daemon.document(uri: uri, id: id) == nil, let violation = documentQuotaViolation(uri: uri),
+               daemon.documents[uri].map({ !$0.isPristine && !vector.counts.isEmpty }) ?? true {
+                return cut(violation)
+            }
             guard let document = daemon.documentForPeer(uri: uri, id: id, from: link, theirsIsEmpty: vector.counts.isEmpty) else { continue }
             listed.insert(document.uri)
             // A copy made from this first list: its first catch-up is over once what the peer

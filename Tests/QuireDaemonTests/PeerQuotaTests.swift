@@ -1,0 +1,138 @@
+import Foundation
+import JSON
+import Testing
+@testable import QuireDaemon
+import QuireProtocol
+import ReplicatingTypes
+import QuireTestSupport
+
+/// A writer peer turned hostile, speaking the protocol by hand on a sealed link, tries to fill
+/// the victim's memory and disk with many documents, each within the per-document bounds. The
+/// scope's quota (documents, and characters across documents) refuses the frame that would pass
+/// it, naming the quota, before anything of it is made; the victim keeps serving its editor.
+@Suite struct PeerQuotaTests {
+    typealias Op = ReplicatingArrayOperation<Unicode.Scalar>
+    typealias HostilePeer = HostilePeerTests.HostilePeer
+
+    /// Daemon A with Ann editing "notes" under the quotas `configure` sets, and a hostile peer.
+    static func victim(_ configure: (inout Daemon.Configuration) -> Void) throws -> (Daemon, TestEditor, HostilePeer) {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100, configure: configure)
+        let ann = TestEditor(daemon: a)
+        ann.initialize(user: "ann")
+        ann.open("notes", text: PeerSecurityTests.privateText)
+        let peer = try HostilePeer(net, victim: a, base: 200)
+        #expect(peer.toVictim.state == .established)
+        return (a, ann, peer)
+    }
+
+    static func text(_ count: Int, replica: UInt64 = 999, lamport: UInt64 = 1) -> Op {
+        HostilePeerTests.insertion(replica: replica, lamport: lamport, text: String(repeating: "x", count: count))
+    }
+
+    static func reason(_ peer: HostilePeer) -> String { peer.toVictim.closeReason ?? "(still open)" }
+
+    @Test func documentsPastTheScopesQuotaAreRefused() throws {
+        let (a, ann, peer) = try Self.victim { $0.maximumDocumentsPerScope = 5 }
+        for i in 0..<10 where peer.toVictim.state == .established {
+            peer.sendOperations([Self.text(3)], uri: "spam\(i)", id: 1_000 + UInt64(i))
+        }
+        #expect(Self.reason(peer).contains("the quota of general is 5 documents, and it holds 5: no new document \"spam4\""), "\(Self.reason(peer))")
+        #expect(Self.reason(peer).contains("--peer-quota-documents"))
+        #expect(a.documents.count == 5, "notes and four of the peer's; nothing of the fifth was made")
+        #expect(a.documents["spam4"] == nil)
+        HostilePeerTests.stillServes(a, ann)
+    }
+
+    @Test func charactersAcrossDocumentsPastTheScopesQuotaAreRefused() throws {
+        let held = PeerSecurityTests.privateText.unicodeScalars.count
+        let (a, ann, peer) = try Self.victim { $0.maximumElementsPerScope = held + 1_000 }
+        for i in 0..<10 where peer.toVictim.state == .established {
+            peer.sendOperations([Self.text(300)], uri: "big\(i)", id: 2_000 + UInt64(i))
+        }
+        #expect(Self.reason(peer).contains("the quota of general is \(held + 1_000) characters (removed ones included), and it holds \(held + 900): "
+                                           + "300 more for \"big3\" would pass it"), "\(Self.reason(peer))")
+        #expect(a.documents["big3"] == nil, "no document was made for the refused frame")
+        #expect(a.documents.count == 4)
+        #expect(a.registry.usage.totals(of: .general) == ScopeUsage.Totals(documents: 4, elements: UInt64(held + 900)))
+        HostilePeerTests.stillServes(a, ann)
+    }
+
+    /// Insert-then-remove loops never grow the text, but every removed character stays as a
+    /// tombstone: they count against the quota as they cost, so history alone cannot pass it.
+    @Test func removedCharactersCountAgainstTheQuota() throws {
+        let held = PeerSecurityTests.privateText.unicodeScalars.count
+        let (a, ann, peer) = try Self.victim { $0.maximumElementsPerScope = held + 500 }
+        let notes = try #require(a.documents["notes"])
+        var counter: UInt64 = 0
+        for round in 0..<20 where peer.toVictim.state == .established {
+            let insert = HostilePeerTests.insertion(replica: 999, counter: counter, lamport: 100 + UInt64(round) * 100,
+                                                    text: String(repeating: "y", count: 50))
+            peer.sendOperations([insert, .remove([ElementIDRange(start: ElementID(replica: ReplicaID(999), counter: counter), count: 50)])],
+                                uri: "notes", id: notes.id)
+            counter += 50
+        }
+        #expect(Self.reason(peer).contains("characters (removed ones included), and it holds \(held + 500): 50 more for \"notes\""), "\(Self.reason(peer))")
+        #expect(notes.text.string == PeerSecurityTests.privateText)
+        #expect(notes.text.versionVector[ReplicaID(999)] == 500, "ten rounds fit; the eleventh was refused whole")
+        HostilePeerTests.stillServes(a, ann)
+    }
+
+    @Test func aWholeStatePastTheQuotaIsRefusedBeforeItIsTaken() throws {
+        let held = PeerSecurityTests.privateText.unicodeScalars.count
+        let (a, ann, peer) = try Self.victim { $0.maximumElementsPerScope = held + 100 }
+        let state = ReplicatingText(String(repeating: "z", count: 101), replica: ReplicaID(999))
+        peer.send(.state(uri: "whole", documentID: 77, payload: state.encodedState()))
+        #expect(Self.reason(peer).contains("state of whole: the quota of general is \(held + 100) characters"), "\(Self.reason(peer))")
+        #expect(a.documents["whole"] == nil)
+        HostilePeerTests.stillServes(a, ann)
+    }
+
+    @Test func aDocumentListPastTheQuotaIsRefused() throws {
+        let (a, ann, peer) = try Self.victim { $0.maximumDocumentsPerScope = 3 }
+        let entries: [JSONValue] = (0..<5).map { ["uri": .string("listed\($0)"), "id": .string(String(3_000 + $0)), "version": ["999": 4]] }
+        peer.send(.documents(["initial": false, "documents": .array(entries)]))
+        #expect(Self.reason(peer).contains("the quota of general is 3 documents, and it holds 3: no new document \"listed2\""), "\(Self.reason(peer))")
+        #expect(a.documents.count == 3)
+        HostilePeerTests.stillServes(a, ann)
+    }
+
+    /// A scope over its quota by its own editors' typing still takes a peer's removals (they add
+    /// nothing), and refuses only what would add.
+    @Test func aScopeOverItsQuotaStillTakesRemovals() throws {
+        let (a, ann, peer) = try Self.victim { $0.maximumElementsPerScope = 10 }
+        let notes = try #require(a.documents["notes"])
+        let (replica, _) = try #require(notes.text.versionVector.counts.first)
+        peer.sendOperations([.remove([ElementIDRange(start: ElementID(replica: replica, counter: 0), count: 8)])], uri: "notes", id: notes.id)
+        #expect(peer.toVictim.state == .established, "\(Self.reason(peer))")
+        #expect(notes.text.string == String(PeerSecurityTests.privateText.dropFirst(8)))
+        ann.deliverInbox()
+        peer.sendOperations([Self.text(1, lamport: 500)], uri: "notes", id: notes.id)
+        #expect(Self.reason(peer).contains("the quota of general is 10 characters"), "\(Self.reason(peer))")
+    }
+
+    /// Each project, and the documents shared by name, has a quota of its own; a document that
+    /// takes the place of another under its name replaces its count.
+    @Test func usageIsCountedPerScope() {
+        let usage = ScopeUsage()
+        usage.note(uri: "notes", elements: 10)
+        usage.note(uri: "@0123456789abcdef/f1", elements: 7)
+        usage.note(uri: "@0123456789abcdef/f2", elements: 5)
+        usage.note(uri: "notes", elements: 4)
+        #expect(usage.totals(of: .general) == ScopeUsage.Totals(documents: 1, elements: 4))
+        #expect(usage.totals(of: .project(key: "0123456789abcdef")) == ScopeUsage.Totals(documents: 2, elements: 12))
+        #expect(usage.totals(of: .project(key: "fedcba9876543210")) == ScopeUsage.Totals())
+        usage.note(uri: "@0123456789abcdef/f3", elements: .max)
+        #expect(usage.totals(of: .project(key: "0123456789abcdef")).elements == .max, "saturates, never traps")
+    }
+
+    /// The defaults take what `quire share` shares at most (20,000 files, 256 MiB), with room
+    /// for history.
+    @Test func theDefaultsFitTheLargestSharedProject() {
+        let configuration = Daemon.Configuration()
+        #expect(configuration.maximumDocumentsPerScope >= 2 * 20_000)
+        #expect(configuration.maximumDocumentsPerList >= configuration.maximumDocumentsPerScope)
+        #expect(configuration.maximumDocuments >= configuration.maximumDocumentsPerScope)
+        #expect(configuration.maximumElementsPerScope >= 2 * (256 << 20))
+    }
+}
