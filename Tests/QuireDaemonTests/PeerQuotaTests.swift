@@ -111,6 +111,26 @@ import QuireTestSupport
         #expect(Self.reason(peer).contains("the quota of general is 10 characters"), "\(Self.reason(peer))")
     }
 
+    /// Presence is bounded per document (1,024 editors); a peer naming new editors in document
+    /// after document is bounded across them too.
+    @Test func presenceAcrossDocumentsIsBoundedPerLink() throws {
+        let (a, ann, peer) = try Self.victim { $0.maximumPeerPresencesPerLink = 10 }
+        for i in 0..<3 { peer.sendOperations([Self.text(1)], uri: "doc\(i)", id: 4_000 + UInt64(i)) }
+        var sent = 0
+        for i in 0..<3 {
+            let id = JSONValue.string(String(4_000 + i))
+            for editor in 0..<4 where peer.toVictim.state == .established {
+                peer.send(.presence(["uri": .string("doc\(i)"), "id": id, "origin": .string("999:\(editor)"), "sequence": "1",
+                                     "user": ["name": "x"], "selections": [["start", "start"]]]))
+                sent += 1
+            }
+        }
+        #expect(sent == 11)
+        #expect(Self.reason(peer).contains("more than 10 editors' presence across documents from one link"), "\(Self.reason(peer))")
+        #expect(a.documents.values.map(\.peerPresences.count).reduce(0, +) == 0, "what the link brought went with it")
+        HostilePeerTests.stillServes(a, ann)
+    }
+
     /// Each project, and the documents shared by name, has a quota of its own; a document that
     /// takes the place of another under its name replaces its count.
     @Test func usageIsCountedPerScope() {

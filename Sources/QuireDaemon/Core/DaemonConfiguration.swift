@@ -22,6 +22,9 @@ public struct DaemonConfiguration: Sendable {
     /// Presence messages applied per link and second, and in one burst; more wait (coalesced).
     public var presencePerSecond: Double = 200
     public var presenceBurst: Double = 400
+    /// Editors' presence entries (one per editor and document) one link may bring in all, across
+    /// documents (1,024 per document is the bound within one); more cut the link.
+    public var maximumPeerPresencesPerLink = 16_384
     /// A peer that connected here must send its hello within this many seconds.
     public var peerHelloTimeout: Double = 2
     /// Incoming links from one address that may be handshaking at once.
