@@ -131,6 +131,35 @@ import QuireTestSupport
         HostilePeerTests.stillServes(a, ann)
     }
 
+    /// One removal of 20,000 one-element ranges over replicas this daemon never saw used to be
+    /// applied (each range left waiting for its elements) before the link was cut for too many
+    /// waiting operations; every reconnect added as many again. It is refused before any of it
+    /// is applied.
+    @Test func removalsOfUnknownElementsCannotPileUpWaiting() throws {
+        let net = PeerTestNetwork()
+        let (a, ann) = PeerSecurityTests.daemonWithNotes(net, 100)
+        let notes = try #require(a.documents["notes"])
+        for attempt in 0..<3 {
+            let peer = try HostilePeer(net, victim: a, base: 200 + UInt64(attempt) * 100)
+            let ranges = (0..<20_000).map { ElementIDRange(start: ElementID(replica: ReplicaID(50_000 + UInt64($0)), counter: 0), count: 1) }
+            peer.sendOperations([.remove(ElementIDRanges(ranges))], uri: "notes", id: notes.id)
+            #expect(Self.reason(peer).contains("a removal of elements this copy does not hold would make more than 10000 operations wait"),
+                    "\(Self.reason(peer))")
+            #expect(notes.text.scalars.pendingOperationCount == 0, "nothing of it waits")
+        }
+        HostilePeerTests.stillServes(a, ann)
+    }
+
+    /// A frame that inserts elements and removes them (an honest catch-up does) leaves nothing waiting.
+    @Test func removalsOfElementsTheFrameInsertsDoNotCountAsWaiting() throws {
+        let (a, _, peer) = try Self.victim { $0.maximumBufferedOperations = 2 }
+        let insertions = (0..<5).map { HostilePeerTests.insertion(replica: 999, counter: UInt64($0) * 2, lamport: 100 + UInt64($0) * 2, text: "qz") }
+        let removals = (0..<5).map { ElementIDRange(start: ElementID(replica: ReplicaID(999), counter: UInt64($0) * 2), count: 1) }
+        peer.sendOperations(insertions + [.remove(ElementIDRanges(removals))], uri: "notes", id: try #require(a.documents["notes"]).id)
+        #expect(peer.toVictim.state == .established, "\(Self.reason(peer))")
+        #expect(a.documents["notes"]?.text.string.filter { $0 == "z" }.count == 5 && a.documents["notes"]?.text.string.contains("q") == false)
+    }
+
     /// Each project, and the documents shared by name, has a quota of its own; a document that
     /// takes the place of another under its name replaces its count.
     @Test func usageIsCountedPerScope() {

@@ -104,3 +104,36 @@ public enum PeerBounds {
         return nil
     }
 }
+
+extension PeerSession {
+    /// Why applying `operations` to `text` (nil: a copy not made yet) would leave more operations
+    /// waiting for what they depend on than a copy may hold (`maximumBufferedOperations`), or
+    /// nil. Checked before anything of the frame is applied or logged: a removal range of
+    /// elements neither the copy nor the frame's insertions hold waits (one entry per range, so a
+    /// 16 MiB frame of ranges over unknown replicas could make millions), and a copy that already
+    /// holds more waiting than that takes nothing more, so cut links cannot pile them up across
+    /// reconnects. Insertions that wait for an anchor are bounded by the frame (10,000
+    /// operations) and by the quota, which counts the elements they claim.
+    /// - Complexity: O(operations and their ranges)
+    func waitingViolation(of operations: [ReplicatingArrayOperation<Unicode.Scalar>], in text: ReplicatingText?) -> String? {
+        let limit = daemon.configuration.maximumBufferedOperations
+        var waiting = text?.scalars.pendingOperationCount ?? 0
+        if waiting > limit { return "\(waiting) operations already wait for anchors that never arrived (at most \(limit))" }
+        var inserted: [ReplicaID: UInt64] = [:]
+        for case .insert(let insertion) in operations {
+            let (end, overflow) = insertion.id.counter.addingReportingOverflow(UInt64(insertion.count))
+            inserted[insertion.id.replica] = Swift.max(inserted[insertion.id.replica] ?? 0, overflow ? .max : end)
+        }
+        for case .remove(let ranges) in operations {
+            for range in ranges where range.count > 0 {
+                let replica = range.start.replica
+                let held = Swift.max(text?.versionVector[replica] ?? 0, inserted[replica] ?? 0)
+                let (end, overflow) = range.start.counter.addingReportingOverflow(range.count)
+                guard overflow || end > held else { continue }
+                waiting += 1
+                if waiting > limit { return "a removal of elements this copy does not hold would make more than \(limit) operations wait" }
+            }
+        }
+        return nil
+    }
+}
