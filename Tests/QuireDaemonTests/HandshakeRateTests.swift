@@ -78,6 +78,18 @@ import QuireTestSupport
         }
     }
 
+    /// A host holds a whole IPv6 /64: its addresses share one bucket.
+    @Test func theAddressesOfOneIPv6SlashSixtyFourShareABucket() {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100) { $0.handshakesPerSecondPerAddress = 1; $0.handshakeBurstPerAddress = 3 }
+        a.clocks.monotonic = { 1_000 }
+        let results = (0..<6).map { Self.attempt(a, from: "2001:db8:1:2::\(String($0 + 1, radix: 16))") }
+        #expect(results.prefix(3).allSatisfy { $0 == nil } && results.dropFirst(3).allSatisfy { $0?.isRateRefusal == true }, "\(results)")
+        #expect(results.last.map { "\($0!)" }?.contains("from 2001:db8:1:2::/64") == true)
+        #expect(Self.attempt(a, from: "2001:db8:1:3::1") == nil, "another /64 has its own bucket")
+        #expect(HandshakeRate.source(of: "198.51.100.7") == "198.51.100.7" && HandshakeRate.source(of: "::1") == "::1")
+    }
+
     /// The table of addresses stays bounded under a flood from ever new addresses.
     @Test func theAddressTableIsBounded() {
         var rate = HandshakeRate()

@@ -160,6 +160,18 @@ import QuireTestSupport
         #expect(a.documents["notes"]?.text.string.filter { $0 == "z" }.count == 5 && a.documents["notes"]?.text.string.contains("q") == false)
     }
 
+    /// A document list's version vectors may name 1,024 replicas each: what the peer claims of
+    /// replicas this copy does not hold is not kept for the link's life.
+    @Test func aListsClaimsOfUnknownReplicasAreNotKept() throws {
+        let (a, _, peer) = try Self.victim { _ in }
+        let notes = try #require(a.documents["notes"])
+        var version: [String: JSONValue] = [:]
+        for replica in 0..<1_000 { version[String(70_000 + replica)] = 3 }
+        peer.send(.documents(["initial": false, "documents": [["uri": "notes", "id": .string(String(notes.id)), "version": .object(version)]]]))
+        #expect(peer.toVictim.state == .established, "\(Self.reason(peer))")
+        #expect((peer.toVictim.session.peerVersions["notes"]?.count ?? 0) <= notes.text.versionVector.counts.count)
+    }
+
     /// Each project, and the documents shared by name, has a quota of its own; a document that
     /// takes the place of another under its name replaces its count.
     @Test func usageIsCountedPerScope() {

@@ -1,9 +1,11 @@
+import Glibc
+
 /// How many handshakes incoming links may start (protocol/peer.md, *Handshake*): a token bucket
 /// per source address and one for all addresses, so a stranger on the network cannot make this
 /// daemon do key-exchange work in a loop by connecting again as soon as each attempt is cut
 /// (the cap on handshakes at once bounds only those under way together).
 ///
-/// Only links from an address are held to it (TCP, the peer socket); a daemon's own stdio link
+/// An IPv6 address is held to its /64's bucket. Only links from an address are held to it (TCP, the peer socket); a daemon's own stdio link
 /// is not.
 ///
 /// Guarantees: a refused attempt takes no token and costs O(1); the buckets of at most
@@ -33,6 +35,7 @@ struct HandshakeRate {
     /// not. `known`: a peer authenticated from `host` before; it is held to its address's rate
     /// only, so strangers using up the all-addresses rate cannot keep it from reconnecting.
     mutating func take(host: String, known: Bool, now: Double, configuration: DaemonConfiguration) -> Refusal? {
+        let host = Self.source(of: host)
         let perSecond = configuration.handshakesPerSecondPerAddress, burst = configuration.handshakeBurstPerAddress
         if perAddress[host] == nil, perAddress.count >= Self.maximumAddresses, now - forgotAt >= 1 {
             forgotAt = now
@@ -54,6 +57,21 @@ struct HandshakeRate {
             perAddress[host] = bucket
         }
         return nil
+    }
+
+    /// Whom an address's bucket is for: an IPv6 address's /64 (one host usually holds a whole
+    /// /64, so its addresses are one source), any other address itself.
+    static func source(of host: String) -> String {
+        guard host.contains(":") else { return host }
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, host, &address) == 1 else { return host }
+        let bytes = withUnsafeBytes(of: address) { Array($0.prefix(8)) }
+        if bytes.allSatisfy({ $0 == 0 }) { return host }   // ::1, ::ffff:a.b.c.d and the like
+        var text = ""
+        for pair in stride(from: 0, to: 8, by: 2) {
+            text += String(UInt16(bytes[pair]) << 8 | UInt16(bytes[pair + 1]), radix: 16) + ":"
+        }
+        return text + ":/64"
     }
 
     /// `bucket` (a full one when nil) with the tokens earned since it was last used.

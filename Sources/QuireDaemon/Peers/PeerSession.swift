@@ -238,7 +238,8 @@ final class PeerSession {
                 // It rebased (here or elsewhere) onto a copy that took part in the round: a holder again.
                 daemon.markShared(document, holder: replica) { $0.retired[replica] = nil }
             }
-            if document.id == id { peerVersions[document.uri] = counts }
+            // Only the replicas this copy holds matter (`behind`): a peer's claims of others are not kept.
+            if document.id == id { peerVersions[document.uri] = counts.filter { document.text.versionVector.counts[$0.key] != nil } }
             // Sent at the pace the peer reads (what it lacks may be the whole document).
             queueCatchUp(CatchUp(document, .lacking(since: document.id == id ? vector : VersionVector(),
                                                     theyHaveNothing: vector.counts.isEmpty, announceIfNothing: false)))
@@ -251,27 +252,6 @@ final class PeerSession {
         for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) && carries(document.uri) {
             sendWhole(document)
         }
-    }
-
-    /// Asks again for the state of `document` when this copy still has to rebase onto the peer's
-    /// (it waited for an editor to close it): the peer answers our entry with its state.
-    func retryRebase(of document: SharedDocument) {
-        guard state == .established, staleAtPeer[document.uri] != nil, carries(document.uri) else { return }
-        announce(document)
-    }
-
-    /// Sends all of `document` to a peer that lacks it, at the pace the peer reads: its
-    /// operations, or its state once it has dropped tombstones (operations anchored to them could
-    /// not be placed), or an announcement when it is empty.
-    func sendWhole(_ document: SharedDocument) {
-        guard carries(document.uri) else { return }
-        queueCatchUp(CatchUp(document, .lacking(since: VersionVector(), theyHaveNothing: true, announceIfNothing: true)))
-    }
-
-    /// Sends the whole state of `document`, at the pace the peer reads.
-    func sendState(of document: SharedDocument) {
-        guard carries(document.uri) else { return }
-        queueCatchUp(CatchUp(document, .state))
     }
 
     // MARK: Sending
