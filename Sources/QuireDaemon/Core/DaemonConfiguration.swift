@@ -29,6 +29,11 @@ public struct DaemonConfiguration: Sendable {
     public var peerHelloTimeout: Double = 2
     /// Incoming links from one address that may be handshaking at once.
     public var maximumHandshakesPerAddress = 4
+    /// Authenticated links others made that may be up at once, in all and from one address; and
+    /// links of one peer key and scope (past it the oldest goes) (`PeerLinks.refusal(ofEstablished:)`).
+    public var maximumIncomingPeerLinks = 256
+    public var maximumPeerLinksPerAddress = 32
+    public var maximumLinksPerPeer = 4
     /// When not empty, only peers whose identity key has one of these fingerprints
     /// (`PeerIdentity.normalized`) are accepted.
     public var trustedPeerFingerprints: Set<String> = []

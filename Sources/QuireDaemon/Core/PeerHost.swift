@@ -32,6 +32,8 @@ protocol PeerHost: AnyObject {
     func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: any PeerEndpoint)
     func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint)
     func peerLinkEstablished(_ link: any PeerEndpoint)
+    /// Why `link`, just authenticated, may not stay up (too many links), or nil.
+    func refusal(ofEstablished link: any PeerEndpoint) -> String?
     func peerLinkClosed(_ link: any PeerEndpoint)
     /// The project service, for project frames and project links (nil when none runs).
     var projectFrames: (any ProjectFrames)? { get }
@@ -113,6 +115,7 @@ final class PeerServices: PeerHost {
     }
     func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint) { parts.stability.receive(message, from: link) }
     func peerLinkEstablished(_ link: any PeerEndpoint) { parts.links.established(link) }
+    func refusal(ofEstablished link: any PeerEndpoint) -> String? { parts.links.refusal(ofEstablished: link) }
     func peerLinkClosed(_ link: any PeerEndpoint) { parts.links.closed(link) }
     func isHeld(_ scope: DocumentScope) -> Bool { parts.links.isHeld(scope) }
 }

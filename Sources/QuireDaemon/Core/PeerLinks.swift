@@ -160,6 +160,34 @@ final class PeerLinks {
         for link in inOrder where link.scope == scope { link.close(reason) }
     }
 
+    /// Why `link`, which just authenticated, may not stay up, or nil (protocol/peer.md,
+    /// *Handshake*): at most `maximumIncomingPeerLinks` links others made may be up at once, and
+    /// `maximumPeerLinksPerAddress` from one address (each may hold a 16 MiB frame and 9 MiB of
+    /// output, and a key costs nothing to make). A peer key with more than `maximumLinksPerPeer`
+    /// links of one scope loses its oldest: an honest pair has one or two (both dialing), and a
+    /// reconnect replaces a link that has not noticed yet it is dead.
+    func refusal(ofEstablished link: any PeerEndpoint) -> String? {
+        if link.isIncoming {
+            let incoming = links.values.filter { $0 !== link && $0.isIncoming && $0.isEstablished }
+            if incoming.count >= configuration.maximumIncomingPeerLinks {
+                return "this daemon already has \(incoming.count) peer links others made, the most it keeps"
+            }
+            if let host = link.remoteHost {
+                let fromHost = incoming.filter { $0.remoteHost == host }.count
+                if fromHost >= configuration.maximumPeerLinksPerAddress {
+                    return "this daemon already has \(fromHost) peer links from \(host), the most it keeps from one address"
+                }
+            }
+        }
+        if let key = link.peerKey, let scope = link.scope {
+            let same = inOrder.filter { $0 !== link && $0.isEstablished && $0.peerKey == key && $0.scope == scope }
+            if same.count >= configuration.maximumLinksPerPeer {
+                same.first?.cut("replaced by a newer link of the same peer (at most \(configuration.maximumLinksPerPeer) of one peer and scope)")
+            }
+        }
+        return nil
+    }
+
     /// `link` completed its handshake.
     func established(_ link: any PeerEndpoint) {
         if let host = link.remoteHost {
