@@ -172,6 +172,20 @@ import QuireTestSupport
         #expect((peer.toVictim.session.peerVersions["notes"]?.count ?? 0) <= notes.text.versionVector.counts.count)
     }
 
+    /// A peer asking this daemon to rebase document after document, each with up to 1,024
+    /// epochs, is bounded across documents on the link.
+    @Test func epochsToRebaseAreBoundedPerLink() throws {
+        let (a, ann, peer) = try Self.victim { $0.maximumStaleEpochsPerLink = 10 }
+        for i in 0..<3 { peer.sendOperations([Self.text(1)], uri: "old\(i)", id: 5_000 + UInt64(i)) }
+        let entries: [JSONValue] = (0..<3).map { i in
+            ["uri": .string("old\(i)"), "id": .string(String(5_000 + i)), "version": [:], "rebase": true,
+             "epochs": .array((0..<4).map { .string("7:\(i * 10 + $0)") })]
+        }
+        peer.send(.documents(["initial": false, "documents": .array(entries)]))
+        #expect(Self.reason(peer).contains("more than 10 epochs of documents to rebase named on one link"), "\(Self.reason(peer))")
+        HostilePeerTests.stillServes(a, ann)
+    }
+
     /// Each project, and the documents shared by name, has a quota of its own; a document that
     /// takes the place of another under its name replaces its count.
     @Test func usageIsCountedPerScope() {

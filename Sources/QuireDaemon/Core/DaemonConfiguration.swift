@@ -73,6 +73,9 @@ public struct DaemonConfiguration: Sendable {
     /// Replicas a frame may add to a document, and a document may name in all.
     public var maximumNewReplicasPerFrame = 64
     public var maximumReplicasPerDocument = 1_024
+    /// Epochs (retiring rounds) a peer may name, across the documents it asks this daemon to
+    /// rebase, on one link (1,024 per document otherwise allowed a billion per link).
+    public var maximumStaleEpochsPerLink = 65_536
     /// Entries of one document list (a link's first list names every document of its scope).
     public var maximumDocumentsPerList = 50_000
     /// Live output (edits as they are made, presence, rounds) waiting for a peer that has not

@@ -19,6 +19,7 @@ extension PeerSession {
         if let local = daemon.document(uri: uri, id: documentID) {
             if let epochs = staleAtPeer[local.uri] {
                 if daemon.rebase(local, onto: received, epochs: epochs, from: link) {
+                    staleEpochCount -= epochs.count
                     staleAtPeer[local.uri] = nil
                     peerVersions[local.uri] = received.versionVector.counts
                     // Tell every peer where this copy stands now; the others send what it lacks.

@@ -50,6 +50,8 @@ final class PeerSession {
     /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
     var staleAtPeer: [String: Set<String>] = [:]
+    /// The epochs `staleAtPeer` holds in all (at most `maximumStaleEpochsPerLink`).
+    var staleEpochCount = 0
     /// What the peer held when the link came up, for reopens that wait for it (`FirstCatchUp`).
     var firstCatchUp = FirstCatchUp()
     /// Presence the peer sent and this daemon has not applied yet: the newest per document and
@@ -227,6 +229,10 @@ final class PeerSession {
             let epochs = entry.epochs
             if entry.rebase, document.id == id, !epochs.isEmpty, !epochs.isSubset(of: document.sharing.epochs) {
                 // Our copy predates a retiring round there: nothing goes out until we rebased onto its state.
+                let held = staleEpochCount - (staleAtPeer[document.uri]?.count ?? 0) + epochs.count
+                let limit = daemon.configuration.maximumStaleEpochsPerLink
+                guard held <= limit else { return cut("more than \(limit) epochs of documents to rebase named on one link") }
+                staleEpochCount = held
                 staleAtPeer[document.uri] = epochs
                 continue
             }
