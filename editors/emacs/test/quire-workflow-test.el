@@ -287,5 +287,83 @@ while the partner types: the rewrite arrives once, the partner's token stays."
         (agree-once "<T1>")
         (auto-revert-mode -1)))))
 
+;; `vc-revert' is bound in a function: the test binds what it asks with.
+(declare-function vc-revert "vc")
+
+(ert-deftest quire-workflow-test-vc-revert-brings-the-committed-text-once ()
+  "`vc-revert' of a file in git, with this editor's unsaved line and the partner's
+token in the document: the buffer is saved, the file goes back to the commit,
+and the shared text becomes the commit's with what the partner typed during
+the revert, once."
+  (quire-test--with-own-daemon ".vc-revert"
+    (let* ((repository (make-temp-file "quire-vc-" t))
+           (path (expand-file-name "code.txt" repository))
+           (default-directory (file-name-as-directory repository))
+           (quire-test--refused nil))
+      (unwind-protect
+          (progn
+            (with-temp-file path (insert "one <A1>\ntwo f(x)\nthree \"s\"\n"))
+            (dolist (command '(("init" "-q") ("add" "code.txt")
+                               ("-c" "user.name=t" "-c" "user.email=t@t" "commit" "-q" "-m" "one")))
+              (should (zerop (apply #'call-process "git" nil nil nil command))))
+            (with-temp-file path (insert "one <A1>\nsaved <S1>\ntwo f(x)\nthree \"s\"\n"))
+            (with-current-buffer (find-file-noselect path)
+              (quire-share "code.txt")
+              (let ((other (quire-test--editor socket "code.txt"))
+                    (once '("<A1>" "f(x)" "\"s\"" "<S1>")))
+                (quire-workflow--checked "code.txt" other once
+                  (unwind-protect
+                      (progn
+                        (agree-once)
+                        (goto-char (point-max))
+                        (insert "unsaved <U1>\n")
+                        (agree-once "<U1>")
+                        (quire-test--remote-insert other "code.txt" "three" "<P1> ")
+                        (should (quire-test--wait (lambda () (string-match-p "<P1>" (quire--text)))))
+                        (quire-test--while-otto-types other "code.txt" "two" "<P2> "
+                          (cl-letf (((symbol-function 'yes-or-no-p) (lambda (&rest _) t))
+                                    ((symbol-function 'y-or-n-p) (lambda (&rest _) t)))
+                            ;; From the file's window, as a person runs it (the diff it shows is
+                            ;; another window's).
+                            (let ((buffer (current-buffer)))
+                              (save-window-excursion (switch-to-buffer buffer) (vc-revert))
+                              (set-buffer buffer))))
+                        (should (equal (quire-test--file-text path) "one <A1>\ntwo f(x)\nthree \"s\"\n"))
+                        ;; `vc-revert' saved the buffer first (with <U1> and <P1>), then put the
+                        ;; commit in the file: everything since the commit is gone, as asked, and
+                        ;; what the partner typed during the revert stays.
+                        (setq once (cl-set-difference once '("<S1>" "<U1>") :test #'equal))
+                        (agree-once "<P2>")
+                        (should (equal (quire--text) "one <A1>\n<P2> two f(x)\nthree \"s\"\n"))
+                        (should quire-mode))
+                    (jsonrpc-shutdown other)
+                    (quire-stop)
+                    (set-buffer-modified-p nil)
+                    (kill-buffer))))))
+        (delete-directory repository t)))))
+
+(ert-deftest quire-workflow-test-a-file-deleted-outside-is-written-again-with-everything ()
+  "The shared file deleted outside Emacs (a partner's `git rm', a clean), the
+partner typing meanwhile: `save-buffer' writes the file again with the shared
+text, and typing goes on reaching the daemon."
+  (quire-workflow--with-file ".deleted" "deleted.el" "one <A1>\ntwo f(x)\n"
+    (let ((once '("<A1>" "f(x)")))
+      (quire-workflow--checked "deleted.el" other once
+        (agree-once)
+        (delete-file path)
+        (quire-test--while-otto-types other "deleted.el" "two" "<P1> "
+          (goto-char (point-max))
+          (insert "typed <T1>\n"))
+        (agree-once "<P1>" "<T1>")
+        (cl-letf (((symbol-function 'yes-or-no-p) (lambda (&rest _) t))
+                  ((symbol-function 'y-or-n-p) (lambda (&rest _) t)))
+          (save-buffer))
+        (agree-once)
+        (should (equal (quire-test--file-text path) (quire--text)))
+        (quire-test--remote-insert other "deleted.el" "one" "<P2> ")
+        (agree-once "<P2>")
+        (quire-save)
+        (should (quire-test--wait (lambda () (equal (quire-test--file-text path) (quire--text)))))))))
+
 (provide 'quire-workflow-test)
 ;;; quire-workflow-test.el ends here
