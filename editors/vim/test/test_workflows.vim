@@ -154,6 +154,27 @@ Case(':set nofixeol | :w', ['one <A17>', 'two f(x)'], () => {
 }, [[0, 9, ' <P1>']], ['^one <A17> <P1>\ntwo f(x)$'])
 add(errors, readfile(dir .. '/case-' .. cases .. '.txt', 'b')[-1] == 'two f(x)' ? '' : ':set nofixeol: the file ends in a break')
 
+# :w ++ff=dos (the file CRLF, the buffer still 'ff=unix'), the other types, :QuireSave writes the
+# file in its CRLF, and :checktime reads it: no \r reaches the document, nothing is twice.
+Case(':w ++ff=dos then :QuireSave', ['one <A17>', 'two f(x)'], () => {
+  write ++ff=dos
+  OtherTypes(quire#SharedName(), [[1, 0, '<P0> ']], true)
+  WaitFor(() => stridx(BufferText(), '<P0>') >= 0, 'the other''s <P0>')
+  QuireSave
+  system('touch -d @' .. (localtime() + 100) .. ' ' .. shellescape(expand('%:p')))
+  checktime
+}, [[0, 9, ' <P1>']], ['^one <A17> <P1>\n<P0> two f(x)\n$'], {'<P0>': 1, "\r": 0})
+# The file renamed outside while open (a `git mv`), the other typing: :checktime says it is
+# gone and the buffer stays shared; :w writes it again with everything.
+Case('renamed outside', rows, () => {
+  rename(expand('%:p'), expand('%:p') .. '.moved')
+  checktime
+  feedkeys("Goafter <R1>\<Esc>", 'tx')
+}, [[0, 0, '<P1> ']], ['^<P1> row 01', '\nafter <R1>\n$'], {'<R1>': 1})
+write
+add(errors, readfile(expand('%:p')) == getline(1, '$') ? '' : 'renamed outside: :w did not write the shared text: '
+  .. string(readfile(expand('%:p'))))
+
 # :saveas and :file with the other's edit in flight: bound to the new file, nothing lost.
 Case(':saveas in flight', rows, () => execute('saveas! ' .. fnameescape(dir .. '/saved-as.txt')),
   [[0, 0, '<P1> ']], ['^<P1> row 01'], {}, true, true)
