@@ -365,5 +365,61 @@ text, and typing goes on reaching the daemon."
         (quire-save)
         (should (quire-test--wait (lambda () (equal (quire-test--file-text path) (quire--text)))))))))
 
+(ert-deftest quire-workflow-test-recovering-an-auto-save-after-a-crash-keeps-the-partners-text ()
+  "The daemon dies (`kill -9'), the person types offline and Emacs auto-saves,
+then Emacs dies before saving (its buffer gone, the auto-save file left).  The
+daemon starts again and the partner types.  Visiting the file again, sharing
+it and `recover-this-file': what was typed offline reaches the document once,
+and the partner's token stays, once."
+  (quire-test--with-own-daemon ".crash"
+    (let* ((path (make-temp-file "quire-crash-" nil ".txt" "one <A1>\ntwo f(x)\n"))
+           (uri "crash.el") (saved nil) (quire-test--refused nil))
+      (unwind-protect
+          (progn
+            (with-current-buffer (find-file-noselect path)
+              (quire-share uri)
+              (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket uri) "one <A1>\ntwo f(x)\n"))))
+              (signal-process daemon 'SIGKILL)
+              (quire-test--await-daemon-gone daemon socket)
+              (auto-save-mode 1)   ; off in batch Emacs
+              (goto-char (point-max))
+              (insert "offline <O1>\n")
+              (do-auto-save t t)
+              (should (file-exists-p buffer-auto-save-file-name))
+              ;; Emacs killed: the buffer goes, its auto-save file stays.
+              (setq saved (cons buffer-auto-save-file-name (quire-test--file-bytes buffer-auto-save-file-name)))
+              (quire-mode -1)
+              (setq quire--state nil)
+              (set-buffer-modified-p nil)
+              (let ((kill-buffer-query-functions nil)) (kill-buffer)))
+            (quire-stop)
+            (setq quire--stopping nil)
+            (let ((coding-system-for-write 'utf-8-unix)) (with-temp-file (car saved) (insert (cdr saved))))
+            (set-file-times (car saved) (time-add (current-time) 100))
+            (setq daemon (quire-test--start-daemon socket))
+            (let ((other (quire-test--editor socket uri)))
+              (unwind-protect
+                  (progn
+                    (quire-test--remote-insert other uri "two" "<P1> ")
+                    (with-current-buffer (find-file-noselect path)
+                      (unwind-protect
+                          (let ((once '("<A1>" "f(x)" "<P1>")))
+                            (quire-share uri)
+                            (quire-workflow--checked uri other once
+                              (agree-once)
+                              (cl-letf (((symbol-function 'yes-or-no-p) (lambda (&rest _) t))
+                                        ((symbol-function 'y-or-n-p) (lambda (&rest _) t)))
+                                (let ((buffer (current-buffer)))
+                                  (save-window-excursion (switch-to-buffer buffer) (recover-this-file))
+                                  (set-buffer buffer)))
+                              (agree-once "<O1>")
+                              (should (equal (quire--text) "one <A1>\n<P1> two f(x)\noffline <O1>\n"))))
+                        (quire-stop)
+                        (set-buffer-modified-p nil)
+                        (kill-buffer))))
+                (jsonrpc-shutdown other))))
+        (ignore-errors (delete-file path))
+        (when saved (ignore-errors (delete-file (car saved))))))))
+
 (provide 'quire-workflow-test)
 ;;; quire-workflow-test.el ends here
