@@ -14,6 +14,31 @@ enum MyersDiff {
         exactHunks(old, new, maxEdits: maxEdits) ?? [commonPrefixAndSuffix(old, new)]
     }
 
+    /// Like `hunks`, but among the shortest scripts it prefers one that keeps the elements that
+    /// stand at the same place in the differing middle of both: `[c, b, a]` -> `[a, b, c]` keeps
+    /// `b` (`hunks` keeps `a`). Used on lines, so a `:sort` or a line move leaves a line that did
+    /// not move where it was, with what others typed in it (edit-intent.md, rule 7).
+    /// - Complexity: that of `hunks`, plus one more run split at those elements.
+    static func hunksKeepingInPlace<T: Equatable>(_ old: ArraySlice<T>, _ new: ArraySlice<T>, maxEdits: Int = 1024) -> [Hunk] {
+        let plain = hunks(old, new, maxEdits: maxEdits)
+        guard let first = plain.first, let last = plain.last else { return plain }
+        // The differing middle: `hunks` always reports it from its first to its last hunk.
+        let oStart = first.old.lowerBound, nStart = first.new.lowerBound
+        let oEnd = last.old.upperBound, nEnd = last.new.upperBound
+        let inPlace = (0..<Swift.min(oEnd - oStart, nEnd - nStart)).filter { old[oStart + $0] == new[nStart + $0] }
+        guard !inPlace.isEmpty else { return plain }
+        var result: [Hunk] = []
+        var o = oStart, n = nStart
+        for k in inPlace + [Swift.max(oEnd - oStart, nEnd - nStart)] {
+            let oUpper = Swift.min(oStart + k, oEnd), nUpper = Swift.min(nStart + k, nEnd)
+            guard let piece = exactHunks(old[o..<oUpper], new[n..<nUpper], maxEdits: maxEdits) else { return plain }
+            result += piece
+            (o, n) = (oUpper + 1, nUpper + 1)
+        }
+        func cost(_ hunks: [Hunk]) -> Int { hunks.reduce(0) { $0 + $1.old.count + $1.new.count } }
+        return cost(result) <= cost(plain) ? result : plain
+    }
+
     /// The differing middle of `old` and `new`, once their common prefix and suffix are skipped.
     /// - Complexity: O(n + m).
     static func commonPrefixAndSuffix<T: Equatable>(_ old: ArraySlice<T>, _ new: ArraySlice<T>) -> Hunk {

@@ -188,6 +188,29 @@ public struct ReplicatingText {
         scalars.replaceSubrange(range, with: text)
     }
 
+    /// Replaces `range` with `text` so that the new text stands where the old stood, even among
+    /// others' concurrent insertions at either end (protocol/decisions/edit-intent.md, rule 6):
+    /// when two or more characters go, the insertion hangs from the first of them (now removed),
+    /// ahead of the rest, so what someone typed right before the old text (hanging from the
+    /// character before it) stays before the new text, and what they typed right after it
+    /// (hanging from its last character) stays after. One character, or a pure insertion or
+    /// removal: as `replace`. Returns the removal, then the insertion.
+    /// - Complexity: O(k + log n + size of one leaf)
+    @discardableResult
+    public mutating func replaceInPlace(_ range: Range<Int>, with text: [Unicode.Scalar]) -> [ReplicatingArrayOperation<Unicode.Scalar>] {
+        guard range.count >= 2, !text.isEmpty else { return replace(range, with: text) }
+        let first = scalars.id(at: range.lowerBound)
+        var operations = replace(range, with: [])
+        if let insertion = scalars.insert(contentsOf: text, after: first) {
+            operations.append(insertion)
+        } else {
+            // Cannot happen (the element was just removed here, so it is known and not
+            // compacted), but the new text is never lost: at the index, as `replace` would.
+            operations += replace(range.lowerBound..<range.lowerBound, with: text)
+        }
+        return operations
+    }
+
     /// Replaces `range` (positions in `encoding`) with `text`; validates before changing anything.
     @discardableResult
     public mutating func replace(_ range: TextRange, with text: String, in encoding: PositionEncoding) throws(TextPositionError) -> [ReplicatingArrayOperation<Unicode.Scalar>] {

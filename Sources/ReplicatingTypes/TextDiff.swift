@@ -10,8 +10,10 @@ public struct TextEdit: Hashable, Sendable {
 }
 
 /// Reduces a change of text to the character-level edits that say what the person did: line-level
-/// first, then character-level inside changed lines, aligned by `EditAlignment`'s rules (typed
-/// text stays one insertion at the place it was typed, a replaced word is replaced whole).
+/// first (among equally short line scripts, one that keeps the lines standing where they stood,
+/// so a `:sort` or line move leaves the lines that did not move alone), then character-level
+/// inside changed lines, aligned by `EditAlignment`'s rules (typed text stays one insertion at
+/// the place it was typed, a replaced word is replaced whole).
 ///
 /// Guarantees: the edits are sorted, disjoint, refer to offsets (in scalars) of the old text, and
 /// turn the old text into the new one when applied from last to first. Typing and deleting stay
@@ -39,12 +41,13 @@ public enum TextDiff {
     public static func edits(from old: ArraySlice<Unicode.Scalar>, to new: ArraySlice<Unicode.Scalar>, cursor: Int? = nil,
                              replacing: Bool = false) -> [TextEdit] {
         var edits: [TextEdit] = []
-        // Line level: compare whole lines (each with its break) by number.
+        // Line level: compare whole lines (each with its break) by number; among equally short
+        // scripts, lines that stand where they stood stay (a `:sort` keeps its middle line).
         var numbering: [ArraySlice<Unicode.Scalar>: Int] = [:]
         let oldLines = lines(of: old), newLines = lines(of: new)
         let oldIDs = oldLines.map { number(old[$0], in: &numbering) }
         let newIDs = newLines.map { number(new[$0], in: &numbering) }
-        for hunk in MyersDiff.hunks(oldIDs[...], newIDs[...], maxEdits: 1024) {
+        for hunk in MyersDiff.hunksKeepingInPlace(oldIDs[...], newIDs[...], maxEdits: 1024) {
             let oldRange = span(of: hunk.old, in: oldLines, base: old.startIndex, end: old.endIndex)
             let newRange = span(of: hunk.new, in: newLines, base: new.startIndex, end: new.endIndex)
             // A new empty line (Enter at the end of a line, Vim's `o`) is the line break typed at

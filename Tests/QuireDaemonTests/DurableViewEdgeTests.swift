@@ -143,7 +143,9 @@ import QuireTestSupport
     /// second argument before `)` or a first one after `(`. The brackets stay (rule 5 leaves a
     /// token with other words alone), so `, w` stays inside them. A first argument typed right
     /// after `(` while `x` is replaced is two insertions at one anchor: their order is the
-    /// CRDT's (newest first), so `f(zw, )` is possible; a known limit.
+    /// CRDT's (newest first), so `f(zw, )` is possible; a known limit of one-character
+    /// replacements only (edit-intent.md, rule 6: a longer one hangs from its first removed
+    /// character, `ReplacedWordPlacementTests`).
     @Test(arguments: [(3, ", w", "f(z, w)\n"), (2, "w, ", "f(w, z)\n")] as [(Int, String, String)])
     func replacingAnArgumentWhileTheOtherAddsOne(at offset: Int, typed: String, expected: String) {
         for swapRoles in [false, true] {

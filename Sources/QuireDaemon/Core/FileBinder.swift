@@ -102,7 +102,7 @@ final class FileBinder {
             let edits = TextMerge.edits(base: Array(baseText.unicodeScalars), current: Array(current.unicodeScalars),
                                         incoming: Array(text.unicodeScalars))
             var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
-            for edit in edits.reversed() where edit.range.upperBound <= scratch.count { operations += scratch.replace(edit.range, with: edit.replacement) }
+            for edit in edits.reversed() where edit.range.upperBound <= scratch.count { operations += scratch.replaceInPlace(edit.range, with: edit.replacement) }
             try sink.contributeFromOutside(operations, to: document)
             setFile(binding.path, holding: document.text, hash: hash, format: format, of: document)
             logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire, as text")
@@ -112,7 +112,7 @@ final class FileBinder {
         merged.replica = replica(forEditing: binding.base, of: document)
         let edits = TextDiff.edits(from: Array(baseText.unicodeScalars), to: Array(text.unicodeScalars))
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
-        for edit in edits.reversed() { operations += merged.replace(edit.range, with: edit.replacement) }
+        for edit in edits.reversed() { operations += merged.replaceInPlace(edit.range, with: edit.replacement) }
         try sink.contributeFromOutside(operations, to: document)
         setFile(binding.path, holding: merged, hash: hash, format: format, of: document)
         logger.info("document \(document.uri): merged \(edits.count) edits made to \(binding.path) outside Quire")

@@ -10,7 +10,9 @@ import ReplicatingTypes
 /// characters that really differ become operations, so resending a whole line for one keystroke
 /// yields one insertion; typed text is one insertion at the place it was typed (the editor's
 /// `cursor` decides between places that give the same text) and a replaced word is replaced
-/// whole (`TextDiff`, protocol/decisions/edit-intent.md).
+/// whole (`TextDiff`), its new text standing where the old stood among others' concurrent
+/// typing (`ReplicatingText.replaceInPlace`); a replacement across lines is compared as whole
+/// lines (protocol/decisions/edit-intent.md, rules 6 and 7).
 enum ChangeResolver {
     typealias Operation = ReplicatingArrayOperation<Unicode.Scalar>
 
@@ -26,8 +28,12 @@ enum ChangeResolver {
             let offsets: Range<Int>
             do { offsets = try text.offsets(of: textRange, in: encoding) } catch { throw .positionOutOfRange(error.description) }
             // A range with old characters and new text says the person replaced that stretch.
-            return replaceMinimally(offsets, with: Array(newText.unicodeScalars), in: &text, encoding: encoding, cursor: cursor,
-                                    replacing: !offsets.isEmpty && !newText.isEmpty)
+            let replacing = !offsets.isEmpty && !newText.isEmpty
+            var old = offsets, replacement = Array(newText.unicodeScalars)
+            if replacing, range.start.line != range.end.line || replacement.contains("\n") {
+                (old, replacement) = wholeLines(offsets, replacement, in: text)
+            }
+            return replaceMinimally(old, with: replacement, in: &text, encoding: encoding, cursor: cursor, replacing: replacing)
         case .lines(let lines, let newLines):
             let lineCount = text.lineCount
             guard lines.upperBound <= lineCount else {
@@ -62,6 +68,24 @@ enum ChangeResolver {
         }
     }
 
+    /// A replacement across lines, grown to the whole lines it touches (with the break after the
+    /// last, when there is one): the same change, but one the line-level diff can read. Vim trims
+    /// a line move (`:m`, `ddp`, `:sort`) to the characters that differ, cutting it mid-line
+    /// (`row |1 a\nrow 2 b\nrow 3| c` becomes `3 c\nrow 1 a\nrow 2`); diffed as it came, the
+    /// kept `row ` of one line would start another, and what someone typed at the same time in a
+    /// line that stayed put would move with it (protocol/decisions/edit-intent.md, rule 7).
+    /// - Complexity: O(log n + the two partial lines)
+    static func wholeLines(_ range: Range<Int>, _ replacement: [Unicode.Scalar], in text: ReplicatingText) -> (Range<Int>, [Unicode.Scalar]) {
+        let scalars = text.scalars
+        let lower = scalars.startOfParagraph(scalars.paragraph(containing: range.lowerBound))
+        let lastLine = scalars.paragraph(containing: range.upperBound)
+        let lineEnd = scalars.rangeOfParagraph(lastLine).upperBound
+        let upper = lastLine + 1 < scalars.paragraphCount ? lineEnd + 1 : lineEnd
+        let before = lower < range.lowerBound ? scalars.elements(in: lower..<range.lowerBound) : []
+        let after = range.upperBound < upper ? scalars.elements(in: range.upperBound..<upper) : []
+        return (lower..<upper, before + replacement + after)
+    }
+
     /// Replaces `range` by `replacement` with only the character edits between the two, aligned
     /// to what the person did (`cursor` is in the text after the change).
     /// - Complexity: O(range + replacement + diff) plus O(log n) per edit.
@@ -72,7 +96,7 @@ enum ChangeResolver {
         var operations: [Operation] = []
         for edit in TextDiff.edits(from: old[...], to: replacement[...], cursor: hint, replacing: replacing).reversed() {
             let lower = range.lowerBound + edit.range.lowerBound, upper = range.lowerBound + edit.range.upperBound
-            operations.append(contentsOf: text.replace(lower..<upper, with: edit.replacement))
+            operations.append(contentsOf: text.replaceInPlace(lower..<upper, with: edit.replacement))
         }
         return operations
     }

@@ -19,8 +19,13 @@ struct UndoHistory {
         var removed: [(id: ElementID, scalar: Unicode.Scalar)] = []
         /// For a removed stretch that the step replaced at once (a removal right followed by an
         /// insertion at its place): its first element (in text order) to the first element
-        /// inserted in its place. Undo puts the stretch back where that insertion begins.
-        var replacedBy: [ElementID: ElementID] = [:]
+        /// inserted in its place and how many were. Undo puts the stretch back where that
+        /// insertion begins.
+        var replacedBy: [ElementID: (id: ElementID, count: Int)] = [:]
+        /// Every element of such a replaced stretch: the stretch's first element and its place in
+        /// it. The insertion may hang from the stretch's own first element (edit-intent.md,
+        /// rule 6), so the stretch's tombstones need not stand together; undo puts it back whole.
+        var stretchOf: [ElementID: (first: ElementID, place: Int)] = [:]
         var isEmpty: Bool { inserted.isEmpty && removed.isEmpty }
         var size: Int { inserted.count + removed.count }
     }
@@ -56,30 +61,38 @@ struct UndoHistory {
             return
         }
         var step = Step(group: group)
-        // The removal just recorded: its first element and that element's index in `before`.
+        // The removal just recorded: its first element and that element's index in `before`,
+        // and all its elements with their indices.
         var lastRemoval: (first: ElementID, index: Int)?
+        var lastRemoved: [(id: ElementID, index: Int)] = []
         for operation in operations {
             switch operation {
             case .insert(let insertion):
                 defer { lastRemoval = nil }
                 guard case .elements = insertion.content else { continue }
                 // A replacement: the insertion is anchored to the character right before the
-                // stretch just removed (edits come last in the text first, so `before` still
-                // has both at their places).
+                // stretch just removed, or to the stretch's first character (edits come last in
+                // the text first, so `before` still has both at their places).
                 if let removal = lastRemoval, insertion.count > 0,
-                   insertion.anchor.map({ before.scalars.index(of: $0) == removal.index - 1 }) ?? (removal.index == 0) {
-                    step.replacedBy[removal.first] = insertion.id
+                   insertion.anchor == removal.first
+                    || insertion.anchor.map({ before.scalars.index(of: $0) == removal.index - 1 }) ?? (removal.index == 0) {
+                    step.replacedBy[removal.first] = (insertion.id, insertion.count)
+                    for (place, element) in lastRemoved.sorted(by: { $0.index < $1.index }).enumerated() {
+                        step.stretchOf[element.id] = (removal.first, place)
+                    }
                 }
                 for k in 0..<insertion.count {
                     step.inserted.append(ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(k)))
                 }
             case .remove(let ranges):
                 lastRemoval = nil
+                lastRemoved = []
                 for range in ranges {
                     for counter in range.counters {
                         let id = ElementID(replica: range.start.replica, counter: counter)
                         guard let index = before.scalars.index(of: id) else { continue }
                         step.removed.append((id, before.scalars[index]))
+                        lastRemoved.append((id, index))
                         if lastRemoval.map({ index < $0.index }) ?? true { lastRemoval = (id, index) }
                     }
                 }
@@ -91,6 +104,7 @@ struct UndoHistory {
             undoSteps[undoSteps.count - 1].inserted += step.inserted
             undoSteps[undoSteps.count - 1].removed += step.removed
             undoSteps[undoSteps.count - 1].replacedBy.merge(step.replacedBy) { old, _ in old }
+            undoSteps[undoSteps.count - 1].stretchOf.merge(step.stretchOf) { old, _ in old }
             undoCharacters += step.size
         } else {
             pushUndo(step)
@@ -165,31 +179,65 @@ struct UndoHistory {
     private mutating func revert(_ step: Step, in text: inout ReplicatingText) -> ([ReplicatingArrayOperation<Unicode.Scalar>], Step) {
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
         var inverse = Step(group: nil)
-        // Put removed characters back where they stood: a replaced stretch where the text that
-        // replaced it begins (so others' text typed right after that text, which stands before
-        // the old stretch's tombstones, stays after it), any other stretch where its tombstones
-        // stand. They are inserted as new text (anchored to the visible character before),
-        // never anchored to a tombstone, which peers may drop once every copy has seen the
-        // removal. Characters whose tombstones are adjacent in one run go back as one insertion.
+        // Put removed characters back where they stood: a replaced stretch whole, hanging from
+        // the first character of the text that replaced it (which this undo removes), so what
+        // others typed right before or after that text, even while the undo is on its way, stays
+        // on its side (edit-intent.md, rule 6); any other stretch where its tombstones stand.
+        // They are inserted as new text anchored to a visible character, never to a tombstone,
+        // which peers may drop once every copy has seen the removal. Characters whose tombstones
+        // are adjacent in one run go back as one insertion.
         var restoring: [(id: ElementID, original: ElementID, scalar: Unicode.Scalar)] = []
         func place(of first: (id: ElementID, original: ElementID, scalar: Unicode.Scalar)) -> Int? {
-            if let replacing = step.replacedBy[first.original], let index = text.scalars.index(of: current(replacing)) {
+            if let replacing = step.replacedBy[step.stretchOf[first.original]?.first ?? first.original],
+               let index = text.scalars.index(of: current(replacing.id)) {
                 return index
             }
             return text.scalars.index(after: first.id)
         }
-        func restore() {
-            guard let first = restoring.first, let at = place(of: first),
-                  let operation = text.replace(at..<at, with: restoring.map(\.scalar)).last,
-                  case .insert(let insertion) = operation else { return }
+        func restore(replacing: (id: ElementID, count: Int)? = nil) {
+            guard let first = restoring.first else { return }
+            var restored: ReplicatingArrayOperation<Unicode.Scalar>?
+            if let replacing, text.scalars.index(of: current(replacing.id)) != nil {
+                // The undo replaces the text that replaced the stretch: the stretch hangs from that
+                // text's first character, which goes with the rest of it below (edit-intent.md,
+                // rule 6), so what others type right before or after it stays on its side.
+                restored = text.insert(restoring.map(\.scalar), after: current(replacing.id))
+            } else if let at = place(of: first) {
+                restored = text.replace(at..<at, with: restoring.map(\.scalar)).last
+            }
+            guard let operation = restored, case .insert(let insertion) = operation else { return }
             operations.append(operation)
             for (k, old) in restoring.enumerated() {
                 let new = ElementID(replica: insertion.id.replica, counter: insertion.id.counter + UInt64(k))
                 replacements[old.id] = new
                 inverse.inserted.append(new)
             }
+            if let replacing {
+                // Redo replaces the restored stretch by that text again, the same way.
+                let replacingFirst = current(replacing.id)
+                inverse.replacedBy[replacingFirst] = (insertion.id, restoring.count)
+                for k in 0..<replacing.count {
+                    let id = current(ElementID(replica: replacing.id.replica, counter: replacing.id.counter + UInt64(k)))
+                    inverse.stretchOf[id] = (replacingFirst, k)
+                }
+            }
         }
-        for (original, scalar) in step.removed.reversed() {
+        // A replaced stretch goes back whole, in its order, where the text that replaced it begins.
+        var stretches: [ElementID: [(place: Int, id: ElementID, original: ElementID, scalar: Unicode.Scalar)]] = [:]
+        var firsts: [ElementID] = []
+        for (original, scalar) in step.removed {
+            guard let (first, place) = step.stretchOf[original] else { continue }
+            let id = current(original)
+            guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
+            if stretches[first] == nil { firsts.append(first) }
+            stretches[first, default: []].append((place, id, original, scalar))
+        }
+        for first in firsts {
+            restoring = stretches[first, default: []].sorted { $0.place < $1.place }.map { ($0.id, $0.original, $0.scalar) }
+            restore(replacing: step.replacedBy[first])
+        }
+        restoring = []
+        for (original, scalar) in step.removed.reversed() where step.stretchOf[original] == nil {
             let id = current(original)
             guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
             if let last = restoring.last, text.scalars.isDirectlyAfter(id, last.id) {

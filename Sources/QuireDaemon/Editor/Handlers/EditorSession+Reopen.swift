@@ -113,7 +113,7 @@ extension EditorSession {
         var scratch = current
         scratch.replica = daemon.replica(forEditing: nil, of: document)
         var operations: [ReplicatingArrayOperation<Unicode.Scalar>] = []
-        for edit in edits.reversed() { operations += scratch.replace(edit.range, with: edit.replacement) }
+        for edit in edits.reversed() { operations += scratch.replaceInPlace(edit.range, with: edit.replacement) }
         // What was typed while the daemon was away is one undo step of this session's own.
         try contributeStep(operations, to: document)
         logger.info("session \(id): merged \(edits.count) edits made while the daemon was away into \(document.uri)")
