@@ -249,10 +249,12 @@ public final class Daemon {
     // MARK: Reopens that wait for the peers (`ReopenWaits`)
 
     /// Makes reopens wait (bounded) for the first catch-up of `configuredPeers` peers from now
-    /// on; `schedule` runs work on the daemon's event loop after a delay (seconds).
-    public func waitForPeersBeforeReopens(configuredPeers: Int, schedule: @escaping (Double, @escaping () -> Void) -> Void) {
+    /// on; `schedule` runs work on the daemon's event loop after a delay (seconds); `onLoop` runs
+    /// work on it from any thread (given, the projects' disk passes write off the loop).
+    public func waitForPeersBeforeReopens(configuredPeers: Int, schedule: @escaping (Double, @escaping () -> Void) -> Void,
+                                          onLoop: ((@escaping () -> Void) -> Void)? = nil) {
         reopenWaits.activate(configuredPeers: configuredPeers, schedule: schedule)
-        projects.start(schedule: schedule)
+        projects.start(schedule: schedule, onLoop: onLoop)
     }
 
     /// Whether `body`, from `connection`, is held until the peers caught up (`ReopenWaits.holds`).

@@ -35,14 +35,17 @@ final class FileBinder {
     /// Binds `document` to the file at `path` (absolute), whose present content is `content`
     /// (read by the caller before anything changed; nil: no file yet). Binding again to the same
     /// file merges what changed in it outside Quire. When `writtenByEditor`, the file holds what
-    /// the opening editor shows, whose changes arrived another way: nothing in it is merged.
-    func bind(_ document: SharedDocument, toFile path: String, content: [UInt8]?, writtenByEditor: Bool = false) throws(ResponseError) {
+    /// the opening editor shows, whose changes arrived another way: nothing in it is merged;
+    /// `holding` is the document's state the file holds when it is not the document's text now
+    /// (a project file written from an earlier revision while the document changed).
+    func bind(_ document: SharedDocument, toFile path: String, content: [UInt8]?, writtenByEditor: Bool = false,
+              holding base: ReplicatingText? = nil) throws(ResponseError) {
         if document.file?.path == path && !writtenByEditor {
             try mergeOutsideChanges(of: document, content: content)
             return
         }
         let format = content.flatMap(FileFormat.decode)?.format ?? .plain
-        setFile(path, holding: document.text, hash: content.map { TextHash.sha256Hex(bytes: $0) }, format: format, of: document)
+        setFile(path, holding: base ?? document.text, hash: content.map { TextHash.sha256Hex(bytes: $0) }, format: format, of: document)
         logger.info("document \(document.uri) bound to \(path)\(format == .plain ? "" : " (\(format.crlf ? "CRLF" : "LF")\(format.bom ? ", BOM" : "")\(format.finalNewline ? "" : ", no final newline"))")")
     }
 

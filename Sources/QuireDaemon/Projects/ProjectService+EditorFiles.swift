@@ -13,6 +13,7 @@ extension ProjectService {
         guard let project = project(containing: path), let relative = project.projectPath(ofAbsolute: path) else {
             return try FileBinder.readFile(path)
         }
+        settlePass(project)
         beforeFileAccess()
         do { return try editorDisk(of: project).bytes(at: relative) } catch {
             throw ResponseError(code: ResponseError.unavailableCode,
@@ -40,6 +41,8 @@ extension ProjectService {
     func save(_ document: SharedDocument, boundTo path: String) throws(ResponseError) -> (path: String, hash: String, imported: Int)? {
         guard let project = project(containing: path), let relative = project.projectPath(ofAbsolute: path) else { return nil }
         if let why = refusalToWrite(path) { throw Self.cannotSave(path, why) }
+        // A pass writing the file off the loop would rename its older text over the save.
+        settlePass(project)
         beforeFileAccess()
         let disk = editorDisk(of: project)
         let content: [UInt8]?

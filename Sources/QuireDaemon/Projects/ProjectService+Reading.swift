@@ -8,6 +8,7 @@ extension ProjectService {
     /// Scans `project`'s folder (or its one file) and takes in what changed since the daemon
     /// last wrote or read it.
     func scanDisk(_ project: SharedProject) {
+        settlePass(project)   // what a pass writes is read as its own, not as a change
         project.needsScan = false
         guard project.active else { return }
         do {

@@ -15,13 +15,15 @@ extension ProjectService {
     /// Writes, moves and removes the files of `project` whose document changed, whose tree path
     /// moved, or that the tree deleted, unless an editor has them open; a file changed on disk
     /// since the daemon last wrote or read it is held and read first (`needsScan`).
+    /// While a pass of the project writes off the loop (`passInFlight`), none starts: what
+    /// changes meanwhile stays marked (`passFiles`) for the pass after it.
     func syncDisk(_ project: SharedProject) {
-        guard project.active else { return }
+        guard project.active, project.passInFlight == nil else { return }
         let view = project.view
         var wanted: [FileID: ProjectWriter.Wanted] = [:]
         var known: [FileID: ProjectWriter.Wanted] = [:]
         var open: Set<ProjectPath> = []
-        var documentsByFile: [FileID: SharedDocument] = [:]
+        var documentsByFile: [FileID: WrittenDocument] = [:]
         let links = parts.links.established.filter { $0.scope == project.scope }
         var bytesOnDisk = project.knownBytes
         var ignored = ignoreLookup(in: project)
@@ -32,7 +34,10 @@ extension ProjectService {
         let looked = all ? Set(view.paths.keys) : project.passFiles
         let candidates = all ? Array(view.paths) : looked.compactMap { file in view.paths[file].map { (file, $0) } }
         // How many of the files looked at are on disk at their path in the tree.
-        func writtenCount() -> Int { looked.filter { file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }.count }
+        func writtenCount() -> Int {
+            let view = project.view
+            return looked.filter { file in view.paths[file].map { project.known[file]?.path == $0 } ?? false }.count
+        }
         let writtenBefore = all ? 0 : writtenCount()
         project.passAll = false
         project.passFiles = []
@@ -98,7 +103,7 @@ extension ProjectService {
             }
             bytesOnDisk = grown
             wanted[file] = ProjectWriter.Wanted(path: path, text: text)
-            documentsByFile[file] = document
+            documentsByFile[file] = WrittenDocument(document: document, revision: document.revision, text: document.text)
             if let last { known[file] = last }
         }
         for file in all ? Array(project.known.keys) : Array(looked) where view.paths[file] == nil {
@@ -112,20 +117,23 @@ extension ProjectService {
             if project.file == nil, Self.decidesSharing(last.path) { continue }
             known[file] = last
         }
-        if !wanted.isEmpty || !known.isEmpty {
-            open.formUnion(pathsOpenOutsideTheProject(in: project))
-            write(project, wanted: wanted, known: known, open: open, documents: documentsByFile)
-            // What this pass wrote or held of them is known to it: not looked at again for that.
-            project.passFiles.subtract(wanted.keys)
-            project.passFiles.subtract(known.keys)
+        // Once the pass's writing is done and recorded (at once when nothing is to be written).
+        let finish = { [self] in
+            if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
+            // The count written moves only with the tree, a scan (both look at every file) or what
+            // this pass wrote of the files it looked at.
+            if all || project.lastProgress == nil || writtenCount() != writtenBefore {
+                reportProgress(project, view: project.view)
+            }
+            holdOwnFilesWhileJoining(project, links: parts.links.established.filter { $0.scope == project.scope })
         }
-        if project.treeDirty || (project.knownDirty && schedule == nil) { keepTree(project) }
-        // The count written moves only with the tree, a scan (both look at every file) or what
-        // this pass wrote of the files it looked at.
-        if all || project.lastProgress == nil || writtenCount() != writtenBefore {
-            reportProgress(project, view: view)
-        }
-        holdOwnFilesWhileJoining(project, links: links)
+        guard !wanted.isEmpty || !known.isEmpty else { return finish() }
+        open.formUnion(pathsOpenOutsideTheProject(in: project))
+        // What this pass writes or holds of them is known to it: not looked at again for that
+        // (a change while it writes marks the file again, for the next pass).
+        project.passFiles.subtract(wanted.keys)
+        project.passFiles.subtract(known.keys)
+        write(project, wanted: wanted, known: known, open: open, documents: documentsByFile, then: finish)
     }
 
     /// While a joined project's files are still arriving (some not on disk, the last one
@@ -164,53 +172,56 @@ extension ProjectService {
     /// slow pass, so the maker does not start in the middle of the join).
     static let joinHoldRenewalSeconds = 5.0
 
+    /// Plans and carries out the pass's writes (`ProjectWriter`, `DiskProject.perform`) off the
+    /// event loop when the daemon runs (`diskPasses`), then records what was done on the loop
+    /// (`recordPass`) and runs `finish`. The project has no other pass meanwhile, and no scan,
+    /// editor read or save of its files, or stop, before this one is recorded (`settlePass`).
     private func write(_ project: SharedProject, wanted: [FileID: ProjectWriter.Wanted], known: [FileID: ProjectWriter.Wanted],
-                       open: Set<ProjectPath>, documents: [FileID: SharedDocument]) {
-        let disk = DiskProject(root: project.root)
-        let plan = ProjectWriter.plan(wanted: wanted, known: known, open: open, disk: disk)
-        do {
-            // The store's own-files maker waits: its inodes and syncs would share the disk with these.
-            if let store = parts.store { try store.holdingOwnFiles { try disk.perform(plan.actions) } } else { try disk.perform(plan.actions) }
-        } catch {
-            // What was done stays; the next scan reads what the disk holds now.
-            logger.warning("project \(project.key): \(DisplayText.clean("\(error)", limit: 300))")
-            project.needsScan = true
-            return
+                       open: Set<ProjectPath>, documents: [FileID: WrittenDocument],
+                       then finish: @escaping () -> Void) {
+        var disk = DiskProject(root: project.root)
+        disk.forPass = true   // the folder watch takes its temporary files' events for its own
+        // The store's own-files maker waits: its inodes and syncs would share the disk with these.
+        let maker = parts.store?.maker
+        let work: @Sendable () -> PassOutcome = {
+            let started = DispatchTime.now().uptimeNanoseconds
+            let plan = ProjectWriter.plan(wanted: wanted, known: known, open: open, disk: disk)
+            var outcome = PassOutcome(plan: plan, failure: nil)
+            outcome.planNanoseconds = DispatchTime.now().uptimeNanoseconds &- started
+            do {
+                if let maker { outcome.written = try maker.holdWhile { try disk.perform(plan.actions) } } else { outcome.written = try disk.perform(plan.actions) }
+            } catch {
+                outcome.failure = error
+            }
+            outcome.writeNanoseconds = DispatchTime.now().uptimeNanoseconds &- started &- outcome.planNanoseconds
+            return outcome
         }
-        var folders: Set<String> = []
-        for file in Set(wanted.keys).union(known.keys) {
-            if let hold = plan.held[file] {
-                if hold == .changedOnDisk { project.needsScan = true }
-                if hold == .openInEditor { project.heldOpen.insert(file) }
-                if let document = documents[file], let path = wanted[file]?.path {
-                    project.heldAt[file] = (document.revision, path)
-                    logger.info("project \(project.key): \(DisplayText.clean(path.string)) not written: \(hold)")
-                }
-                continue
-            }
-            project.heldAt[file] = nil
-            project.heldOpen.remove(file)
-            guard let now = plan.known[file] else {
-                project.setKnown(file, nil)
-                project.stamps[file] = nil
-                project.writtenRevisions[file] = nil
-                continue
-            }
-            project.setKnown(file, now)
-            project.stamps[file] = SharedProject.Stamp.of(project.absolute(now.path))
-            folders.formUnion(now.path.ancestors)
-            if let document = documents[file] {
-                project.writtenRevisions[file] = document.revision
-                // The file holds the document's text: a later change to it merges from here.
-                try? parts.files.bind(document, toFile: project.absolute(now.path), content: Array(now.text.utf8), writtenByEditor: true)
+        let record = { [self] (outcome: PassOutcome) in
+            recordPass(outcome, of: project, wanted: wanted, known: known, documents: documents)
+            finish()
+        }
+        guard let diskPasses else { return record(work()) }
+        project.passInFlight = diskPasses.run(work) { [self] outcome in
+            project.passInFlight = nil
+            let before = passesWithChanges
+            record(outcome)
+            // Next on the loop (not inside a `settlePass`, whose caller goes on with the disk):
+            // what it logged (the files' bindings) is made durable as a timer pass's is, and
+            // what arrived while it wrote is written now, not at the next tick.
+            let changed = passesWithChanges != before
+            schedule?(0) { [weak self] in
+                guard let self else { return }
+                if project.passAll || !project.passFiles.isEmpty { diskRound(project, rescanDue: false) }
+                if changed || parts.store?.holdsOutput == true { endRead() }
             }
         }
-        project.watcher?.watch(folders: folders)
-        if !plan.actions.isEmpty {
-            passesWithChanges &+= 1
-            logger.info("project \(project.key): \(plan.actions.count) changes written to disk")
-            project.knownDirty = true
-        }
+    }
+
+    /// Finishes `project`'s pass in flight now, if there is one (waiting for its writing): before
+    /// anything that reads or writes its files or its record on the loop.
+    func settlePass(_ project: SharedProject) {
+        guard let pending = project.passInFlight, let diskPasses else { return }
+        diskPasses.settle(pending)
     }
 
     /// `project/progress` for a joined project whose files are not all on disk yet, and once

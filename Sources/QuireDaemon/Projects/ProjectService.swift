@@ -15,7 +15,8 @@ import ReplicatingTypes
 /// project's scope and never to another; the disk is only written through `ProjectWriter`'s
 /// rules (never under an open buffer, never over bytes the daemon did not write or read last).
 ///
-/// Threading: as the daemon, one event loop.
+/// Threading: as the daemon, one event loop; only a disk pass's planning and writing run off it
+/// (`DiskPassRunner`), on values taken for it, and are recorded back on the loop.
 final class ProjectService: ProjectFrames {
     struct Parts {
         let logger: Logger
@@ -74,6 +75,10 @@ final class ProjectService: ProjectFrames {
     /// Runs work on the daemon's event loop after a delay (seconds); nil (tests): the caller
     /// drives `syncDisk` and `scanDisk`.
     private(set) var schedule: ((Double, @escaping () -> Void) -> Void)?
+    /// Where the disk passes write (`DiskPassRunner`): off the event loop once the timers run
+    /// with a way back onto the loop from another thread (`start(schedule:onLoop:)`); nil
+    /// (tests driving passes or a scheduler by hand): on the caller, done when `syncDisk` returns.
+    var diskPasses: DiskPassRunner?
     /// How long after a change the disk is written, and how often the folders are re-scanned.
     static let writeDelay = 0.2
     static let rescanInterval = 3.0
@@ -112,9 +117,12 @@ final class ProjectService: ProjectFrames {
     /// Starts the disk timers: a pass every `writeDelay` seconds (what the watch saw is read,
     /// what changed is written), a re-scan every `rescanInterval` (`watchedRescanInterval` when
     /// every folder is watched).
-    func start(schedule: @escaping (Double, @escaping () -> Void) -> Void) {
+    /// `onLoop` runs a closure on the event loop from any thread (`EventLoop.execute`: on a loop
+    /// that has shut down it runs nothing and leaks nothing); given, the passes write off the loop.
+    func start(schedule: @escaping (Double, @escaping () -> Void) -> Void, onLoop: ((@escaping () -> Void) -> Void)? = nil) {
         guard self.schedule == nil else { return }
         self.schedule = schedule
+        if diskPasses == nil, let onLoop { diskPasses = DiskPassRunner(toLoop: onLoop) }
         for project in projects.values where project.active { reconnect(project) }
         tick()
     }
@@ -126,14 +134,24 @@ final class ProjectService: ProjectFrames {
         let watchedRescanEvery = max(1, Int(Self.watchedRescanInterval / Self.writeDelay))
         for project in projects.values.sorted(by: { $0.key < $1.key }) where project.active {
             let every = project.watcher?.watchesAll == true ? watchedRescanEvery : rescanEvery
-            if project.watcher?.takeEvents() == true || ticks % every == 0 { project.needsScan = true }
-            if project.needsScan { scanDisk(project) }
-            syncDisk(project)
-            if project.knownDirty, ticks % rescanEvery == 0 { keepTree(project) }
+            diskRound(project, rescanDue: ticks % every == 0)
+            if project.passInFlight == nil, project.knownDirty, ticks % rescanEvery == 0 { keepTree(project) }
         }
         // A pass that bound a document without changing the disk logged its binding too.
         if passesWithChanges != before || parts.store?.holdsOutput == true { endRead() }
         schedule?(Self.writeDelay) { [weak self] in self?.tick() }
+    }
+
+    /// One round of `project`'s disk work: what its watch saw, a scan when one is due, then a
+    /// pass; while a pass writes (`passInFlight`), the scan and the next pass wait for it.
+    /// The watch is read only between passes: the events of a pass's new folders are told for
+    /// its own once it is recorded (`watchWritten`).
+    func diskRound(_ project: SharedProject, rescanDue: Bool) {
+        if rescanDue { project.needsScan = true }
+        guard project.active, project.passInFlight == nil else { return }
+        if project.watcher?.takeEvents() == true { project.needsScan = true }
+        if project.needsScan { scanDisk(project) }
+        syncDisk(project)
     }
 
     /// Registers `project`'s secret, watches its folder and starts the disk work.
@@ -226,6 +244,7 @@ final class ProjectService: ProjectFrames {
         guard let project = projects[key], project.active else {
             throw .invalidParams("params.key: this daemon shares or follows no project \(key)")
         }
+        settlePass(project)
         project.active = false
         for port in project.listeningPorts { _ = parts.links.transport?.stopListening(port: port) }
         project.listeningPorts = []

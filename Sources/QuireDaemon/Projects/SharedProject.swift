@@ -143,6 +143,9 @@ final class SharedProject {
     var knownDirty = false
     /// Something on disk may have changed: scan before the next write.
     var needsScan = false
+    /// The disk pass writing off the event loop now (`ProjectService.write`), until it is
+    /// recorded: no other pass, scan or editor access to the files meanwhile.
+    var passInFlight: DiskPassRunner.Pending?
     /// The last `project/progress` sent (files, written).
     var lastProgress: (files: Int, written: Int)?
     /// When `lastProgress` last changed (`DispatchTime` nanoseconds): a join still writing its

@@ -184,9 +184,10 @@ public final class DaemonServer {
         // Reopens wait (bounded) for these peers' first catch-up (`ReopenWaits`).
         let peers = options.connect.count + options.connectCommands.count
         try loop.submit {
-            self.daemon.waitForPeersBeforeReopens(configuredPeers: peers) { seconds, work in
+            // A disk pass written off the loop comes back with `execute` (from its own thread).
+            self.daemon.waitForPeersBeforeReopens(configuredPeers: peers, schedule: { seconds, work in
                 loop.scheduleTask(in: .nanoseconds(Int64(max(0, seconds) * 1e9))) { work() }
-            }
+            }, onLoop: { work in loop.execute { work() } })
         }.wait()
     }
 

@@ -10,6 +10,8 @@ extension DiskProject {
         /// Told each step (tests check the order).
         var observe: (@Sendable (DurabilityStep) -> Void)?
         var unsyncedFilesystems: [UInt64: Int32] = [:]
+        /// The files written so far, as synced (`perform` returns them).
+        var written: [ProjectPath: WrittenFile] = [:]
 
         /// Makes the data of `pending` durable (before their renames); the errno of a failure.
         func syncData(_ pending: [PendingWrite]) -> Int32? {

@@ -20,6 +20,26 @@ extension DiskProject {
         }
     }
 
+    /// How a disk pass's temporary files are named (`forPass`), told apart from an editor's
+    /// save and from other processes' files by the folder watch (`ProjectWatcher`).
+    public static let passTemporaryPrefix = ".quire-write-\(getpid())-p"
+
+    /// A file `perform` wrote, as it was once synced: what the daemon compares the file with
+    /// later to tell whether anyone changed it since (size, modification time, inode).
+    public struct WrittenFile: Equatable, Sendable {
+        public let size: Int64
+        public let modified: Int64
+        public let modifiedNanoseconds: Int64
+        public let inode: UInt64
+
+        public init(_ info: stat) {
+            size = Int64(info.st_size)
+            modified = Int64(info.st_mtim.tv_sec)
+            modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
     /// A file written under a temporary name in the folder of `path`, not yet synced or renamed;
     /// it holds `fd` (the temporary file) and `folder` open.
     struct PendingWrite {
@@ -55,6 +75,14 @@ extension DiskProject {
         var failure: Failure?
         if let code = durability.syncData(pending) {
             failure = Failure(description: "cannot write \(shown(pending[0].path))\(pending.count > 1 ? " and \(pending.count - 1) more" : ""): \(Descriptors.describe(code))")
+        }
+        if failure == nil {
+            // What each file is on disk once renamed (its inode, size and time do not change with
+            // the rename): a change by anyone after this differs from it.
+            for write in pending {
+                var info = stat()
+                if fstat(write.fd, &info) == 0 { durability.written[write.path] = WrittenFile(info) }
+            }
         }
         for write in pending { close(write.fd) }
         var renamed = 0
@@ -111,7 +139,7 @@ extension DiskProject {
             // 64 random bits (getrandom): another user who may write in the folder cannot have made
             // the name beforehand, so planting names cannot make every attempt fail (nor is a
             // planted name ever opened: `O_EXCL | O_NOFOLLOW`).
-            temporary = ".quire-write-\(getpid())-\(serial)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+            temporary = (forPass ? Self.passTemporaryPrefix : ".quire-write-\(getpid())-") + "\(serial)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
             fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 && errno != EEXIST { break }
         }

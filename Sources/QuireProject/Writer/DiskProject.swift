@@ -22,6 +22,9 @@ public struct DiskProject: ProjectDisk, Sendable {
     public var maximumTextBytes = ProjectScanner.Limits().fileBytes
     /// Told each step taken to make writes durable, in order (tests check it).
     var observeDurability: (@Sendable (DurabilityStep) -> Void)?
+    /// Temporary files are named as a disk pass's (`passTemporaryPrefix`): the daemon's folder
+    /// watch takes their events for its own.
+    public var forPass = false
 
     /// Why a step on disk failed.
     public struct Failure: Error, Equatable, CustomStringConvertible {
@@ -86,7 +89,8 @@ public struct DiskProject: ProjectDisk, Sendable {
     /// records as written is on disk after a crash.
     /// When one of them fails, the writes of its group not yet renamed are dropped too (their
     /// temporary files removed): what was done stays, and the caller's rescan finds the rest.
-    public func perform(_ actions: [ProjectWriter.Action]) throws(Failure) {
+    @discardableResult
+    public func perform(_ actions: [ProjectWriter.Action]) throws(Failure) -> [ProjectPath: WrittenFile] {
         var writeCount = 0
         for case .write in actions { writeCount += 1 }
         var durability = Durability(together: writeCount >= Self.syncsFilesystemFrom, observe: observeDurability)
@@ -113,6 +117,7 @@ public struct DiskProject: ProjectDisk, Sendable {
         if let code = durability.finish() {
             throw Failure(description: "files written, but their folders could not be synced: \(Descriptors.describe(code))")
         }
+        return durability.written
     }
 
     /// How many writes `perform` syncs together: each holds its file and its folder open until

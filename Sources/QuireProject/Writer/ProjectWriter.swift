@@ -96,6 +96,9 @@ private struct Planner<Disk: ProjectDisk> {
     var overlay: [ProjectPath: DiskEntry] = [:]
     /// Folders the writes so far make.
     var madeFolders: Set<String> = []
+    /// What the disk holds at each folder looked at so far (a plan looks at a folder once, not
+    /// once per file in it: each look walks from the root).
+    let folders = FolderEntries()
 
     init(disk: Disk, open: Set<ProjectPath>, known: [FileID: ProjectWriter.Wanted]) {
         self.disk = disk
@@ -106,14 +109,27 @@ private struct Planner<Disk: ProjectDisk> {
     func entry(_ path: ProjectPath) -> DiskEntry {
         if let entry = overlay[path] { return entry }
         if madeFolders.contains(path.string) { return .folder }
+        // Below a folder the disk does not have, nothing is on the disk either.
+        if path.ancestors.contains(where: { folders.entries[$0] == .absent }) { return .absent }
         return disk.entry(at: path)
+    }
+
+    /// `entry` of a folder on the way to a file, each one looked up on disk once per plan.
+    func folderEntry(_ folder: String) -> DiskEntry? {
+        guard let path = try? ProjectPath(folder) else { return nil }
+        if let entry = overlay[path] { return entry }
+        if madeFolders.contains(folder) { return .folder }
+        if let known = folders.entries[folder] { return known }
+        let found = entry(path)
+        folders.entries[folder] = found
+        return found
     }
 
     /// Why nothing may be put at `path`, nil when a file may go there (absent or a regular file).
     func obstacle(_ path: ProjectPath) -> ProjectWriter.Hold? {
         for folder in path.ancestors {
-            guard let folderPath = try? ProjectPath(folder) else { return .notAFile }
-            switch entry(folderPath) {
+            guard let found = folderEntry(folder) else { return .notAFile }
+            switch found {
             case .absent, .folder: continue
             case .symbolicLink: return .linkOnPath
             case .file, .other: return .notAFile
@@ -262,4 +278,10 @@ private struct Planner<Disk: ProjectDisk> {
             plan.known[file] = target
         }
     }
+}
+
+/// The disk's entries at the folders one plan looked at (the planner is a value; this is shared
+/// by its copies).
+private final class FolderEntries {
+    var entries: [String: DiskEntry] = [:]
 }
