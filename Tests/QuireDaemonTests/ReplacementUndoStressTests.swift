@@ -198,4 +198,28 @@ import QuireTestSupport
         #expect(a.documents["doc"]?.text.string == "go <A17> omega <B21> beta\n.")
         #expect(b.documents["doc"]?.text.string == a.documents["doc"]?.text.string && ann.string == bob.string)
     }
+
+    /// Undo of replaced words sends each word back as one change and removes its replacement as
+    /// one: the restored stretch no longer lands between the replacement's first character and
+    /// the rest (which cut every removal in two: 3 changes a line for a `:%s` and its undo, not 2).
+    /// A word replaced twice in one undo block comes back once.
+    @Test func undoOfReplacedWordsIsTwoChangesAWord() {
+        let (daemon, ann, bob) = ConcurrentEditingTests.twoEditors(sharing: "go alpha beta\nsay alpha now\n")
+        UndoTests.edit(ann, 3..<8, "ALPHA", group: 1)
+        UndoTests.edit(ann, 18..<23, "ALPHA", group: 2)
+        _ = ann.request("document/undo", ["uri": "doc"])
+        ann.collect()
+        let changes = ann.inbox.filter(\.isNotification).flatMap { $0["params"]?["changes"]?.arrayValue ?? [] }
+        #expect(changes.count == 2, "\(changes)")
+        ann.deliver()
+        #expect(daemon.documents["doc"]?.text.string == "go ALPHA beta\nsay alpha now\n")
+        UndoTests.edit(ann, 3..<8, "Alpha", group: 3)
+        UndoTests.edit(ann, 3..<8, "omega", group: 3)
+        #expect(UndoTests.undo(ann) == true)
+        bob.deliver()
+        #expect(daemon.documents["doc"]?.text.string == "go ALPHA beta\nsay alpha now\n")
+        #expect(ann.string == bob.string && bob.string == daemon.documents["doc"]?.text.string)
+        #expect(UndoTests.undo(ann, "document/redo") == true)
+        #expect(daemon.documents["doc"]?.text.string == "go omega beta\nsay alpha now\n")
+    }
 }
