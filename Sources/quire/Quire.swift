@@ -155,6 +155,8 @@ struct PeeringOptions: ParsableArguments {
     @Option(help: "Your name, shown to peers (default: the name your editor gives, else git's user.name, else $USER, else your login name).")
     var userName: String?
 
+    @OptionGroup var quota: PeerQuotaOptions
+
     func configure(_ configuration: inout Daemon.Configuration) throws {
         // Without --user-name, `runDaemon` works the name out (git, $USER, the login) once it
         // knows it serves as a daemon rather than joining another one as a bridge.
@@ -170,6 +172,7 @@ struct PeeringOptions: ParsableArguments {
         // The clients give a request 10 s: a reopen must be answered well within that.
         guard reopenCatchUpWait >= 0, reopenCatchUpWait <= 8 else { throw ValidationError("--reopen-catch-up-wait must be between 0 and 8 seconds") }
         configuration.reopenCatchUpWait = reopenCatchUpWait
+        try quota.configure(&configuration)
         if let secretFile {
             configuration.peerSecret = try Self.readSecretFile(secretFile)
         } else if let secret = ProcessInfo.processInfo.environment["QUIRE_SECRET"], !secret.isEmpty {

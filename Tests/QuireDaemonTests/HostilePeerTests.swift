@@ -266,7 +266,7 @@ import QuireTestSupport
         let (_, a, ann, peer) = try Self.victim()
         let entries: [JSONValue] = (0...a.configuration.maximumDocumentsPerList).map { ["uri": .string("d\($0)"), "id": .string(String($0 + 1)), "version": [:]] }
         peer.send(.documents(["initial": false, "documents": .array(entries)]))
-        #expect(peer.toVictim.closeReason?.contains("documents in one list exceed the limit of 10000") == true, "\(String(describing: peer.toVictim.closeReason))")
+        #expect(peer.toVictim.closeReason?.contains("documents in one list exceed the limit of \(a.configuration.maximumDocumentsPerList)") == true, "\(String(describing: peer.toVictim.closeReason))")
         #expect(a.documents.count == 1)
         Self.stillServes(a, ann)
     }

@@ -102,7 +102,7 @@ public final class Daemon {
                                         documents: registry, sessions: sessionRegistry, links: peerLinks, files: files, sink: router))
         rebaser = Rebaser(logger: logger, store: store, replica: replica, replicas: replicas, sessions: sessionRegistry, files: files,
                           views: views, documents: registry)
-        presence = PresenceService(logger: logger, replica: replica, clock: clocks, documents: registry, sessions: sessionRegistry, links: peerLinks)
+        presence = PresenceService(logger: logger, maximumPerLink: configuration.maximumPeerPresencesPerLink, replica: replica, clock: clocks, documents: registry, sessions: sessionRegistry, links: peerLinks)
         gate = OutputGate(store: store, sessions: sessionRegistry)
         snapshots = SnapshotSource(logger: logger, documents: registry, sessions: sessionRegistry, views: views, tombstones: tombstones,
                                    rounds: stability)

@@ -22,10 +22,18 @@ public struct DaemonConfiguration: Sendable {
     /// Presence messages applied per link and second, and in one burst; more wait (coalesced).
     public var presencePerSecond: Double = 200
     public var presenceBurst: Double = 400
+    /// Editors' presence entries (one per editor and document) one link may bring in all, across
+    /// documents (1,024 per document is the bound within one); more cut the link.
+    public var maximumPeerPresencesPerLink = 16_384
     /// A peer that connected here must send its hello within this many seconds.
     public var peerHelloTimeout: Double = 2
     /// Incoming links from one address that may be handshaking at once.
     public var maximumHandshakesPerAddress = 4
+    /// Authenticated links others made that may be up at once, in all and from one address; and
+    /// links of one peer key and scope (past it the oldest goes) (`PeerLinks.refusal(ofEstablished:)`).
+    public var maximumIncomingPeerLinks = 256
+    public var maximumPeerLinksPerAddress = 32
+    public var maximumLinksPerPeer = 4
     /// When not empty, only peers whose identity key has one of these fingerprints
     /// (`PeerIdentity.normalized`) are accepted.
     public var trustedPeerFingerprints: Set<String> = []
@@ -36,11 +44,26 @@ public struct DaemonConfiguration: Sendable {
     /// Operations waiting for anchors that have not arrived; a peer that exceeds it is cut off.
     public var maximumBufferedOperations = 10_000
     /// Documents a daemon holds at most; a peer that would create more is cut off.
-    public var maximumDocuments = 10_000
+    public var maximumDocuments = 100_000
+    /// A scope's quota (one project, or the documents shared by name; protocol/peer.md,
+    /// *Bounds*): what its documents may hold together before a peer may add more. A peer whose
+    /// frame would take them past it is cut off before anything of the frame is allocated or
+    /// written. Twice what `quire share` shares at most (20,000 files, 256 MiB), so an honest
+    /// project and its history fit; `--peer-quota-documents` and `--peer-quota-characters`.
+    public var maximumDocumentsPerScope = 50_000
+    public var maximumElementsPerScope = 1 << 29
+    /// Handshakes incoming links may start (`HandshakeRate`): per second and in one burst, from
+    /// one address and from all; past either a connection is closed before any key exchange.
+    /// A host a peer authenticated from before is held to its own address's rate only.
+    public var handshakesPerSecondPerAddress: Double = 4
+    public var handshakeBurstPerAddress: Double = 16
+    public var handshakesPerSecond: Double = 32
+    public var handshakeBurst: Double = 64
     /// What one peer may make this daemon hold (protocol/peer.md, *Bounds*); a peer whose
     /// frame breaks one is cut off before anything of that frame is applied, logged or relayed.
-    /// Lamport counters: at most this far ahead of the document's clock here, and never past
-    /// the ceiling (which leaves the local editors 2^62 counters).
+    /// Lamport counters: a counter past the document's clock here at most this far past the
+    /// elements the copy would hold (an honest clock never passes them), and never past the
+    /// ceiling (which leaves the local editors 2^62 counters).
     public var maximumLamportLead: UInt64 = 1 << 32
     public var maximumLamportClock: UInt64 = 1 << 62
     /// Elements (characters, removed or not) a frame may add to a document, and a document
@@ -50,8 +73,11 @@ public struct DaemonConfiguration: Sendable {
     /// Replicas a frame may add to a document, and a document may name in all.
     public var maximumNewReplicasPerFrame = 64
     public var maximumReplicasPerDocument = 1_024
-    /// Entries of one document list (a link's first list names every shared document).
-    public var maximumDocumentsPerList = 10_000
+    /// Epochs (retiring rounds) a peer may name, across the documents it asks this daemon to
+    /// rebase, on one link (1,024 per document otherwise allowed a billion per link).
+    public var maximumStaleEpochsPerLink = 65_536
+    /// Entries of one document list (a link's first list names every document of its scope).
+    public var maximumDocumentsPerList = 50_000
     /// Live output (edits as they are made, presence, rounds) waiting for a peer that has not
     /// read it yet; past this the link is cut, so a peer that does not read costs at most this
     /// much. Catch-up (what a peer lacks after a handshake or a repair, a document sent whole)

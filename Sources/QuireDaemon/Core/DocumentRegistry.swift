@@ -11,6 +11,8 @@ final class DocumentRegistry: DocumentLookup {
     private(set) var documents: [String: SharedDocument] = [:]
     /// Hears of every document taken in here and of every change of one (`DocumentChanges`).
     let changes = DocumentChanges()
+    /// What each scope's documents hold together (kept by `changes`).
+    let usage = ScopeUsage()
     private let configuration: DaemonConfiguration
     private let logger: Logger
     private let store: DocumentStore?
@@ -32,6 +34,7 @@ final class DocumentRegistry: DocumentLookup {
         self.views = views
         self.sessions = sessions
         self.links = links
+        changes.listen { [usage] document in usage.note(document) }
     }
 
     func document(_ uri: String) -> SharedDocument? { documents[uri] }

@@ -12,6 +12,8 @@ protocol PeerHost: AnyObject {
     var identity: PeerIdentity { get }
     var userName: String { get }
     var documents: [String: SharedDocument] { get }
+    /// What each scope's documents hold together (`ScopeUsage`), for the quotas.
+    var scopeUsage: ScopeUsage { get }
     var links: [Int: any PeerEndpoint] { get }
     /// `write`, held back until what it depends on is durable (`OutputGate`).
     func gated(_ write: @escaping ([UInt8]) -> Void) -> ([UInt8]) -> Void
@@ -30,6 +32,8 @@ protocol PeerHost: AnyObject {
     func adopt(_ state: ReplicatingText, into document: SharedDocument, fromPeer origin: any PeerEndpoint)
     func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint)
     func peerLinkEstablished(_ link: any PeerEndpoint)
+    /// Why `link`, just authenticated, may not stay up (too many links), or nil.
+    func refusal(ofEstablished link: any PeerEndpoint) -> String?
     func peerLinkClosed(_ link: any PeerEndpoint)
     /// The project service, for project frames and project links (nil when none runs).
     var projectFrames: (any ProjectFrames)? { get }
@@ -81,6 +85,7 @@ final class PeerServices: PeerHost {
     var identity: PeerIdentity { parts.identity.identity }
     var userName: String { parts.identity.userName }
     var documents: [String: SharedDocument] { parts.documents.documents }
+    var scopeUsage: ScopeUsage { parts.documents.usage }
     var links: [Int: any PeerEndpoint] { parts.links.links }
     func gated(_ write: @escaping ([UInt8]) -> Void) -> ([UInt8]) -> Void { parts.gate.gated(write) }
     func endRead() { parts.gate.endRead() }
@@ -110,6 +115,7 @@ final class PeerServices: PeerHost {
     }
     func receiveStability(_ message: StabilityMessage, from link: any PeerEndpoint) { parts.stability.receive(message, from: link) }
     func peerLinkEstablished(_ link: any PeerEndpoint) { parts.links.established(link) }
+    func refusal(ofEstablished link: any PeerEndpoint) -> String? { parts.links.refusal(ofEstablished: link) }
     func peerLinkClosed(_ link: any PeerEndpoint) { parts.links.closed(link) }
     func isHeld(_ scope: DocumentScope) -> Bool { parts.links.isHeld(scope) }
 }

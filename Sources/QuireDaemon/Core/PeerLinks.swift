@@ -23,6 +23,11 @@ final class PeerLinks {
     private var authenticatedHosts: [String] = []
     /// Failed attempts (never-authenticated links, refused connections) within one interval.
     private var failedAttempts: (since: Double, reasons: [String: Int])?
+    /// Handshakes incoming links may still start (`HandshakeRate`).
+    private var handshakeRate = HandshakeRate()
+    /// When a connection refused for the handshake rate was last logged: at most once per
+    /// summary interval, so a flood costs the log one line per interval (and editors one summary).
+    private var rateRefusalLoggedAt = -Double.infinity
 
     init(configuration: DaemonConfiguration, logger: Logger, clock: DaemonClock, sessions: SessionRegistry) {
         self.configuration = configuration
@@ -49,8 +54,11 @@ final class PeerLinks {
                                     make: (_ id: Int, _ secrets: [(scope: DocumentScope, secret: [UInt8])]) -> Link) throws -> Link {
         let candidates = try secretsFor(incoming: incoming, scope: scope, secret: secret)
         if incoming {
-            let handshaking = inOrder.filter { $0.state == .handshaking && $0.isIncoming }
             let known = remoteHost.map { authenticatedHosts.contains($0) } ?? false
+            if let host = remoteHost, let refusal = handshakeRate.take(host: host, known: known, now: clock.monotonic(), configuration: configuration) {
+                throw rateRefused(refusal)
+            }
+            let handshaking = inOrder.filter { $0.state == .handshaking && $0.isIncoming }
             if let host = remoteHost {
                 let fromHost = handshaking.filter { $0.remoteHost == host }
                 if fromHost.count >= configuration.maximumHandshakesPerAddress {
@@ -72,6 +80,23 @@ final class PeerLinks {
         nextID += 1
         links[link.id] = link
         return link
+    }
+
+    /// The error for a connection refused for the handshake rate, counted among failed attempts
+    /// (logged at most once per summary interval).
+    private func rateRefused(_ refusal: HandshakeRate.Refusal) -> PeeringError {
+        let error: PeeringError
+        switch refusal {
+        case .address(let host):
+            error = .handshakeRateFrom(host, configuration.handshakesPerSecondPerAddress, configuration.handshakeBurstPerAddress)
+        case .all:
+            error = .handshakeRate(configuration.handshakesPerSecond, configuration.handshakeBurst)
+        }
+        let now = clock.wall()
+        let quiet = now - rateRefusalLoggedAt < configuration.peerFailureSummaryInterval
+        if !quiet { rateRefusalLoggedAt = now }
+        attemptFailed(reason: "refused: \(error)", link: nil, logged: !quiet)
+        return error
     }
 
     /// The secrets a new link may speak with (see `admit`).
@@ -135,6 +160,34 @@ final class PeerLinks {
         for link in inOrder where link.scope == scope { link.close(reason) }
     }
 
+    /// Why `link`, which just authenticated, may not stay up, or nil (protocol/peer.md,
+    /// *Handshake*): at most `maximumIncomingPeerLinks` links others made may be up at once, and
+    /// `maximumPeerLinksPerAddress` from one address (each may hold a 16 MiB frame and 9 MiB of
+    /// output, and a key costs nothing to make). A peer key with more than `maximumLinksPerPeer`
+    /// links of one scope loses its oldest: an honest pair has one or two (both dialing), and a
+    /// reconnect replaces a link that has not noticed yet it is dead.
+    func refusal(ofEstablished link: any PeerEndpoint) -> String? {
+        if link.isIncoming {
+            let incoming = links.values.filter { $0 !== link && $0.isIncoming && $0.isEstablished }
+            if incoming.count >= configuration.maximumIncomingPeerLinks {
+                return "this daemon already has \(incoming.count) peer links others made, the most it keeps"
+            }
+            if let host = link.remoteHost {
+                let fromHost = incoming.filter { $0.remoteHost == host }.count
+                if fromHost >= configuration.maximumPeerLinksPerAddress {
+                    return "this daemon already has \(fromHost) peer links from \(host), the most it keeps from one address"
+                }
+            }
+        }
+        if let key = link.peerKey, let scope = link.scope {
+            let same = inOrder.filter { $0 !== link && $0.isEstablished && $0.peerKey == key && $0.scope == scope }
+            if same.count >= configuration.maximumLinksPerPeer {
+                same.first?.cut("replaced by a newer link of the same peer (at most \(configuration.maximumLinksPerPeer) of one peer and scope)")
+            }
+        }
+        return nil
+    }
+
     /// `link` completed its handshake.
     func established(_ link: any PeerEndpoint) {
         if let host = link.remoteHost {
@@ -164,8 +217,8 @@ final class PeerLinks {
     /// A link that never authenticated closed, or a connection was refused: editors hear of the
     /// first of an interval at once and of the rest in one summary when it ends, so a flood of
     /// attempts costs them one notification per interval.
-    private func attemptFailed(reason: String, link: (any PeerEndpoint)?) {
-        logger.warning("peer attempt failed\(link.map { " (link \($0.id), \($0.address))" } ?? ""): \(reason)")
+    private func attemptFailed(reason: String, link: (any PeerEndpoint)?, logged: Bool = true) {
+        if logged { logger.warning("peer attempt failed\(link.map { " (link \($0.id), \($0.address))" } ?? ""): \(reason)") }
         let now = clock.wall()
         if let window = failedAttempts, now - window.since < configuration.peerFailureSummaryInterval {
             failedAttempts?.reasons[Self.failureKind(reason), default: 0] += 1

@@ -13,6 +13,9 @@ import ReplicatingTypes
 /// May call: the documents (`DocumentLookup`), the editors and the peer links.
 final class PresenceService {
     private let logger: Logger
+    /// Editors' presence (per document) one link may have brought here in all, across documents
+    /// (`Configuration.maximumPeerPresencesPerLink`).
+    private let maximumPerLink: Int
     private let replica: ReplicaID
     private let clock: DaemonClock
     private unowned let documentLookup: any DocumentLookup
@@ -25,8 +28,10 @@ final class PresenceService {
     /// restarted daemon's messages are newer than any it sent before.
     private lazy var lastPresenceSequence = UInt64(max(0, clock.wall() * 1_000_000))
 
-    init(logger: Logger, replica: ReplicaID, clock: DaemonClock, documents: any DocumentLookup, sessions: SessionRegistry, links: PeerLinks) {
+    init(logger: Logger, maximumPerLink: Int, replica: ReplicaID, clock: DaemonClock, documents: any DocumentLookup, sessions: SessionRegistry,
+         links: PeerLinks) {
         self.logger = logger
+        self.maximumPerLink = maximumPerLink
         self.replica = replica
         self.clock = clock
         self.documentLookup = documents
@@ -145,6 +150,15 @@ final class PresenceService {
         if known == nil, document.peerPresences.count >= Self.maximumPeerPresences {
             return link.cut("more than \(Self.maximumPeerPresences) editors' presence in \(DocumentName.displayed(message.uri))")
         }
+        // Across documents too: 1,024 per document in each of 50,000 documents would be tens of GB.
+        let holder = message.selections.isEmpty ? nil : link.id
+        if holder != nil, known?.viaLink != link.id, (presencesByLink[link.id] ?? 0) >= maximumPerLink {
+            return link.cut("more than \(maximumPerLink) editors' presence across documents from one link")
+        }
+        if known?.viaLink != holder {
+            if let old = known?.viaLink { presencesByLink[old] = (presencesByLink[old] ?? 1) - 1 }
+            if let holder { presencesByLink[holder, default: 0] += 1 }
+        }
         let number = known?.number ?? nextPresenceNumber()
         let selection = SharedDocument.RemoteSelection(user: message.user, selections: message.selections)
         document.peerPresences[message.origin] = message.selections.isEmpty ? nil
@@ -156,6 +170,7 @@ final class PresenceService {
     /// The link `link` closed: the presence that came by it is gone from this daemon's editors
     /// and, as "left", from the daemons this one relayed it to.
     func dropPresence(via link: any PeerEndpoint) {
+        presencesByLink[link.id] = nil
         for document in documents.values {
             for (origin, presence) in document.peerPresences where presence.viaLink == link.id {
                 document.peerPresences[origin] = nil
@@ -177,6 +192,8 @@ final class PresenceService {
 
     /// Editors on other daemons a document may show at once; a peer that claims more is cut off.
     static let maximumPeerPresences = 1024
+    /// How many presence entries each link brought (kept as entries come, move and go).
+    private var presencesByLink: [Int: Int] = [:]
 }
 
 /// A local session whose presence in a document peers have not heard yet.

@@ -67,6 +67,9 @@ final class StabilityRounds {
     /// Rounds one document may have under way here at once; more (a peer flooding asks) are
     /// answered with a failure at once, since each holds a copy of the document's removed IDs.
     static let maximumActivePerDocument = 8
+    /// Rounds under way here at once across documents: 8 in each of 50,000 documents would be
+    /// 400,000 copies of removed IDs. More are answered with a failure (the initiator retries later).
+    var maximumActive = 4_096
 
     var active: [Key: Round] = [:]
     /// Whether an editor edit arrived since rounds waiting on views were last looked at (views

@@ -136,6 +136,8 @@ final class StabilityService {
             link.sendStability(echo(key, uri: uri, failure: nil))
         } else if stabilityRounds.activeCount(of: document) >= StabilityRounds.maximumActivePerDocument {
             link.sendStability(echo(key, uri: uri, failure: "too many stability rounds of \(uri) under way on replica \(replica.rawValue)"))
+        } else if stabilityRounds.active.count >= stabilityRounds.maximumActive {
+            link.sendStability(echo(key, uri: uri, failure: "too many stability rounds under way on replica \(replica.rawValue)"))
         } else {
             let retiring = message.retire
             let others = links.values.filter { $0.carries(uri) && $0 !== link }

@@ -46,14 +46,21 @@ extension PeerSession {
 }
 
 extension PeerSession {
-    /// Why the peer's whole `state` of `uri` breaks a bound: as a new document (all of it is new),
-    /// or as the operations this daemon's copy lacks. Nil when it fits.
+    /// Why the peer's whole `state` of `uri` breaks a bound or its scope's quota
+    /// (`PeerSession+Quota`): as a new document (all of it is new), or as the operations this
+    /// daemon's copy lacks. Nil when it fits.
     func stateBoundsViolation(_ state: ReplicatingText, uri: String, documentID: UInt64) -> String? {
         let violation: String?
-        if let local = daemon.document(uri: uri, id: documentID), !local.text.versionVector.counts.isEmpty {
-            violation = boundsViolation(of: state.operations(since: local.text.versionVector), in: local.text.scalars, isState: true)
+        let local = daemon.document(uri: uri, id: documentID)
+        if let local, !local.text.versionVector.counts.isEmpty {
+            let array = local.text.scalars
+            let growth = array.growth(from: state.operations(since: local.text.versionVector))
+            violation = boundsViolation(of: growth, clock: array.lamportClock, isState: true)
+                ?? elementQuotaViolation(uri: local.uri, isNew: false, elements: growth.totalElements)
         } else {
-            violation = boundsViolation(of: Self.growth(of: state), clock: 0, isState: true)
+            let growth = Self.growth(of: state)
+            violation = boundsViolation(of: growth, clock: 0, isState: true)
+                ?? elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil, elements: growth.totalElements)
         }
         return violation.map { "state of \(uri): \($0)" }
     }
@@ -82,11 +89,50 @@ public enum PeerBounds {
         if growth.totalReplicas > limits.maximumReplicasPerDocument {
             return "\(growth.totalReplicas) replicas in one document exceed the limit of \(limits.maximumReplicasPerDocument)"
         }
-        let (lead, overflow) = clock.addingReportingOverflow(limits.maximumLamportLead)
-        let ceiling = Swift.min(overflow ? .max : lead, limits.maximumLamportClock)
+        // Every Lamport counter an honest copy issues is one more element's (a local insertion
+        // of n elements takes the n counters after its clock), so its clock never passes the
+        // elements the document holds everywhere. The lead is measured from the elements this
+        // copy would hold, not from its clock: frames that each run ahead of the clock cannot
+        // ratchet it up to the ceiling and wedge the document for every honest peer.
+        let (lead, overflow) = growth.totalElements.addingReportingOverflow(limits.maximumLamportLead)
+        let ceiling = Swift.min(Swift.max(clock, overflow ? .max : lead), limits.maximumLamportClock)
         if growth.lamportEnd > ceiling {
-            return "Lamport counter \(growth.lamportEnd) is beyond what this daemon accepts (its clock is \(clock); "
-                + "at most \(limits.maximumLamportLead) ahead, never past \(limits.maximumLamportClock))"
+            return "Lamport counter \(growth.lamportEnd) is beyond what this daemon accepts (its clock is \(clock) and the copy "
+                + "would hold \(growth.totalElements) elements; a counter past the clock may be at most \(limits.maximumLamportLead) "
+                + "past the elements, never past \(limits.maximumLamportClock))"
+        }
+        return nil
+    }
+}
+
+extension PeerSession {
+    /// Why applying `operations` to `text` (nil: a copy not made yet) would leave more operations
+    /// waiting for what they depend on than a copy may hold (`maximumBufferedOperations`), or
+    /// nil. Checked before anything of the frame is applied or logged: a removal range of
+    /// elements neither the copy nor the frame's insertions hold waits (one entry per range, so a
+    /// 16 MiB frame of ranges over unknown replicas could make millions), and a copy that already
+    /// holds more waiting than that takes nothing more, so cut links cannot pile them up across
+    /// reconnects. Insertions that wait for an anchor are bounded by the frame (10,000
+    /// operations) and by the quota, which counts the elements they claim.
+    /// - Complexity: O(operations and their ranges)
+    func waitingViolation(of operations: [ReplicatingArrayOperation<Unicode.Scalar>], in text: ReplicatingText?) -> String? {
+        let limit = daemon.configuration.maximumBufferedOperations
+        var waiting = text?.scalars.pendingOperationCount ?? 0
+        if waiting > limit { return "\(waiting) operations already wait for anchors that never arrived (at most \(limit))" }
+        var inserted: [ReplicaID: UInt64] = [:]
+        for case .insert(let insertion) in operations {
+            let (end, overflow) = insertion.id.counter.addingReportingOverflow(UInt64(insertion.count))
+            inserted[insertion.id.replica] = Swift.max(inserted[insertion.id.replica] ?? 0, overflow ? .max : end)
+        }
+        for case .remove(let ranges) in operations {
+            for range in ranges where range.count > 0 {
+                let replica = range.start.replica
+                let held = Swift.max(text?.versionVector[replica] ?? 0, inserted[replica] ?? 0)
+                let (end, overflow) = range.start.counter.addingReportingOverflow(range.count)
+                guard overflow || end > held else { continue }
+                waiting += 1
+                if waiting > limit { return "a removal of elements this copy does not hold would make more than \(limit) operations wait" }
+            }
         }
         return nil
     }

@@ -172,6 +172,7 @@ public final class PeerLink: PeerSessionLink {
         state = .established
         wasEstablished = true
         logger.info("peer link \(id): established with \(peer.user.isEmpty ? "replica \(peer.replica.rawValue)" : peer.user), key \(peer.fingerprint), \(scope)")
+        if let refusal = daemon.refusal(ofEstablished: self) { return cut(refusal) }
         if case .project(let key) = scope { daemon.projectFrames?.projectLinkEstablished(self, key: key) }
         guard state == .established else { return }
         session.sendDocumentList()

@@ -47,3 +47,26 @@ extension PeerSession {
         return .state(uri: document.uri, documentID: document.id, payload: document.text.encodedState())
     }
 }
+
+extension PeerSession {
+    /// Asks again for the state of `document` when this copy still has to rebase onto the peer's
+    /// (it waited for an editor to close it): the peer answers our entry with its state.
+    func retryRebase(of document: SharedDocument) {
+        guard state == .established, staleAtPeer[document.uri] != nil, carries(document.uri) else { return }
+        announce(document)
+    }
+
+    /// Sends all of `document` to a peer that lacks it, at the pace the peer reads: its
+    /// operations, or its state once it has dropped tombstones (operations anchored to them could
+    /// not be placed), or an announcement when it is empty.
+    func sendWhole(_ document: SharedDocument) {
+        guard carries(document.uri) else { return }
+        queueCatchUp(CatchUp(document, .lacking(since: VersionVector(), theyHaveNothing: true, announceIfNothing: true)))
+    }
+
+    /// Sends the whole state of `document`, at the pace the peer reads.
+    func sendState(of document: SharedDocument) {
+        guard carries(document.uri) else { return }
+        queueCatchUp(CatchUp(document, .state))
+    }
+}

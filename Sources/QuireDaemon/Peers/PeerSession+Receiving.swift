@@ -19,6 +19,7 @@ extension PeerSession {
         if let local = daemon.document(uri: uri, id: documentID) {
             if let epochs = staleAtPeer[local.uri] {
                 if daemon.rebase(local, onto: received, epochs: epochs, from: link) {
+                    staleEpochCount -= epochs.count
                     staleAtPeer[local.uri] = nil
                     peerVersions[local.uri] = received.versionVector.counts
                     // Tell every peer where this copy stands now; the others send what it lacks.
@@ -68,10 +69,17 @@ extension PeerSession {
         var removed: UInt64 = 0
         for case .remove(let ranges) in operations { for range in ranges { removed &+= range.count } }
         guard removed <= 1 << 32 else { return cut("a removal of \(removed) elements is not a real edit") }
-        if let violation = boundsViolation(of: operations, in: daemon.document(uri: uri, id: documentID)?.text.scalars) {
+        let local = daemon.document(uri: uri, id: documentID)
+        let array = local?.text.scalars ?? ReplicatingArray(replica: daemon.replica)
+        let growth = array.growth(from: operations)
+        if let violation = boundsViolation(of: growth, clock: array.lamportClock) {
             return cut("operations of \(uri): \(violation)")
         }
         guard mayChange(uri, what: "operations") else { return }
+        if let violation = elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil, elements: growth.totalElements)
+            ?? waitingViolation(of: operations, in: local?.text) {
+            return cut("operations of \(uri): \(violation)")
+        }
         guard let document = daemon.documentForPeer(uri: uri, id: documentID, from: link) else { return }
         if isRetired(in: document) {
             // A copy that predates a retiring round: what it sends may be anchored to dropped elements.

@@ -50,6 +50,8 @@ final class PeerSession {
     /// Documents whose copy here predates a retiring round on the peer, with the peer's epochs:
     /// nothing of them goes out on this link until the peer's state arrived and this copy rebased.
     var staleAtPeer: [String: Set<String>] = [:]
+    /// The epochs `staleAtPeer` holds in all (at most `maximumStaleEpochsPerLink`).
+    var staleEpochCount = 0
     /// What the peer held when the link came up, for reopens that wait for it (`FirstCatchUp`).
     var firstCatchUp = FirstCatchUp()
     /// Presence the peer sent and this daemon has not applied yet: the newest per document and
@@ -212,6 +214,11 @@ final class PeerSession {
             // A peer that may not write makes no copy here: only ours it lacks go to it.
             let mayCreate = writeRefusal == nil || daemon.document(uri: uri, id: id) != nil
             guard mayCreate || mayChange(uri, what: "a document list entry") else { continue }
+            // A copy made for the entry (not one joining an empty copy here) must fit the quota.
+            if daemon.document(uri: uri, id: id) == nil, let violation = documentQuotaViolation(uri: uri),
+               daemon.documents[uri].map({ !$0.isPristine && !vector.counts.isEmpty }) ?? true {
+                return cut(violation)
+            }
             guard let document = daemon.documentForPeer(uri: uri, id: id, from: link, theirsIsEmpty: vector.counts.isEmpty) else { continue }
             listed.insert(document.uri)
             // A copy made from this first list: its first catch-up is over once what the peer
@@ -222,6 +229,10 @@ final class PeerSession {
             let epochs = entry.epochs
             if entry.rebase, document.id == id, !epochs.isEmpty, !epochs.isSubset(of: document.sharing.epochs) {
                 // Our copy predates a retiring round there: nothing goes out until we rebased onto its state.
+                let held = staleEpochCount - (staleAtPeer[document.uri]?.count ?? 0) + epochs.count
+                let limit = daemon.configuration.maximumStaleEpochsPerLink
+                guard held <= limit else { return cut("more than \(limit) epochs of documents to rebase named on one link") }
+                staleEpochCount = held
                 staleAtPeer[document.uri] = epochs
                 continue
             }
@@ -233,7 +244,8 @@ final class PeerSession {
                 // It rebased (here or elsewhere) onto a copy that took part in the round: a holder again.
                 daemon.markShared(document, holder: replica) { $0.retired[replica] = nil }
             }
-            if document.id == id { peerVersions[document.uri] = counts }
+            // Only the replicas this copy holds matter (`behind`): a peer's claims of others are not kept.
+            if document.id == id { peerVersions[document.uri] = counts.filter { document.text.versionVector.counts[$0.key] != nil } }
             // Sent at the pace the peer reads (what it lacks may be the whole document).
             queueCatchUp(CatchUp(document, .lacking(since: document.id == id ? vector : VersionVector(),
                                                     theyHaveNothing: vector.counts.isEmpty, announceIfNothing: false)))
@@ -246,27 +258,6 @@ final class PeerSession {
         for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) && carries(document.uri) {
             sendWhole(document)
         }
-    }
-
-    /// Asks again for the state of `document` when this copy still has to rebase onto the peer's
-    /// (it waited for an editor to close it): the peer answers our entry with its state.
-    func retryRebase(of document: SharedDocument) {
-        guard state == .established, staleAtPeer[document.uri] != nil, carries(document.uri) else { return }
-        announce(document)
-    }
-
-    /// Sends all of `document` to a peer that lacks it, at the pace the peer reads: its
-    /// operations, or its state once it has dropped tombstones (operations anchored to them could
-    /// not be placed), or an announcement when it is empty.
-    func sendWhole(_ document: SharedDocument) {
-        guard carries(document.uri) else { return }
-        queueCatchUp(CatchUp(document, .lacking(since: VersionVector(), theyHaveNothing: true, announceIfNothing: true)))
-    }
-
-    /// Sends the whole state of `document`, at the pace the peer reads.
-    func sendState(of document: SharedDocument) {
-        guard carries(document.uri) else { return }
-        queueCatchUp(CatchUp(document, .state))
     }
 
     // MARK: Sending

@@ -60,7 +60,8 @@ final class PeerNetwork: PeerTransport, @unchecked Sendable {
                 link.onClose = { [weak link] reason in onClose?(reason, link?.wasEstablished ?? false) }
                 return link
             } catch {
-                logger.warning("peer link refused: \(error)")
+                // Refusals for the handshake rate are logged by the daemon, once per interval.
+                if (error as? PeeringError)?.isRateRefusal != true { logger.warning("peer link refused: \(error)") }
                 return nil
             }
         }

@@ -1,0 +1,48 @@
+/// What the documents of each scope (one shared or joined project, or the documents shared by
+/// name) hold together: how many documents, and how many elements (characters, removed ones
+/// and dropped ones included, and those waiting insertions claim: `claimedElementCount`). The
+/// peer links hold a peer to a scope's quota with it (`PeerQuota`, protocol/peer.md, *Bounds*),
+/// so a writer turned hostile cannot fill memory and disk with many documents that are each
+/// within the per-document bound.
+///
+/// Guarantees: kept up to date by `DocumentChanges`, which hears of every document the registry
+/// takes in and of every change of one, so a lookup is O(1) and never walks the documents; a
+/// document is counted once, under its name (a document that takes the place of another under
+/// the same name replaces its count).
+final class ScopeUsage {
+    /// What one scope's documents hold together.
+    struct Totals: Equatable {
+        var documents = 0
+        var elements: UInt64 = 0
+    }
+
+    private var perDocument: [String: (scope: DocumentScope, elements: UInt64)] = [:]
+    private var totals: [DocumentScope: Totals] = [:]
+
+    /// What the documents of `scope` hold together.
+    func totals(of scope: DocumentScope) -> Totals { totals[scope] ?? Totals() }
+
+    /// The elements counted for the document named `uri` (0 when it is not held).
+    func elements(of uri: String) -> UInt64 { perDocument[uri]?.elements ?? 0 }
+
+    /// `document` is new here, or changed: counts what it holds now.
+    /// - Complexity: O(its replicas), plus O(its waiting insertions) when some wait.
+    func note(_ document: SharedDocument) {
+        note(uri: document.uri, elements: document.text.scalars.claimedElementCount)
+    }
+
+    /// The document named `uri` holds `elements` now.
+    func note(uri: String, elements: UInt64) {
+        let scope = DocumentScope(uri: uri)
+        var scopeTotals = totals[scope] ?? Totals()
+        if let old = perDocument[uri] {
+            scopeTotals.elements -= Swift.min(scopeTotals.elements, old.elements)
+        } else {
+            scopeTotals.documents += 1
+        }
+        let (sum, overflow) = scopeTotals.elements.addingReportingOverflow(elements)
+        scopeTotals.elements = overflow ? .max : sum
+        perDocument[uri] = (scope, elements)
+        totals[scope] = scopeTotals
+    }
+}
