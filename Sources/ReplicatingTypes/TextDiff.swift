@@ -53,7 +53,7 @@ public enum TextDiff {
             // A new empty line (Enter at the end of a line, Vim's `o`) is the line break typed at
             // the end of the line above, before its old break, as Emacs sends it: what is typed
             // next then follows this break instead of sitting between two breaks anchored at
-            // the same place, where a concurrent insertion there could cut into it.
+            // the same place, where a concurrent insertion there could cut into it (edit-intent.md, rule 8).
             if oldRange.isEmpty, newRange.count == 1, new[newRange.lowerBound] == "\n",
                oldRange.lowerBound > old.startIndex, old[oldRange.lowerBound - 1] == "\n" {
                 let at = oldRange.lowerBound - 1 - old.startIndex

@@ -16,7 +16,7 @@ import ReplicatingTypes
     }
 
     /// A new empty line is the break typed at the end of the line above (before its old break),
-    /// so what is typed on it next follows that break.
+    /// so what is typed on it next follows that break (edit-intent.md, rule 8).
     @Test func anOpenedLineIsTheBreakAtTheEndOfTheLineAbove() {
         #expect(TextDiff.edits(from: "ab\ncd\n", to: "ab\n\ncd\n") == [TextEdit(range: 2..<2, replacement: ["\n"])])
         #expect(TextDiff.edits(from: "ab\n", to: "ab\n\n") == [TextEdit(range: 2..<2, replacement: ["\n"])])

@@ -183,10 +183,12 @@ struct UndoHistory {
         // the first character of the text that replaced it (which this undo removes), so what
         // others typed right before or after that text, even while the undo is on its way, stays
         // on its side (edit-intent.md, rule 6); any other stretch where its tombstones stand.
-        // They are inserted as new text anchored to a visible character, never to a tombstone,
-        // which peers may drop once every copy has seen the removal. Characters whose tombstones
-        // are adjacent in one run go back as one insertion.
+        // They are inserted as new text anchored to a visible character or to one this very edit
+        // removes, never to an older tombstone, which peers may drop once every copy has seen the
+        // removal. Characters whose tombstones are adjacent in one run go back as one insertion.
         var restoring: [(id: ElementID, original: ElementID, scalar: Unicode.Scalar)] = []
+        // What this revert removed of the step's insertions (a replaced stretch may hang from it).
+        var removedNow: Set<ElementID> = []
         func place(of first: (id: ElementID, original: ElementID, scalar: Unicode.Scalar)) -> Int? {
             if let replacing = step.replacedBy[step.stretchOf[first.original]?.first ?? first.original],
                let index = text.scalars.index(of: current(replacing.id)) {
@@ -197,10 +199,12 @@ struct UndoHistory {
         func restore(replacing: (id: ElementID, count: Int)? = nil) {
             guard let first = restoring.first else { return }
             var restored: ReplicatingArrayOperation<Unicode.Scalar>?
-            if let replacing, text.scalars.index(of: current(replacing.id)) != nil {
+            if let replacing, removedNow.contains(current(replacing.id)) || text.scalars.index(of: current(replacing.id)) != nil {
                 // The undo replaces the text that replaced the stretch: the stretch hangs from that
-                // text's first character, which goes with the rest of it below (edit-intent.md,
-                // rule 6), so what others type right before or after it stays on its side.
+                // text's first character, which this very edit removes (edit-intent.md, rule 6), so
+                // what others type right before or after it stays on its side. That text is gone
+                // first, so the stretch goes back as one change, not between its first character
+                // and the rest.
                 restored = text.insert(restoring.map(\.scalar), after: current(replacing.id))
             } else if let at = place(of: first) {
                 restored = text.replace(at..<at, with: restoring.map(\.scalar)).last
@@ -221,20 +225,6 @@ struct UndoHistory {
                     inverse.stretchOf[id] = (replacingFirst, k)
                 }
             }
-        }
-        // A replaced stretch goes back whole, in its order, where the text that replaced it begins.
-        var stretches: [ElementID: [(place: Int, id: ElementID, original: ElementID, scalar: Unicode.Scalar)]] = [:]
-        var firsts: [ElementID] = []
-        for (original, scalar) in step.removed {
-            guard let (first, place) = step.stretchOf[original] else { continue }
-            let id = current(original)
-            guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
-            if stretches[first] == nil { firsts.append(first) }
-            stretches[first, default: []].append((place, id, original, scalar))
-        }
-        for first in firsts {
-            restoring = stretches[first, default: []].sorted { $0.place < $1.place }.map { ($0.id, $0.original, $0.scalar) }
-            restore(replacing: step.replacedBy[first])
         }
         restoring = []
         for (original, scalar) in step.removed.reversed() where step.stretchOf[original] == nil {
@@ -257,9 +247,29 @@ struct UndoHistory {
         while k < visible.count {
             var low = k
             while low + 1 < visible.count, visible[low + 1].index == visible[low].index - 1 { low += 1 }
-            for entry in visible[k...low] { inverse.removed.append((entry.id, text.scalars[entry.index])) }
+            for entry in visible[k...low] {
+                inverse.removed.append((entry.id, text.scalars[entry.index]))
+                removedNow.insert(entry.id)
+            }
             operations += text.replace(visible[low].index..<(visible[k].index + 1), with: [])
             k = low + 1
+        }
+        // A replaced stretch goes back whole, in its order, where the text that replaced it began
+        // (after that text is removed above: its first character is the anchor).
+        var stretches: [ElementID: [(place: Int, id: ElementID, original: ElementID, scalar: Unicode.Scalar)]] = [:]
+        var firsts: [ElementID] = []
+        // What the step inserted and then replaced itself (one undo block) stays out.
+        let insertedByStep = Set(step.inserted)
+        for (original, scalar) in step.removed where !insertedByStep.contains(original) {
+            guard let (first, place) = step.stretchOf[original] else { continue }
+            let id = current(original)
+            guard text.scalars.contains(id), text.scalars.index(of: id) == nil else { continue }
+            if stretches[first] == nil { firsts.append(first) }
+            stretches[first, default: []].append((place, id, original, scalar))
+        }
+        for first in firsts {
+            restoring = stretches[first, default: []].sorted { $0.place < $1.place }.map { ($0.id, $0.original, $0.scalar) }
+            restore(replacing: step.replacedBy[first])
         }
         return (operations, inverse)
     }

@@ -942,7 +942,7 @@ def HunkChange(old: dict<any>, first: number, last: number, lines: list<string>,
     return [atEnd && a > 0 ? RangeChange(a - 1, strlen(old.lines[a - 1]), n - 1, strlen(old.lines[n - 1]), '')
       : RangeChange(a, 0, b, 0, '')]
   elseif a == b
-    # Lines added. New empty lines are breaks typed at the end of the line above (decisions/edit-intent.md, rule 5).
+    # Lines added. New empty lines are breaks typed at the end of the line above (decisions/edit-intent.md, rule 8).
     if atEnd
       return [RangeChange(n - 1, strlen(old.lines[n - 1]), n - 1, strlen(old.lines[n - 1]), "\n" .. join(newLines, "\n"))]
     elseif a > 0 && empty(filter(copy(newLines), (_, l) => l != ''))
