@@ -24,7 +24,7 @@ import QuireTestSupport
         let dropped = notes.dropTombstones(keeping: [])
         #expect(dropped >= 3_000)
         #expect(a.registry.usage.totals(of: .general).elements == UInt64(notes.text.string.unicodeScalars.count + notes.text.scalars.tombstoneCount))
-        #expect(a.registry.usage.totals(of: .general).elements == ScopeUsage.storedElements(of: notes.text.scalars))
+        #expect(a.registry.usage.totals(of: .general).elements == notes.text.scalars.claimedElementCount - UInt64(notes.text.scalars.compactedCount))
         // An honest peer's edit fits again (before, the count never went down and it was cut).
         peer.sendOperations([PeerQuotaTests.text(300)], uri: "more", id: 9_000)
         #expect(peer.toVictim.state == .established, "\(PeerQuotaTests.reason(peer))")
