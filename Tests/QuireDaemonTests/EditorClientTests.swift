@@ -26,15 +26,17 @@ import QuireTestSupport
         let (status, text) = try Self.run("editors/vim/test/run.sh")
         #expect(status == 0, "Vim client tests (needs vim 9: apt-get install vim):\n\(text)")
         #expect(["test_share.vim", "test_apply.vim", "test_reconnect.vim", "test_file.vim", "test_undo.vim", "test_intent.vim", "test_peers.vim",
-                "test_commands.vim", "test_formats.vim"].allSatisfy { text.contains("ok   \($0)") })
+                "test_commands.vim", "test_formats.vim", "test_workflows.vim"].allSatisfy { text.contains("ok   \($0)") })
     }
 
     @Test func emacsClientByteCompilesCleanlyAndPassesItsTests() throws {
         let (status, text) = try Self.run("editors/emacs/test/run.sh")
         #expect(status == 0, "Emacs client tests (needs emacs 28: apt-get install emacs-nox):\n\(text)")
-        // As many as the test file defines, so a test that silently stops running is noticed.
-        let tests = try String(contentsOf: Self.repository.appendingPathComponent("editors/emacs/test/quire-test.el"), encoding: .utf8)
-            .components(separatedBy: "(ert-deftest ").count - 1
+        // As many as the test files define, so a test that silently stops running is noticed.
+        let tests = try ["quire-test.el", "quire-workflow-test.el"].reduce(0) { count, file in
+            try count + String(contentsOf: Self.repository.appendingPathComponent("editors/emacs/test/" + file), encoding: .utf8)
+                .components(separatedBy: "(ert-deftest ").count - 1
+        }
         #expect(tests >= 5 && text.contains("Ran \(tests) tests, \(tests) results as expected, 0 unexpected"), "every ERT test ran and passed")
     }
 
@@ -68,7 +70,7 @@ import QuireTestSupport
     @Test func neovimClient() throws {
         let (status, text) = try Self.run("editors/nvim/test/run.sh")
         #expect(status == 0, "Neovim client tests (needs neovim >= 0.7: apt-get install neovim):\n\(text)")
-        #expect(["test_client.lua", "test_commands.lua"].allSatisfy { text.contains("ok   \($0)") }, "\(text)")
+        #expect(["test_client.lua", "test_commands.lua", "test_workflows.lua"].allSatisfy { text.contains("ok   \($0)") }, "\(text)")
     }
 
     /// Vim, Emacs and Neovim on three chained daemons join one document by name and see each

@@ -1074,19 +1074,53 @@ is kept and a change made outside arrives once.  A buffer whose document
 is bound to no file (its text kept apart) shows the shared text the same
 way, without the file's change.  File-local variables are not applied,
 since others may have typed them (see also `quire--without-local-variables').
-A revert from the auto-save file reads it as usual, and that is sent as
-this editor's change."
+A revert from the auto-save file is a recovery (`quire--recovering')."
   (let* ((enable-local-variables nil)
          (insert (or revert-buffer-insert-file-contents-function
                      #'revert-buffer-insert-file-contents--default-function))
          (revert-buffer-insert-file-contents-function
           (lambda (file auto-save-p)
-            (if (or auto-save-p (not quire--state)
-                    (let ((bound (plist-get quire--state :file)))
-                      (and bound (not (equal bound (expand-file-name file))))))
-                (funcall insert file auto-save-p)
-              (quire--merge-file-changes file (quire--text))))))
+            (cond ((and auto-save-p quire--state)
+                   (quire--recovering (lambda () (funcall insert file auto-save-p))))
+                  ((or auto-save-p (not quire--state)
+                       (let ((bound (plist-get quire--state :file)))
+                         (and bound (not (equal bound (expand-file-name file))))))
+                   (funcall insert file auto-save-p))
+                  (t (quire--merge-file-changes file (quire--text)))))))
     (apply (or quire--revert-function #'revert-buffer--default) arguments)))
+
+(defun quire--recovering (read)
+  "Call READ, which reads an auto-save file into this shared buffer, as a recovery.
+What was typed before a crash, offline or unsaved, is in the auto-save file;
+since then others may have typed in the document.  Read as an edit, the
+auto-save's text would take back what they typed.  So the read is not
+recorded; the document is opened again with the text read and, as `base',
+the visited file's text, which the auto-save started from: the daemon's
+three-way merge takes what the auto-save changed from the file as this
+editor's edit, keeps what others typed, and counts a change both have once
+\(protocol/README.md, the older fallback `base').  While the daemon is away
+the read is recorded as usual, and the reopen sends it."
+  (let ((file (and buffer-file-name (expand-file-name buffer-file-name))))
+    (if (not (and file quire--state (quire--connected-p) (file-readable-p file)))
+        (funcall read)
+      (let ((base (let ((coding buffer-file-coding-system))
+                    (with-temp-buffer
+                      (let ((coding-system-for-read coding)) (insert-file-contents file))
+                      (buffer-string)))))
+        (quire--flush)
+        (let ((quire--applying t)) (funcall read))
+        (setq quire--before nil)
+        (quire--reopen (quire--text) nil base)))))
+
+(defun quire--recover-file (recover file)
+  "Call RECOVER (`recover-file') on FILE; a shared buffer visiting FILE recovers.
+See `quire--recovering'."
+  (let ((buffer (get-file-buffer (expand-file-name file))))
+    (if (and buffer (buffer-local-value 'quire--state buffer))
+        (with-current-buffer buffer (quire--recovering (lambda () (funcall recover file))))
+      (funcall recover file))))
+
+(advice-add 'recover-file :around #'quire--recover-file)
 
 ;;; Shared text sets no local variables: anyone may have typed a -*- line or a
 ;;; Local Variables block (`eval:' included), and the text is read again often.
@@ -1121,6 +1155,7 @@ called as a command), a major mode's `run-mode-hooks', `revert-buffer',
   (advice-remove 'hack-local-variables #'quire--without-local-variables)
   (advice-remove 'set-auto-mode #'quire--without-local-variables)
   (advice-remove 'set-buffer-multibyte #'quire--flush-before-set-buffer-multibyte)
+  (advice-remove 'recover-file #'quire--recover-file)
   (remove-hook 'kill-emacs-hook #'quire--flush-before-exit)
   (remove-hook 'before-change-functions #'quire--indirect-before-change)
   (remove-hook 'after-change-functions #'quire--indirect-after-change)
@@ -1163,14 +1198,16 @@ daemon is away the buffer shows TEXT: the reopen then merges the file."
   (set-buffer-modified-p
    (not (equal (quire--text) (with-temp-buffer (insert-file-contents file) (buffer-string))))))
 
-(defun quire--reopen (text &optional rebind)
+(defun quire--reopen (text &optional rebind base)
   "Open this buffer's document again, showing TEXT, and show the daemon's text.
 REBIND (`write-file'): the close keeps the view, and the open names it
 with the epoch and daemon revision the buffer is at instead of a base, as
 a reopen after a restart does, so the daemon resolves TEXT against exactly
 what it sent this buffer: a partner's edit in flight merges, and even an
-edit it refused is kept; the undo history goes on.  Otherwise:
-TEXT goes as the base too: the buffer has nothing of its own to merge (its
+edit it refused is kept; the undo history goes on.  With BASE (a
+recovery, `quire--recovering'), BASE goes as the base: what changed from
+it to TEXT is merged as this editor's edit.  Otherwise TEXT goes as the
+base too: the buffer has nothing of its own to merge (its
 edits in flight reached the daemon before the close), and a `base' is what
 keeps the daemon from merging TEXT beyond the file as this editor's edit
 \(which would put back what the file lost) or refusing the open (-32017);
@@ -1183,7 +1220,7 @@ to bind (-32016) is said so, and the document is then bound to no file."
   (let* ((uri (plist-get quire--state :uri)) (file (plist-get quire--state :file))
          (epoch (plist-get quire--state :epoch)) (reopened nil)
          (position (and rebind (quire--view-position)))
-         (based (if position (append (list :uri uri :text text) position) (list :uri uri :text text :base text)))
+         (based (if position (append (list :uri uri :text text) position) (list :uri uri :text text :base (or base text))))
          (buffer (current-buffer))
          ;; Where the reply stands among the daemon's messages (`quire--request').
          (opened (lambda (reply)

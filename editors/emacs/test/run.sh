@@ -22,4 +22,4 @@ daemon=$!
 for _ in $(seq 1 500); do [ -S "$QUIRE_TEST_SOCKET" ] && break; sleep 0.01; done
 # Batch Emacs could die of SIGPIPE writing to a process that just exited.
 trap '' PIPE
-timeout 120 emacs -Q --batch -L "$work" -l "$here/quire-test.el" -f ert-run-tests-batch-and-exit
+timeout 120 emacs -Q --batch -L "$work" -l "$here/quire-test.el" -l "$here/quire-workflow-test.el" -f ert-run-tests-batch-and-exit

@@ -260,6 +260,7 @@ local function apply_changes(buf, changes)
   end)
   refreeze(buf, frozen)
   applying = false
+  if shared[buf] then shared[buf].eol = vim.api.nvim_buf_get_option(buf, 'eol') end   -- as the daemon has it
   if following and follow_at and vim.api.nvim_get_current_buf() == buf and follow_at:match('^(%d+):') == tostring(buf) then
     follow_at = here()   -- the text moved under the cursor: not you moving
   end
@@ -306,19 +307,35 @@ end
 -- (`o` reports its new line before the cursor moves there; typing then fills it). Whatever must
 -- see the buffer as the daemon does (a daemon edit, a cursor update, undo) sends it first.
 -- While the daemon is away nothing is sent; the reopen sends the whole text.
+-- 'eol' set by hand (:set noeol nofixeol, :set eol) changes the text's final newline, which no
+-- on_lines report says: sent after the lines, as the break after the last line removed or added
+-- (`state.eol` is 'eol' as the daemon has it, taken at each open and daemon edit).
 local function flush(buf)
   local state = shared[buf]
-  if not state or not state.reports or #state.reports == 0 then return end
-  local top, old_end, new_end = M.changed_region(state.reports)
+  if not state then return end
+  local eol = vim.api.nvim_buf_get_option(buf, 'eol')
+  local eol_changed = state.eol ~= nil and eol ~= state.eol
+  if (not state.reports or #state.reports == 0) and not eol_changed then return end
+  local reports = state.reports or {}
   state.reports = {}
   if not ready or state.away or state.closed then return end
-  local change = { lines = { start = top, ['end'] = old_end }, newLines = vim.api.nvim_buf_get_lines(buf, top, new_end, false) }
+  local changes = {}
+  if #reports > 0 then
+    local top, old_end, new_end = M.changed_region(reports)
+    changes[1] = { lines = { start = top, ['end'] = old_end }, newLines = vim.api.nvim_buf_get_lines(buf, top, new_end, false) }
+  end
+  if eol_changed then
+    local count = vim.api.nvim_buf_line_count(buf)
+    local after_last = { line = count - 1, character = #(vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or '') }
+    table.insert(changes, eol and { range = { start = after_last, ['end'] = after_last }, text = '\n' }
+      or { range = { start = after_last, ['end'] = { line = count, character = 0 } }, text = '' })
+  end
   edit_count = edit_count + 1
   local current = vim.api.nvim_get_current_buf() == buf
   -- The undo block of the buffer the change belongs to, which need not be the current one (a
   -- command run in another buffer, a change made through the API).
   local group = current and vim.fn.changenr() or vim.api.nvim_buf_call(buf, vim.fn.changenr)
-  local params = { uri = state.uri, epoch = state.epoch, revision = state.daemon, changes = { change },
+  local params = { uri = state.uri, epoch = state.epoch, revision = state.daemon, changes = changes,
     editId = instance .. '-' .. edit_count, undoGroup = group }
   if state.break_revision then   -- for the client's own tests (M._break_revision)
     state.break_revision, params.revision = nil, params.revision + 100
@@ -331,11 +348,12 @@ local function flush(buf)
   if not encodable then
     -- Bytes that are not UTF-8: nothing is sent; the lines stay unsent (retried with the next
     -- change) and the caller's message (a cursor update) is skipped rather than raising.
-    state.reports = { { top, old_end, new_end } }
+    state.reports = reports
     edit_count = edit_count - 1
-    log('edit not sent, lines ' .. top .. '-' .. new_end .. ' are not encodable: ' .. tostring(encoded))
+    log('edit not sent, the changed lines are not encodable: ' .. tostring(encoded))
     return false
   end
+  state.eol = eol
   local epoch = state.epoch
   state.editor = state.editor + 1
   request('document/edit', params, function(reply) M._on_edit_reply(buf, epoch, reply) end)
@@ -376,6 +394,7 @@ local function opened(buf, result)
   -- A file opened with no uri: the daemon named it; every later open sends that name.
   if result.uri and result.uri ~= '' then state.uri = result.uri end
   state.epoch, state.editor, state.daemon, state.reports = result.epoch, 0, 0, {}
+  state.eol = vim.api.nvim_buf_get_option(buf, 'eol')
   state.away, state.closed = false, false
   state.opens = (state.opens or 0) + 1   -- revisions start again: a hash check from before is moot
   if result.view then state.view = result.view end   -- a resync's reply keeps the view

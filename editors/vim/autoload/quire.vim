@@ -350,6 +350,8 @@ def Adopt(buf: number, reply: dict<any>, name: string, file: string, conflict: s
     exe 'autocmd! BufWinEnter <buffer=' .. buf .. '> quire#Reattach(' .. buf .. ', false)'
     exe 'autocmd! BufDelete,BufWipeout <buffer=' .. buf .. '> quire#Forget(' .. buf .. ')'
     exe 'autocmd! BufEnter <buffer=' .. buf .. '> quire#UndoKeys(' .. buf .. ')'
+    # :set noeol / :set eol changes the text's final newline, which no listener reports.
+    autocmd! OptionSet eol quire#EolSet(bufnr())
   augroup END
   MapUndo(buf)
   Log('shared ' .. uri .. (conflict != '' ? ' (' .. conflict .. ')' : ''))
@@ -787,6 +789,13 @@ export def Flush(buf: number)
   endif
 enddef
 
+# 'eol' was set (:set noeol nofixeol, :set eol): sent at once (SendChanges sees it).
+export def EolSet(buf: number)
+  if !applying
+    Flush(buf)
+  endif
+enddef
+
 # The recorded changes, as range changes (protocol/README.md, Change) or, should the records not
 # add up with the buffer, the whole text: the daemon reduces either to the same character edits.
 def SendChanges(buf: number)
@@ -800,6 +809,13 @@ def SendChanges(buf: number)
     return
   endif
   listener_flush(buf)
+  if empty(state.records) && getbufvar(buf, '&eol') != state.sent.eol
+    # 'eol' changed (:set noeol nofixeol, :set eol; OptionSet does not fire while Vim starts):
+    # the final newline is part of the text, but no listener record says so. A change of the
+    # last line, which RangeChanges, seeing 'eol' differ, sends as the whole text.
+    var last = getbufinfo(buf)[0].linecount
+    add(state.records, {lnum: last, end: last + 1, added: 0, col: 1})
+  endif
   if empty(state.records)
     return
   endif
@@ -1019,7 +1035,14 @@ def SpaceChanges(old: string, new: string, line: number, character: number): any
     if oldSpace !=# newSpace
       var from = Position(old, oldAt, line, character)
       var to = Position(old, oldStart, line, character)
+      var kept = strlen(newSpace)
       if stridx(oldSpace, "\n") >= 0 && newSpace != '' && stridx(newSpace, "\n") < 0
+          && strpart(oldSpace, strlen(oldSpace) - kept) ==# newSpace
+        # The new blank ends the old one (gJ keeps the indent, J one of its spaces): only what
+        # goes before it is removed, so what was typed after the indent stays after it.
+        var keptFrom = Position(old, oldStart - kept, line, character)
+        insert(changes, RangeChange(from[0], from[1], keptFrom[0], keptFrom[1], ''))
+      elseif stridx(oldSpace, "\n") >= 0 && newSpace != '' && stridx(newSpace, "\n") < 0
         insert(changes, RangeChange(from[0], from[1], to[0], to[1], ''))
         insert(changes, RangeChange(to[0], to[1], to[0], to[1], newSpace))
       else
