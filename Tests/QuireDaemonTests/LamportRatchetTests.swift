@@ -38,4 +38,33 @@ import QuireTestSupport
         #expect(notes.text.string == honest.documents["notes"]?.text.string)
         ann.deliverInbox()
     }
+
+    /// An honest copy whose history was mostly dropped (a long-lived document: typed and removed
+    /// many times over, its tombstones dropped) has a clock far past the characters it stores; a
+    /// peer that gets it whole and then its next edits takes them, as the lead counts every
+    /// character the counters name (dropped ones too), not those stored. The lead is set small
+    /// here so that counting only the stored ones would refuse the edit.
+    @Test func aCopyWhoseHistoryWasDroppedStillSendsItsEdits() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100) { $0.maximumLamportLead = 10 }
+        let b = net.makeDaemon(200) { $0.maximumLamportLead = 10 }
+        let ann = TestEditor(daemon: a)
+        ann.initialize(user: "ann")
+        ann.open("notes", text: "start")
+        for _ in 0..<50 {
+            ann.edit(0..<0, with: String(repeating: "h", count: 100))
+            ann.edit(0..<100, with: "")
+        }
+        let notes = try #require(a.documents["notes"])
+        #expect(notes.dropTombstones(keeping: []) == 5_000)
+        #expect(notes.text.scalars.lamportClock >= 5_000 && notes.text.string == "start")
+        let wire = try net.link(a, b)
+        net.pump([a, b])
+        #expect(b.documents["notes"]?.text.string == "start")
+        let reply = ann.edit(5..<5, with: "!")
+        #expect(reply["result"]?["editorRevision"] != nil, "\(reply)")
+        net.pump([a, b])
+        #expect(wire.a?.state == .established && wire.b?.state == .established, "\(wire.b?.closeReason ?? "")")
+        #expect(b.documents["notes"]?.text.string == "start!")
+    }
 }

@@ -41,4 +41,35 @@ import QuireTestSupport
         net.pump([a, own])
         #expect(outgoing.a?.state == .established)
     }
+
+    /// Every member who reaches a daemon over ssh (`ssh host quire peer --stdio`) comes through
+    /// its peer socket, which only the user's own processes reach: a team there is not one
+    /// address's worth of links, and their reconnects after a restart are not refused for one
+    /// address's handshake rate. The limits in all still hold; a TCP address is still held to its own.
+    @Test func membersThroughThePeerSocketAreNotHeldToOneAddresssLimits() throws {
+        let net = PeerTestNetwork()
+        let a = net.makeDaemon(100) {
+            $0.maximumPeerLinksPerAddress = 2; $0.maximumIncomingPeerLinks = 6
+            $0.handshakeBurstPerAddress = 2; $0.handshakesPerSecondPerAddress = 0.001
+        }
+        var wires: [PeerTestNetwork.Wire] = []
+        for n in 0..<7 {
+            let member = net.makeDaemon(1_000 + UInt64(n) * 100)
+            do { wires.append(try net.link(member, a, host: PeerSocketServer.address)) } catch {
+                Issue.record("member \(n) refused at once: \(error)")
+                continue
+            }
+            net.pump([a, member])
+        }
+        let reasons = wires.map { $0.b?.state == .established ? "up" : ($0.b?.closeReason ?? "?") }
+        #expect(reasons.prefix(6).allSatisfy { $0 == "up" }, "\(reasons)")
+        #expect(reasons.last?.contains("already has 6 peer links others made, the most it keeps") == true, "\(reasons)")
+        // From a TCP address, the third handshake in a burst of two is refused at once.
+        let b = net.makeDaemon(5_000)
+        let c = net.makeDaemon(5_100)
+        let d = net.makeDaemon(5_200)
+        _ = try net.link(b, a, host: "203.0.113.9")
+        _ = try net.link(c, a, host: "203.0.113.9")
+        #expect(throws: PeeringError.self) { _ = try net.link(d, a, host: "203.0.113.9") }
+    }
 }

@@ -35,6 +35,7 @@ final class DocumentRegistry: DocumentLookup {
         self.sessions = sessions
         self.links = links
         changes.listen { [usage] document in usage.note(document) }
+        changes.listenToCompaction { [usage] document in usage.note(document) }
     }
 
     func document(_ uri: String) -> SharedDocument? { documents[uri] }

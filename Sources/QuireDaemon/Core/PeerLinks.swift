@@ -55,11 +55,12 @@ final class PeerLinks {
         let candidates = try secretsFor(incoming: incoming, scope: scope, secret: secret)
         if incoming {
             let known = remoteHost.map { authenticatedHosts.contains($0) } ?? false
-            if let host = remoteHost, let refusal = handshakeRate.take(host: host, known: known, now: clock.monotonic(), configuration: configuration) {
+            if let host = Self.heldToAddressLimits(remoteHost),
+               let refusal = handshakeRate.take(host: host, known: known, now: clock.monotonic(), configuration: configuration) {
                 throw rateRefused(refusal)
             }
             let handshaking = inOrder.filter { $0.state == .handshaking && $0.isIncoming }
-            if let host = remoteHost {
+            if let host = Self.heldToAddressLimits(remoteHost) {
                 let fromHost = handshaking.filter { $0.remoteHost == host }
                 if fromHost.count >= configuration.maximumHandshakesPerAddress {
                     attemptFailed(reason: "refused: \(fromHost.count) handshakes from \(host) already under way", link: nil)
@@ -80,6 +81,20 @@ final class PeerLinks {
         nextID += 1
         links[link.id] = link
         return link
+    }
+
+    /// How links from this daemon's own peer socket are shown and counted (`PeerSocketServer`).
+    static let ownSocketAddress = "peer socket"
+
+    /// `host`, when links from it are held to the limits of one address (the handshake rate,
+    /// handshakes at once, links up at once); nil for none and for this daemon's own peer
+    /// socket. Only processes of this user reach that socket (`SO_PEERCRED`), and every member
+    /// who reaches this daemon over ssh (`ssh host quire peer --stdio`) comes through it: held
+    /// to one address's limits, a team of a dozen members on three projects would be refused,
+    /// and a restart of this daemon would see their reconnects refused for the rate. It is
+    /// still held to the limits in all.
+    static func heldToAddressLimits(_ host: String?) -> String? {
+        host == ownSocketAddress ? nil : host
     }
 
     /// The error for a connection refused for the handshake rate, counted among failed attempts
@@ -172,7 +187,7 @@ final class PeerLinks {
             if incoming.count >= configuration.maximumIncomingPeerLinks {
                 return "this daemon already has \(incoming.count) peer links others made, the most it keeps"
             }
-            if let host = link.remoteHost {
+            if let host = Self.heldToAddressLimits(link.remoteHost) {
                 let fromHost = incoming.filter { $0.remoteHost == host }.count
                 if fromHost >= configuration.maximumPeerLinksPerAddress {
                     return "this daemon already has \(fromHost) peer links from \(host), the most it keeps from one address"

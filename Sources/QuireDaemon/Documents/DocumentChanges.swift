@@ -7,9 +7,19 @@
 /// change returns; nothing is kept here, so nothing grows.
 final class DocumentChanges {
     private var listeners: [(SharedDocument) -> Void] = []
+    private var compactionListeners: [(SharedDocument) -> Void] = []
 
     /// Calls `listener` with every document that changes from now on.
     func listen(_ listener: @escaping (SharedDocument) -> Void) { listeners.append(listener) }
+
+    /// Calls `listener` with every document that dropped tombstones from now on (its text is
+    /// the same; what it stores shrank: `ScopeUsage`).
+    func listenToCompaction(_ listener: @escaping (SharedDocument) -> Void) { compactionListeners.append(listener) }
+
+    /// `document` dropped tombstones. - Complexity: O(listeners).
+    func compacted(_ document: SharedDocument) {
+        for listener in compactionListeners { listener(document) }
+    }
 
     /// `document` changed, or is new here.
     /// - Complexity: O(listeners).

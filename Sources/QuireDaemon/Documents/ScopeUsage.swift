@@ -1,14 +1,18 @@
+import ReplicatingTypes
+
 /// What the documents of each scope (one shared or joined project, or the documents shared by
-/// name) hold together: how many documents, and how many elements (characters, removed ones
-/// and dropped ones included, and those waiting insertions claim: `claimedElementCount`). The
-/// peer links hold a peer to a scope's quota with it (`PeerQuota`, protocol/peer.md, *Bounds*),
-/// so a writer turned hostile cannot fill memory and disk with many documents that are each
-/// within the per-document bound.
+/// name) hold together: how many documents, and how many elements they store (characters,
+/// removed ones included, and those waiting insertions claim: `storedElements`; not the ones a
+/// stability round dropped, which cost neither memory nor the log once a snapshot replaced it).
+/// The peer links hold a peer to a scope's quota with it (`PeerQuota`, protocol/peer.md,
+/// *Bounds*), so a writer turned hostile cannot fill memory and disk with many documents that
+/// are each within the per-document bound, and an honest long-lived project whose removed text
+/// is dropped does not creep up to the quota with its history.
 ///
 /// Guarantees: kept up to date by `DocumentChanges`, which hears of every document the registry
-/// takes in and of every change of one, so a lookup is O(1) and never walks the documents; a
-/// document is counted once, under its name (a document that takes the place of another under
-/// the same name replaces its count).
+/// takes in, of every change of one and of every drop of tombstones, so a lookup is O(1) and
+/// never walks the documents; a document is counted once, under its name (a document that takes
+/// the place of another under the same name replaces its count).
 final class ScopeUsage {
     /// What one scope's documents hold together.
     struct Totals: Equatable {
@@ -28,7 +32,18 @@ final class ScopeUsage {
     /// `document` is new here, or changed: counts what it holds now.
     /// - Complexity: O(its replicas), plus O(its waiting insertions) when some wait.
     func note(_ document: SharedDocument) {
-        note(uri: document.uri, elements: document.text.scalars.claimedElementCount)
+        note(uri: document.uri, elements: Self.storedElements(of: document.text.scalars))
+    }
+
+    /// What `array` stores or is committed to storing: the elements it claims
+    /// (`claimedElementCount`: visible, removed, dropped and waiting) but those dropped.
+    static func storedElements(of array: ReplicatingArray<Unicode.Scalar>) -> UInt64 {
+        storedElements(claimed: array.claimedElementCount, droppedIn: array)
+    }
+
+    /// Of `claimed` elements of a copy, those not dropped from `array` (saturating).
+    static func storedElements(claimed: UInt64, droppedIn array: ReplicatingArray<Unicode.Scalar>) -> UInt64 {
+        claimed - Swift.min(claimed, UInt64(Swift.max(0, array.compactedCount)))
     }
 
     /// The document named `uri` holds `elements` now.

@@ -76,7 +76,9 @@ final class SharedDocument {
 
     /// Drops the tombstones outside `keep`; returns how many elements went.
     func dropTombstones(in candidates: [ElementIDRange]? = nil, keeping keep: [ElementIDRange]) -> Int {
-        text.dropTombstones(in: candidates, keeping: keep)
+        let dropped = text.dropTombstones(in: candidates, keeping: keep)
+        if dropped > 0 { changes?.compacted(self) }
+        return dropped
     }
 
     /// Takes a whole state a peer sent in place of an empty copy.

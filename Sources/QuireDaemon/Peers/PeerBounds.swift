@@ -56,11 +56,12 @@ extension PeerSession {
             let array = local.text.scalars
             let growth = array.growth(from: state.operations(since: local.text.versionVector))
             violation = boundsViolation(of: growth, clock: array.lamportClock, isState: true)
-                ?? elementQuotaViolation(uri: local.uri, isNew: false, elements: growth.totalElements)
+                ?? elementQuotaViolation(uri: local.uri, isNew: false, elements: ScopeUsage.storedElements(claimed: growth.totalElements, droppedIn: array))
         } else {
             let growth = Self.growth(of: state)
             violation = boundsViolation(of: growth, clock: 0, isState: true)
-                ?? elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil, elements: growth.totalElements)
+                ?? elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil,
+                                         elements: ScopeUsage.storedElements(claimed: growth.totalElements, droppedIn: state.scalars))
         }
         return violation.map { "state of \(uri): \($0)" }
     }

@@ -20,8 +20,8 @@ extension PeerSession {
             + "no new document \"\(DocumentName.displayed(uri))\" is taken from a peer (--peer-quota-documents)"
     }
 
-    /// Why letting the document named `uri` go from what it holds here (0 when it is new) to
-    /// `elements` elements breaks its scope's quota, or nil. `isNew`: no copy of it is held
+    /// Why letting the document named `uri` go from what it stores here (0 when it is new) to
+    /// storing `elements` elements (`ScopeUsage.storedElements`) breaks its scope's quota, or nil. `isNew`: no copy of it is held
     /// here yet (a new document must also fit the document quota).
     /// - Complexity: O(1)
     func elementQuotaViolation(uri: String, isNew: Bool, elements: UInt64) -> String? {

@@ -76,7 +76,8 @@ extension PeerSession {
             return cut("operations of \(uri): \(violation)")
         }
         guard mayChange(uri, what: "operations") else { return }
-        if let violation = elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil, elements: growth.totalElements)
+        if let violation = elementQuotaViolation(uri: local?.uri ?? uri, isNew: local == nil,
+                                                  elements: ScopeUsage.storedElements(claimed: growth.totalElements, droppedIn: array))
             ?? waitingViolation(of: operations, in: local?.text) {
             return cut("operations of \(uri): \(violation)")
         }

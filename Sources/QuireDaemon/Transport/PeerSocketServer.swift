@@ -11,10 +11,12 @@ import NIOPosix
 /// (`EditorSocketServer`: mode 0600, only a stale socket of the user's replaced, a connection
 /// from another uid refused by `SO_PEERCRED` and logged before anything is read). An admitted
 /// connection is an incoming peer link like a TCP one: the same handshake, secrets, handshake
-/// slots (all connections here count as one address, `remoteHost`) and bounds.
+/// slots and bounds in all (all connections here count as one address, `remoteHost`, which is held
+/// to no per-address limit: only the user's own processes reach it).
 enum PeerSocketServer {
     /// How links from this socket are shown (`peer/status`'s `address`) and counted.
-    static let address = "peer socket"
+    /// Not held to the limits of one address (`PeerLinks.heldToAddressLimits`).
+    static let address = PeerLinks.ownSocketAddress
 
     /// Listens on `path` for `network`; returns the socket, to be removed with
     /// `removeIfStillOurs()` at exit.
