@@ -74,6 +74,23 @@ function H.count(text, token)
 end
 
 -- Every message shown through vim.notify, from now on.
+-- After a command while a partner typed: every token of `tokens` that was in `lines`, every
+-- token the partner typed (`typed`: {line, column, text}) and every token of `counts` is in
+-- `text` once (or `counts[token]` times), and `text` matches each pattern of `expected`.
+function H.expect_tokens(name, text, tokens, lines, typed, counts, expected)
+  local wanted = {}
+  for _, token in ipairs(tokens) do if table.concat(lines, '\n'):find(token, 1, true) then wanted[token] = true end end
+  for _, t in ipairs(typed) do wanted[vim.trim(t[3])] = true end
+  for token in pairs(counts) do wanted[token] = true end
+  for token in pairs(wanted) do
+    local want = counts[token] or 1
+    H.check(H.count(text, token) == want, name .. ': ' .. token .. ' is there ' .. H.count(text, token) .. ' times, not ' .. want .. ': ' .. vim.inspect(text))
+  end
+  for _, pattern in ipairs(expected) do
+    H.check(text:find(pattern) ~= nil, name .. ': ' .. vim.inspect(text) .. ' does not match ' .. pattern)
+  end
+end
+
 H.said = {}
 local notify = vim.notify
 vim.notify = function(message, level) table.insert(H.said, message); notify(message, level) end

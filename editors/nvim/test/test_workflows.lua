@@ -59,17 +59,7 @@ local function case(name, lines, command, typed, expected, counts, in_flight)
   wait_for(function() return daemon_text() == buffer_text() and buffer_text():find(last, 1, true) ~= nil end,
     name .. ': the buffer and the daemon to agree (daemon: ' .. vim.inspect(daemon_text()) .. ')')
   local text = buffer_text()
-  local check_tokens = {}
-  for _, token in ipairs(row_tokens) do if table.concat(lines, '\n'):find(token, 1, true) then check_tokens[token] = true end end
-  for _, t in ipairs(typed) do check_tokens[vim.trim(t[3])] = true end
-  for token in pairs(counts) do check_tokens[token] = true end
-  for token in pairs(check_tokens) do
-    local want = counts[token] or 1
-    check(H.count(text, token) == want, name .. ': ' .. token .. ' is there ' .. H.count(text, token) .. ' times, not ' .. want .. ': ' .. vim.inspect(text))
-  end
-  for _, pattern in ipairs(expected) do
-    check(text:find(pattern) ~= nil, name .. ': ' .. vim.inspect(text) .. ' does not match ' .. pattern)
-  end
+  H.expect_tokens(name, text, row_tokens, lines, typed, counts, expected)
   for _, line in ipairs(vim.list_slice(log_lines(), log_start + 1)) do
     check(not line:find('resync'), name .. ': ' .. line)
   end
