@@ -276,4 +276,8 @@ public final class Daemon {
     /// Makes everything logged so far durable whatever the durability (the `.batch` timer and
     /// shutdown call it), then releases.
     public func syncStorage() { gate.syncStorage() }
+
+    /// Waits for the projects' disk passes writing off the loop and records them (at exit, on
+    /// the loop, before the last `syncStorage`).
+    public func finishDiskPasses() { projects.settlePasses() }
 }

@@ -179,8 +179,9 @@ extension ProjectService {
     private func write(_ project: SharedProject, wanted: [FileID: ProjectWriter.Wanted], known: [FileID: ProjectWriter.Wanted],
                        open: Set<ProjectPath>, documents: [FileID: WrittenDocument],
                        then finish: @escaping () -> Void) {
-        var disk = DiskProject(root: project.root)
-        disk.forPass = true   // the folder watch takes its temporary files' events for its own
+        var passDisk = DiskProject(root: project.root)
+        passDisk.forPass = true   // the folder watch takes its temporary files' events for its own
+        let disk = passDisk   // a copy the work closure takes (not a captured var)
         // The store's own-files maker waits: its inodes and syncs would share the disk with these.
         let maker = parts.store?.maker
         let work: @Sendable () -> PassOutcome = {
@@ -222,6 +223,13 @@ extension ProjectService {
     func settlePass(_ project: SharedProject) {
         guard let pending = project.passInFlight, let diskPasses else { return }
         diskPasses.settle(pending)
+    }
+
+    /// Finishes every project's pass in flight (the daemon's exit, before the store's last
+    /// commit): a pass whose renames are done but whose hop back never runs on the stopped loop
+    /// leaves its files bound to older text, and the next start merges them in a second time.
+    func settlePasses() {
+        for project in projects.values.sorted(by: { $0.key < $1.key }) { settlePass(project) }
     }
 
     /// `project/progress` for a joined project whose files are not all on disk yet, and once

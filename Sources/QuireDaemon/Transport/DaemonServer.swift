@@ -152,6 +152,7 @@ public final class DaemonServer {
         }
         let status = try exitPromise.futureResult.wait()
         try? loop.submit {
+            daemon.finishDiskPasses()   // a pass's hop back would find the loop gone
             daemon.syncStorage()
             network.shutdown()
             daemon.syncStorage()
