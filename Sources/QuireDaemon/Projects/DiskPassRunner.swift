@@ -10,7 +10,7 @@ import Foundation
 ///
 /// Guarantees: work runs one pass at a time, in the order started; each result is handed to its
 /// `done` exactly once, on the loop, either by the hop back to the loop or by `settle` (whichever
-/// comes first); `waitForIdle` returns once every pass started before it has done its work.
+/// comes first); `settle` returns once every pass started before it has done its work.
 final class DiskPassRunner {
     /// Runs a closure on the daemon's event loop soon (thread-safe: `EventLoop.execute`).
     private let toLoop: (@escaping () -> Void) -> Void

@@ -24,6 +24,8 @@ extension ProjectService {
         guard project.file != nil || !isIgnored(projectPath, in: project), project.tree.isFree(projectPath),
               !predatesItsRules(projectPath, in: project) else { return nil }
         guard mayMakeTheFile(of: project), !refusesToTake(projectPath, in: project) else { return nil }
+        // What it reads of the disk is not in the middle of a pass's renames (a file moved away).
+        settlePass(project)
         if let previous = fileToRevive(in: project), parts.documents.document(project.uri(of: previous)) != nil {
             guard let operation = revive(previous, at: projectPath, text: try? ProjectReader.text(of: projectPath, root: project.root), in: project) else { return nil }
             treeChanged(project, by: [operation])
