@@ -5,8 +5,9 @@ import Glibc
 /// daemon do key-exchange work in a loop by connecting again as soon as each attempt is cut
 /// (the cap on handshakes at once bounds only those under way together).
 ///
-/// An IPv6 address is held to its /64's bucket. Only links from an address are held to it (TCP, the peer socket); a daemon's own stdio link
-/// is not.
+/// An IPv6 address is held to its /64's bucket. Only links from a network address (TCP) are
+/// held to it: the peer socket (reachable by this user's own processes only, e.g. ssh) and a
+/// daemon's own stdio link are not (`PeerLinks.heldToAddressLimits`).
 ///
 /// Guarantees: a refused attempt takes no token and costs O(1); the buckets of at most
 /// `maximumAddresses` addresses are kept (a full bucket is the same as none, and is forgotten
