@@ -8,16 +8,31 @@ extension DocumentStore {
     /// loading removes without reading (`removeUnfinishedDirectories`), and the documents
     /// directory is synced once for all of them before anything in them is removed; so after a
     /// crash at any point a document is either whole or gone, never half.
-    /// A document still in a pack (its own files not durable yet, `DocumentFilesMaker`) is left
-    /// as it is: after a crash its pack would make it again from its first records alone. The
-    /// caller tries it again once the maker let it go.
+    /// A document whose own files are not durable yet (pending in its pack, `DocumentFilesMaker`)
+    /// is left as it is; the caller tries it again later. One whose pack is still on disk (kept
+    /// for more documents) has its going recorded in the pack, synced, before its directory is
+    /// renamed: otherwise, after a crash, the pack would make it again from its first records alone.
     /// - Complexity: O(documents) renames, one directory sync, then O(their files) removals.
     func forget(documentIDs ids: [UInt64]) -> Set<UInt64> {
         guard failure == nil else { return [] }
+        let going = ids.filter { id in files[id].map { !$0.isUnmade } ?? false && !maker.isPending(id) }
+        // A pack kept for more documents still lists these: it records that they went, durably,
+        // before their directories go (else a crash between would make each again from its pack).
+        let packed = going.filter { maker.holdsInPack($0) }
+        if !packed.isEmpty {
+            do {
+                for id in packed { try maker.discard(id) }
+                let packs = maker.syncSteps()
+                for step in packs.steps { try step() }
+                packs.succeeded()
+            } catch {
+                logger.warning("cannot record in their pack that \(packed.count) documents go (\(error)); they are kept for now")
+                return []
+            }
+        }
         var renamed: [(id: UInt64, gone: String)] = []
-        for id in ids {
+        for id in going {
             guard let documentFiles = files[id] else { continue }
-            guard !documentFiles.isUnmade, !maker.holdsInPack(id) else { continue }
             let directory = documentFiles.directory
             let gone = directory + DocumentFiles.unfinishedSuffix
             DocumentFiles.removeTree(gone)   // a leftover of an earlier attempt
@@ -46,10 +61,18 @@ extension DocumentStore {
 }
 
 extension DocumentFilesMaker {
-    /// Whether document `id` is in a pack still on disk (its own files not durable yet).
+    /// Whether document `id` is listed in a pack still on disk.
     func holdsInPack(_ id: UInt64) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         return packOf[id] != nil
+    }
+
+    /// Whether document `id`'s own files are not durable yet (its pack waits for it).
+    func isPending(_ id: UInt64) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let number = packOf[id] else { return queued[id] != nil || inProgress.contains(id) }
+        return packs[number]?.pending.contains(id) ?? false
     }
 }
