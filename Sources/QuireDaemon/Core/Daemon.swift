@@ -36,6 +36,8 @@ public final class Daemon {
     let registry: DocumentRegistry
     let tombstones: TombstonePolicy
     let stability: StabilityService
+    /// Forgets deleted files' documents once every holder saw the delete (`DocumentForgetter`).
+    let forgetter: DocumentForgetter
     let router: OperationRouter
     /// Who may change a project's documents (`ProjectWriteRule`; protocol/decisions/roles.md).
     let writeRule = ProjectWriteRule()
@@ -95,6 +97,8 @@ public final class Daemon {
         let rounds = StabilityRounds()
         stability = StabilityService(rounds: rounds, configuration: configuration, logger: logger, replica: replica, clock: clocks,
                                      documents: registry, sessions: sessionRegistry, links: peerLinks, views: views, tombstones: tombstones)
+        forgetter = DocumentForgetter(logger: logger, replica: replica, documents: registry, sessions: sessionRegistry, views: views,
+                                      stability: stability)
         router = OperationRouter(configuration: configuration, logger: logger, store: store, sessions: sessionRegistry, links: peerLinks,
                                  views: views, registry: registry, rounds: rounds, writeRule: writeRule)
         files = FileBinder(logger: logger, store: store, operations: router, replicas: replicas)
@@ -144,6 +148,11 @@ public final class Daemon {
         files.readBoundFile = { [unowned self] path throws(ResponseError) in try projects.readForEditor(path) }
         registry.changes.listen { [unowned self] document in projects.documentChanged(document) }
         projectFrames = projects
+        forgetter.deletedFiles = projects
+        peerHost.deletedFiles = projects
+        stability.isDeletedFile = { [unowned self] uri in projects.isDeletedFile(uri) }
+        stability.reasonToKeep = { [unowned self] document in forgetter.reasonToKeep(document) }
+        stability.forgetRoundSucceeded = { [unowned self] document in forgetter.roundSucceeded(document) }
         writeRule.access = projects
         writeRule.projectName = { [unowned self] key in projects.projects[key]?.name }
         projects.rolesChanged = { [unowned self] key in projectRolesChanged(key: key) }
@@ -231,13 +240,14 @@ public final class Daemon {
     /// the dialers).
     func closePeerLinks(of scope: DocumentScope, reason: String) { peerLinks.close(scope: scope, reason: reason) }
 
-    /// Heartbeats for every link, queued presence, the failure summary and the rounds' patience;
-    /// the server calls it every `interval` seconds.
+    /// Heartbeats for every link, queued presence, the failure summary, the rounds' patience and
+    /// the forgetting of deleted files' documents; the server calls it every `interval` seconds.
     public func tickPeers(now: Double, interval: Double) {
         peerLinks.tick(now: now, interval: interval)
         presence.applyQueued()
         peerLinks.tellFailureSummary(now: clocks.wall())
         stability.tick()
+        forgetter.sweep()
         // A round finished here may have logged sharing records: durable, and its output
         // released, without waiting for a read.
         gate.release()

@@ -173,6 +173,24 @@ final class DocumentRegistry: DocumentLookup {
         store?.recordSharing(document.sharing, forDocument: document.id)
     }
 
+    /// Stops holding `going` for good (deleted files' documents every holder saw deleted,
+    /// `DocumentForgetter`): each leaves the registry, its scope's counts (`usage`) and the
+    /// daemon-wide count, and its store files go (`DocumentStore.forget`, crash-safe). Returns
+    /// those forgotten; one whose files the store cannot remove now (still in a pack) stays held,
+    /// changed in nothing, and the caller tries it again later.
+    func forget(_ going: [SharedDocument]) -> [SharedDocument] {
+        let held = going.filter { documents[$0.uri] === $0 }
+        let removed = store.map { $0.forget(documentIDs: held.map(\.id)) }
+        let forgotten = held.filter { removed?.contains($0.id) ?? true }
+        for document in forgotten {
+            documents[document.uri] = nil
+            document.changes = nil   // a round finishing later must not count it again
+            usage.forget(uri: document.uri)
+            _ = views.dormantViews.removeAll(of: document.id)
+        }
+        return forgotten
+    }
+
     /// Records `document`'s sharing after a change made in place.
     func recordSharing(of document: SharedDocument) {
         store?.recordSharing(document.sharing, forDocument: document.id)

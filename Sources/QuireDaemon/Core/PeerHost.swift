@@ -43,6 +43,9 @@ protocol PeerHost: AnyObject {
     var writeRule: ProjectWriteRule { get }
     /// Whether the secret of `scope` is still held (a link made with one removed meanwhile is cut).
     func isHeld(_ scope: DocumentScope) -> Bool
+    /// Whether `uri` is the document of a file this daemon's project tree holds deleted
+    /// (`DeletedFiles.isDeletedFile`): a peer's copy of it is not taken in when none is held here.
+    func isDeletedFile(_ uri: String) -> Bool
 }
 
 extension PeerHost {
@@ -73,6 +76,8 @@ final class PeerServices: PeerHost {
     private let parts: Parts
     /// Set by the daemon (`Daemon.projectFrames`).
     weak var projectFrames: (any ProjectFrames)?
+    /// The projects' deleted files (set by the daemon).
+    weak var deletedFiles: (any DeletedFiles)?
     /// The rosters the daemon's write rule asks (`Daemon.projectAccess`).
     var projectAccess: (any ProjectAccess)? { parts.writeRule.access }
     var writeRule: ProjectWriteRule { parts.writeRule }
@@ -118,4 +123,5 @@ final class PeerServices: PeerHost {
     func refusal(ofEstablished link: any PeerEndpoint) -> String? { parts.links.refusal(ofEstablished: link) }
     func peerLinkClosed(_ link: any PeerEndpoint) { parts.links.closed(link) }
     func isHeld(_ scope: DocumentScope) -> Bool { parts.links.isHeld(scope) }
+    func isDeletedFile(_ uri: String) -> Bool { deletedFiles?.isDeletedFile(uri) ?? false }
 }

@@ -157,3 +157,19 @@ protocol ProjectFrames: AnyObject {
     /// Throwing cuts the link with the error's description.
     func receiveProjectFrame(key: String, payload: [UInt8], from link: any PeerEndpoint) throws
 }
+
+/// What the projects say about the documents of files their trees deleted (implemented by
+/// `ProjectService`; protocol/decisions/project-tree.md, *Forgetting a deleted file's document*).
+/// Asked by the core before a deleted file's document is forgotten, and by the peer links before
+/// a peer's copy of a document is taken in.
+protocol DeletedFiles: AnyObject {
+    /// Whether `uri` names the document of a file that an active folder project's tree holds
+    /// deleted (the tree knows the file and its register holds no path).
+    func isDeletedFile(_ uri: String) -> Bool
+    /// Why this daemon's projects still need document `uri` (not a deleted file's, its file still
+    /// on disk here, a disk pass in flight), nil when they do not.
+    func reasonToKeep(_ uri: String) -> String?
+    /// The documents of deleted files this daemon may no longer need (`reasonToKeep` is nil for
+    /// them now), in a stable order, at most `limit`.
+    func forgettableDocuments(limit: Int) -> [String]
+}

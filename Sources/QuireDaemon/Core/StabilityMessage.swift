@@ -19,4 +19,7 @@ struct StabilityMessage {
     var holders: [ReplicaID: Double]
     /// The holders an ask retires.
     var retire: Set<ReplicaID>
+    /// An ask of a forget round (`StabilityRounds`): the document's file is deleted and the
+    /// initiator would forget the document.
+    var forget: Bool = false
 }

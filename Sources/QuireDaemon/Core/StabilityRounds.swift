@@ -21,6 +21,13 @@ import ReplicatingTypes
 /// initiator starts a *retiring round* naming them. Each daemon it reaches retires them for the
 /// document (no operations to or from them, only a state to rebase onto, see `PeerLink`) before
 /// it answers, unless it was linked with one of them within the horizon, which fails the round.
+///
+/// Forget rounds (`forget` in the ask) are the same wave for a document whose file the project's
+/// tree deleted: each daemon reached answers only once its own tree holds the file deleted and
+/// nothing of it on disk, no editor shows the document and no editor that went away may reopen it
+/// (`DocumentForgetter.reasonToKeep`); otherwise the round fails at once. A daemon that no longer
+/// holds the document answers for it when its tree holds the file deleted (it forgot it). Only
+/// the initiator forgets the document, once every holder anyone knows was reached.
 final class StabilityRounds {
     struct Key: Hashable {
         let document: UInt64
@@ -39,6 +46,9 @@ final class StabilityRounds {
         let candidates: [ElementIDRange]
         /// Holders this round retires (a retiring round), or none.
         let retiring: Set<ReplicaID>
+        /// A forget round: what it establishes is that every holder saw the document's file
+        /// deleted and no copy still needs the document (`DocumentForgetter`); it drops nothing.
+        let forget: Bool
         var reached: Set<ReplicaID> = []
         /// Holders known to the daemons reached, with when each was last linked with.
         var holders: [ReplicaID: Double] = [:]
@@ -48,7 +58,8 @@ final class StabilityRounds {
         var retiredContacts: [ReplicaID: Double] = [:]
 
         init(document: SharedDocument, parent: Int?, waiting: Set<Int>, removed: [ElementIDRange], candidates: [ElementIDRange],
-             retiring: Set<ReplicaID> = []) {
+             retiring: Set<ReplicaID> = [], forget: Bool = false) {
+            self.forget = forget
             self.document = document
             self.parent = parent
             self.waiting = waiting

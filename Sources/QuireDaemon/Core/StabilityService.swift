@@ -19,6 +19,15 @@ final class StabilityService {
     private unowned let peerLinks: PeerLinks
     private unowned let views: ViewKeeper
     private unowned let tombstones: TombstonePolicy
+    /// Whether the document named `uri` is a file's that this daemon's project tree holds
+    /// deleted (`DeletedFiles.isDeletedFile`): a round reaching a daemon that no longer holds it
+    /// is answered for it then (it forgot it, and takes no copy of it again).
+    var isDeletedFile: (String) -> Bool = { _ in false }
+    /// Why this daemon still needs `document` (`DocumentForgetter.reasonToKeep`), nil when it
+    /// does not: a forget round fails here with this reason.
+    var reasonToKeep: (SharedDocument) -> String? = { _ in "nothing here forgets documents" }
+    /// A forget round started here succeeded for `document` (`DocumentForgetter.roundSucceeded`).
+    var forgetRoundSucceeded: (SharedDocument) -> Void = { _ in }
 
     init(rounds: StabilityRounds, configuration: DaemonConfiguration, logger: Logger, replica: ReplicaID, clock: DaemonClock,
          documents: DocumentRegistry, sessions: SessionRegistry, links: PeerLinks, views: ViewKeeper, tombstones: TombstonePolicy) {
@@ -36,30 +45,33 @@ final class StabilityService {
 
     private var links: [Int: any PeerEndpoint] { peerLinks.links }
 
-    /// Starts a stability round for `document` (shared with peers, holding tombstones) unless
-    /// one of this daemon's rounds for it is under way. Returns whether one started.
+    /// Starts a stability round for `document` (shared with peers, holding tombstones; a forget
+    /// round: whose file is deleted) unless one of this daemon's rounds for it is under way.
+    /// Returns whether one started.
     @discardableResult
-    func startRound(_ document: SharedDocument, retiring: Set<ReplicaID> = []) -> Bool {
+    func startRound(_ document: SharedDocument, retiring: Set<ReplicaID> = [], forget: Bool = false) -> Bool {
         // Only the links of the document's scope take part (the others never carry it).
         let established = links.values.filter { $0.carries(document.uri) }
         guard document.everShared, !established.isEmpty,
               !stabilityRounds.active.values.contains(where: { $0.document === document && $0.parent == nil }) else { return false }
-        let candidates = document.text.scalars.removedIDs
-        guard !candidates.isEmpty else { return false }
+        let candidates = forget ? [] : document.text.scalars.removedIDs
+        guard forget || !candidates.isEmpty else { return false }
         let key = StabilityRounds.Key(document: document.id, round: "\(replica.rawValue):\(stabilityRounds.nextRound)")
         stabilityRounds.nextRound += 1
         let round = StabilityRounds.Round(document: document, parent: nil, waiting: Set(established.map(\.id)),
-                                          removed: candidates, candidates: candidates, retiring: retiring)
+                                          removed: candidates, candidates: candidates, retiring: retiring, forget: forget)
         if !retiring.isEmpty { round.retiredContacts = retire(retiring, of: document, by: key.round) }
         stabilityRounds.active[key] = round
-        for link in established { link.sendStability(ask(key, document, retiring: retiring)) }
-        logger.info("document \(document.uri): \(retiring.isEmpty ? "stability" : "retiring") round \(key.round) started over \(established.count) links")
+        for link in established { link.sendStability(ask(key, document, retiring: retiring, forget: forget)) }
+        let kind = (retiring.isEmpty ? "" : "retiring ") + (forget ? "forget" : "stability")
+        logger.info("document \(document.uri): \(kind) round \(key.round) started over \(established.count) links")
         return true
     }
 
-    private func ask(_ key: StabilityRounds.Key, _ document: SharedDocument, retiring: Set<ReplicaID>) -> JSONValue {
+    private func ask(_ key: StabilityRounds.Key, _ document: SharedDocument, retiring: Set<ReplicaID>, forget: Bool) -> JSONValue {
         var message: [String: JSONValue] = ["uri": .string(document.uri), "id": .string(String(document.id)), "round": .string(key.round), "phase": "ask"]
         if !retiring.isEmpty { message["retire"] = Self.json(replicas: retiring) }
+        if forget { message["forget"] = true }
         return .object(message)
     }
 
@@ -115,7 +127,15 @@ final class StabilityService {
         let (uri, id, round, phase) = (message.uri, message.documentID, message.round, message.phase)
         let key = StabilityRounds.Key(document: id, round: round)
         guard let document = documents.document(uri: uri, id: id) else {
-            if phase == .ask { link.sendStability(echo(key, uri: uri, failure: "document \(uri) is not held by replica \(replica.rawValue) yet")) }
+            guard phase == .ask else { return }
+            if isDeletedFile(uri), documents.document(uri) == nil {
+                // Forgotten here (or never taken: its file was deleted already), and no copy of
+                // it is taken again while its file stays deleted: nothing here can still send an
+                // operation of it, or need one.
+                link.sendStability(echo(key, uri: uri, failure: nil, reached: [replica]))
+            } else {
+                link.sendStability(echo(key, uri: uri, failure: "document \(uri) is not held by replica \(replica.rawValue) yet"))
+            }
             return
         }
         if phase == .echo {
@@ -142,7 +162,8 @@ final class StabilityService {
             let retiring = message.retire
             let others = links.values.filter { $0.carries(uri) && $0 !== link }
             let round = StabilityRounds.Round(document: document, parent: link.id, waiting: Set(others.map(\.id)),
-                                              removed: document.text.scalars.removedIDs, candidates: [], retiring: retiring)
+                                              removed: message.forget ? [] : document.text.scalars.removedIDs, candidates: [],
+                                              retiring: retiring, forget: message.forget)
             stabilityRounds.active[key] = round
             if !retiring.isEmpty {
                 // Retired before answering: from now on this daemon takes nothing from them.
@@ -152,7 +173,7 @@ final class StabilityService {
                     round.retiredContacts = retire(retiring, of: document, by: key.round)
                 }
             }
-            for other in others { other.sendStability(ask(key, document, retiring: retiring)) }
+            for other in others { other.sendStability(ask(key, document, retiring: retiring, forget: message.forget)) }
             finishRound(key)
         }
     }
@@ -179,7 +200,13 @@ final class StabilityService {
     /// Completes round `key` here once every link has answered and the local copies caught up.
     private func finishRound(_ key: StabilityRounds.Key) {
         guard let round = stabilityRounds.active[key], round.waiting.isEmpty else { return }
-        if round.failure == nil, copiesShow(round.removed, in: round.document) {
+        if round.forget {
+            // No patience: an editor that shows a deleted file's document may keep it for long;
+            // the next sweep asks again (`DocumentForgetter`).
+            if round.failure == nil, let reason = reasonToKeep(round.document) {
+                round.failure = "replica \(replica.rawValue) still needs it: \(reason)"
+            }
+        } else if round.failure == nil, copiesShow(round.removed, in: round.document) {
             guard round.age >= StabilityRounds.patienceTicks else { return }   // looked at again later
             round.failure = "an editor view or file base on replica \(replica.rawValue) still shows removed text"
         }
@@ -200,10 +227,13 @@ final class StabilityService {
             let names = unreached.map { String($0.rawValue) }.sorted().joined(separator: ", ")
             if round.retiring.isEmpty, unreached.allSatisfy({ now - (round.holders[$0] ?? 0) >= configuration.holderHorizon }) {
                 logger.info("document \(document.uri): stability round \(key.round) missed only holders away past the horizon (\(names)); retiring them")
-                startRound(document, retiring: unreached)
+                startRound(document, retiring: unreached, forget: round.forget)
             } else {
                 logger.info("document \(document.uri): stability round \(key.round) did not reach holders \(names)")
             }
+        } else if round.forget {
+            logger.info("document \(document.uri): forget round \(key.round) reached \(round.reached.count) daemons; every holder saw its file deleted")
+            forgetRoundSucceeded(document)
         } else {
             // Every copy drops these now: a kept view of an editor that went away and still shows
             // some could only be resumed with edits anchored to them, which no copy could place.

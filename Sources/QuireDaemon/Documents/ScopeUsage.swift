@@ -12,7 +12,8 @@ import ReplicatingTypes
 /// Guarantees: kept up to date by `DocumentChanges`, which hears of every document the registry
 /// takes in, of every change of one and of every drop of tombstones, so a lookup is O(1) and
 /// never walks the documents; a document is counted once, under its name (a document that takes
-/// the place of another under the same name replaces its count).
+/// the place of another under the same name replaces its count); a document the registry forgets
+/// (`DocumentRegistry.forget`) stops counting at once.
 final class ScopeUsage {
     /// What one scope's documents hold together.
     struct Totals: Equatable {
@@ -59,5 +60,16 @@ final class ScopeUsage {
         scopeTotals.elements = overflow ? .max : sum
         perDocument[uri] = (scope, elements)
         totals[scope] = scopeTotals
+    }
+
+    /// The document named `uri` is no longer held (a deleted file's document was forgotten):
+    /// neither it nor what it stored counts from now on.
+    /// - Complexity: O(1)
+    func forget(uri: String) {
+        guard let old = perDocument.removeValue(forKey: uri) else { return }
+        var scopeTotals = totals[old.scope] ?? Totals()
+        scopeTotals.documents -= Swift.min(scopeTotals.documents, 1)
+        scopeTotals.elements -= Swift.min(scopeTotals.elements, old.elements)
+        totals[old.scope] = scopeTotals.documents == 0 && scopeTotals.elements == 0 ? nil : scopeTotals
     }
 }

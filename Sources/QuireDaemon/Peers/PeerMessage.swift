@@ -153,6 +153,7 @@ extension StabilityMessage {
         reached = Self.replicas(in: json["reached"])
         holders = DocumentSharing.holderTimes(json["holders"])
         retire = Self.replicas(in: json["retire"])
+        forget = json["forget"] == .bool(true)
     }
 
     /// The replica IDs in `json` (an array of decimal strings); entries that are not such are left out.

@@ -15,7 +15,7 @@ extension PeerSession {
             return cut("undecodable state of \(uri): \(error)")
         }
         if let violation = stateBoundsViolation(received, uri: uri, documentID: documentID) { return cut(violation) }
-        guard mayChange(uri, what: "a whole state") else { return }
+        guard mayChange(uri, what: "a whole state"), !forgotten(uri) else { return }
         if let local = daemon.document(uri: uri, id: documentID) {
             if let epochs = staleAtPeer[local.uri] {
                 if daemon.rebase(local, onto: received, epochs: epochs, from: link) {
@@ -63,6 +63,8 @@ extension PeerSession {
         guard operations.count <= daemon.configuration.maximumOperationsPerFrame else {
             return cut("\(operations.count) operations in one frame exceeds the limit of \(daemon.configuration.maximumOperationsPerFrame)")
         }
+        // A deleted file's document not held here: not taken (`forgotten`), nothing of it made.
+        if forgotten(uri) { return }
         if daemon.documents[uri] == nil, daemon.documents.count >= daemon.configuration.maximumDocuments {
             return cut("more than \(daemon.configuration.maximumDocuments) documents")
         }

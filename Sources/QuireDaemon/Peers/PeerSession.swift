@@ -160,7 +160,12 @@ final class PeerSession {
         // A document an editor only opened (no edit yet) is listed but not yet shared: a peer's
         // document of the same name may still take its place.
         let carried = daemon.documents.values.filter { carries($0.uri) }.sorted { $0.uri < $1.uri }
-        for document in carried where !document.isPristine { daemon.markShared(document, holder: peerReplica) }
+        // A deleted file's document is listed (a peer that holds it too syncs it as before) but
+        // the peer is not taken for a holder of it: one that lacks it does not take it
+        // (`forgotten(_:)`), and need not be waited for before it is forgotten.
+        for document in carried where !document.isPristine && !daemon.isDeletedFile(document.uri) {
+            daemon.markShared(document, holder: peerReplica)
+        }
         send(.documents(["initial": true, "documents": .array(carried.map(entry))]))
     }
 
@@ -205,6 +210,7 @@ final class PeerSession {
             let vector = VersionVector(counts)
             // A document that will arrive whole: nothing to make or send until it does.
             if entry.whole, daemon.document(uri: uri, id: id) == nil { continue }
+            if forgotten(uri) { continue }
             if let local = daemon.documents[uri], local.id == id, let claim = daemon.impossibleClaim(in: vector, for: local) {
                 return cut("version vector from the future: \(claim)")
             }
@@ -255,9 +261,19 @@ final class PeerSession {
             if !list.initial, document.id == id, !document.text.versionVector.dominates(vector) { announce(document) }
         }
         guard list.initial else { return }
-        for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri }) where !listed.contains(document.uri) && carries(document.uri) {
+        // A deleted file's document the peer lacks is not sent: it would not take it.
+        for document in daemon.documents.values.sorted(by: { $0.uri < $1.uri })
+        where !listed.contains(document.uri) && carries(document.uri) && !daemon.isDeletedFile(document.uri) {
             sendWhole(document)
         }
+    }
+
+    /// Whether a peer's copy of document `uri` is not taken in: none is held here under that name
+    /// and this daemon's project tree holds its file deleted (it was forgotten, or its file was
+    /// deleted before it came). Its file coming back (a later tree operation) makes it taken again.
+    /// protocol/decisions/project-tree.md, *Forgetting a deleted file's document*.
+    func forgotten(_ uri: String) -> Bool {
+        daemon.documents[uri] == nil && daemon.isDeletedFile(uri)
     }
 
     // MARK: Sending

@@ -44,7 +44,7 @@ extension ProjectService {
     }
 
     /// The project and file of a project document's name, `@<key>/<replica>-<serial>` (hex).
-    private func projectFile(ofURI uri: String) -> (SharedProject, FileID)? {
+    func projectFile(ofURI uri: String) -> (SharedProject, FileID)? {
         guard let key = DocumentScope.projectKey(inURI: uri), let project = projects[key] else { return nil }
         let name = uri.utf8.dropFirst(DocumentScope.projectKeyDigits + 2)
         guard let dash = name.firstIndex(of: UInt8(ascii: "-")),

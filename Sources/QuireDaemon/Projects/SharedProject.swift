@@ -82,8 +82,18 @@ final class SharedProject {
     var tree: ProjectTree {
         didSet {
             cachedView = nil
+            cachedDeleted = nil
             passAll = true
         }
+    }
+    private var cachedDeleted: [FileID]?
+    /// The files the tree holds deleted, sorted, computed once per change of the tree (the
+    /// forgetter asks for them at every heartbeat, `ProjectService+Forgetting`).
+    var deletedFiles: [FileID] {
+        if let cachedDeleted { return cachedDeleted }
+        let deleted = tree.deletedFiles.sorted()
+        cachedDeleted = deleted
+        return deleted
     }
     private var cachedView: ProjectView?
     /// `tree.view`, computed once per change of the tree (the disk passes ask for it every 200 ms).

@@ -4,8 +4,9 @@ import Foundation
 /// every document a pack holds whose own directory is missing or unfinished is made from it,
 /// durably, before the directories are read; then the pack is removed.
 extension DocumentStore {
-    /// Removes the `<id>.tmp` directories a crash stopped being made: a document in one was
-    /// either never acknowledged or is in a pack, which makes it again.
+    /// Removes the `<id>.tmp` directories a crash stopped being made or removed: a document in
+    /// one was either never acknowledged, or is in a pack, which makes it again, or was being
+    /// forgotten (`forget(documentIDs:)`), which its rename to this name decided.
     func removeUnfinishedDirectories() {
         let names: [String]
         do { names = try FileSystem.list(documentsPath) } catch { return }
@@ -14,9 +15,9 @@ extension DocumentStore {
             guard lstat(documentsPath + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
             do {
                 try FileManager.default.removeItem(atPath: documentsPath + "/" + name)
-                logger.info("removed \(documentsPath)/\(name), a document whose creation a crash interrupted")
+                logger.info("removed \(documentsPath)/\(name), a document whose creation or removal a crash interrupted")
             } catch {
-                logger.warning("cannot remove \(documentsPath)/\(name), a document whose creation a crash interrupted: \(error)")
+                logger.warning("cannot remove \(documentsPath)/\(name), a document whose creation or removal a crash interrupted: \(error)")
             }
         }
     }

@@ -97,6 +97,12 @@ public struct ProjectTree: Sendable {
         registers.map { Operation(file: $0.key, path: $0.value.value, timestamp: $0.value.timestamp) }.sorted { $0.file < $1.file }
     }
 
+    /// The files whose register holds no path (deleted), in no particular order.
+    /// - Complexity: O(files)
+    public var deletedFiles: [FileID] {
+        registers.compactMap { $0.value.value == nil ? $0.key : nil }
+    }
+
     /// Where `file` is claimed to be (nil: deleted or unknown); its shown path is in `view`.
     public func claimedPath(of file: FileID) -> ProjectPath? { registers[file]?.value ?? nil }
 
