@@ -239,19 +239,24 @@ local function without_undo(buf, force)
     state.undo_kept = true
     return nil
   end
-  state.undo_kept = false
   local undolevels = vim.api.nvim_buf_get_option(buf, 'undolevels')
   vim.api.nvim_buf_set_option(buf, 'undolevels', -1)
   return undolevels
 end
 
-local function restore_undo(buf, undolevels)
-  if undolevels then vim.api.nvim_buf_set_option(buf, 'undolevels', undolevels) end
+-- After the change: 'undolevels' back; `changed`: the history is gone.
+local function restore_undo(buf, undolevels, changed)
+  if not undolevels then return end
+  vim.api.nvim_buf_set_option(buf, 'undolevels', undolevels)
+  if changed and shared[buf] then shared[buf].undo_kept = false end
 end
 
 -- Drops Neovim's undo history of `buf` (in Insert mode, unless `force`, once the insert ends).
 -- It goes at the first change made with 'undolevels' -1: nothing inserted at the start of the
--- text, without a place in the change list ('. and g;), reported to nobody, 'modified' unchanged.
+-- last line, without a place in the change list ('. and g;), reported to nobody, 'modified'
+-- unchanged. The last line, not the first: in Neovim 0.7.2 an nvim_buf_set_text across lines
+-- that starts in the line changed last (a plugin's, right after) reads that line freed and writes
+-- bytes nobody typed; none can start in the last line and reach past it.
 local function forget_undo(buf, force)
   if not shared[buf] or not vim.api.nvim_buf_is_loaded(buf) then return end
   local modified = vim.api.nvim_buf_get_option(buf, 'modified')
@@ -259,9 +264,11 @@ local function forget_undo(buf, force)
   local frozen = thaw(buf)
   local undolevels = without_undo(buf, force)
   local ok, failure = pcall(function()
-    if undolevels then vim.cmd('keepjumps call nvim_buf_set_text(' .. buf .. ', 0, 0, 0, 0, [""])') end
+    if not undolevels then return end
+    local last = vim.api.nvim_buf_line_count(buf) - 1
+    vim.cmd(string.format('keepjumps call nvim_buf_set_text(%d, %d, 0, %d, 0, [""])', buf, last, last))
   end)
-  restore_undo(buf, undolevels)
+  restore_undo(buf, undolevels, ok)
   refreeze(buf, frozen)
   applying = false
   vim.api.nvim_buf_set_option(buf, 'modified', modified)
@@ -316,7 +323,7 @@ local function apply_changes(buf, changes)
       end
     end
   end)
-  restore_undo(buf, undolevels)
+  restore_undo(buf, undolevels, #changes > 0)
   refreeze(buf, frozen)
   applying = false
   if shared[buf] then shared[buf].eol = vim.api.nvim_buf_get_option(buf, 'eol') end   -- as the daemon has it
@@ -344,7 +351,7 @@ local function replace_text(buf, text)
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
     vim.api.nvim_buf_set_option(buf, 'eol', eol)
   end)
-  restore_undo(buf, undolevels)
+  restore_undo(buf, undolevels, ok)
   refreeze(buf, frozen)
   applying = false
   if not ok then error(failure) end

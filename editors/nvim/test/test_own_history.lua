@@ -57,7 +57,7 @@ local cases = 0
 local function case(name, command, expected, other_last)
   if other_last == nil then other_last = true end
   cases = cases + 1
-  local path = dir .. '/case-' .. cases .. '.txt'
+  local path = dir .. '/nown-' .. cases .. '.txt'
   vim.fn.writefile(rows, path)
   share(path)
   type('ggA mine1<Esc>')
@@ -117,7 +117,7 @@ local function run()
   end, nothing_undone, false)
 
   -- An undo file read with the file: its history is from before the share.
-  local undo_path = dir .. '/undofile.txt'
+  local undo_path = dir .. '/nown-undofile.txt'
   vim.fn.writefile(rows, undo_path)
   vim.o.undofile, vim.o.undodir = true, dir
   vim.cmd('edit! ' .. vim.fn.fnameescape(undo_path))
@@ -139,7 +139,7 @@ local function run()
 
   -- A daemon edit in Insert mode (F2: the other types, and its edit comes in while Neovim is
   -- still inserting): once the insert ends, Neovim's history does not hold it.
-  share(dir .. '/insert.txt')
+  share(dir .. '/nown-insert.txt')
   local applied = false
   function _G.quire_test_other_types_mid_insert()
     otto.request('document/edit', { uri = quire.shared_name(), epoch = 0, revision = 0,

@@ -1310,7 +1310,7 @@ def ApplyChanges(buf: number, changes: list<any>)
       touched = touched[0] < 0 ? [first - 1, last] : [min([touched[0], first - 1]), max([touched[1], last])]
     endfor
   finally
-    RestoreUndo(buf, undolevels)
+    RestoreUndo(buf, undolevels, !empty(changes))
     Refreeze(buf, frozen)
     listener_flush(buf)
     applying = false
@@ -1470,7 +1470,7 @@ def ReplaceText(buf: number, text: string)
     deletebufline(buf, 1, '$')
     setbufline(buf, 1, lines)
   finally
-    RestoreUndo(buf, undolevels)
+    RestoreUndo(buf, undolevels, true)
     Refreeze(buf, frozen)
     listener_flush(buf)
     applying = false
@@ -1577,15 +1577,18 @@ def WithoutUndo(buf: number, force = false): list<number>
     endif
     return []
   endif
-  shared[buf].undoKept = false
   var undolevels: number = getbufvar(buf, '&l:undolevels')
   setbufvar(buf, '&undolevels', -1)
   return [undolevels]
 enddef
 
-def RestoreUndo(buf: number, undolevels: list<number>)
+# After the change: 'undolevels' back; `changed`: the history is gone.
+def RestoreUndo(buf: number, undolevels: list<number>, changed: bool)
   if !empty(undolevels)
     setbufvar(buf, '&undolevels', undolevels[0])
+    if changed && has_key(shared, buf)
+      shared[buf].undoKept = false
+    endif
   endif
 enddef
 
@@ -1606,7 +1609,7 @@ def ForgetUndo(buf: number, force = false)
       keepjumps setbufline(buf, 1, getbufline(buf, 1))
     endif
   finally
-    RestoreUndo(buf, undolevels)
+    RestoreUndo(buf, undolevels, true)
     Refreeze(buf, frozen)
     listener_flush(buf)
     applying = false

@@ -73,7 +73,7 @@ var cases = 0
 # <P1> and f(p) be there once, and each of `expected` (patterns) match.
 def Case(name: string, Command: func, expected: list<string>, otherLast = true)
   cases += 1
-  var path = dir .. '/case-' .. cases .. '.txt'
+  var path = dir .. '/own-' .. cases .. '.txt'
   writefile(rows, path)
   execute 'edit! ' .. fnameescape(path)
   QuireShare
@@ -140,7 +140,7 @@ Case(':earlier 1f after a write', () => {
 }, [nothingUndone], false)
 
 # An undo file read with the file: its history is from before the share.
-var undoPath = dir .. '/undofile.txt'
+var undoPath = dir .. '/own-undofile.txt'
 writefile(rows, undoPath)
 execute 'edit! ' .. fnameescape(undoPath)
 set undofile
@@ -162,7 +162,7 @@ set noundofile
 ch_evalexpr(otherChannel, {method: 'document/close', params: {uri: quire#SharedName()}})
 
 # A daemon edit in Insert mode: once the insert ends, Vim's history does not hold it.
-var insertPath = dir .. '/insert.txt'
+var insertPath = dir .. '/own-insert.txt'
 writefile(rows, insertPath)
 execute 'edit! ' .. fnameescape(insertPath)
 QuireShare
