@@ -220,8 +220,8 @@ local thaw, refreeze, read_only_from
 -- epoch (an open, reopen or resync, after an undo file was read). What remains is your own edits
 -- since another's last one, which only your own text is in. Your blocks keep their changenr()
 -- (Neovim keeps counting), so undoGroup still tells one command from the next. In Insert mode
--- (and CTRL-O from it) the history is kept until the insert ends (InsertLeave, or the next flush
--- out of it): dropping it there would cut the insert into two undo blocks, two steps of the
+-- (and CTRL-O from it) the history is kept until the insert ends (InsertLeave, ModeChanged, or
+-- the next flush out of it): dropping it there would cut the insert into two undo blocks, two steps of the
 -- daemon's undo, and leave the insert without its undo record.
 local function inserting(buf)
   if vim.api.nvim_get_current_buf() ~= buf then return false end
@@ -385,7 +385,7 @@ local function flush(buf)
   local state = shared[buf]
   if not state then return end
   if state.undo_kept and not applying and not inserting(buf) then
-    forget_undo(buf)   -- an insert a daemon change came in ended without InsertLeave (CTRL-C)
+    forget_undo(buf)   -- the insert a daemon change came in ended, and nothing said so yet
   end
   local eol = vim.api.nvim_buf_get_option(buf, 'eol')
   local eol_changed = state.eol ~= nil and eol ~= state.eol
@@ -1036,6 +1036,13 @@ local function watch(buf)
     flush(buf)
     if shared[buf].undo_kept then forget_undo(buf, true) end
   end)
+  -- Back in Normal mode from Insert or Replace mode (CTRL-C has no InsertLeave): a pattern of
+  -- modes, so not a buffer's autocommand; the current buffer's history goes.
+  vim.api.nvim_create_autocmd('ModeChanged', { group = vim.api.nvim_create_augroup('quire_modes', { clear = true }),
+    pattern = '[iR]*:n', callback = function()
+      local current = vim.api.nvim_get_current_buf()
+      if shared[current] and shared[current].undo_kept then forget_undo(current, true) end
+    end })
   on('BufWipeout', function() forget(buf) end)
 end
 

@@ -164,6 +164,27 @@ local function run()
   otto.ask('document/close', { uri = quire.shared_name() })
   vim.bo.modified = false
 
+  -- The insert left by CTRL-O (its command runs with Neovim's history dropped) and by CTRL-C
+  -- (which has no InsertLeave).
+  for _, case in ipairs({ { 'CTRL-O', 'ggA <I1><F2><C-O>:silent! undo 0<CR> <I2><Esc>' }, { 'CTRL-C', 'ggA <I1><F2><C-C>' } }) do
+    local how = case[1]
+    local path = dir .. '/nown-' .. how .. '.txt'
+    vim.fn.writefile(rows, path)
+    share(path)
+    vim.api.nvim_buf_set_keymap(0, 'i', '<F2>', '<Cmd>lua quire_test_other_types_mid_insert()<CR>', {})
+    applied = false
+    keys(case[2])
+    check(applied, how .. ': the other\'s edit did not come in while inserting: ' .. vim.inspect(buffer_text()))
+    vim.cmd('silent! undo 0')
+    vim.cmd('silent! normal! u')
+    quire.send_cursor(vim.api.nvim_get_current_buf())
+    agree(how .. ', then :undo 0')
+    check(H.count(buffer_text(), 'f(p)') == 1, how .. ', then :undo 0: f(p) is gone: ' .. vim.inspect(buffer_text()))
+    check(H.count(buffer_text(), '<I1>') == 1, how .. ': <I1> is gone: ' .. vim.inspect(buffer_text()))
+    otto.ask('document/close', { uri = quire.shared_name() })
+    vim.bo.modified = false
+  end
+
   quire.stop()
   for _, key in ipairs({ 'U', 'g-', 'g+' }) do
     check(vim.fn.maparg(key, 'n') == '', ':QuireStop left ' .. key .. ' mapped: ' .. vim.fn.maparg(key, 'n'))

@@ -355,6 +355,8 @@ def Adopt(buf: number, reply: dict<any>, name: string, file: string, conflict: s
     exe 'autocmd! BufEnter <buffer=' .. buf .. '> quire#UndoKeys(' .. buf .. ')'
     # :set noeol / :set eol changes the text's final newline, which no listener reports.
     autocmd! OptionSet eol quire#EolSet(bufnr())
+    # Insert mode ended by CTRL-C, which has no InsertLeave.
+    autocmd! ModeChanged [iR]*:n quire#InsertEnded(bufnr())
   augroup END
   MapUndo(buf)
   Log('shared ' .. uri .. (conflict != '' ? ' (' .. conflict .. ')' : ''))
@@ -823,7 +825,7 @@ def SendChanges(buf: number)
     return
   endif
   if get(state, 'undoKept', false) && !Inserting(buf)
-    ForgetUndo(buf)   # an insert a daemon change came in ended without InsertLeave (CTRL-C)
+    ForgetUndo(buf)   # the insert a daemon change came in ended, and nothing said so yet
   endif
   listener_flush(buf)
   if empty(state.records) && getbufvar(buf, '&eol') != state.sent.eol
@@ -1560,8 +1562,8 @@ enddef
 # epoch (an open, reopen or resync, after an undo file was read). What remains is your own edits
 # since another's last one, which only your own text is in. Your blocks keep their changenr()
 # (Vim keeps counting), so undoGroup still tells one command from the next. In Insert mode (and
-# CTRL-O from it) the history is kept until the insert ends (InsertLeft, or the next edit or
-# cursor move out of it): dropping it there would cut the insert into two undo blocks, two
+# CTRL-O from it) the history is kept until the insert ends (InsertLeft, InsertEnded, or the
+# next edit or cursor move out of it): dropping it there would cut the insert into two undo blocks, two
 # steps of the daemon's undo, and leave Vim's insert without its undo record.
 def Inserting(buf: number): bool
   return bufnr() == buf && mode(1) =~# '^\(i\|R\|ni\)'
@@ -1618,9 +1620,16 @@ def ForgetUndo(buf: number, force = false)
 enddef
 
 # The insert ended (Esc, or CTRL-O before its command): what was typed goes to the daemon, then
-# the history the insert kept goes. (CTRL-C ends it without InsertLeave: SendChanges drops it.)
+# the history the insert kept goes.
 export def InsertLeft(buf: number)
   Flush(buf)
+  if has_key(shared, buf) && get(shared[buf], 'undoKept', false)
+    ForgetUndo(buf, true)
+  endif
+enddef
+
+# Back in Normal mode from Insert or Replace mode (CTRL-C has no InsertLeave).
+export def InsertEnded(buf: number)
   if has_key(shared, buf) && get(shared[buf], 'undoKept', false)
     ForgetUndo(buf, true)
   endif

@@ -178,7 +178,6 @@ def OtherTypesMidInsert()
 enddef
 inoremap <buffer> <F2> <Cmd>call <SID>OtherTypesMidInsert()<CR>
 feedkeys("ggA <I1>\<F2> <I2>\<Esc>", 'tx')
-iunmap <buffer> <F2>
 add(errors, applied ? '' : 'Insert mode: the other''s edit did not come in while inserting: ' .. string(BufferText()))
 quire#Flush(bufnr())
 WaitFor(() => DaemonText() == BufferText(), 'Insert mode: the buffer and the daemon to agree')
@@ -193,6 +192,27 @@ WaitFor(() => stridx(BufferText(), '<I') < 0, 'u to take back the whole insert')
 WaitFor(() => DaemonText() == BufferText() && Count(BufferText(), 'f(p)') == 1, 'u of the insert: f(p) kept')
 ch_evalexpr(otherChannel, {method: 'document/close', params: {uri: quire#SharedName()}})
 set nomodified
+
+# The insert left by CTRL-O (its command runs with Vim's history dropped) and by CTRL-C (which has
+# no InsertLeave).
+for [how, keys] in [['CTRL-O', "ggA <I1>\<F2>\<C-O>:silent! undo 0\<CR> <I2>\<Esc>"], ['CTRL-C', "ggA <I1>\<F2>\<C-C>"]]
+  execute 'edit! ' .. fnameescape(dir .. '/own-' .. how .. '.txt')
+  setline(1, rows)
+  QuireShare
+  ch_evalexpr(otherChannel, {method: 'document/open', params: {uri: quire#SharedName(), text: ''}})
+  inoremap <buffer> <F2> <Cmd>call <SID>OtherTypesMidInsert()<CR>
+  applied = false
+  feedkeys(keys, 'tx')
+  add(errors, applied ? '' : how .. ': the other''s edit did not come in while inserting: ' .. string(BufferText()))
+  silent! undo 0
+  silent! normal! u
+  quire#Flush(bufnr())
+  WaitFor(() => DaemonText() == BufferText(), how .. ', then :undo 0: the buffer and the daemon to agree')
+  add(errors, Count(BufferText(), 'f(p)') == 1 ? '' : how .. ', then :undo 0: f(p) is gone: ' .. string(BufferText()))
+  add(errors, Count(BufferText(), '<I1>') == 1 ? '' : how .. ': <I1> is gone: ' .. string(BufferText()))
+  ch_evalexpr(otherChannel, {method: 'document/close', params: {uri: quire#SharedName()}})
+  set nomodified
+endfor
 
 quire#Stop()
 add(errors, maparg('g-', 'n') == '' && maparg('U', 'n') == '' && maparg('g+', 'n') == '' ? '' : ':QuireStop left U, g- or g+ mapped')
