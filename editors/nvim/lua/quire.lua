@@ -221,8 +221,8 @@ local thaw, refreeze, read_only_from
 -- since another's last one, which only your own text is in. Your blocks keep their changenr()
 -- (Neovim keeps counting), so undoGroup still tells one command from the next. In Insert mode
 -- (and CTRL-O from it) the history is kept until the insert ends (InsertLeave, ModeChanged, or
--- the next flush out of it): dropping it there would cut the insert into two undo blocks, two steps of the
--- daemon's undo, and leave the insert without its undo record.
+-- the next flush out of it): dropping it there would cut the insert into two undo blocks, two
+-- steps of the daemon's undo, and leave the insert without its undo record.
 local function inserting(buf)
   if vim.api.nvim_get_current_buf() ~= buf then return false end
   local mode = vim.api.nvim_get_mode().mode

@@ -1563,8 +1563,8 @@ enddef
 # since another's last one, which only your own text is in. Your blocks keep their changenr()
 # (Vim keeps counting), so undoGroup still tells one command from the next. In Insert mode (and
 # CTRL-O from it) the history is kept until the insert ends (InsertLeft, InsertEnded, or the
-# next edit or cursor move out of it): dropping it there would cut the insert into two undo blocks, two
-# steps of the daemon's undo, and leave Vim's insert without its undo record.
+# next edit or cursor move out of it): dropping it there would cut the insert into two undo
+# blocks, two steps of the daemon's undo, and leave Vim's insert without its undo record.
 def Inserting(buf: number): bool
   return bufnr() == buf && mode(1) =~# '^\(i\|R\|ni\)'
 enddef
