@@ -259,6 +259,9 @@ end
 -- bytes nobody typed; none can start in the last line and reach past it.
 local function forget_undo(buf, force)
   if not shared[buf] or not vim.api.nvim_buf_is_loaded(buf) then return end
+  if vim.api.nvim_get_current_buf() == buf and #vim.fn.undotree().entries == 0 then
+    return   -- nothing to drop, and no change made ('readonly' would warn of it: W10)
+  end
   local modified = vim.api.nvim_buf_get_option(buf, 'modified')
   applying = true
   local frozen = thaw(buf)

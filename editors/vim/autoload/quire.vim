@@ -1598,8 +1598,8 @@ enddef
 # Vim drops it at the first change made with 'undolevels' -1: the first line set to itself,
 # without a place in the change list ('. and g;), recorded by nobody, 'modified' unchanged.
 def ForgetUndo(buf: number, force = false)
-  if !has_key(shared, buf) || !bufloaded(buf)
-    return
+  if !has_key(shared, buf) || !bufloaded(buf) || (bufnr() == buf && empty(undotree().entries))
+    return   # nothing to drop, and no change made ('readonly' would warn of it: W10)
   endif
   listener_flush(buf)   # what was typed stays recorded; the line set below is not
   var modified = getbufvar(buf, '&modified')
