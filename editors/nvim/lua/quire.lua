@@ -211,6 +211,73 @@ end
 -- Read-only documents (below): the daemon's changes go into a read-only buffer too.
 local thaw, refreeze, read_only_from
 
+-- Neovim's own undo history holds nothing another person typed (protocol/client-contract.md,
+-- section 4): its undo is line-based, so whatever reaches it (U, g-, :undo N, :undo 0, :earlier
+-- and :later with any count or unit, a plugin's normal! u, an undo file read with the buffer)
+-- would put back old lines over a partner's text and send that as your edit. The daemon's
+-- changes are applied with 'undolevels' at -1, which makes them no undo block and drops the
+-- whole history before them, and the history is dropped again whenever the buffer starts an
+-- epoch (an open, reopen or resync, after an undo file was read). What remains is your own edits
+-- since another's last one, which only your own text is in. Your blocks keep their changenr()
+-- (Neovim keeps counting), so undoGroup still tells one command from the next. In Insert mode
+-- (and CTRL-O from it) the history is kept until the insert ends (InsertLeave, ModeChanged, or
+-- the next flush out of it): dropping it there would cut the insert into two undo blocks, two
+-- steps of the daemon's undo, and leave the insert without its undo record.
+local function inserting(buf)
+  if vim.api.nvim_get_current_buf() ~= buf then return false end
+  local mode = vim.api.nvim_get_mode().mode
+  return mode:match('^[iR]') ~= nil or mode:match('^ni') ~= nil
+end
+
+-- Before a daemon change to `buf`: 'undolevels' -1 (returns the value to give back to
+-- restore_undo), or, in Insert mode (unless `force`), nothing but a note that the history holds
+-- others' text now.
+local function without_undo(buf, force)
+  local state = shared[buf]
+  if not state then return nil end
+  if not force and inserting(buf) then
+    state.undo_kept = true
+    return nil
+  end
+  local undolevels = vim.api.nvim_buf_get_option(buf, 'undolevels')
+  vim.api.nvim_buf_set_option(buf, 'undolevels', -1)
+  return undolevels
+end
+
+-- After the change: 'undolevels' back; `changed`: the history is gone.
+local function restore_undo(buf, undolevels, changed)
+  if not undolevels then return end
+  vim.api.nvim_buf_set_option(buf, 'undolevels', undolevels)
+  if changed and shared[buf] then shared[buf].undo_kept = false end
+end
+
+-- Drops Neovim's undo history of `buf` (in Insert mode, unless `force`, once the insert ends).
+-- It goes at the first change made with 'undolevels' -1: nothing inserted at the start of the
+-- last line, without a place in the change list ('. and g;), reported to nobody, 'modified'
+-- unchanged. The last line, not the first: in Neovim 0.7.2 an nvim_buf_set_text across lines
+-- that starts in the line changed last (a plugin's, right after) reads that line freed and writes
+-- bytes nobody typed; none can start in the last line and reach past it.
+local function forget_undo(buf, force)
+  if not shared[buf] or not vim.api.nvim_buf_is_loaded(buf) then return end
+  if vim.api.nvim_get_current_buf() == buf and #vim.fn.undotree().entries == 0 then
+    return   -- nothing to drop, and no change made ('readonly' would warn of it: W10)
+  end
+  local modified = vim.api.nvim_buf_get_option(buf, 'modified')
+  applying = true
+  local frozen = thaw(buf)
+  local undolevels = without_undo(buf, force)
+  local ok, failure = pcall(function()
+    if not undolevels then return end
+    local last = vim.api.nvim_buf_line_count(buf) - 1
+    vim.cmd(string.format('keepjumps call nvim_buf_set_text(%d, %d, 0, %d, 0, [""])', buf, last, last))
+  end)
+  restore_undo(buf, undolevels, ok)
+  refreeze(buf, frozen)
+  applying = false
+  vim.api.nvim_buf_set_option(buf, 'modified', modified)
+  if not ok then log('could not drop the undo history: ' .. tostring(failure)) end
+end
+
 -- Applies daemon changes in order; cursors of windows showing the buffer move with the text.
 -- A change within one line is applied with nvim_buf_set_text; one that spans a line break (or
 -- inserts one) replaces the affected whole lines with nvim_buf_set_lines, because in Neovim 0.7.2
@@ -219,6 +286,7 @@ local thaw, refreeze, read_only_from
 local function apply_changes(buf, changes)
   applying = true
   local frozen = thaw(buf)
+  local undolevels = without_undo(buf)
   local ok, failure = pcall(function()
     for _, change in ipairs(changes) do
       local count = vim.api.nvim_buf_line_count(buf)
@@ -258,6 +326,7 @@ local function apply_changes(buf, changes)
       end
     end
   end)
+  restore_undo(buf, undolevels, #changes > 0)
   refreeze(buf, frozen)
   applying = false
   if shared[buf] then shared[buf].eol = vim.api.nvim_buf_get_option(buf, 'eol') end   -- as the daemon has it
@@ -280,10 +349,15 @@ local function replace_text(buf, text)
   local eol = #lines > 1 and lines[#lines] == ''
   if eol then table.remove(lines) end
   local frozen = thaw(buf)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.api.nvim_buf_set_option(buf, 'eol', eol)
+  local undolevels = without_undo(buf)
+  local ok, failure = pcall(function()
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.api.nvim_buf_set_option(buf, 'eol', eol)
+  end)
+  restore_undo(buf, undolevels, ok)
   refreeze(buf, frozen)
   applying = false
+  if not ok then error(failure) end
 end
 
 -- The lines a series of nvim_buf_attach reports changed, as {first, old end, new end} (0-based,
@@ -313,6 +387,9 @@ end
 local function flush(buf)
   local state = shared[buf]
   if not state then return end
+  if state.undo_kept and not applying and not inserting(buf) then
+    forget_undo(buf)   -- the insert a daemon change came in ended, and nothing said so yet
+  end
   local eol = vim.api.nvim_buf_get_option(buf, 'eol')
   local eol_changed = state.eol ~= nil and eol ~= state.eol
   if (not state.reports or #state.reports == 0) and not eol_changed then return end
@@ -398,6 +475,7 @@ local function opened(buf, result)
   state.away, state.closed = false, false
   state.opens = (state.opens or 0) + 1   -- revisions start again: a hash check from before is moot
   if result.view then state.view = result.view end   -- a resync's reply keeps the view
+  forget_undo(buf)   -- and an undo file read with the buffer
   if not result.text then read_only_from(buf, result) end   -- an open's reply says it
 end
 
@@ -955,18 +1033,38 @@ local function watch(buf)
   on('BufReadPre', function() reading(buf) end)
   on('BufReadPost', function() schedule_sync(buf) end)
   on('FileChangedShell', function() file_changed(buf) end)
+  -- The insert ended (Esc, or CTRL-O before its command): what was typed goes to the daemon,
+  -- then the history the insert kept goes.
+  on('InsertLeave', function()
+    flush(buf)
+    if shared[buf].undo_kept then forget_undo(buf, true) end
+  end)
+  -- Back in Normal mode from Insert or Replace mode (CTRL-C has no InsertLeave): a pattern of
+  -- modes, so not a buffer's autocommand; the current buffer's history goes.
+  vim.api.nvim_create_autocmd('ModeChanged', { group = vim.api.nvim_create_augroup('quire_modes', { clear = true }),
+    pattern = '[iR]*:n', callback = function()
+      local current = vim.api.nvim_get_current_buf()
+      if shared[current] and shared[current].undo_kept then forget_undo(current, true) end
+    end })
   on('BufWipeout', function() forget(buf) end)
 end
 
+-- The keys of Neovim's own undo and redo, in a shared buffer the daemon's (M.undo).
+local undo_keys = { u = 'document/undo', U = 'document/undo', ['g-'] = 'document/undo',
+  ['<C-R>'] = 'document/redo', ['g+'] = 'document/redo' }
+
 -- What a shared buffer has once its document is open: no modeline of the shared text takes
--- effect (it is anyone's), changes are tracked, its life is watched, and u / CTRL-R undo only
--- your own edits (the daemon reverts yours and leaves others'; a count repeats it).
+-- effect (it is anyone's), changes are tracked, its life is watched, and u, U and g- undo (CTRL-R
+-- and g+ redo) only your own edits (the daemon reverts yours and leaves others'; a count repeats
+-- it). What else reaches Neovim's own history (:undo, :earlier, :later, a plugin's normal! u)
+-- finds only your edits since another's last one (forget_undo).
 local function begin_sharing(buf)
   vim.api.nvim_buf_set_option(buf, 'modeline', false)
   if not shared[buf].attachment then attach(buf) end
   watch(buf)
-  vim.api.nvim_buf_set_keymap(buf, 'n', 'u', '<Cmd>lua require("quire").undo("document/undo", vim.v.count1)<CR>', { noremap = true })
-  vim.api.nvim_buf_set_keymap(buf, 'n', '<C-R>', '<Cmd>lua require("quire").undo("document/redo", vim.v.count1)<CR>', { noremap = true })
+  for key, method in pairs(undo_keys) do
+    vim.api.nvim_buf_set_keymap(buf, 'n', key, '<Cmd>lua require("quire").undo("' .. method .. '", vim.v.count1)<CR>', { noremap = true })
+  end
 end
 
 -- The buffer is no longer shared (the client stops, or the person chose nothing): its change
@@ -978,8 +1076,7 @@ local function unshare(buf)
   M._unfreeze(buf, state)
   pcall(vim.api.nvim_buf_clear_namespace, buf, ns, 0, -1)
   pcall(vim.api.nvim_del_augroup_by_name, 'quire_' .. buf)
-  pcall(vim.api.nvim_buf_del_keymap, buf, 'n', 'u')
-  pcall(vim.api.nvim_buf_del_keymap, buf, 'n', '<C-R>')
+  for key in pairs(undo_keys) do pcall(vim.api.nvim_buf_del_keymap, buf, 'n', key) end
   if vim.api.nvim_buf_is_valid(buf) and state.modeline ~= nil then
     vim.api.nvim_buf_set_option(buf, 'modeline', state.modeline)
   end

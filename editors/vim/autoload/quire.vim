@@ -263,6 +263,7 @@ def Reconnect()
     state.daemon = 0
     ApplyChanges(buf, reply.changes)
     TakeSent(buf)
+    ForgetUndo(buf)
     ReadOnlyFrom(buf, reply)
     Log('reopened ' .. state.uri .. ' after a daemon restart (' .. len(reply.changes) .. ' changes to the shared text)')
   endfor
@@ -332,6 +333,7 @@ def Adopt(buf: number, reply: dict<any>, name: string, file: string, conflict: s
   setbufvar(buf, '&modeline', 0)
   ApplyChanges(buf, reply.changes)
   TakeSent(buf)
+  ForgetUndo(buf)   # and an undo file read with the buffer
   ReadOnlyFrom(buf, reply)
   shared[buf].listener = listener_add(OnListener, buf)
   augroup quire
@@ -340,7 +342,8 @@ def Adopt(buf: number, reply: dict<any>, name: string, file: string, conflict: s
     # :saveas, :file: the document is bound to the new name.
     exe 'autocmd! BufFilePost <buffer=' .. buf .. '> quire#Renamed(' .. buf .. ')'
     # Report changes at undo-block boundaries, so each is tagged with its own block.
-    exe 'autocmd! InsertEnter,InsertLeave <buffer=' .. buf .. '> quire#Flush(' .. buf .. ')'
+    exe 'autocmd! InsertEnter <buffer=' .. buf .. '> quire#Flush(' .. buf .. ')'
+    exe 'autocmd! InsertLeave <buffer=' .. buf .. '> quire#InsertLeft(' .. buf .. ')'
     # The buffer's life: unloaded (:e other without 'hidden', :e!, :bunload), read again
     # (:e back, :e!, a reload after the file changed), deleted.
     exe 'autocmd! BufUnload <buffer=' .. buf .. '> quire#Detach(' .. buf .. ')'
@@ -352,6 +355,8 @@ def Adopt(buf: number, reply: dict<any>, name: string, file: string, conflict: s
     exe 'autocmd! BufEnter <buffer=' .. buf .. '> quire#UndoKeys(' .. buf .. ')'
     # :set noeol / :set eol changes the text's final newline, which no listener reports.
     autocmd! OptionSet eol quire#EolSet(bufnr())
+    # Insert mode ended by CTRL-C, which has no InsertLeave.
+    autocmd! ModeChanged [iR]*:n quire#InsertEnded(bufnr())
   augroup END
   MapUndo(buf)
   Log('shared ' .. uri .. (conflict != '' ? ' (' .. conflict .. ')' : ''))
@@ -428,9 +433,11 @@ def Chosen(buf: number, choice: number)
   endif
 enddef
 
-# Vim's own undo would also revert what others typed: in a shared buffer u and CTRL-R undo and
-# redo your own edits only (through the daemon); in a buffer no longer shared (:QuireStop, a
-# reread refused with -32017, the buffer forgotten) they are Vim's own again. A buffer-local
+# Vim's own undo would also revert what others typed: in a shared buffer u, U and g- undo, and
+# CTRL-R and g+ redo, your own edits only (through the daemon, a count repeating it); in a buffer
+# no longer shared (:QuireStop, a reread refused with -32017, the buffer forgotten) they are
+# Vim's own again. What else reaches Vim's own history (:undo, :earlier, :later, a plugin's
+# normal! u) finds only your edits since another's last one (ForgetUndo). A buffer-local
 # mapping can be changed only in its buffer: here when it is current or shown in a window, else
 # when it is entered next (the BufEnter autocommand ShareAs sets).
 def MapUndo(buf: number)
@@ -441,16 +448,23 @@ def MapUndo(buf: number)
   endif
 enddef
 
+const undoKeys = ['u', 'U', 'g-']
+const redoKeys = ['<C-R>', 'g+']
+
 export def UndoKeys(buf: number)
   if bufnr() != buf
     return
   endif
   if has_key(shared, buf)
-    nnoremap <buffer> u <Cmd>call quire#Undo(bufnr(), v:count1)<CR>
-    nnoremap <buffer> <C-R> <Cmd>call quire#Redo(bufnr(), v:count1)<CR>
+    for key in undoKeys
+      execute 'nnoremap <buffer> ' .. key .. ' <Cmd>call quire#Undo(bufnr(), v:count1)<CR>'
+    endfor
+    for key in redoKeys
+      execute 'nnoremap <buffer> ' .. key .. ' <Cmd>call quire#Redo(bufnr(), v:count1)<CR>'
+    endfor
     return
   endif
-  for key in ['u', '<C-R>']
+  for key in undoKeys + redoKeys
     var mapping = maparg(key, 'n', false, true)
     if get(mapping, 'buffer', 0) && get(mapping, 'rhs', '') =~ '^<Cmd>call quire#\(Undo\|Redo\)('
       execute 'nunmap <buffer> ' .. key
@@ -571,6 +585,7 @@ export def Reattach(buf: number, reread: bool)
   state.daemon = 0
   ApplyChanges(buf, reply.changes)
   TakeSent(buf)
+  ForgetUndo(buf)
   ReadOnlyFrom(buf, reply)
   Log('reattached ' .. state.uri .. ' after the buffer was read again (' .. len(reply.changes) .. ' changes to the shared text)')
 enddef
@@ -640,6 +655,7 @@ def Rebind(buf: number)
   state.daemon = 0
   ApplyChanges(buf, reply.changes)
   TakeSent(buf)
+  ForgetUndo(buf)
   ReadOnlyFrom(buf, reply)
 enddef
 
@@ -807,6 +823,9 @@ def SendChanges(buf: number)
   state.sendTimer = -1
   if applying || !ready || state.detached || get(state, 'reading', false) || !bufloaded(buf)
     return
+  endif
+  if get(state, 'undoKept', false) && !Inserting(buf)
+    ForgetUndo(buf)   # the insert a daemon change came in ended, and nothing said so yet
   endif
   listener_flush(buf)
   if empty(state.records) && getbufvar(buf, '&eol') != state.sent.eol
@@ -1263,6 +1282,7 @@ def ApplyChanges(buf: number, changes: list<any>)
   applying = true
   var touched = [-1, -1]
   var frozen = Thaw(buf)
+  var undolevels = WithoutUndo(buf)
   try
     for change in changes
       var places = PlacesIn(buf)
@@ -1292,6 +1312,7 @@ def ApplyChanges(buf: number, changes: list<any>)
       touched = touched[0] < 0 ? [first - 1, last] : [min([touched[0], first - 1]), max([touched[1], last])]
     endfor
   finally
+    RestoreUndo(buf, undolevels, !empty(changes))
     Refreeze(buf, frozen)
     listener_flush(buf)
     applying = false
@@ -1431,6 +1452,7 @@ export def ResyncKeepingText(buf: number)
   state.editor = 0
   state.daemon = 0
   TakeSent(buf)
+  ForgetUndo(buf)
   Log('resynced ' .. state.uri .. ' keeping the buffer text, epoch ' .. reply.epoch)
 enddef
 
@@ -1438,6 +1460,7 @@ enddef
 def ReplaceText(buf: number, text: string)
   applying = true
   var frozen = Thaw(buf)
+  var undolevels = WithoutUndo(buf)
   try
     var lines = split(text, "\n", 1)
     var eol = len(lines) > 1 && lines[-1] == ''
@@ -1449,6 +1472,7 @@ def ReplaceText(buf: number, text: string)
     deletebufline(buf, 1, '$')
     setbufline(buf, 1, lines)
   finally
+    RestoreUndo(buf, undolevels, true)
     Refreeze(buf, frozen)
     listener_flush(buf)
     applying = false
@@ -1473,6 +1497,7 @@ export def Resync(buf: number)
   state.editor = 0
   state.daemon = 0
   TakeSent(buf)
+  ForgetUndo(buf)
 enddef
 
 # Read-only documents (protocol/decisions/roles.md): where this daemon's role in a document's
@@ -1525,6 +1550,88 @@ def Unfreeze(buf: number, state: dict<any>)
   if get(state, 'readOnly', false)
     state.readOnly = false
     setbufvar(buf, '&modifiable', get(state, 'modifiable', true))
+  endif
+enddef
+
+# Vim's own undo history holds nothing another person typed (protocol/client-contract.md,
+# section 4): its undo is line-based, so whatever reaches it (U, g-, :undo N, :undo 0, :earlier
+# and :later with any count or unit, a plugin's normal! u, an undo file read with the buffer)
+# would put back old lines over a partner's text and send that as your edit. The daemon's
+# changes are applied with 'undolevels' at -1, which makes them no undo block and drops the
+# whole history before them, and the history is dropped again whenever the buffer starts an
+# epoch (an open, reopen or resync, after an undo file was read). What remains is your own edits
+# since another's last one, which only your own text is in. Your blocks keep their changenr()
+# (Vim keeps counting), so undoGroup still tells one command from the next. In Insert mode (and
+# CTRL-O from it) the history is kept until the insert ends (InsertLeft, InsertEnded, or the
+# next edit or cursor move out of it): dropping it there would cut the insert into two undo
+# blocks, two steps of the daemon's undo, and leave Vim's insert without its undo record.
+def Inserting(buf: number): bool
+  return bufnr() == buf && mode(1) =~# '^\(i\|R\|ni\)'
+enddef
+
+# Before a daemon change to `buf`: 'undolevels' -1 ([the 'undolevels' to give back to
+# RestoreUndo]), or, in Insert mode (unless `force`), nothing ([]) but a note that the history
+# holds others' text now.
+def WithoutUndo(buf: number, force = false): list<number>
+  if !has_key(shared, buf) || (!force && Inserting(buf))
+    if has_key(shared, buf)
+      shared[buf].undoKept = true
+    endif
+    return []
+  endif
+  var undolevels: number = getbufvar(buf, '&l:undolevels')
+  setbufvar(buf, '&undolevels', -1)
+  return [undolevels]
+enddef
+
+# After the change: 'undolevels' back; `changed`: the history is gone.
+def RestoreUndo(buf: number, undolevels: list<number>, changed: bool)
+  if !empty(undolevels)
+    setbufvar(buf, '&undolevels', undolevels[0])
+    if changed && has_key(shared, buf)
+      shared[buf].undoKept = false
+    endif
+  endif
+enddef
+
+# Drops Vim's undo history of `buf` (in Insert mode, unless `force`, once the insert ends).
+# Vim drops it at the first change made with 'undolevels' -1: the first line set to itself,
+# without a place in the change list ('. and g;), recorded by nobody, 'modified' unchanged.
+def ForgetUndo(buf: number, force = false)
+  if !has_key(shared, buf) || !bufloaded(buf) || (bufnr() == buf && empty(undotree().entries))
+    return   # nothing to drop, and no change made ('readonly' would warn of it: W10)
+  endif
+  listener_flush(buf)   # what was typed stays recorded; the line set below is not
+  var modified = getbufvar(buf, '&modified')
+  applying = true
+  var frozen = Thaw(buf)
+  var undolevels = WithoutUndo(buf, force)
+  try
+    if !empty(undolevels)
+      keepjumps setbufline(buf, 1, getbufline(buf, 1))
+    endif
+  finally
+    RestoreUndo(buf, undolevels, true)
+    Refreeze(buf, frozen)
+    listener_flush(buf)
+    applying = false
+    setbufvar(buf, '&modified', modified)
+  endtry
+enddef
+
+# The insert ended (Esc, or CTRL-O before its command): what was typed goes to the daemon, then
+# the history the insert kept goes.
+export def InsertLeft(buf: number)
+  Flush(buf)
+  if has_key(shared, buf) && get(shared[buf], 'undoKept', false)
+    ForgetUndo(buf, true)
+  endif
+enddef
+
+# Back in Normal mode from Insert or Replace mode (CTRL-C has no InsertLeave).
+export def InsertEnded(buf: number)
+  if has_key(shared, buf) && get(shared[buf], 'undoKept', false)
+    ForgetUndo(buf, true)
   endif
 enddef
 

@@ -165,6 +165,7 @@ Once('u after :saveas', ['otto6 <G7>', 'otto5 <F6>'])
 # over, and the document is bound to that file (:QuireSave writes there), the other typing on.
 var named = dir .. '/named.txt'
 execute 'file ' .. fnameescape(named)
+sleep 1m   # the command is over: Vim's main loop runs the rebind's timer (a script's waits may not)
 OtherTypes("otto7 <H8>\n")
 Agree('typing after :file')
 QuireSave
