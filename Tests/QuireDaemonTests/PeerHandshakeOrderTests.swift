@@ -16,11 +16,12 @@ import QuireTestSupport
     static func randomNonce() -> String { Hex.encode((0..<32).map { _ in UInt8.random(in: 0...255) }) }
 
     /// A frame body sealed under keys the attacker made up: its guess of the secret. Its first
-    /// byte is kept off the frame kinds (all below 0x80): one random body in 256 would otherwise
-    /// start with 6 and read as a goodbye in the clear, which a daemon takes before the proof.
+    /// byte is a goodbye's kind (6), as one random body in 256 begins: still a wrong secret, not
+    /// a goodbye in the clear (the rest is not UTF-8, as a goodbye's reason is).
     static func guessedFrame() -> [UInt8] {
         var body = (0..<64).map { _ in UInt8.random(in: 0...255) }
-        body[0] |= 0x80
+        body[0] = 6
+        body[1] = 0xFF
         return PeerHandshake.bigEndian(64) + body
     }
 

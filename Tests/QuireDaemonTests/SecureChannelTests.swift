@@ -108,6 +108,29 @@ import ReplicatingTypes
         #expect(a.established == nil && b.established == nil && a.delivered.isEmpty && b.delivered.isEmpty)
     }
 
+    /// A frame that does not open is a wrong secret even when its first byte is a goodbye's
+    /// kind, as a sealed frame's is 1 time in 256 (it was read as a goodbye of garbage): an
+    /// accepting side takes no goodbye in the clear once the hellos are exchanged, a connector
+    /// only one whose reason is UTF-8, as the accepting side's refusal always is.
+    @Test func aFrameThatDoesNotOpenIsAWrongSecretWhateverItsFirstByte() {
+        let garbage: [UInt8] = [6] + (0..<48).map { UInt8(0x80 | ($0 * 37 & 0x7F)) }
+        #expect(String(validating: garbage.dropFirst(), as: UTF8.self) == nil)
+        let connector = Self.side(replica: 1, incoming: false, nonce: 1), acceptor = Self.side(replica: 2, incoming: true, nonce: 2)
+        let helloOfConnector = connector.bytes(of: connector.channel.start()), helloOfAcceptor = acceptor.bytes(of: acceptor.channel.start())
+        _ = Self.deliver(helloOfConnector, to: acceptor, chunk: .max)
+        _ = Self.deliver(PeerFrame.framed(garbage), to: acceptor, chunk: .max)
+        #expect(acceptor.endReason?.hasPrefix("authentication failed: wrong secret") == true, "\(acceptor.actions)")
+        let byeInTheClear = Self.side(replica: 3, incoming: true, nonce: 3)
+        _ = byeInTheClear.channel.start()
+        _ = Self.deliver(helloOfConnector, to: byeInTheClear, chunk: .max)
+        _ = Self.deliver(PeerFrame.bye(reason: "f(x) <A17>").encoded(), to: byeInTheClear, chunk: .max)
+        #expect(byeInTheClear.endReason?.hasPrefix("authentication failed: wrong secret") == true, "\(byeInTheClear.actions)")
+        _ = Self.deliver(helloOfAcceptor, to: connector, chunk: .max)
+        _ = Self.deliver(PeerFrame.framed(garbage), to: connector, chunk: .max)
+        #expect(connector.endReason?.hasPrefix("authentication failed: wrong secret") == true, "\(connector.actions)")
+        #expect(connector.established == nil && acceptor.established == nil && byeInTheClear.established == nil)
+    }
+
     @Test func aTamperedFrameCutsTheChannelAndIsNotDelivered() {
         let a = Self.side(replica: 1, incoming: false, nonce: 1), b = Self.side(replica: 2, incoming: true, nonce: 2)
         Self.exchange(a, b)

@@ -179,8 +179,11 @@ final class SecureChannel {
     private func refused(_ body: [UInt8], _ actions: inout [Action]) -> [UInt8]? {
         do {
             // An accepting side refuses a connector's proof with a goodbye in the clear (it seals
-            // nothing before the proof checked out): take its reason.
-            if !theirProofVerified, case .bye(let reason)? = try? PeerFrame.decode(body) {
+            // nothing before the proof checked out): take its reason. Only a connector gets one,
+            // and only as UTF-8: a sealed frame that does not open begins with its kind byte 1
+            // time in 256, and was then read as a goodbye of garbage, not as a wrong secret.
+            if !isIncoming, !theirProofVerified, case .bye(let reason)? = try? PeerFrame.decode(body),
+               String(validating: body.dropFirst(), as: UTF8.self) != nil {
                 let reason = DisplayText.clean(reason, limit: 200)
                 end(.finish(reason.hasPrefix("authentication failed") ? "authentication failed: the peer refused our proof of the secret (\(reason))"
                             : "the peer said goodbye: \(reason)"), &actions)

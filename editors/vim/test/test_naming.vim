@@ -74,16 +74,22 @@ if executable('nvim')
   var nvimName = work .. '/nvim-name.txt'
   var nvimText = work .. '/nvim-text.txt'
   var script = work .. '/nvim-join.lua'
+  # Neovim writes each report whole under another name and renames it into place: Vim polls for
+  # the name and read a file Neovim had created but not yet written (under load) as empty.
+  # Neovim waits for Vim's line until Vim stops it (job_stop below, once Vim has what it waits
+  # for or gave up): a budget of its own, started before Vim even saw the share, ran out while
+  # Vim was still within its waits. 45 s, under the harness's 50, is only a safety net.
   writefile([
     'local quire = require("quire")',
+    'local function report(lines, path) vim.fn.writefile(lines, path .. ".part"); assert(os.rename(path .. ".part", path)) end',
     'quire.config.command = { ' .. string(quire) .. ', "attach", ' .. string(socket) .. ' }',
     'quire.config.user = "nora"',
     'vim.cmd("edit " .. vim.fn.fnameescape(' .. string(bpath) .. '))',
     'vim.cmd("QuireShare")',
-    'vim.fn.writefile({ quire.shared_name() or "(not shared)" }, ' .. string(nvimName) .. ')',
+    'report({ quire.shared_name() or "(not shared)" }, ' .. string(nvimName) .. ')',
     'vim.api.nvim_buf_set_lines(0, 0, 0, false, { "# nvim" })',
-    'vim.wait(15000, function() return vim.fn.getline("$") == "# vim" end, 10)',
-    'vim.fn.writefile(vim.api.nvim_buf_get_lines(0, 0, -1, false), ' .. string(nvimText) .. ')',
+    'vim.wait(45000, function() return vim.fn.getline("$") == "# vim" end, 10)',
+    'report(vim.api.nvim_buf_get_lines(0, 0, -1, false), ' .. string(nvimText) .. ')',
     'vim.cmd("qall!")'], script)
   var nvimJob = job_start(['nvim', '--headless', '-u', 'NONE', '-i', 'NONE', '-n',
     '--cmd', 'set rtp^=' .. fnamemodify(globpath(&rtp, 'autoload/quire.vim', 0, 1)[0], ':p:h:h:h') .. '/nvim',
