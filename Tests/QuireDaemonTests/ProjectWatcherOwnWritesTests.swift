@@ -83,4 +83,70 @@ import Testing
         daemon.projects.watchWritten(["third"], written: changed, in: project)
         #expect(project.needsScan, "the pass's file changed before the watch")
     }
+
+    /// A pass's removals and moves (a peer deleted or renamed a file) and the folders it empties
+    /// are its own: told to the watch before the pass (`expect`), each matched by its folder and
+    /// name. A folder it removed is watched again when it comes back.
+    @Test func aPassesMovesAndRemovalsAreItsOwn() throws {
+        let (root, watcher) = try watched(["a.txt": Array("a\n".utf8), "b.txt": Array("b\n".utf8), "sub/c.txt": Array("c\n".utf8)],
+                                          name: "own-moves")
+        watcher.watch(folders: ["sub"])
+        let actions: [ProjectWriter.Action] = [.remove(try ProjectPath("b.txt")), .remove(try ProjectPath("sub/c.txt")),
+                                               .rename(from: try ProjectPath("a.txt"), to: try ProjectPath("moved.txt")),
+                                               .write(try ProjectPath("w.txt"), "w\n"), .removeFolderIfEmpty(try ProjectPath("sub"))]
+        watcher.expect(actions)
+        try pass(root).perform(actions)
+        watcher.passDone()
+        #expect(!FileManager.default.fileExists(atPath: root + "/sub"))
+        #expect(ProjectFixture.read(root + "/moved.txt") == "a\n")
+        #expect(watcher.takeEvents() == false, "only the pass's removals, move and write")
+        try FileManager.default.createDirectory(atPath: root + "/sub", withIntermediateDirectories: false)
+        #expect(watcher.takeEvents() == true, "a folder made by someone else")
+        #expect(watcher.watch(folders: ["sub"]) == ["sub"], "the removed folder's watch ended; watched again")
+        try ProjectFixture.write(Array("theirs\n".utf8), to: root + "/sub/d.txt")
+        #expect(watcher.takeEvents() == true, "a file written in the folder watched again")
+    }
+
+    /// Another program's removal or move at the same moment as a pass's still counts, and so
+    /// does one of a name the pass was to remove but did not get to (its pass is done).
+    @Test func anotherProgramsMoveOrRemovalAtTheSameMomentIsSeen() throws {
+        let files = ["a.txt", "b.txt", "c.txt", "d.txt", "e.txt"].reduce(into: [String: [UInt8]]()) { $0[$1] = Array("\($1)\n".utf8) }
+        let (root, watcher) = try watched(files, name: "own-moves-outside")
+        var actions: [ProjectWriter.Action] = [.remove(try ProjectPath("a.txt"))]
+        watcher.expect(actions)
+        try pass(root).perform(actions)
+        #expect(unlink(root + "/c.txt") == 0)
+        watcher.passDone()
+        #expect(watcher.takeEvents() == true, "another program's removal")
+
+        actions = [.rename(from: try ProjectPath("b.txt"), to: try ProjectPath("b2.txt"))]
+        watcher.expect(actions)
+        try pass(root).perform(actions)
+        #expect(rename(root + "/d.txt", root + "/d2.txt") == 0)
+        watcher.passDone()
+        #expect(watcher.takeEvents() == true, "another program's move")
+
+        // The pass fails at its first removal (the file is gone): its second is never made.
+        actions = [.remove(try ProjectPath("missing.txt")), .remove(try ProjectPath("e.txt"))]
+        watcher.expect(actions)
+        #expect(throws: DiskProject.Failure.self) { try pass(root).perform(actions) }
+        watcher.passDone()
+        #expect(watcher.takeEvents() == false)
+        #expect(unlink(root + "/e.txt") == 0)
+        #expect(watcher.takeEvents() == true, "a removal after the pass, of a name it was to remove")
+    }
+
+    /// A pass that writes more files than the watch's queue holds events (16,384 by default, some
+    /// 5 a file) reads the queue as it goes (`betweenGroups`): its writes are still its own, where
+    /// the queue read only after the pass overflows and reads as a change (the control).
+    @Test(arguments: [true, false]) func aLongPassReadsTheWatchAsItGoes(draining: Bool) throws {
+        let (root, watcher) = try watched([:], name: "own-long-\(draining)")
+        var disk = pass(root)
+        if draining { disk.betweenGroups = { watcher.drain() } }
+        let actions = try (0..<4_000).map { ProjectWriter.Action.write(try ProjectPath("f\($0).h"), "<\($0)>\n") }
+        watcher.expect(actions)
+        try disk.perform(actions)
+        watcher.passDone()
+        #expect(watcher.takeEvents() == !draining, draining ? "read as it went: every event its own" : "the queue overflowed")
+    }
 }

@@ -181,6 +181,11 @@ extension ProjectService {
                        then finish: @escaping () -> Void) {
         var passDisk = DiskProject(root: project.root)
         passDisk.forPass = true   // the folder watch takes its temporary files' events for its own
+        passDisk.observeDurability = observePassDisk
+        // The watch's queue is read as the pass goes (a long pass would overflow it), and the
+        // pass's own removals and moves are told to it beforehand.
+        let watcher = project.watcher
+        if let watcher { passDisk.betweenGroups = { watcher.drain() } }
         let disk = passDisk   // a copy the work closure takes (not a captured var)
         // The store's own-files maker waits: its inodes and syncs would share the disk with these.
         let maker = parts.store?.maker
@@ -189,11 +194,12 @@ extension ProjectService {
             let plan = ProjectWriter.plan(wanted: wanted, known: known, open: open, disk: disk)
             var outcome = PassOutcome(plan: plan, failure: nil)
             outcome.planNanoseconds = DispatchTime.now().uptimeNanoseconds &- started
-            do {
-                if let maker { outcome.written = try maker.holdWhile { try disk.perform(plan.actions) } } else { outcome.written = try disk.perform(plan.actions) }
-            } catch {
-                outcome.failure = error
-            }
+            watcher?.expect(plan.actions)
+            let performed = maker.map { maker in maker.holdWhile { disk.performReporting(plan.actions) } } ?? disk.performReporting(plan.actions)
+            watcher?.passDone()
+            outcome.failure = performed.failure
+            outcome.done = performed.done
+            outcome.written = performed.written
             outcome.writeNanoseconds = DispatchTime.now().uptimeNanoseconds &- started &- outcome.planNanoseconds
             return outcome
         }

@@ -79,6 +79,9 @@ final class ProjectService: ProjectFrames {
     /// with a way back onto the loop from another thread (`start(schedule:onLoop:)`); nil
     /// (tests driving passes or a scheduler by hand): on the caller, done when `syncDisk` returns.
     var diskPasses: DiskPassRunner?
+    /// Told each durability step of a disk pass's writes, off the loop (tests make a pass fail
+    /// part way with it).
+    var observePassDisk: (@Sendable (DiskProject.DurabilityStep) -> Void)?
     /// How long after a change the disk is written, and how often the folders are re-scanned.
     static let writeDelay = 0.2
     static let rescanInterval = 3.0
@@ -144,8 +147,8 @@ final class ProjectService: ProjectFrames {
 
     /// One round of `project`'s disk work: what its watch saw, a scan when one is due, then a
     /// pass; while a pass writes (`passInFlight`), the scan and the next pass wait for it.
-    /// The watch is read only between passes: the events of a pass's new folders are told for
-    /// its own once it is recorded (`watchWritten`).
+    /// Here the watch is read only between passes (a pass reads it as it goes, `ProjectWatcher.drain`):
+    /// the events of a pass's new folders are told for its own once it is recorded (`watchWritten`).
     func diskRound(_ project: SharedProject, rescanDue: Bool) {
         if rescanDue { project.needsScan = true }
         guard project.active, project.passInFlight == nil else { return }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Logging
 import QuireProject
@@ -6,26 +7,46 @@ import QuireProject
 /// folder then (a periodic re-scan is the backstop for what a watch misses: folders beyond the
 /// watch bound, an overflowing queue). What the disk passes of this daemon did themselves is not
 /// a change to read: their temporary files (`DiskProject.passTemporaryPrefix`), the renames of
-/// those into place (matched by the rename's cookie), and the folders a pass made and found
-/// holding only what it wrote (`expectMade`).
+/// those into place (matched by the rename's cookie), the files a pass moved or removed and the
+/// folders it removed (`expect`, each matched by its folder and name, a move's arrival by its
+/// cookie), and the folders a pass made and found holding only what it wrote (`expectMade`).
+/// A pass reads the queue as it goes (`drain`), so a pass of thousands of files does not
+/// overflow it.
 ///
-/// Guarantees: never blocks (the descriptor is non-blocking and only read when asked); watches
-/// at most `maximumWatches` folders; the descriptor closes with the watcher; any event it cannot
-/// tell for a pass's own (another name, another process's rename, an overflowing queue) counts
-/// as a change.
-final class ProjectWatcher {
+/// Guarantees: never blocks (the descriptor is non-blocking and only read when asked); safe to
+/// call from the loop and from a pass's queue (one lock); watches at most `maximumWatches`
+/// folders; the descriptor closes with the watcher; any event it cannot tell for a pass's own
+/// (another name, another process's rename or removal, an overflowing queue) counts as a change.
+final class ProjectWatcher: @unchecked Sendable {
     static let maximumWatches = 4096
     private let root: String
     private let descriptor: Int32
+    private let lock = NSLock()
     private var watched: Set<String> = []
     /// The folder of each watch descriptor.
     private var folders: [Int32: String] = [:]
     /// What the passes' temporary files are named from.
     private let ownPrefix = Array(DiskProject.passTemporaryPrefix.utf8)
-    /// The cookies of the passes' temporary files renamed away, whose arrival is theirs too.
+    /// The cookies of files the passes renamed away, whose arrival is theirs too.
     private var ownCookies: Set<UInt32> = []
     /// Folders a pass made that held only what it wrote once watched: their creation is its own.
     private var madeFolders: Set<String> = []
+    /// Folders whose creation was read before the pass that made them was recorded (`drain`):
+    /// each must be one of `madeFolders` by the next `takeEvents`.
+    private var createdFolders: Set<String> = []
+    /// The removals and moves away the pass in flight makes (`expect`): folder, name, what.
+    private var expected: [Expected: Int] = [:]
+    /// Folders the pass in flight removes: the end of their watch is its own.
+    private var expectedGone: Set<String> = []
+    /// Whether an event read so far was not a pass's own.
+    private var foreign = false
+
+    private struct Expected: Hashable {
+        let folder: String
+        let name: String
+        let kind: Kind
+        enum Kind { case removed, movedAway, folderRemoved }
+    }
 
     init?(root: String, logger: Logger) {
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -41,17 +62,24 @@ final class ProjectWatcher {
     deinit { close(descriptor) }
 
     /// Whether every folder asked for is watched (none past the bound, none refused).
-    private(set) var watchesAll = true
+    var watchesAll: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return allWatched
+    }
+    private var allWatched = true
 
     /// Watches the folders (relative to the root, "" for the root) not watched yet; returns those
     /// it started watching now.
     @discardableResult
     func watch(folders wanted: Set<String>) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DONT_FOLLOW | IN_ONLYDIR)
         var added: [String] = []
         for folder in wanted.sorted() where !watched.contains(folder) {
             guard watched.count < Self.maximumWatches else {
-                watchesAll = false
+                allWatched = false
                 break
             }
             let path = folder.isEmpty ? root : root + "/" + folder
@@ -61,7 +89,7 @@ final class ProjectWatcher {
                 folders[watch] = folder
                 added.append(folder)
             } else {
-                watchesAll = false
+                allWatched = false
             }
         }
         return added
@@ -71,28 +99,84 @@ final class ProjectWatcher {
     /// their creation are its own. Forgotten at the next `takeEvents` that does not see them
     /// (their parent was not watched, or they came before).
     func expectMade(_ made: some Sequence<String>) {
+        lock.lock()
+        defer { lock.unlock() }
         madeFolders.formUnion(made)
         if madeFolders.count > Self.maximumWatches { madeFolders = [] }
+    }
+
+    /// A disk pass is about to carry out `actions`: the removals and moves away among them are
+    /// its own (their writes are told by their temporary names). Held until `passDone`.
+    func expect(_ actions: [ProjectWriter.Action]) {
+        lock.lock()
+        defer { lock.unlock() }
+        func add(_ path: ProjectPath, _ kind: Expected.Kind) {
+            expected[Expected(folder: path.ancestors.last ?? "", name: String(path.name), kind: kind), default: 0] += 1
+        }
+        for action in actions {
+            switch action {
+            case .write: break
+            case .remove(let path): add(path, .removed)
+            case .rename(let from, _): add(from, .movedAway)
+            case .removeFolderIfEmpty(let path):
+                add(path, .folderRemoved)
+                expectedGone.insert(path.string)
+            }
+        }
+    }
+
+    /// The pass in flight is done with the disk: its events are read now (every one was queued
+    /// before the call that made it returned), and what it was expected to do is forgotten, so
+    /// a later removal or move of the same name by anyone else is a change.
+    func passDone() {
+        lock.lock()
+        defer { lock.unlock() }
+        readQueued()
+        expected = [:]
+        expectedGone = []
+    }
+
+    /// Reads and judges the queued events now (a long pass calls it as it goes, so its events
+    /// do not overflow the queue); what they told is kept for `takeEvents`.
+    func drain() {
+        lock.lock()
+        defer { lock.unlock() }
+        readQueued()
     }
 
     /// What happened since the last call: whether anything did that is not the disk passes' own
     /// (the queued events are read and dropped).
     func takeEvents() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let any = readQueued()
+        if any || !createdFolders.isEmpty {
+            if !createdFolders.isSubset(of: madeFolders) { foreign = true }
+            createdFolders = []
+            madeFolders = []
+        }
+        if ownCookies.count > 4096 { ownCookies = [] }
+        let changed = foreign
+        foreign = false
+        return changed
+    }
+
+    /// Reads every queued event, judging each (under the lock); whether there was any.
+    @discardableResult
+    private func readQueued() -> Bool {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        var foreign = false
         var any = false
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
             any = true
-            if !foreign { foreign = !allOwn(buffer[..<count]) }
+            if !allOwn(buffer[..<count]) { foreign = true }
         }
-        if any { madeFolders = [] }
-        if ownCookies.count > 4096 { ownCookies = [] }
-        return foreign
+        return any
     }
 
-    /// Whether every event in `bytes` (whole `inotify_event`s) is a disk pass's own.
+    /// Whether every event in `bytes` (whole `inotify_event`s) is a disk pass's own; each is
+    /// looked at (a watch's end is forgotten whoever caused it).
     private func allOwn(_ bytes: ArraySlice<UInt8>) -> Bool {
         let header = 16   // wd, mask, cookie, len
         var offset = bytes.startIndex
@@ -107,22 +191,46 @@ final class ProjectWatcher {
             guard length >= 0, nameStart + length <= bytes.endIndex else { return false }
             let name = bytes[nameStart..<(nameStart + length)].prefix { $0 != 0 }
             offset = nameStart + length
-            if own { own = isOwn(watch: watch, mask: mask, cookie: cookie, name: name) }
+            if !isOwn(watch: watch, mask: mask, cookie: cookie, name: name) { own = false }
         }
         return own
     }
 
     private func isOwn(watch: Int32, mask: UInt32, cookie: UInt32, name: ArraySlice<UInt8>) -> Bool {
-        guard mask & UInt32(IN_Q_OVERFLOW) == 0, let folder = folders[watch], !name.isEmpty else { return false }
+        guard mask & UInt32(IN_Q_OVERFLOW) == 0, let folder = folders[watch] else { return false }
+        if mask & UInt32(IN_IGNORED) != 0 {
+            // The folder's watch ended (it was removed or moved away): watched again if it comes back.
+            folders[watch] = nil
+            watched.remove(folder)
+            return expectedGone.contains(folder)
+        }
+        guard !name.isEmpty else { return false }
         if name.starts(with: ownPrefix) {
             if mask & UInt32(IN_MOVED_FROM) != 0 { ownCookies.insert(cookie) }
             return true
         }
         if mask & UInt32(IN_MOVED_TO) != 0 { return ownCookies.remove(cookie) != nil }
+        let text = String(decoding: name, as: UTF8.self)
+        if mask & UInt32(IN_MOVED_FROM) != 0 {
+            guard take(Expected(folder: folder, name: text, kind: .movedAway)) else { return false }
+            ownCookies.insert(cookie)
+            return true
+        }
+        if mask & UInt32(IN_DELETE) != 0 {
+            return take(Expected(folder: folder, name: text, kind: mask & UInt32(IN_ISDIR) != 0 ? .folderRemoved : .removed))
+        }
         if mask & UInt32(IN_CREATE) != 0, mask & UInt32(IN_ISDIR) != 0 {
-            let path = folder.isEmpty ? String(decoding: name, as: UTF8.self) : folder + "/" + String(decoding: name, as: UTF8.self)
-            return madeFolders.remove(path) != nil
+            let path = folder.isEmpty ? text : folder + "/" + text
+            if madeFolders.remove(path) == nil { createdFolders.insert(path) }
+            return true
         }
         return false
+    }
+
+    /// Takes one expected event; whether it was expected.
+    private func take(_ event: Expected) -> Bool {
+        guard let count = expected[event] else { return false }
+        expected[event] = count > 1 ? count - 1 : nil
+        return true
     }
 }

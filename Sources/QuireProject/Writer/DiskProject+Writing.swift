@@ -14,7 +14,7 @@ extension DiskProject {
         let pending = try startWrite(bytes, to: path, serial: 0)
         defer { close(pending.folder) }
         var durability = Durability(together: false, observe: observeDurability)
-        try finishWrites([pending], &durability, syncingFolders: false)
+        if let failure = finishWrites([pending], &durability, syncingFolders: false).failure { throw failure }
         if syncingFolder && fsync(pending.folder) != 0 {
             throw Failure(description: "\(shown(path)) written, but its folder could not be synced: \(Descriptors.describe(errno))")
         }
@@ -50,8 +50,9 @@ extension DiskProject {
     }
 
     /// Writes every one of `writes` under its temporary name, then syncs them, then renames them
-    /// into place in order (see `perform`).
-    func writeTogether(_ writes: [(ProjectPath, [UInt8])], _ durability: inout Durability) throws(Failure) {
+    /// into place in order (see `perform`); returns how many, from the first, are in place (their
+    /// renames durable or left to `durability.finish`), and why the next one is not.
+    func writeTogether(_ writes: [(ProjectPath, [UInt8])], _ durability: inout Durability) -> (renamed: Int, failure: Failure?) {
         var pending: [PendingWrite] = []
         pending.reserveCapacity(writes.count)
         defer { for write in pending { close(write.folder) } }
@@ -62,16 +63,17 @@ extension DiskProject {
                 pending.append(write)
             } catch {
                 abandon(pending[...])
-                throw error
+                return (0, error)
             }
         }
-        try finishWrites(pending, &durability, syncingFolders: true)
+        return finishWrites(pending, &durability, syncingFolders: true)
     }
 
     /// Makes each of `pending` durable (`durability`) and closes it, then renames each into place
     /// in order, then (when `syncingFolders`) makes the renames durable; on a failure, the ones
-    /// not renamed are removed and the failure is thrown. Their folders stay open.
-    private func finishWrites(_ pending: [PendingWrite], _ durability: inout Durability, syncingFolders: Bool) throws(Failure) {
+    /// not renamed are removed. Returns how many, from the first, were renamed and their renames
+    /// made durable (none when that sync failed), and the failure. Their folders stay open.
+    private func finishWrites(_ pending: [PendingWrite], _ durability: inout Durability, syncingFolders: Bool) -> (renamed: Int, failure: Failure?) {
         var failure: Failure?
         if let code = durability.syncData(pending) {
             failure = Failure(description: "cannot write \(shown(pending[0].path))\(pending.count > 1 ? " and \(pending.count - 1) more" : ""): \(Descriptors.describe(code))")
@@ -97,10 +99,13 @@ extension DiskProject {
             }
         }
         for left in pending[renamed...] { unlinkat(left.folder, left.temporary, 0) }
-        if syncingFolders, let code = durability.syncRenames(pending[..<renamed]), failure == nil {
-            failure = Failure(description: "\(shown(pending[0].path)) written, but its folder could not be synced: \(Descriptors.describe(code))")
+        if syncingFolders, let code = durability.syncRenames(pending[..<renamed]) {
+            if failure == nil {
+                failure = Failure(description: "\(shown(pending[0].path)) written, but its folder could not be synced: \(Descriptors.describe(code))")
+            }
+            return (0, failure)
         }
-        if let failure { throw failure }
+        return (renamed, failure)
     }
 
     /// Closes and removes the temporary files of `pending` (their folders stay open).

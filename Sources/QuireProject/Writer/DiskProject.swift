@@ -20,11 +20,17 @@ public struct DiskProject: ProjectDisk, Sendable {
     public var trust = FolderTrust()
     /// Files larger than this are reported as `.file(nil)` (not compared as text).
     public var maximumTextBytes = ProjectScanner.Limits().fileBytes
-    /// Told each step taken to make writes durable, in order (tests check it).
-    var observeDurability: (@Sendable (DurabilityStep) -> Void)?
+    /// Told each step taken to make writes durable, in order (tests check it, and make a step
+    /// fail at a chosen moment).
+    public var observeDurability: (@Sendable (DurabilityStep) -> Void)?
     /// Temporary files are named as a disk pass's (`passTemporaryPrefix`): the daemon's folder
     /// watch takes their events for its own.
     public var forPass = false
+    /// Called as `perform` goes: after each group of writes is renamed into place, and after
+    /// every `actionsBetweenCalls` other actions (the daemon reads its folder watch there, so the
+    /// events of a pass of thousands of files do not overflow the watch's queue).
+    public var betweenGroups: (@Sendable () -> Void)?
+    static let actionsBetweenCalls = 256
 
     /// Why a step on disk failed.
     public struct Failure: Error, Equatable, CustomStringConvertible {
@@ -83,41 +89,83 @@ public struct DiskProject: ProjectDisk, Sendable {
     /// into place in order, so each file is whole before its name shows it. A pass of at least
     /// `syncsFilesystemFrom` writes (a joined project's thousands of new files) makes each
     /// group durable with one `syncfs` per filesystem instead of one `fsync` per file
-    /// (`FilesystemSync`), and its renames and new folders with one more at the end; a smaller
-    /// pass syncs each file, then each folder it renamed into, once. Either way, when `perform`
-    /// returns, every file it wrote and every name it gave is durable, so what the caller then
-    /// records as written is on disk after a crash.
+    /// (`FilesystemSync`), and its renames, removals and new folders with one more at the end; a
+    /// smaller pass syncs each file, then each folder it renamed into, once, and each folder it
+    /// moved or removed a file in once at its end. Either way, when `perform` returns, every file
+    /// it wrote and every name it gave or took is durable, so what the caller then records as
+    /// written is on disk after a crash.
     /// When one of them fails, the writes of its group not yet renamed are dropped too (their
     /// temporary files removed): what was done stays, and the caller's rescan finds the rest.
     @discardableResult
     public func perform(_ actions: [ProjectWriter.Action]) throws(Failure) -> [ProjectPath: WrittenFile] {
+        let performed = performReporting(actions)
+        if let failure = performed.failure { throw failure }
+        return performed.written
+    }
+
+    /// How far `performReporting` got.
+    public struct Performed: Sendable {
+        /// How many of the actions, from the first, were carried out and are durable: all of
+        /// them when `failure` is nil. The rest were not carried out (a write not renamed into
+        /// place leaves nothing behind) or, when the last syncs failed, may not survive a crash.
+        public var done: Int
+        /// The files written among the first `done` actions, as synced.
+        public var written: [ProjectPath: WrittenFile]
+        /// Why the action at `done` failed (or the final sync).
+        public var failure: Failure?
+    }
+
+    /// `perform`, telling on a failure what reached the disk durably before it: a pass that
+    /// fails part way records those (else its own files would later read as someone's edit and
+    /// be merged into their documents a second time), and leaves the rest for the next pass.
+    /// What was carried out before the failure is made durable before this returns, as on success.
+    public func performReporting(_ actions: [ProjectWriter.Action]) -> Performed {
         var writeCount = 0
         for case .write in actions { writeCount += 1 }
         var durability = Durability(together: writeCount >= Self.syncsFilesystemFrom, observe: observeDurability)
         defer { durability.close() }
         var index = actions.startIndex
-        while index < actions.endIndex {
+        var done = index
+        var failure: Failure?
+        while index < actions.endIndex, failure == nil {
             var writes: [(ProjectPath, [UInt8])] = []
+            let groupStart = index
             while index < actions.endIndex, writes.count < Self.writesTogether, case .write(let path, let text) = actions[index] {
                 writes.append((path, Array(text.utf8)))
                 index += 1
             }
             if !writes.isEmpty {
-                try writeTogether(writes, &durability)
+                let (renamed, groupFailure) = writeTogether(writes, &durability)
+                done = groupStart + renamed
+                failure = groupFailure
+                betweenGroups?()
                 continue
             }
-            switch actions[index] {
-            case .write: break
-            case .remove(let path): try remove(path)
-            case .rename(let from, let to): try rename(from, to: to)
-            case .removeFolderIfEmpty(let path): try removeFolderIfEmpty(path)
+            do throws(Failure) {
+                switch actions[index] {
+                case .write: break
+                case .remove(let path): try remove(path, &durability)
+                case .rename(let from, let to): try rename(from, to: to, &durability)
+                case .removeFolderIfEmpty(let path): try removeFolderIfEmpty(path, &durability)
+                }
+                index += 1
+                done = index
+                if index % Self.actionsBetweenCalls == 0 { betweenGroups?() }
+            } catch {
+                failure = error
             }
-            index += 1
         }
         if let code = durability.finish() {
-            throw Failure(description: "files written, but their folders could not be synced: \(Descriptors.describe(code))")
+            // Nothing carried out can be told durable.
+            let why = Failure(description: "files written, but their folders could not be synced: \(Descriptors.describe(code))")
+            return Performed(done: 0, written: [:], failure: failure ?? why)
         }
-        return durability.written
+        var written = durability.written
+        if failure != nil {
+            written = [:]
+            for case .write(let path, _) in actions[..<done] { written[path] = durability.written[path] }
+        }
+        return Performed(done: done, written: written, failure: failure)
     }
 
     /// How many writes `perform` syncs together: each holds its file and its folder open until
@@ -166,26 +214,52 @@ public struct DiskProject: ProjectDisk, Sendable {
         }
     }
 
-    /// Removes the file at `path` (never a folder).
+    /// Removes the file at `path` (never a folder); the removal is not synced.
     public func remove(_ path: ProjectPath) throws(Failure) {
+        var durability = Durability(together: false, observe: nil)
+        defer { durability.close() }
+        try remove(path, &durability)
+    }
+
+    /// Removes the folder at `path` if it is empty; a folder with anything in it stays. The
+    /// removal is not synced.
+    public func removeFolderIfEmpty(_ path: ProjectPath) throws(Failure) {
+        var durability = Durability(together: false, observe: nil)
+        defer { durability.close() }
+        try removeFolderIfEmpty(path, &durability)
+    }
+
+    /// Moves the file at `from` to `to`, which must not exist; makes the folders of `to`. The
+    /// move is not synced.
+    public func rename(_ from: ProjectPath, to: ProjectPath) throws(Failure) {
+        var durability = Durability(together: false, observe: nil)
+        defer { durability.close() }
+        try rename(from, to: to, &durability)
+    }
+
+    /// `remove`, its folder left to `durability` to sync.
+    func remove(_ path: ProjectPath, _ durability: inout Durability) throws(Failure) {
         let folder = try parent(of: path, creating: false)
         defer { close(folder) }
         guard unlinkat(folder, String(path.name), 0) == 0 else {
             throw Failure(description: "cannot remove \(shown(path)): \(Descriptors.describe(errno))")
         }
+        try changed(folder, path, &durability)
     }
 
-    /// Removes the folder at `path` if it is empty; a folder with anything in it stays.
-    public func removeFolderIfEmpty(_ path: ProjectPath) throws(Failure) {
+    /// `removeFolderIfEmpty`, its parent left to `durability` to sync when it went.
+    func removeFolderIfEmpty(_ path: ProjectPath, _ durability: inout Durability) throws(Failure) {
         let folder = try parent(of: path, creating: false)
         defer { close(folder) }
-        guard unlinkat(folder, String(path.name), AT_REMOVEDIR) == 0 || errno == ENOTEMPTY || errno == EEXIST || errno == ENOENT else {
+        if unlinkat(folder, String(path.name), AT_REMOVEDIR) == 0 {
+            try changed(folder, path, &durability)
+        } else if errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT {
             throw Failure(description: "cannot remove the folder \(shown(path)): \(Descriptors.describe(errno))")
         }
     }
 
-    /// Moves the file at `from` to `to`, which must not exist; makes the folders of `to`.
-    public func rename(_ from: ProjectPath, to: ProjectPath) throws(Failure) {
+    /// `rename`, both folders left to `durability` to sync.
+    func rename(_ from: ProjectPath, to: ProjectPath, _ durability: inout Durability) throws(Failure) {
         let source = try parent(of: from, creating: false)
         defer { close(source) }
         let target = try parent(of: to, creating: true)
@@ -195,6 +269,15 @@ public struct DiskProject: ProjectDisk, Sendable {
         }
         guard renameat(source, String(from.name), target, String(to.name)) == 0 else {
             throw Failure(description: "cannot move \(shown(from)) to \(shown(to)): \(Descriptors.describe(errno))")
+        }
+        try changed(source, from, &durability)
+        try changed(target, to, &durability)
+    }
+
+    /// `folder` (of `path`) changed: `durability` syncs it before `perform` returns.
+    private func changed(_ folder: Int32, _ path: ProjectPath, _ durability: inout Durability) throws(Failure) {
+        if let code = durability.noteChanged(folder, path) {
+            throw Failure(description: "\(shown(path)) changed, but its folder cannot be synced: \(Descriptors.describe(code))")
         }
     }
 
