@@ -54,6 +54,25 @@ import QuireTestSupport
         #expect(Self.read(path) == "zero\none\ntwo\nthree\n")
     }
 
+    /// A save replaces the file with a new one, which the kernel gives the user's primary
+    /// group: a file kept `0660` for another group (`chgrp team notes.txt`) became readable and
+    /// writable by the user's primary group instead (`users` on many systems: everyone). The
+    /// save keeps the file's group (as Vim does), and never keeps set-user or set-group bits.
+    /// Needs root to give the file a group of another (`nobody`'s, 65534).
+    @Test(.enabled(if: geteuid() == 0)) func savingKeepsTheFilesGroupAndDropsSetIDBits() throws {
+        let path = try Self.file("<A17>\n")
+        #expect(chown(path, getuid(), 65534) == 0 && chmod(path, 0o6660) == 0)
+        let daemon = ConcurrentEditingTests.makeDaemon()
+        let ann = Self.boundEditor(path, text: "<A17>\n", on: daemon)
+        ann.edit(6..<6, with: "f(x)\n")
+        #expect(ann.request("document/save", ["uri": "doc"])["result"] != nil)
+        #expect(Self.read(path) == "<A17>\nf(x)\n")
+        var info = stat()
+        #expect(lstat(path, &info) == 0)
+        #expect(info.st_gid == 65534, "group \(info.st_gid)")
+        #expect(info.st_mode & 0o7777 == 0o660, "mode \(String(info.st_mode & 0o7777, radix: 8))")
+    }
+
     @Test func savingMergesFirstThenWritesAtomicallyKeepingPermissions() throws {
         let path = try Self.file("a\n")
         _ = chmod(path, 0o640)

@@ -54,4 +54,57 @@ import Testing
         #expect(joiner.projects.projects.isEmpty, "nothing is joined")
         #expect(try FileManager.default.contentsOfDirectory(atPath: mine).isEmpty)
     }
+
+    /// The folder a join makes for the project's files is the person's alone (0700): the
+    /// project carries no modes, so a file the host keeps private (0600) arrived 0644 under the
+    /// umask, in a folder every local user could open, and any of them read it. A folder the
+    /// person made beforehand keeps the mode they gave it.
+    @Test func aFolderMadeForAJoinIsOpenToItsUserOnly() throws {
+        let root = try ProjectFixture.folder(["private.txt": Array("<A17> f(x)\n".utf8)], name: "private-host")
+        #expect(chmod(root + "/private.txt", 0o600) == 0)
+        let (host, _) = ProjectFixture.daemon(48_940)
+        let (joiner, _) = ProjectFixture.daemon(48_950)
+        let shared = try #require(ProjectFixture.share(host, root: root)["result"])
+        let parent = DaemonProcess.temporaryDirectory("join-private")
+        #expect(chmod(parent, 0o755) == 0)
+        let editor = TestEditor(daemon: joiner)
+        editor.initialize()
+        let made = parent + "/made/proj"
+        let joined = editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(made)])
+        #expect(joined["result"]?["directory"]?.stringValue == made, "\(joined)")
+        var info = stat()
+        #expect(stat(made, &info) == 0 && info.st_mode & 0o777 == 0o700, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        // A folder the person made is theirs to open as they like: its mode is kept.
+        let (other, _) = ProjectFixture.daemon(48_960)
+        let theirs = parent + "/theirs"
+        try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: false)
+        #expect(chmod(theirs, 0o750) == 0)
+        let second = TestEditor(daemon: other)
+        second.initialize()
+        let into = second.request("project/join", ["line": try #require(shared["line"]), "directory": .string(theirs)])
+        #expect(into["result"]?["directory"]?.stringValue == theirs, "\(into)")
+        #expect(stat(theirs, &info) == 0 && info.st_mode & 0o777 == 0o750)
+    }
+
+    /// A join that would make its folder inside another user's folder (`/tmp/theirs/proj`,
+    /// `theirs` made by them, open to all) is refused before anything is made: its owner may
+    /// rename, replace or read what is put there whatever its mode.
+    @Test(.enabled(if: geteuid() == 0)) func aJoinMakingItsFolderInsideAnotherUsersFolderIsRefused() throws {
+        let root = try ProjectFixture.folder(["a.txt": Array("a\n".utf8)], name: "trust-parent-host")
+        let (host, _) = ProjectFixture.daemon(48_970)
+        let (joiner, _) = ProjectFixture.daemon(48_980)
+        let shared = try #require(ProjectFixture.share(host, root: root)["result"])
+        let theirs = DaemonProcess.temporaryDirectory("join-their-parent")
+        #expect(chmod(theirs, 0o777) == 0)
+        #expect(chown(theirs, FolderProjectHostileTreeTests.nobody, FolderProjectHostileTreeTests.nobody) == 0)
+        let editor = TestEditor(daemon: joiner)
+        editor.initialize()
+        for requested in [theirs + "/proj", theirs + "/deeper/proj"] {
+            let reply = editor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(requested)])
+            let message = try #require(reply["error"]?["message"]?.stringValue, "\(reply)")
+            #expect(message.contains("another user") && message.contains("join into a folder of your own"), "\(message)")
+        }
+        #expect(joiner.projects.projects.isEmpty, "nothing is joined")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: theirs).isEmpty, "nothing is made there")
+    }
 }

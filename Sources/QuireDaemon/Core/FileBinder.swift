@@ -138,12 +138,14 @@ final class FileBinder {
         if exists, info.st_mode & S_IFMT != S_IFREG {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(binding.path): it is no longer a regular file")
         }
-        let mode = exists ? info.st_mode & 0o7777 : 0o644
+        // The file's permissions and group (a new file would get the user's primary group:
+        // `users`, everyone, on many systems), never its set-user or set-group bits.
+        let mode = exists ? info.st_mode & 0o777 : 0o644
         let format = document.file?.format ?? binding.format
         let text = document.text.string
         let bytes = format.encode(text)
         do {
-            try FileSystem.writeAtomically(bytes, to: binding.path, mode: mode)
+            try FileSystem.writeAtomically(bytes, to: binding.path, mode: mode, group: exists ? info.st_gid : nil)
         } catch {
             throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot save \(binding.path): \(error)")
         }

@@ -234,9 +234,7 @@ extension ProjectService {
                 throw .invalidParams("params.directory: \(DisplayText.clean(directory, limit: 200)) is not empty; join into a new or empty folder")
             }
         } else {
-            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-                throw ResponseError(code: ResponseError.unavailableCode, message: "Cannot make \(DisplayText.clean(directory, limit: 200)): \(error.localizedDescription)")
-            }
+            try JoinFolder.make(directory, under: base)
         }
         return directory
     }

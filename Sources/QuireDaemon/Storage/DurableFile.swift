@@ -124,7 +124,12 @@ enum FileSystem {
     /// is never opened, followed or changed), given exactly `mode` with `fchmod` on the
     /// descriptor (never `chmod` by path), written, fsynced, then renamed. The rename replaces
     /// `path` itself: a symlink at `path` is replaced, never followed.
-    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
+    ///
+    /// `group`: the group the file is given (`fchown`, before the mode, which a change of owner
+    /// could clear), as the file it replaces had; when the user may not give it that group, the
+    /// group's permissions become those of others, so no one gains access by the change (as Vim
+    /// does). Nil: the user's primary group, as a new file gets.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, group: gid_t? = nil) throws {
         var attempts = 0
         var temporary = temporaryName(for: path)
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -136,6 +141,10 @@ enum FileSystem {
         }
         guard fd >= 0 else { throw StorageError.system("open", temporary) }
         do {
+            var mode = mode
+            if let group, fchown(fd, uid_t.max, group) != 0 {
+                mode = (mode & ~0o070) | ((mode & 0o007) << 3)
+            }
             // Exactly `mode`, whatever the umask, on the file we created and hold open.
             guard fchmod(fd, mode) == 0 else { throw StorageError.system("fchmod", temporary) }
             try writeAll(bytes, to: fd, path: temporary)
