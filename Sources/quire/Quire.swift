@@ -18,6 +18,11 @@ struct Quire: ParsableCommand {
                       RevokeCommand.self, Attach.self, Peer.self, Secret.self, RelayCommand.self],
         defaultSubcommand: Serve.self
     )
+
+    static func main() {
+        CoreDumps.forbid()
+        main(nil)
+    }
 }
 
 /// `quire serve` (the default): the daemon, serving the editor that started it on stdio.

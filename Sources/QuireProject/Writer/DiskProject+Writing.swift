@@ -124,6 +124,7 @@ extension DiskProject {
         // A new file is made 0644 less the umask (the kernel applies it; someone whose umask
         // keeps their files private gets private files); a replaced file keeps its mode exactly.
         var mode: mode_t = 0o644
+        var group: gid_t?
         var replacing = false
         if let info = Descriptors.linkStatus(name, in: folder) {
             guard Descriptors.isRegular(info) else {
@@ -135,7 +136,11 @@ extension DiskProject {
                 throw Failure(description: "\(shown(path)) not written: \(refused)")
             }
             // Only the owner's own file lends its mode, without set-user, set-group or sticky bits.
-            if info.st_uid == trust.owner { mode = info.st_mode & 0o777 }
+            // Its group too: a file kept for a group stays that group's, not the user's primary one.
+            if info.st_uid == trust.owner {
+                mode = info.st_mode & 0o777
+                group = info.st_gid
+            }
             replacing = true
         }
         var temporary = ""
@@ -153,7 +158,14 @@ extension DiskProject {
             close(folder)
             throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(code))")
         }
-        if replacing { fchmod(fd, mode) }
+        if replacing {
+            // The group before the mode (a change of group may clear bits); where the user may
+            // not give it that group, its permissions fall to others', so no one gains access.
+            if let group, fchown(fd, uid_t.max, group) != 0 {
+                mode = (mode & ~0o070) | ((mode & 0o007) << 3)
+            }
+            fchmod(fd, mode)
+        }
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { buffer in
