@@ -172,6 +172,36 @@ import ReplicatingTypes
         #expect(ProjectFixture.read(pair.root + "/a.swift") == "f(x)\n")
     }
 
+    /// A daemon that relays another's forget round and forgets the document meanwhile (its own
+    /// round succeeded first) still finishes the relayed round when the answer comes: otherwise
+    /// the round stays under way for good, so its initiator never starts another one for the
+    /// document (and never forgets it) and the rounds in all creep up to their limit.
+    @Test func aRoundRelayedThroughADaemonThatForgetsTheDocumentMeanwhileStillFinishes() throws {
+        let pair = try Pair(1_700, files: ["a.swift": Array("f(x)\n".utf8), "b.swift": Array("g(y)\n".utf8)])
+        #expect(pair.settle { ProjectFixture.read(pair.copy + "/a.swift") == "f(x)\n" })
+        let project = try #require(pair.project(of: pair.host))
+        let uri = project.uri(of: try #require(project.view.files[try ProjectPath("a.swift")]))
+        let document = try #require(pair.host.documents[uri])
+        try FileManager.default.removeItem(atPath: pair.root + "/a.swift")
+        project.needsScan = true
+        #expect(pair.settle { !FileManager.default.fileExists(atPath: pair.copy + "/a.swift") })
+        // A third member's forget round reaches the host, which passes it on to the joiner.
+        let third = try ProjectFixture.link(to: pair.host, key: pair.key)
+        let key = StabilityRounds.Key(document: document.id, round: "999:1")
+        pair.host.stability.receive(StabilityMessage(uri: uri, documentID: document.id, round: key.round, phase: .ask, ok: false, reason: nil,
+                                                     reached: [], holders: [:], retire: [], forget: true), from: third)
+        #expect(pair.host.stability.stabilityRounds.active[key] != nil, "relayed to the joiner")
+        // The host's own round succeeded meanwhile: it forgets the document.
+        pair.host.forgetter.roundSucceeded(document)
+        pair.host.forgetter.flush()
+        #expect(pair.host.documents[uri] == nil)
+        // The joiner's answer to the relayed round arrives.
+        pair.net.pump(pair.daemons)
+        pair.host.stability.tick()
+        #expect(pair.host.stability.stabilityRounds.active[key] == nil && pair.host.stability.stabilityRounds.isFinished(key),
+                "the relayed round finished and was answered")
+    }
+
     @Test func storeFilesGoAndARestartLoadsNeitherThemNorTheirCount() throws {
         let data = DaemonProcess.temporaryDirectory("forget-store")
         let root = try ProjectFixture.folder(["keep.swift": Array("f(x)\n".utf8)], name: "stored")

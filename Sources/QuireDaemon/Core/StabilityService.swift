@@ -126,7 +126,11 @@ final class StabilityService {
     func receive(_ message: StabilityMessage, from link: any PeerEndpoint) {
         let (uri, id, round, phase) = (message.uri, message.documentID, message.round, message.phase)
         let key = StabilityRounds.Key(document: id, round: round)
-        guard let document = documents.document(uri: uri, id: id) else {
+        // A round under way here whose document was forgotten meanwhile (a forget round of this
+        // daemon's own succeeded first) still takes its answers: else it would stay under way for
+        // good, and the round it relays would never finish at its initiator.
+        let underWay = stabilityRounds.active[key].map(\.document).flatMap { $0.uri == uri ? $0 : nil }
+        guard let document = documents.document(uri: uri, id: id) ?? underWay else {
             guard phase == .ask else { return }
             if isDeletedFile(uri), documents.document(uri) == nil {
                 // Forgotten here (or never taken: its file was deleted already), and no copy of
