@@ -151,6 +151,38 @@ import ReplicatingTypes
         #expect(pair.wire.a?.state == .established)
     }
 
+    /// A round that reached a peer still removing the file is asked again within a few sweeps
+    /// (1, then 2, 4 and 8, at most `retrySweeps`), not a minute later: forgetting on real
+    /// daemons followed the churn by a minute per refusal.
+    @Test func aRoundRefusedWhileThePeerStillRemovesTheFileIsAskedAgainAtTheNextSweep() throws {
+        let pair = try Pair(1_500, files: ["a.swift": Array("f(x)\n".utf8), "b.swift": Array("g(y)\n".utf8)])
+        #expect(pair.settle { ProjectFixture.read(pair.copy + "/a.swift") == "f(x)\n" })
+        let project = try #require(pair.project(of: pair.host))
+        let uri = project.uri(of: try #require(project.view.files[try ProjectPath("a.swift")]))
+        try FileManager.default.removeItem(atPath: pair.root + "/a.swift")
+        pair.host.projects.scanDisk(project)
+        // The delete reaches the joiner's tree, but no pass of the joiner's removed the file yet.
+        pair.net.pump(pair.daemons)
+        #expect(pair.project(of: pair.joiner)?.tree.deletedFiles.count == 1)
+        try #require(FileManager.default.fileExists(atPath: pair.copy + "/a.swift"))
+        pair.host.forgetter.sweep()
+        pair.net.pump(pair.daemons)
+        pair.host.forgetter.flush()
+        #expect(pair.host.documents[uri] != nil, "the joiner still had the file: the round failed")
+        // The joiner's pass removes it; the host's next sweeps ask again and forget.
+        pair.joiner.projects.syncDisk()
+        #expect(!FileManager.default.fileExists(atPath: pair.copy + "/a.swift"))
+        var sweeps = 0
+        while pair.host.documents[uri] != nil, sweeps < DocumentForgetter.retrySweeps {
+            sweeps += 1
+            pair.host.forgetter.sweep()
+            pair.net.pump(pair.daemons)
+            pair.host.forgetter.flush()
+        }
+        #expect(pair.host.documents[uri] == nil && sweeps <= 2, "forgotten after \(sweeps) more sweeps")
+        #expect(ProjectFixture.read(pair.copy + "/b.swift") == "g(y)\n")
+    }
+
     @Test func aPeerCannotMakeADaemonForgetALiveFilesDocument() throws {
         let pair = try Pair(1_600, files: ["a.swift": Array("f(x)\n".utf8)])
         #expect(pair.settle { ProjectFixture.read(pair.copy + "/a.swift") == "f(x)\n" })

@@ -22,9 +22,15 @@ final class DocumentForgetter {
     static let sweepLimit = 4096
     /// Forget rounds this daemon keeps under way at once at most (each holds one wave).
     static let maximumRounds = 1024
-    /// Sweeps after a forget round started for a document before another may start for it (a
-    /// minute at one sweep per heartbeat): a holder that is away fails every round until it comes
-    /// back, and the links should not carry a round per document and heartbeat meanwhile.
+    /// Sweeps after a forget round started for a document before another may start for it: the
+    /// next sweep after the first round, then 2, 4 and 8 sweeps, then at most `retrySweeps` (a
+    /// minute at one sweep per heartbeat). A peer that was still removing the file when the first
+    /// round reached it says yes a few seconds later; a holder that is away fails every round
+    /// until it comes back, and the links should not carry a round per document and heartbeat
+    /// meanwhile.
+    static func retryDelay(afterRounds rounds: Int) -> Int {
+        rounds >= 4 ? retrySweeps : min(retrySweeps, 1 << max(rounds - 1, 0))
+    }
     static let retrySweeps = 12
 
     private let logger: Logger
@@ -39,9 +45,10 @@ final class DocumentForgetter {
     private var due: [SharedDocument] = []
     /// How many documents this daemon forgot since it started (for tests and status).
     private(set) var forgottenCount = 0
-    /// Sweeps so far, and the sweep from which each document's next round may start.
+    /// Sweeps so far, and for each document the sweep from which its next round may start and
+    /// how many rounds it had.
     private var sweeps = 0
-    private var nextRound: [UInt64: Int] = [:]
+    private var nextRound: [UInt64: (sweep: Int, rounds: Int)] = [:]
 
     init(logger: Logger, replica: ReplicaID, documents: DocumentRegistry, sessions: SessionRegistry, views: ViewKeeper,
          stability: StabilityService) {
@@ -74,14 +81,15 @@ final class DocumentForgetter {
             guard let document = documents.document(uri), reasonToKeep(document) == nil else { continue }
             if document.sharing.holders.isEmpty {
                 due.append(document)   // no peer holds it (never did, or all were retired)
-            } else if rounds < Self.maximumRounds, nextRound[document.id].map({ $0 <= sweeps }) ?? true,
+            } else if rounds < Self.maximumRounds, nextRound[document.id].map({ $0.sweep <= sweeps }) ?? true,
                       stability.startRound(document, forget: true) {
                 rounds += 1
-                nextRound[document.id] = sweeps + Self.retrySweeps
+                let started = (nextRound[document.id]?.rounds ?? 0) + 1
+                nextRound[document.id] = (sweeps + Self.retryDelay(afterRounds: started), started)
             }
         }
         // Only documents still held wait for their next round.
-        if nextRound.count > Self.sweepLimit { nextRound = nextRound.filter { $0.value > sweeps } }
+        if nextRound.count > Self.sweepLimit { nextRound = nextRound.filter { $0.value.sweep > sweeps } }
         flush()
     }
 
