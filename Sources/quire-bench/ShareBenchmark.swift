@@ -42,10 +42,11 @@ struct ShareBenchmark {
     func run() throws -> (source: String, runs: [Run]) {
         let (source, files) = ProjectBenchmark.projectFiles()
         var runs: [Run] = []
-        // Folders are removed at the end, not after each size: ext4 passes over the inodes freed
-        // in the last seconds when it makes new ones, which would slow the next size's share.
+        // Folders are not removed, not even at the end (`KeptFolders`): ext4 without a journal
+        // passes over the inodes freed in the last minutes when it makes new ones, so a run would
+        // measure the clean-up of the one before (a join 1-2 s slower).
         var directories: [String] = []
-        defer { for path in directories { try? FileManager.default.removeItem(atPath: path) } }
+        defer { for path in directories { KeptFolders.keep(path) } }
         for n in sizes {
             var (run, tree) = try share(files, count: n, &directories)
             if floor, let base = directories.last {
@@ -107,14 +108,22 @@ struct ShareBenchmark {
               reply["result"] != nil else {
             throw BenchError("project/join failed: \(joiner.lastReply ?? "no reply") \(joiner.log.suffix(2000))")
         }
-        // Complete: every file there with the host's bytes. Files not yet right are checked every
-        // 10 ms (size, then bytes); when none is left, the whole tree is checked again.
+        // Complete: every file there with the host's bytes. Every 10 ms up to `probe` files not
+        // yet right are looked at in turn (size, then bytes); when one is, every file left is
+        // (the poll would otherwise take a core from the daemons: 2,000 stats each 10 ms); when
+        // none is left, the whole tree is checked again.
         var pending = Array(tree.indices)
+        var next = 0
+        let probe = 32
         let deadline = Date().addingTimeInterval(600)
         while true {
             let now = Double(DispatchTime.now().uptimeNanoseconds - joinStart) / 1e9
             if run.progressSeconds == nil, joiner.progressComplete { run.progressSeconds = now }
-            pending.removeAll { Self.matches(tree[$0], under: joined) }
+            let looked = (0..<Swift.min(probe, pending.count)).map { pending[(next + $0) % pending.count] }
+            next += probe
+            if looked.contains(where: { Self.matches(tree[$0], under: joined) }) {
+                pending.removeAll { Self.matches(tree[$0], under: joined) }
+            }
             let done = tree.count - pending.count
             for (i, fraction) in [0.0, 0.5, 0.9].enumerated() where run.milestones[i] == nil && done > Int(fraction * Double(tree.count)) {
                 run.milestones[i] = now
@@ -344,5 +353,6 @@ extension QuireBench {
                 print("    floor    the same tree written by one process right after, each file synced before its rename: " + run.floors.map { "\(ms($1).trimmingCharacters(in: .whitespaces)) (\($0.rawValue))" }.joined(separator: ", "))
             }
         }
+        print("  " + KeptFolders.notice())
     }
 }
