@@ -93,6 +93,15 @@ struct FileFormat: Equatable, Sendable {
         return bytes
     }
 
+    /// The text of a file in this format holding `text`: `text` itself when the format adds
+    /// nothing to it (LF, no BOM, no final break to add: most source files), without copying it
+    /// byte by byte as `encode` does.
+    /// - Complexity: O(1) then, else O(text).
+    func encodedText(_ text: String) -> String {
+        if !crlf, !bom, !finalNewline || text.isEmpty || text.utf8.last == 0x0A { return text }
+        return String(decoding: encode(text), as: UTF8.self)
+    }
+
     /// `fileText` (a file's decoded text) compared with `text` (what Quire knows): a final
     /// break that the file has and `text` lacks is the file's format, not a change of text
     /// (an editor's `fixeol` added it on save), so it is taken off. A break the file lacks and

@@ -164,16 +164,25 @@ extension ProjectService {
             }
             operations.append(operation)
             let bytes = Array(text.utf8)
-            let shown = FileFormat.decode(bytes)?.text ?? text
+            let decoded = FileFormat.decode(bytes)
+            var created: SharedDocument?
             do {
                 let (document, _) = try parts.documents.openDocument(project.uri(of: operation.file)) {
-                    ReplicatingText(shown, replica: parts.replicas.pool.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
+                    ReplicatingText(decoded?.text ?? text, replica: parts.replicas.pool.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
                 }
                 try parts.files.bind(document, toFile: project.absolute(path), content: bytes, writtenByEditor: false)
+                created = document
             } catch {
                 logger.warning("project \(project.key): \(DisplayText.clean(path.string)) has no document: \(error.message)")
             }
             record(operation.file, at: path, text: text, in: project)
+            // A new document made from the file's decoded text writes those very bytes back (the
+            // format round-trips UTF-8), so the next pass has nothing to compare for it: sharing
+            // 2,000 files no longer re-encodes, re-checks and re-binds each one at the first tick,
+            // while a partner's join waits for the event loop.
+            if decoded != nil, let created, created.file?.path == project.absolute(path) {
+                project.writtenRevisions[operation.file] = created.revision
+            }
         }
         return operations
     }

@@ -61,7 +61,7 @@ extension ProjectService {
             guard last == nil || last?.path != path || project.writtenRevisions[file] != document.revision else { continue }
             if let hold = project.heldAt[file], hold.revision == document.revision, hold.path == path { continue }
             let format = document.file?.format ?? project.formats[file] ?? .plain
-            let text = String(decoding: format.encode(document.text.string), as: UTF8.self)
+            let text = format.encodedText(document.text.string)
             if project.role == .host, project.file == nil, Self.decidesSharing(path) || last.map({ Self.decidesSharing($0.path) }) == true,
                last?.path != path || last?.text != text {
                 holdSharingFile(file, at: path, revision: document.revision, in: project)
@@ -127,6 +127,7 @@ extension ProjectService {
             }
             holdOwnFilesWhileJoining(project, links: parts.links.established.filter { $0.scope == project.scope })
         }
+        project.lastPassWanted = wanted.count
         guard !wanted.isEmpty || !known.isEmpty else { return finish() }
         open.formUnion(pathsOpenOutsideTheProject(in: project))
         // What this pass writes or holds of them is known to it: not looked at again for that

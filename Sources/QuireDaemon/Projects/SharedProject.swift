@@ -121,6 +121,9 @@ final class SharedProject {
     /// How many files the last disk pass looked at (for `quire-bench` and tests: an idle project's
     /// pass looks at none).
     var lastPassLooked = 0
+    /// How many files the last disk pass planned to write or check against their documents (for
+    /// tests: a share's first pass plans none of the files it just read).
+    var lastPassWanted = 0
     var stamps: [FileID: Stamp] = [:]
     /// The document revision last written to or read from disk, per file.
     var writtenRevisions: [FileID: UInt64] = [:]

@@ -56,9 +56,22 @@ extension DiskProject {
         var pending: [PendingWrite] = []
         pending.reserveCapacity(writes.count)
         defer { for write in pending { close(write.folder) } }
+        // Each folder of the group is opened (from the root, checked on the way) once, and each
+        // write holds a duplicate of its descriptor: files of the same folder in a group no longer
+        // walk the whole path again (a third of a join's writing time went into that).
+        var folders: [String: Int32] = [:]
+        defer { for fd in folders.values { close(fd) } }
         for (serial, (path, bytes)) in writes.enumerated() {
             do {
-                let write = try startWrite(bytes, to: path, serial: serial)
+                let parent = path.ancestors.last ?? ""
+                let folder: Int32
+                if let open = folders[parent] { folder = open } else {
+                    folder = try self.parent(of: path, creating: true)
+                    folders[parent] = folder
+                }
+                let own = dup(folder)
+                guard own >= 0 else { throw Failure(description: "cannot write \(shown(path)): \(Descriptors.describe(errno))") }
+                let write = try startWrite(bytes, to: path, serial: serial, in: own)
                 FileWriteback.start(write.fd)
                 pending.append(write)
             } catch {
@@ -116,10 +129,11 @@ extension DiskProject {
         }
     }
 
-    /// Opens the folder of `path` (making missing folders) and writes `bytes` to a new temporary
-    /// file in it, named after `serial` (distinct within a group); on a failure nothing is left behind.
-    private func startWrite(_ bytes: [UInt8], to path: ProjectPath, serial: Int) throws(Failure) -> PendingWrite {
-        let folder = try parent(of: path, creating: true)
+    /// Opens the folder of `path` (making missing folders), or takes `openFolder` (a descriptor of
+    /// it, the write's from now on), and writes `bytes` to a new temporary file in it, named after
+    /// `serial` (distinct within a group); on a failure nothing is left behind.
+    private func startWrite(_ bytes: [UInt8], to path: ProjectPath, serial: Int, in openFolder: Int32? = nil) throws(Failure) -> PendingWrite {
+        let folder = try openFolder ?? parent(of: path, creating: true)
         let name = String(path.name)
         // A new file is made 0644 less the umask (the kernel applies it; someone whose umask
         // keeps their files private gets private files); a replaced file keeps its mode exactly.
