@@ -79,6 +79,9 @@ final class ProjectService: ProjectFrames {
     /// with a way back onto the loop from another thread (`start(schedule:onLoop:)`); nil
     /// (tests driving passes or a scheduler by hand): on the caller, done when `syncDisk` returns.
     var diskPasses: DiskPassRunner?
+    /// What spaces chained passes (`chainDelay`) reads the time from (`DispatchTime` nanoseconds;
+    /// tests run a clock of their own with the scheduler's).
+    var passClock: () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
     /// How long after a change the disk is written, and how often the folders are re-scanned.
     static let writeDelay = 0.2
     static let rescanInterval = 3.0
