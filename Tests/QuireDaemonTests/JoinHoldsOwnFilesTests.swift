@@ -61,8 +61,14 @@ import QuireTestSupport
         #expect(hostHeld, "the host's maker waited while it sent the project")
         #expect(joinerHeldWhilePartial, "the joiner's maker waited while files were still arriving")
 
-        // Done: let the links settle; further passes hold neither maker.
+        // Done: let the links settle. The host's send ending holds its maker once more for
+        // `joinHoldRenewalSeconds` (the joiner is still writing what it got); further passes
+        // hold neither maker.
+        let sending = hostProject.bulkSendSince != nil, ended = DispatchTime.now().uptimeNanoseconds
         #expect(ProjectPeerTests.settle(net, [host, joiner]) { hostProject.bulkSendSince == nil })
+        if sending {
+            #expect(heldUntil(hostStore) >= ended + UInt64(ProjectService.joinHoldRenewalSeconds * 1e9), "the host's maker waits once more when the send ends")
+        }
         let (hostBefore, joinerBefore) = (heldUntil(hostStore), heldUntil(joinerStore))
         host.projects.syncDisk()
         joiner.projects.syncDisk()

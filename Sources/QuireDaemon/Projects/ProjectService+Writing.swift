@@ -140,7 +140,8 @@ extension ProjectService {
     /// While a joined project's files are still arriving (some not on disk, the last one
     /// written less than `joinHoldNanoseconds` ago), or while a host sends a project's documents
     /// in bulk to a peer that joined (a link behind by `bulkBehindElements` or more, for at most
-    /// `bulkSendHoldNanoseconds`), the store's own-files maker waits: its thousands of inodes and
+    /// `bulkSendHoldNanoseconds`, and once more for `joinHoldRenewalSeconds` when the send ends:
+    /// the peer is still writing what it got), the store's own-files maker waits: its thousands of inodes and
     /// syncs would share the disk with the join, which the person is waiting for (the documents
     /// are durable in their packs meanwhile). A join that stalls (a file held for good, a peer
     /// that never says it has everything) lets it go after that long.
@@ -155,8 +156,11 @@ extension ProjectService {
             let since = project.bulkSendSince ?? now
             project.bulkSendSince = since
             joining = now &- since < Self.bulkSendHoldNanoseconds
-        } else {
+        } else if project.bulkSendSince != nil {
+            // The send just ended, but the peer is still taking in and writing what was sent:
+            // the maker waits once more, not renewed (on loopback both share the disk).
             project.bulkSendSince = nil
+            joining = true
         }
         if joining { parts.store?.deferOwnFiles(seconds: Self.joinHoldRenewalSeconds) }
     }
@@ -209,21 +213,40 @@ extension ProjectService {
             finish()
         }
         guard let diskPasses else { return record(work()) }
+        let startedAt = passClock()
         project.passInFlight = diskPasses.run(work) { [self] outcome in
             project.passInFlight = nil
             let before = passesWithChanges
             record(outcome)
             // Next on the loop (not inside a `settlePass`, whose caller goes on with the disk):
             // what it logged (the files' bindings) is made durable as a timer pass's is, and
-            // what arrived while it wrote is written now, not at the next tick.
+            // what arrived while it wrote is written by a chained pass, not at the next tick.
             let changed = passesWithChanges != before
             schedule?(0) { [weak self] in
-                guard let self else { return }
-                if project.passAll || !project.passFiles.isEmpty { diskRound(project, rescanDue: false) }
-                if changed || parts.store?.holdsOutput == true { endRead() }
+                guard let self, changed || parts.store?.holdsOutput == true else { return }
+                endRead()
+            }
+            schedule?(Self.chainDelay(sinceStart: passClock() &- startedAt)) { [weak self] in
+                guard let self, project.passInFlight == nil, project.passAll || !project.passFiles.isEmpty else { return }
+                diskRound(project, rescanDue: false)
             }
         }
     }
+
+    /// How long after a pass is recorded, `sinceStart` nanoseconds after it started, the pass
+    /// chained to it starts: once `chainInterval` has passed since the first one started. A
+    /// slow pass (the disk is what the join waits for) is followed at once, so the disk never
+    /// idles; quick small passes are spaced, so a burst of arriving documents (a join) is
+    /// written by a few passes of many files, each paying one final sync, not by one pass per
+    /// few files. A lone change goes by the timer's pass (`writeDelay`), which does not wait;
+    /// one made while a pass writes waits at most `chainInterval` more.
+    static func chainDelay(sinceStart nanoseconds: UInt64) -> Double {
+        let interval = UInt64(chainInterval * 1e9)
+        return nanoseconds >= interval ? 0 : Double(interval - nanoseconds) / 1e9
+    }
+
+    /// The least time between the starts of two chained passes (seconds).
+    static let chainInterval = 0.05
 
     /// Finishes `project`'s pass in flight now, if there is one (waiting for its writing): before
     /// anything that reads or writes its files or its record on the loop.

@@ -82,6 +82,9 @@ final class ProjectService: ProjectFrames {
     /// Told each durability step of a disk pass's writes, off the loop (tests make a pass fail
     /// part way with it).
     var observePassDisk: (@Sendable (DiskProject.DurabilityStep) -> Void)?
+    /// What spaces chained passes (`chainDelay`) reads the time from (`DispatchTime` nanoseconds;
+    /// tests run a clock of their own with the scheduler's).
+    var passClock: () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
     /// How long after a change the disk is written, and how often the folders are re-scanned.
     static let writeDelay = 0.2
     static let rescanInterval = 3.0
