@@ -62,7 +62,7 @@ extension DiskProject {
         var folders: [String: Int32] = [:]
         defer { for fd in folders.values { close(fd) } }
         for (serial, (path, bytes)) in writes.enumerated() {
-            do {
+            do throws(Failure) {
                 let parent = path.ancestors.last ?? ""
                 let folder: Int32
                 if let open = folders[parent] { folder = open } else {
@@ -133,7 +133,8 @@ extension DiskProject {
     /// it, the write's from now on), and writes `bytes` to a new temporary file in it, named after
     /// `serial` (distinct within a group); on a failure nothing is left behind.
     private func startWrite(_ bytes: [UInt8], to path: ProjectPath, serial: Int, in openFolder: Int32? = nil) throws(Failure) -> PendingWrite {
-        let folder = try openFolder ?? parent(of: path, creating: true)
+        let folder: Int32
+        if let openFolder { folder = openFolder } else { folder = try parent(of: path, creating: true) }
         let name = String(path.name)
         // A new file is made 0644 less the umask (the kernel applies it; someone whose umask
         // keeps their files private gets private files); a replaced file keeps its mode exactly.
