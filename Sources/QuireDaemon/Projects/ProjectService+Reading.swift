@@ -40,6 +40,9 @@ extension ProjectService {
     /// Takes in the files `scan` found: a file read is checked against what was last written or
     /// read by its size, time and inode before its text is read again.
     func importScan(_ scan: ProjectScanner.Result, into project: SharedProject) {
+        // Every folder walked, empty ones too: a file made in a folder that held none was found
+        // only by the next rescan (15 s) when only the folders of files were watched.
+        project.watcher?.watch(folders: Set(scan.folders))
         project.heldAt = [:]
         project.passAll = true   // every held file is tried again
         let view = project.view

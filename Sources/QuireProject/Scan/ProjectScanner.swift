@@ -101,6 +101,9 @@ public struct ProjectScanner: Sendable {
         public var ignored = 0
         /// The shared files' total size.
         public var totalBytes = 0
+        /// The folders walked (relative to the root), empty ones too: a file made in one later is
+        /// shared, so the daemon watches them all, not only those that held a file.
+        public var folders: [String] = []
 
         /// Nothing found yet.
         public init() {}
@@ -262,6 +265,7 @@ public struct ProjectScanner: Sendable {
                             result.leftOut.append(LeftOut(path: relative, reason: reason))
                             continue
                         }
+                        result.folders.append(relative)
                         try visitFolder(fd: child, path: relative, rules: rules, depth: depth + 1)
                     case .failure(let error): result.leftOut.append(LeftOut(path: relative, reason: .unreadable(error.description)))
                     }
