@@ -12,6 +12,11 @@
 (require 'cl-lib)
 (require 'quire)
 
+;; The tests' own requests (a probe editor's `document/open', say) wait 30 s, not jsonrpc's
+;; 10: under a whole `swift test' run on two cores a daemon's answer took longer once, and the
+;; test then failed on the wait, not on what it checks.
+(setq jsonrpc-default-request-timeout 30)
+
 (defvar quire-test--other nil "The second editor's connection.")
 
 (defconst quire-test--directory (file-name-directory (or load-file-name buffer-file-name))
