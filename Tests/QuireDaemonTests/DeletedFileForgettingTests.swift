@@ -151,6 +151,11 @@ import ReplicatingTypes
         #expect(pair.wire.a?.state == .established)
     }
 
+    /// A refused document's rounds come 1, 2, 4 and 8 sweeps apart, then every `retrySweeps`.
+    @Test func refusedRoundsBackOffToAMinute() {
+        #expect((1...6).map(DocumentForgetter.retryDelay(afterRounds:)) == [1, 2, 4, 8, 12, 12])
+    }
+
     /// A round that reached a peer still removing the file is asked again within a few sweeps
     /// (1, then 2, 4 and 8, at most `retrySweeps`), not a minute later: forgetting on real
     /// daemons followed the churn by a minute per refusal.

@@ -29,7 +29,7 @@ final class DocumentForgetter {
     /// until it comes back, and the links should not carry a round per document and heartbeat
     /// meanwhile.
     static func retryDelay(afterRounds rounds: Int) -> Int {
-        rounds >= 4 ? retrySweeps : min(retrySweeps, 1 << max(rounds - 1, 0))
+        rounds >= 5 ? retrySweeps : min(retrySweeps, 1 << max(rounds - 1, 0))
     }
     static let retrySweeps = 12
 
@@ -84,12 +84,17 @@ final class DocumentForgetter {
             } else if rounds < Self.maximumRounds, nextRound[document.id].map({ $0.sweep <= sweeps }) ?? true,
                       stability.startRound(document, forget: true) {
                 rounds += 1
-                let started = (nextRound[document.id]?.rounds ?? 0) + 1
+                // A count whose next round fell due long ago is stale (the document was kept
+                // meanwhile, say an editor showed it): it starts again from the first delay.
+                let last = nextRound[document.id].flatMap { sweeps - $0.sweep > Self.retrySweeps ? nil : $0.rounds } ?? 0
+                let started = last + 1
                 nextRound[document.id] = (sweeps + Self.retryDelay(afterRounds: started), started)
             }
         }
         // Only documents still held wait for their next round.
-        if nextRound.count > Self.sweepLimit { nextRound = nextRound.filter { $0.value.sweep > sweeps } }
+        // Only stale counts go (they would start again anyway): a holder that is away keeps its
+        // documents at one round per `retrySweeps`, however many they are.
+        if nextRound.count > Self.sweepLimit { nextRound = nextRound.filter { sweeps - $0.value.sweep <= Self.retrySweeps } }
         flush()
     }
 

@@ -41,8 +41,9 @@ extension ProjectService {
     /// read by its size, time and inode before its text is read again.
     func importScan(_ scan: ProjectScanner.Result, into project: SharedProject) {
         // Every folder walked, empty ones too: a file made in a folder that held none was found
-        // only by the next rescan (15 s) when only the folders of files were watched.
-        project.watcher?.watch(folders: Set(scan.folders))
+        // only by the next rescan (15 s) when only the folders of files were watched. Last, so
+        // that the folders of files (`record`) take the watches first when they run short.
+        defer { project.watcher?.watch(folders: Set(scan.folders)) }
         project.heldAt = [:]
         project.passAll = true   // every held file is tried again
         let view = project.view
@@ -170,11 +171,11 @@ extension ProjectService {
             let decoded = FileFormat.decode(bytes)
             var created: SharedDocument?
             do {
-                let (document, _) = try parts.documents.openDocument(project.uri(of: operation.file)) {
+                let (document, isNew) = try parts.documents.openDocument(project.uri(of: operation.file)) {
                     ReplicatingText(decoded?.text ?? text, replica: parts.replicas.pool.pick(forEditing: nil, of: ReplicatingText(replica: ReplicaID(0)), avoiding: []))
                 }
                 try parts.files.bind(document, toFile: project.absolute(path), content: bytes, writtenByEditor: false)
-                created = document
+                if isNew { created = document }   // one held already may hold other text
             } catch {
                 logger.warning("project \(project.key): \(DisplayText.clean(path.string)) has no document: \(error.message)")
             }
