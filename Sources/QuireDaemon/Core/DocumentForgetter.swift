@@ -91,7 +91,6 @@ final class DocumentForgetter {
                 nextRound[document.id] = (sweeps + Self.retryDelay(afterRounds: started), started)
             }
         }
-        // Only documents still held wait for their next round.
         // Only stale counts go (they would start again anyway): a holder that is away keeps its
         // documents at one round per `retrySweeps`, however many they are.
         if nextRound.count > Self.sweepLimit { nextRound = nextRound.filter { sweeps - $0.value.sweep <= Self.retrySweeps } }
