@@ -86,7 +86,7 @@ struct FileFormat: Equatable, Sendable {
             if crlf && byte == 0x0A { bytes.append(0x0D) }
             bytes.append(byte)
         }
-        if finalNewline, !text.isEmpty, utf8.last != 0x0A {
+        if addsFinalBreak(to: text) {
             if crlf { bytes.append(0x0D) }
             bytes.append(0x0A)
         }
@@ -98,8 +98,13 @@ struct FileFormat: Equatable, Sendable {
     /// byte by byte as `encode` does.
     /// - Complexity: O(1) then, else O(text).
     func encodedText(_ text: String) -> String {
-        if !crlf, !bom, !finalNewline || text.isEmpty || text.utf8.last == 0x0A { return text }
+        if !crlf, !bom, !addsFinalBreak(to: text) { return text }
         return String(decoding: encode(text), as: UTF8.self)
+    }
+
+    /// Whether a file in this format holding `text` gets a line break `text` lacks (rule 3).
+    private func addsFinalBreak(to text: String) -> Bool {
+        finalNewline && !text.isEmpty && text.utf8.last != 0x0A
     }
 
     /// `fileText` (a file's decoded text) compared with `text` (what Quire knows): a final
