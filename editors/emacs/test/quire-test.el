@@ -12,10 +12,16 @@
 (require 'cl-lib)
 (require 'quire)
 
-;; The tests' own requests (a probe editor's `document/open', say) wait 30 s, not jsonrpc's
-;; 10: under a whole `swift test' run on two cores a daemon's answer took longer once, and the
-;; test then failed on the wait, not on what it checks.
-(setq jsonrpc-default-request-timeout 30)
+;; Every connection a test makes gets a name of its own.  jsonrpc (Emacs 28) keeps a
+;; connection's unread bytes in a buffer named after it, " *NAME output*": two live
+;; connections of one name share that buffer, and when both are sent a message at once, one
+;; filter deletes the other's bytes.  Two editors named "editor" on one document lost a reply
+;; that way (a `document/text' "Timed out", though the daemon had answered in a millisecond).
+(defvar quire-test--connections 0 "How many connections the tests have named.")
+
+(defun quire-test--unique-name (name)
+  "NAME with a number no other connection of these tests has."
+  (format "%s-%d" name (cl-incf quire-test--connections)))
 
 (defvar quire-test--other nil "The second editor's connection.")
 
@@ -44,7 +50,7 @@
          (quire-command (list binary "attach" socket)))
     (setq quire-test--other
           (jsonrpc-process-connection
-           :name "other"
+           :name (quire-test--unique-name "other")
            :process (make-process :name "other" :command (list binary "attach" socket) :connection-type 'pipe
                                   :coding 'utf-8-emacs-unix :noquery t)
            :notification-dispatcher #'ignore :request-dispatcher #'ignore))
@@ -126,7 +132,7 @@
 (defun quire-test--daemon-text-at (binary socket uri)
   "URI's text in the daemon at SOCKET, asked through a fresh connection; nil if absent."
   (let* ((connection (jsonrpc-process-connection
-                      :name "probe"
+                      :name (quire-test--unique-name "probe")
                       :process (make-process :name "probe" :command (list binary "attach" socket)
                                              :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
                       :notification-dispatcher #'ignore :request-dispatcher #'ignore)))
@@ -181,7 +187,7 @@ client stops and the daemon is killed, even when BODY fails."
 (defun quire-test--probe (socket)
   "A second editor on the daemon at SOCKET, initialized."
   (let ((connection (jsonrpc-process-connection
-                     :name "probe"
+                     :name (quire-test--unique-name "probe")
                      :process (make-process :name "probe" :command (list (getenv "QUIRE_BINARY") "attach" socket)
                                             :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
                      :notification-dispatcher #'ignore :request-dispatcher #'ignore)))
@@ -1052,7 +1058,7 @@ running and refuses to write to it.)"
     (should (quire-test--wait (lambda () (equal (quire-test--daemon-text-at binary socket "nested.el.txt")
                                                 "one <A1>\ntwo f(x)\n"))))
     (let* ((foreign (jsonrpc-process-connection
-                     :name "foreign"
+                     :name (quire-test--unique-name "foreign")
                      :process (make-process :name "foreign" :command (list "python3" "-c" quire-test--foreign-server)
                                             :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)
                      :notification-dispatcher #'ignore :request-dispatcher #'ignore))
@@ -1182,7 +1188,7 @@ Its revision (how many daemon edits it was sent) is its process's `revision'."
   (let* ((process (make-process :name "editor" :command (list (getenv "QUIRE_BINARY") "attach" socket)
                                 :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t))
          (connection (jsonrpc-process-connection
-                      :name "editor" :process process
+                      :name (quire-test--unique-name "editor") :process process
                       :notification-dispatcher
                       (lambda (_connection method params)
                         ;; As a client applies them: only one based on every edit it sent (the
@@ -2022,7 +2028,7 @@ and stops when this Emacs moves."
             (quire--send-cursor)
             ;; Otto, under a name no other test's editor left on this daemon has.
             (setq otto (jsonrpc-process-connection
-                        :name "otto" :notification-dispatcher #'ignore :request-dispatcher #'ignore
+                        :name (quire-test--unique-name "otto") :notification-dispatcher #'ignore :request-dispatcher #'ignore
                         :process (make-process :name "otto" :command (list binary "attach" socket)
                                                :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t)))
             (jsonrpc-request otto :initialize '(:user (:name "otto-who") :capabilities (:general (:positionEncodings ["utf-32"]))))
@@ -2113,7 +2119,7 @@ listens for more editors at the data directory's editor socket."
          (outside (file-truename (make-temp-file "quire-outside" nil ".txt" "not shared\n")))
          (host-process (make-process :name "host" :command (list binary) :connection-type 'pipe
                                      :coding 'utf-8-emacs-unix :noquery t))
-         (host (jsonrpc-process-connection :name "host" :process host-process
+         (host (jsonrpc-process-connection :name (quire-test--unique-name "host") :process host-process
                                            :notification-dispatcher #'ignore :request-dispatcher #'ignore))
          (key nil))
     (make-directory (concat dir "src"))
@@ -2246,7 +2252,7 @@ listens for more editors at the data directory's editor socket."
   "A daemon of a test's own named NAME, started as an editor starts one
 \(BINARY with ARGUMENTS, its stdio ours), initialized."
   (let ((connection (jsonrpc-process-connection
-                     :name name
+                     :name (quire-test--unique-name name)
                      :process (make-process :name name :command (cons binary arguments) :connection-type 'pipe
                                             :coding 'utf-8-emacs-unix :noquery t)
                      :notification-dispatcher #'ignore :request-dispatcher #'ignore)))
