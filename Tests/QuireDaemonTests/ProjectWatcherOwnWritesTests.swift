@@ -147,6 +147,16 @@ import Testing
         watcher.expect(actions)
         try disk.perform(actions)
         watcher.passDone()
-        #expect(watcher.takeEvents() == !draining, draining ? "read as it went: every event its own" : "the queue overflowed")
+        let changed = watcher.takeEvents()
+        let overflowed = watcher.lastChange.contains { $0.mask & UInt32(IN_Q_OVERFLOW) != 0 }
+        if draining {
+            // A process another test spawns just then holds a copy of a file the pass had open
+            // until its `exec`, so that file's close comes late, after its rename: a close-write
+            // of the file's own name. That is neither an overflow nor anyone else's write.
+            let notLateCloses = watcher.lastChange.filter { $0.mask != UInt32(IN_CLOSE_WRITE) }
+            #expect(!changed || notLateCloses.isEmpty, "read as it went: every event its own, but \(watcher.lastChange)")
+        } else {
+            #expect(changed && overflowed, "the queue overflowed: \(watcher.lastChange)")
+        }
     }
 }

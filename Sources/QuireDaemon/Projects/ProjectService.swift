@@ -155,7 +155,10 @@ final class ProjectService: ProjectFrames {
     func diskRound(_ project: SharedProject, rescanDue: Bool) {
         if rescanDue { project.needsScan = true }
         guard project.active, project.passInFlight == nil else { return }
-        if project.watcher?.takeEvents() == true { project.needsScan = true }
+        if let watcher = project.watcher, watcher.takeEvents() {
+            project.needsScan = true
+            logger.debug("project \(project.key): scanning, the watch saw \(watcher.lastChange.map(\.description).joined(separator: ", "))")
+        }
         if project.needsScan { scanDisk(project) }
         syncDisk(project)
     }

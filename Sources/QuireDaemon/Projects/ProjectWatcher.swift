@@ -40,6 +40,24 @@ final class ProjectWatcher: @unchecked Sendable {
     private var expectedGone: Set<String> = []
     /// Whether an event read so far was not a pass's own.
     private var foreign = false
+    /// The first events since the last `takeEvents` that were not a pass's own (at most 8).
+    private var foreignEvents: [ForeignEvent] = []
+    /// Those the last `takeEvents` that said "changed" read: why the project is scanned.
+    private var lastForeign: [ForeignEvent] = []
+
+    /// An event that was not a disk pass's own: its inotify mask, and the name it carried
+    /// (relative to the project root; empty for the queue's overflow). For the log and tests.
+    struct ForeignEvent: Equatable, CustomStringConvertible {
+        let mask: UInt32
+        let path: String
+        var description: String {
+            let kinds: [(Int32, String)] = [(IN_Q_OVERFLOW, "overflow"), (IN_CREATE, "create"), (IN_DELETE, "delete"), (IN_MODIFY, "modify"),
+                                            (IN_CLOSE_WRITE, "close-write"), (IN_MOVED_FROM, "moved-from"), (IN_MOVED_TO, "moved-to"),
+                                            (IN_ATTRIB, "attrib"), (IN_IGNORED, "watch-ended")]
+            let named = kinds.filter { mask & UInt32($0.0) != 0 }.map(\.1).joined(separator: "+")
+            return "\(named.isEmpty ? "mask \(mask)" : named) \(DisplayText.clean(path, limit: 200))"
+        }
+    }
 
     private struct Expected: Hashable {
         let folder: String
@@ -158,7 +176,17 @@ final class ProjectWatcher: @unchecked Sendable {
         if ownCookies.count > 4096 { ownCookies = [] }
         let changed = foreign
         foreign = false
+        if changed { lastForeign = foreignEvents }
+        foreignEvents = []
         return changed
+    }
+
+    /// Why the last `takeEvents` that said so saw a change: the first events (at most 8) that
+    /// were not a disk pass's own.
+    var lastChange: [ForeignEvent] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lastForeign
     }
 
     /// Reads every queued event, judging each (under the lock); whether there was any.
@@ -191,7 +219,14 @@ final class ProjectWatcher: @unchecked Sendable {
             guard length >= 0, nameStart + length <= bytes.endIndex else { return false }
             let name = bytes[nameStart..<(nameStart + length)].prefix { $0 != 0 }
             offset = nameStart + length
-            if !isOwn(watch: watch, mask: mask, cookie: cookie, name: name) { own = false }
+            let folder = folders[watch] ?? ""   // before `isOwn`, which forgets an ended watch's
+            if !isOwn(watch: watch, mask: mask, cookie: cookie, name: name) {
+                own = false
+                if foreignEvents.count < 8 {
+                    let text = String(decoding: name, as: UTF8.self)
+                    foreignEvents.append(ForeignEvent(mask: mask, path: folder.isEmpty || text.isEmpty ? folder + text : folder + "/" + text))
+                }
+            }
         }
         return own
     }
