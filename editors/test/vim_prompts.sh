@@ -7,6 +7,8 @@
 # next all land in the buffer and no "Press ENTER" is on the screen.
 # Usage: editors/test/vim_prompts.sh [path/to/quire]   (needs tmux, vim)
 set -euo pipefail
+# A command that fails outside `fail` (set -e) says which, rather than ending the run silently.
+trap 'echo "FAIL vim_prompts: line $LINENO: \"$BASH_COMMAND\" exited with status $?"' ERR
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 quire="${1:-$root/.build/debug/quire}"

@@ -54,7 +54,10 @@ for test in "$here"/$pattern; do
 done
 # Vim in a real terminal, by keystrokes: no message asks for ENTER (needs tmux).
 if [[ "$pattern" == "test_*.vim" ]] && command -v tmux >/dev/null; then
-  timeout 120 "$root/editors/test/vim_prompts.sh" "$quire" || failed=$((failed + 1))
+  status=0
+  timeout 120 "$root/editors/test/vim_prompts.sh" "$quire" || status=$?
+  if [ "$status" -eq 124 ]; then echo "FAIL vim_prompts.sh: still running after 120 s"; fi
+  if [ "$status" -ne 0 ]; then failed=$((failed + 1)); fi
 fi
 [ -f "$QUIRE_TEST_LOG" ] && [ "$failed" -gt 0 ] && { echo "client log:"; cat "$QUIRE_TEST_LOG"; }
 exit "$failed"
