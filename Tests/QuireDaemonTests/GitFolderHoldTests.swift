@@ -4,7 +4,8 @@ import QuireProject
 import QuireTestSupport
 import Testing
 
-/// A partner's files never make a git repository on this machine's disk, nor change one there:
+/// A partner's files never make a git repository on this machine's disk, nor change one there
+/// (`ProjectWriter`'s rule 5):
 /// git obeys a repository's `config` (`core.fsmonitor` names a command it runs) wherever a person
 /// or a shell prompt runs git, and a folder holding `HEAD`, `objects/` and `refs/` is one. The
 /// files stay documents, shared with everyone else; ordinary files named `HEAD` are written.
@@ -42,36 +43,42 @@ import Testing
     @Test func aPartnersBareRepositoryIsNotMadeOnTheHostsDisk() throws {
         let log = LogCapture()
         let (net, host, joiner, root, copy, keep) = try pair([:], name: "git-bare", port: 48_880, log: log)
-        try writeOnJoiner(["evil/HEAD": Array("ref: refs/heads/main\n".utf8), "evil/config": Self.config,
-                           "evil/objects/info/packs": Array("\n".utf8), "evil/refs/heads/main": Array(String(repeating: "ab", count: 20).utf8 + [0x0A]),
-                           "detached/HEAD": Array((String(repeating: "0f", count: 20) + "\n").utf8), "plain.txt": Array("plain\n".utf8)],
-                          in: copy, of: joiner)
-        #expect(ProjectPeerTests.settle(net, [host, joiner]) { ProjectFixture.read(root + "/plain.txt") == "plain\n" })
+        let files = ["evil/HEAD": Array("ref: refs/heads/main\n".utf8), "evil/config": Self.config,
+                     "evil/objects/info/packs": Array("\n".utf8), "evil/refs/heads/main": Array(String(repeating: "ab", count: 20).utf8 + [0x0A]),
+                     "detached/HEAD": Array((String(repeating: "0f", count: 20) + "\n").utf8), "detached/objects/x": Array("x\n".utf8),
+                     "detached/refs/x": Array("x\n".utf8), "plain.txt": Array("plain\n".utf8)]
+        try writeOnJoiner(files, in: copy, of: joiner)
         let project = try #require(host.projects.projects.values.first)
-        for path in ["evil/HEAD", "evil/config", "evil/objects/info/packs", "evil/refs/heads/main", "detached/HEAD"] {
-            #expect(project.view.files[try ProjectPath(path)] != nil, "the tree has \(path)")
+        #expect(ProjectPeerTests.settle(net, [host, joiner]) {
+            ProjectFixture.read(root + "/plain.txt") == "plain\n" && ProjectFixture.read(root + "/detached/refs/x") == "x\n"
+                && ProjectFixture.read(root + "/evil/refs/heads/main") != nil && ProjectFixture.read(root + "/evil/config") != nil
+                && files.keys.allSatisfy { path in (try? ProjectPath(path)).map { project.view.files[$0] != nil } ?? false }
+        }, "every file is in the host's tree, and all but the HEADs on its disk")
+        for path in ["evil/HEAD", "detached/HEAD"] {
             #expect(!FileManager.default.fileExists(atPath: root + "/" + path), "\(path) is not made on the host's disk")
+            #expect(log.all.contains { $0.contains("\(path) not written: it would make or change a git repository") }, "\(log.all.suffix(5))")
         }
-        #expect(log.all.contains { $0.contains("evil/HEAD not written: it is a HEAD file") }, "\(log.all.suffix(5))")
-        #expect(log.all.contains { $0.contains("evil/config not written: it is in evil, which git takes for a repository") })
+        for folder in ["evil", "detached"] {
+            #expect(GitCheck.takesForRepository(root + "/" + folder) != true, "git does not take \(folder) for a repository")
+        }
         _ = keep
     }
 
     /// A repository the person keeps in the project (a test fixture, say): a partner's change to
-    /// its `config` does not reach the disk. On a joiner, a host's repository is not made at all.
+    /// its `config` does not reach the disk. On a joiner, a host's repository is not made.
     @Test func aRepositoryInTheProjectIsNeitherChangedNorCopiedByAPartner() throws {
         let log = LogCapture()
         let fixture = ["fixture.git/HEAD": Array("ref:  refs/heads/main\n".utf8), "fixture.git/config": Array("[core]\n\tbare = true\n".utf8),
                        "fixture.git/objects/info/packs": Array("\n".utf8), "fixture.git/refs/heads/main": Array("x\n".utf8)]
         let (net, host, joiner, root, copy, keep) = try pair(fixture, name: "git-fixture", port: 48_900, log: log)
-        for path in fixture.keys {
-            #expect(!FileManager.default.fileExists(atPath: copy + "/" + path), "the host's \(path) is not made on the joiner's disk")
-        }
+        #expect(GitCheck.takesForRepository(root + "/fixture.git") != false, "git takes the host's fixture for a repository")
+        #expect(ProjectPeerTests.settle(net, [host, joiner]) { ProjectFixture.read(copy + "/fixture.git/config") != nil })
+        #expect(!FileManager.default.fileExists(atPath: copy + "/fixture.git/HEAD"), "the host's HEAD is not made on the joiner's disk")
+        #expect(GitCheck.takesForRepository(copy + "/fixture.git") != true, "so git takes no folder of the joiner's for a repository")
         // The joiner's person changes the repository's config through their editor.
         let joined = try #require(joiner.projects.projects.values.first)
         let joinedConfig = try #require(joined.view.files[try ProjectPath("fixture.git/config")])
         let editor = keep.1
-        #expect(ProjectPeerTests.settle(net, [host, joiner]) { joiner.registry.document(joined.uri(of: joinedConfig)) != nil })
         editor.open(joined.uri(of: joinedConfig), text: "")
         #expect(editor.string == "[core]\n\tbare = true\n")
         editor.edit(editor.text.count..<editor.text.count, with: "\tfsmonitor = \"touch /tmp/quire-pwned\"\n")
@@ -82,8 +89,10 @@ import Testing
             ProjectFixture.read(root + "/plain.txt") == "plain\n"
                 && host.registry.document(project.uri(of: config))?.text.string.contains("fsmonitor") == true
         }, "the partner's change is in the host's document")
+        #expect(ProjectPeerTests.settle(net, [host, joiner]) {
+            log.all.contains { $0.contains("fixture.git/config not written: it would make or change a git repository") }
+        }, "\(log.all.suffix(5))")
         #expect(ProjectFixture.read(root + "/fixture.git/config") == "[core]\n\tbare = true\n", "but not on its disk")
-        #expect(log.all.contains { $0.contains("fixture.git/config not written: it is in fixture.git, which git takes for a repository") })
         _ = keep
     }
 

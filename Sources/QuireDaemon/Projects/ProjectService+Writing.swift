@@ -29,8 +29,6 @@ extension ProjectService {
         var ignored = ignoreLookup(in: project)
         // The folders of what is on disk, made when a file goes to a new path (`foldersPastBound`).
         var folders: Set<String>?
-        // Whether each folder looked at is in a git repository (`gitFolderVerdict`).
-        var gitFolders: [String: GitFolderVerdict] = [:]
         // Every file after a change of the tree or a scan, else those whose inputs changed.
         let all = project.passAll
         let looked = all ? Set(view.paths.keys) : project.passFiles
@@ -87,18 +85,6 @@ extension ProjectService {
             if last?.path != path, let why = Self.misleadingName(path) {
                 holdMisleading(file, at: path, why: why, revision: document.revision, in: project)
                 continue
-            }
-            // Nor does a partner's file make or change a git repository (`gitFolderVerdict`).
-            if last?.path != path || last?.text != text {
-                switch gitFolderVerdict(path, text: text, in: project, verdicts: &gitFolders) {
-                case .write: break
-                case .wait:
-                    project.passFiles.insert(file)
-                    continue
-                case .hold(let why):
-                    holdGitFolder(file, at: path, why: why, revision: document.revision, in: project)
-                    continue
-                }
             }
             if last?.path != path {
                 var known = folders ?? Set(project.known.values.flatMap(\.path.ancestors))

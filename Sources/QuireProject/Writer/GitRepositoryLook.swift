@@ -6,7 +6,7 @@
 /// git at every `cd`), and a `config` can name commands git runs (`core.fsmonitor`), so a
 /// partner's files must never make one on this machine's disk, nor change one already there.
 ///
-/// Guarantees: pure; looks at no more than git does (the first 256 bytes of `HEAD`).
+/// Guarantees: pure; looks at no more than git does (the first 255 bytes of `HEAD`).
 public enum GitRepositoryLook {
     /// Whether `name` is `HEAD` in any ASCII letter case (a folder on a case-insensitive
     /// filesystem finds `head` as `HEAD`).
@@ -15,12 +15,13 @@ public enum GitRepositoryLook {
     }
 
     /// Whether git would take `text`, a `HEAD` file's, for a repository's HEAD: `ref:`, white
-    /// space, then `refs/`; or a commit's name, 40 hex digits first.
+    /// space (git's: space, tab, line feed, carriage return), then `refs/`; or a commit's name,
+    /// 40 hex digits first.
     public static func looksLikeHead(_ text: String) -> Bool {
-        let bytes = Array(text.utf8.prefix(256))
+        let bytes = Array(text.utf8.prefix(255))
         let ref = Array("ref:".utf8)
         if bytes.starts(with: ref) {
-            let rest = bytes.dropFirst(ref.count).drop { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            let rest = bytes.dropFirst(ref.count).drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
             return rest.starts(with: "refs/".utf8)
         }
         return bytes.count >= 40 && bytes.prefix(40).allSatisfy { byte in

@@ -26,7 +26,12 @@ public protocol ProjectDisk {
 /// 3. nothing is written at a path with a symbolic link, a file or a special file on its way, or
 ///    over anything but a regular file (paths are `ProjectPath`s, so never outside the root);
 /// 4. removals come first, then renames (a cycle goes through a temporary name), then writes,
-///    then the removal of folders a removal or rename emptied (only if nothing at all is left).
+///    then the removal of folders a removal or rename emptied (only if nothing at all is left);
+/// 5. nothing makes or changes a git repository (`GitRepositoryLook`): no file named `HEAD`
+///    whose text git would take for a repository's is written or moved into place, and nothing
+///    is written or moved into a folder (the root included) whose `HEAD` on disk git would take,
+///    or could (a link, or a file that is not UTF-8 text), held as `gitRepository`. Every write
+///    a pass makes is a partner's change, and git obeys a repository's `config`.
 ///
 /// Pure: it reads `ProjectDisk` and returns a `Plan`; `DiskProject` carries plans out, each write
 /// atomically (a temporary file renamed into place).
@@ -64,6 +69,8 @@ public enum ProjectWriter {
         case notAFile
         /// Another file is at the path and is not moving away.
         case occupied
+        /// The file would make or change a git repository (rule 5).
+        case gitRepository
     }
 
     /// What to do, in order, and what the daemon will know of each file once it is done.
@@ -123,6 +130,37 @@ private struct Planner<Disk: ProjectDisk> {
         let found = entry(path)
         folders.entries[folder] = found
         return found
+    }
+
+    /// Why `text` may not be put at `path` by a write or a move, nil when it may: an `obstacle`,
+    /// or a git repository it would make or change (rule 5).
+    func obstacle(_ path: ProjectPath, text: String) -> ProjectWriter.Hold? {
+        if GitRepositoryLook.isHeadName(path.name), GitRepositoryLook.looksLikeHead(text) { return .gitRepository }
+        if let obstacle = obstacle(path) { return obstacle }
+        return inRepository(path) ? .gitRepository : nil
+    }
+
+    /// Whether a folder `path` is in (the root included) holds a `HEAD` git would take, or could,
+    /// for a repository's. Each folder is looked at once per plan: only the removals, which come
+    /// first, can change what a folder's `HEAD` is, as every other step is held by this rule.
+    func inRepository(_ path: ProjectPath) -> Bool {
+        for folder in [""] + path.ancestors {
+            if let known = folders.repositories[folder] {
+                if known { return true }
+                continue
+            }
+            var found = false
+            if let head = try? ProjectPath(folder.isEmpty ? "HEAD" : folder + "/HEAD") {
+                switch entry(head) {
+                case .symbolicLink: found = true
+                case .file(let text): found = text.map(GitRepositoryLook.looksLikeHead) ?? true
+                case .absent, .folder, .other: found = false
+                }
+            }
+            folders.repositories[folder] = found
+            if found { return true }
+        }
+        return false
     }
 
     /// Why nothing may be put at `path`, nil when a file may go there (absent or a regular file).
@@ -219,7 +257,7 @@ private struct Planner<Disk: ProjectDisk> {
                 hold(file, .changedOnDisk)
                 continue
             }
-            if let obstacle = obstacle(target.path) { hold(file, obstacle); continue }
+            if let obstacle = obstacle(target.path, text: known.text) { hold(file, obstacle); continue }
             pending.append((file, known.path, target.path))
         }
         var temporaryCount = 0
@@ -264,7 +302,7 @@ private struct Planner<Disk: ProjectDisk> {
                 continue
             }
             if open.contains(target.path) { hold(file, .openInEditor); continue }
-            if let obstacle = obstacle(target.path) { hold(file, obstacle); continue }
+            if let obstacle = obstacle(target.path, text: target.text) { hold(file, obstacle); continue }
             switch current {
             case .absent:
                 break
@@ -284,4 +322,6 @@ private struct Planner<Disk: ProjectDisk> {
 /// by its copies).
 private final class FolderEntries {
     var entries: [String: DiskEntry] = [:]
+    /// Whether each folder looked at holds a repository's `HEAD` (`inRepository`).
+    var repositories: [String: Bool] = [:]
 }

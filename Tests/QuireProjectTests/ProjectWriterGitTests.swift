@@ -1,0 +1,76 @@
+import QuireProject
+import ReplicatingTypes
+import Testing
+
+/// The writer's rule 5: no plan makes or changes a git repository. A `HEAD` git would take is
+/// never written or moved into place, and nothing goes into a folder whose `HEAD` on disk git
+/// takes (or could: a link, a file that is not UTF-8 text), whatever the tree says is there.
+@Suite struct ProjectWriterGitTests {
+    let f1 = FileID(replica: ReplicaID(1), serial: 1)
+    let f2 = FileID(replica: ReplicaID(1), serial: 2)
+    let f3 = FileID(replica: ReplicaID(1), serial: 3)
+    let head = "ref: refs/heads/main\n"
+
+    func wanted(_ pairs: [(FileID, String, String)]) throws -> [FileID: ProjectWriter.Wanted] {
+        var result: [FileID: ProjectWriter.Wanted] = [:]
+        for (file, path, text) in pairs { result[file] = ProjectWriter.Wanted(path: try ProjectPath(path), text: text) }
+        return result
+    }
+
+    @Test func aHeadGitWouldTakeIsNeverWrittenAnOrdinaryOneIs() throws {
+        var disk = MemoryDisk()
+        let want = try wanted([(f1, "evil/HEAD", head), (f2, "evil/config", "[core]\n\tfsmonitor = x\n"), (f3, "notes/HEAD", "# Heading <A17>\n")])
+        let plan = ProjectWriter.plan(wanted: want, known: [:], open: [], disk: disk)
+        #expect(plan.held == [f1: .gitRepository])
+        disk.perform(plan.actions)
+        #expect(disk.entries["evil/HEAD"] == nil && disk.entries["evil/config"] != nil && disk.entries["notes/HEAD"] != nil)
+        // The same HEAD under a name git finds on a case-insensitive disk, and at the root.
+        for path in ["evil/head", "HEAD"] {
+            let again = ProjectWriter.plan(wanted: try wanted([(f1, path, String(repeating: "0f", count: 20))]), known: [:], open: [], disk: disk)
+            #expect(again.held == [f1: .gitRepository], "\(path)")
+        }
+    }
+
+    @Test func nothingGoesIntoAFolderWhoseHeadOnDiskGitTakes() throws {
+        for headEntry in [DiskEntry.file(head), .symbolicLink, .file(nil)] {
+            let disk = MemoryDisk(entries: ["repo.git/HEAD": headEntry, "repo.git/config": .file("[core]\n")])
+            let known = try wanted([(f2, "repo.git/config", "[core]\n")])
+            let want = try wanted([(f2, "repo.git/config", "[core]\n\tfsmonitor = x\n"), (f3, "repo.git/sub/commondir", "../../evil\n")])
+            let plan = ProjectWriter.plan(wanted: want, known: known, open: [], disk: disk)
+            #expect(plan.actions.isEmpty, "\(headEntry)")
+            #expect(plan.held == [f2: .gitRepository, f3: .gitRepository], "\(headEntry)")
+        }
+        // A root that is a repository's takes nothing either.
+        let root = MemoryDisk(entries: ["HEAD": .file(head)])
+        #expect(ProjectWriter.plan(wanted: try wanted([(f1, "a.txt", "a")]), known: [:], open: [], disk: root).held == [f1: .gitRepository])
+    }
+
+    /// The tree moving the person's `HEAD` away does not open their repository: the move is held
+    /// (it would put a repository's HEAD elsewhere), so the folder still holds it on disk.
+    @Test func movingTheHeadAwayInTheTreeOpensNothing() throws {
+        let disk = MemoryDisk(entries: ["repo.git/HEAD": .file(head), "repo.git/objects/x": .file("x")])
+        let known = try wanted([(f1, "repo.git/HEAD", head)])
+        for away in ["elsewhere/HEAD", "repo.git/HEAD.old"] {
+            let want = try wanted([(f1, away, head), (f2, "repo.git/commondir", "../evil\n")])
+            let plan = ProjectWriter.plan(wanted: want, known: known, open: [], disk: disk)
+            #expect(plan.actions.isEmpty, "\(away)")
+            #expect(plan.held[f2] == .gitRepository, "\(away)")
+        }
+        // A file the tree moves onto a HEAD's name with a HEAD's text is held too.
+        let plain = MemoryDisk(entries: ["notes/a.txt": .file(head)])
+        let onto = ProjectWriter.plan(wanted: try wanted([(f3, "notes/HEAD", head)]), known: try wanted([(f3, "notes/a.txt", head)]), open: [], disk: plain)
+        #expect(onto.held == [f3: .gitRepository] && onto.actions.isEmpty)
+    }
+
+    /// Once the tree deletes the repository's HEAD and the removal is planned (removals come
+    /// first), the folder is an ordinary one again.
+    @Test func aFolderWhoseHeadTheTreeRemovesTakesFilesAgain() throws {
+        var disk = MemoryDisk(entries: ["repo.git/HEAD": .file(head), "repo.git/config": .file("[core]\n")])
+        let known = try wanted([(f1, "repo.git/HEAD", head), (f2, "repo.git/config", "[core]\n")])
+        let want = try wanted([(f2, "repo.git/config", "[core]\n\tbare = true\n")])
+        let plan = ProjectWriter.plan(wanted: want, known: known, open: [], disk: disk)
+        #expect(plan.held.isEmpty)
+        disk.perform(plan.actions)
+        #expect(disk.entries["repo.git/HEAD"] == nil && disk.entries["repo.git/config"] == .file("[core]\n\tbare = true\n"))
+    }
+}
