@@ -149,6 +149,12 @@ private struct Planner<Disk: ProjectDisk> {
                 if known { return true }
                 continue
             }
+            // A folder not on disk when the plan began holds only what the plan puts there
+            // (`obstacle` looked it up first), and this rule holds any HEAD git would take.
+            if !folder.isEmpty, folders.entries[folder] == .absent {
+                folders.repositories[folder] = false
+                continue
+            }
             var found = false
             if let head = try? ProjectPath(folder.isEmpty ? "HEAD" : folder + "/HEAD") {
                 switch entry(head) {
