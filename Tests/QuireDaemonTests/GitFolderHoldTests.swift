@@ -56,7 +56,7 @@ import Testing
         }, "every file is in the host's tree, and all but the HEADs on its disk")
         for path in ["evil/HEAD", "detached/HEAD"] {
             #expect(!FileManager.default.fileExists(atPath: root + "/" + path), "\(path) is not made on the host's disk")
-            #expect(log.all.contains { $0.contains("\(path) not written: it would make or change a git repository") }, "\(log.all.suffix(5))")
+            #expect(log.all.contains { $0.contains("\(path) not written: it would make or change a version-control repository") }, "\(log.all.suffix(5))")
         }
         for folder in ["evil", "detached"] {
             #expect(GitCheck.takesForRepository(root + "/" + folder) != true, "git does not take \(folder) for a repository")
@@ -90,7 +90,7 @@ import Testing
                 && host.registry.document(project.uri(of: config))?.text.string.contains("fsmonitor") == true
         }, "the partner's change is in the host's document")
         #expect(ProjectPeerTests.settle(net, [host, joiner]) {
-            log.all.contains { $0.contains("fixture.git/config not written: it would make or change a git repository") }
+            log.all.contains { $0.contains("fixture.git/config not written: it would make or change a version-control repository") }
         }, "\(log.all.suffix(5))")
         #expect(ProjectFixture.read(root + "/fixture.git/config") == "[core]\n\tbare = true\n", "but not on its disk")
         _ = keep

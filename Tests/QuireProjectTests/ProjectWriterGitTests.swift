@@ -21,13 +21,13 @@ import Testing
         var disk = MemoryDisk()
         let want = try wanted([(f1, "evil/HEAD", head), (f2, "evil/config", "[core]\n\tfsmonitor = x\n"), (f3, "notes/HEAD", "# Heading <A17>\n")])
         let plan = ProjectWriter.plan(wanted: want, known: [:], open: [], disk: disk)
-        #expect(plan.held == [f1: .gitRepository])
+        #expect(plan.held == [f1: .repository])
         disk.perform(plan.actions)
         #expect(disk.entries["evil/HEAD"] == nil && disk.entries["evil/config"] != nil && disk.entries["notes/HEAD"] != nil)
         // The same HEAD under a name git finds on a case-insensitive disk, and at the root.
         for path in ["evil/head", "HEAD"] {
             let again = ProjectWriter.plan(wanted: try wanted([(f1, path, String(repeating: "0f", count: 20))]), known: [:], open: [], disk: disk)
-            #expect(again.held == [f1: .gitRepository], "\(path)")
+            #expect(again.held == [f1: .repository], "\(path)")
         }
     }
 
@@ -38,11 +38,11 @@ import Testing
             let want = try wanted([(f2, "repo.git/config", "[core]\n\tfsmonitor = x\n"), (f3, "repo.git/sub/commondir", "../../evil\n")])
             let plan = ProjectWriter.plan(wanted: want, known: known, open: [], disk: disk)
             #expect(plan.actions.isEmpty, "\(headEntry)")
-            #expect(plan.held == [f2: .gitRepository, f3: .gitRepository], "\(headEntry)")
+            #expect(plan.held == [f2: .repository, f3: .repository], "\(headEntry)")
         }
         // A root that is a repository's takes nothing either.
         let root = MemoryDisk(entries: ["HEAD": .file(head)])
-        #expect(ProjectWriter.plan(wanted: try wanted([(f1, "a.txt", "a")]), known: [:], open: [], disk: root).held == [f1: .gitRepository])
+        #expect(ProjectWriter.plan(wanted: try wanted([(f1, "a.txt", "a")]), known: [:], open: [], disk: root).held == [f1: .repository])
     }
 
     /// The tree moving the person's `HEAD` away does not open their repository: the move is held
@@ -54,12 +54,12 @@ import Testing
             let want = try wanted([(f1, away, head), (f2, "repo.git/commondir", "../evil\n")])
             let plan = ProjectWriter.plan(wanted: want, known: known, open: [], disk: disk)
             #expect(plan.actions.isEmpty, "\(away)")
-            #expect(plan.held[f2] == .gitRepository, "\(away)")
+            #expect(plan.held[f2] == .repository, "\(away)")
         }
         // A file the tree moves onto a HEAD's name with a HEAD's text is held too.
         let plain = MemoryDisk(entries: ["notes/a.txt": .file(head)])
         let onto = ProjectWriter.plan(wanted: try wanted([(f3, "notes/HEAD", head)]), known: try wanted([(f3, "notes/a.txt", head)]), open: [], disk: plain)
-        #expect(onto.held == [f3: .gitRepository] && onto.actions.isEmpty)
+        #expect(onto.held == [f3: .repository] && onto.actions.isEmpty)
     }
 
     /// Once the tree deletes the repository's HEAD and the removal is planned (removals come
@@ -72,5 +72,37 @@ import Testing
         #expect(plan.held.isEmpty)
         disk.perform(plan.actions)
         #expect(disk.entries["repo.git/HEAD"] == nil && disk.entries["repo.git/config"] == .file("[core]\n\tbare = true\n"))
+    }
+}
+
+/// Rule 5 for other version-control systems: nothing is written or moved into their repository
+/// folders (Mercurial's `.hg/hgrc` names hooks it runs), in any letter case; a folder merely
+/// named like one elsewhere in a name is written as any other.
+@Suite struct ProjectWriterRepositoryFolderTests {
+    let f1 = FileID(replica: ReplicaID(1), serial: 1)
+    let f2 = FileID(replica: ReplicaID(1), serial: 2)
+    let f3 = FileID(replica: ReplicaID(1), serial: 3)
+
+    @Test func nothingGoesIntoAnotherSystemsRepositoryFolder() throws {
+        var disk = MemoryDisk(entries: [".hg/hgrc": .file("[ui]\n"), "a.txt": .file("a\n")])
+        let known = [f1: ProjectWriter.Wanted(path: try ProjectPath(".hg/hgrc"), text: "[ui]\n"),
+                     f2: ProjectWriter.Wanted(path: try ProjectPath("a.txt"), text: "a\n")]
+        var want = known
+        want[f1]?.text = "[hooks]\npre-status = touch /tmp/quire-pwned\n"
+        want[f2]?.path = try ProjectPath("sub/.JJ/repo/config.toml")   // a move into one
+        want[f3] = ProjectWriter.Wanted(path: try ProjectPath("vendor/_darcs/prefs/defaults"), text: "apply posthook x\n")
+        let plan = ProjectWriter.plan(wanted: want, known: known, open: [], disk: disk)
+        #expect(plan.actions.isEmpty)
+        #expect(plan.held == [f1: .repository, f2: .repository, f3: .repository])
+        let ordinary = [f3: ProjectWriter.Wanted(path: try ProjectPath("docs/.hgignore-notes/hg.txt"), text: "f(x)\n")]
+        let written = ProjectWriter.plan(wanted: ordinary, known: [:], open: [], disk: disk)
+        #expect(written.held.isEmpty)
+        disk.perform(written.actions)
+        #expect(disk.entries["docs/.hgignore-notes/hg.txt"] == .file("f(x)\n"))
+    }
+
+    @Test func theNamesMatchInAnyLetterCase() {
+        #expect(RepositoryFolders.isMetadataName(".hg") && RepositoryFolders.isMetadataName(".Hg") && RepositoryFolders.isMetadataName("_DARCS"))
+        #expect(!RepositoryFolders.isMetadataName(".hgignore") && !RepositoryFolders.isMetadataName("hg") && !RepositoryFolders.isMetadataName(".h"))
     }
 }

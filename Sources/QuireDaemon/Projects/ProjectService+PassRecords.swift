@@ -59,8 +59,8 @@ extension ProjectService {
                 if hold == .openInEditor { project.heldOpen.insert(file) }
                 if let written = documents[file], let path = wanted[file]?.path {
                     project.heldAt[file] = (written.revision, path)
-                    if hold == .gitRepository {
-                        logger.warning("project \(project.key): \(DisplayText.clean(path.string, limit: 200)) not written: it would make or change a git repository (a HEAD that names a branch or commit, or a file in a folder that holds one), and git obeys a repository's config")
+                    if hold == .repository {
+                        logger.warning("project \(project.key): \(DisplayText.clean(path.string, limit: 200)) not written: it would make or change a version-control repository (a git HEAD that names a branch or commit, a file in a folder that holds one, or one in \(RepositoryFolders.names.joined(separator: ", "))), whose configuration can name commands to run")
                     } else {
                         logger.info("project \(project.key): \(DisplayText.clean(path.string)) not written: \(hold)")
                     }

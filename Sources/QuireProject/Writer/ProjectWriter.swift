@@ -27,11 +27,13 @@ public protocol ProjectDisk {
 ///    over anything but a regular file (paths are `ProjectPath`s, so never outside the root);
 /// 4. removals come first, then renames (a cycle goes through a temporary name), then writes,
 ///    then the removal of folders a removal or rename emptied (only if nothing at all is left);
-/// 5. nothing makes or changes a git repository (`GitRepositoryLook`): no file named `HEAD`
-///    whose text git would take for a repository's is written or moved into place, and nothing
-///    is written or moved into a folder (the root included) whose `HEAD` on disk git would take,
-///    or could (a link, or a file that is not UTF-8 text), held as `gitRepository`. Every write
-///    a pass makes is a partner's change, and git obeys a repository's `config`.
+/// 5. nothing makes or changes a version-control repository, held as `repository`: no file
+///    named `HEAD` whose text git would take for a repository's (`GitRepositoryLook`) is written
+///    or moved into place, nothing is written or moved into a folder (the root included) whose
+///    `HEAD` on disk git would take, or could (a link, or a file that is not UTF-8 text), nor
+///    into another system's repository folder (`RepositoryFolders`: `.hg`, `.jj`, ...). Every
+///    write a pass makes is a partner's change, and these tools run commands their
+///    repository's configuration names.
 ///
 /// Pure: it reads `ProjectDisk` and returns a `Plan`; `DiskProject` carries plans out, each write
 /// atomically (a temporary file renamed into place).
@@ -69,8 +71,8 @@ public enum ProjectWriter {
         case notAFile
         /// Another file is at the path and is not moving away.
         case occupied
-        /// The file would make or change a git repository (rule 5).
-        case gitRepository
+        /// The file would make or change a version-control repository (rule 5).
+        case repository
     }
 
     /// What to do, in order, and what the daemon will know of each file once it is done.
@@ -135,9 +137,10 @@ private struct Planner<Disk: ProjectDisk> {
     /// Why `text` may not be put at `path` by a write or a move, nil when it may: an `obstacle`,
     /// or a git repository it would make or change (rule 5).
     func obstacle(_ path: ProjectPath, text: String) -> ProjectWriter.Hold? {
-        if GitRepositoryLook.isHeadName(path.name), GitRepositoryLook.looksLikeHead(text) { return .gitRepository }
+        if GitRepositoryLook.isHeadName(path.name), GitRepositoryLook.looksLikeHead(text) { return .repository }
+        if path.components.contains(where: RepositoryFolders.isMetadataName) { return .repository }
         if let obstacle = obstacle(path) { return obstacle }
-        return inRepository(path) ? .gitRepository : nil
+        return inRepository(path) ? .repository : nil
     }
 
     /// Whether a folder `path` is in (the root included) holds a `HEAD` git would take, or could,
