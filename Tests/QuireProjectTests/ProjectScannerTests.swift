@@ -149,6 +149,23 @@ import Testing
         #expect(result.ignored == 4)
     }
 
+    /// Other version-control systems' repository folders are left out as `.git` is: their
+    /// configuration (Mercurial's `hgrc`, which can hold a password in a path) is not shared.
+    @Test func otherRepositoryFoldersAreSkipped() throws {
+        let folder = try TemporaryFolder()
+        try folder.write(".hg/hgrc", "[paths]\ndefault = https://ann:secret@example.org/repo\n")
+        try folder.write(".hg/requires", "store\n")
+        try folder.write("sub/.JJ/repo/config.toml", "[ui]\npager = \"less\"\n")
+        try folder.write("_darcs/prefs/defaults", "x\n")
+        try folder.write(".hgignore", "*.o\n")
+        try folder.write("a.txt", "f(x)\n")
+        let result = try ProjectScanner().scan(root: folder.path)
+        #expect(paths(result) == [".hgignore", "a.txt"])
+        #expect(!result.folders.contains { $0.contains(".hg") || $0.lowercased().contains(".jj") || $0.contains("_darcs") }, "\(result.folders)")
+        #expect(ProjectScanner().isIgnored(try ProjectPath(".hg/hgrc"), root: folder.path))
+        #expect(!ProjectScanner().isIgnored(try ProjectPath(".hgignore"), root: folder.path))
+    }
+
     @Test func unusableNamesAreReportedNotShared() throws {
         let folder = try TemporaryFolder()
         try folder.write("ok.txt", "x")

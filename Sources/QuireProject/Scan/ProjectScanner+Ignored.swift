@@ -2,7 +2,7 @@ import Glibc
 
 extension ProjectScanner {
     /// Whether the scan would leave `path` (under the folder `root`) out by the ignore rules:
-    /// it lies in `.git`, or the `.gitignore` and `.quireignore` files on its way, read as the
+    /// it lies in `.git` or another system's repository folder (`RepositoryFolders`), or the `.gitignore` and `.quireignore` files on its way, read as the
     /// scan reads them (each folder opened from the root without following links, no ignore file
     /// that is a link or a special file, none that `FolderTrust` refuses in a folder others may
     /// write in, none over `limits.ignoreFileBytes`), rule it or a folder on its way out. An
@@ -39,7 +39,7 @@ public struct IgnoreLookup {
     /// Whether `path` is left out (see `ProjectScanner.isIgnored`).
     /// - Complexity: O(1) when its folder was walked to before; else as `isIgnored`.
     public mutating func isIgnored(_ path: ProjectPath) -> Bool {
-        if path.components.contains(where: { $0 == ".git" }) { return true }
+        if path.components.contains(where: { $0 == ".git" || RepositoryFolders.isMetadataName($0) }) { return true }
         let folders = [""] + path.ancestors
         guard let last = folders.last else { return false }
         if self.folders[last] == nil { walk(to: folders, of: path) }

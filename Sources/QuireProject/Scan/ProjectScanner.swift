@@ -225,7 +225,9 @@ public struct ProjectScanner: Sendable {
             let rules = rules.adding(folder: path, files: files)
             let othersMayWrite = trust.othersMayWrite(fd: fd)
 
-            for rawName in listing where rawName != Array(".git".utf8) {
+            // A repository's own folder is never a project's: git's, or another system's
+            // (whose configuration a partner must not read, nor write: `RepositoryFolders`).
+            for rawName in listing where rawName != Array(".git".utf8) && !RepositoryFolders.isMetadataName(Substring(String(decoding: rawName, as: UTF8.self))) {
                 let shownPath = Self.joined(path, Self.shownName(rawName))
                 guard let name = String(validating: rawName, as: UTF8.self) else {
                     result.leftOut.append(LeftOut(path: shownPath, reason: .unusableName("it is not UTF-8")))
