@@ -62,16 +62,40 @@ import Testing
         #expect(onto.held == [f3: .repository] && onto.actions.isEmpty)
     }
 
-    /// Once the tree deletes the repository's HEAD and the removal is planned (removals come
-    /// first), the folder is an ordinary one again.
-    @Test func aFolderWhoseHeadTheTreeRemovesTakesFilesAgain() throws {
-        var disk = MemoryDisk(entries: ["repo.git/HEAD": .file(head), "repo.git/config": .file("[core]\n")])
-        let known = try wanted([(f1, "repo.git/HEAD", head), (f2, "repo.git/config", "[core]\n")])
-        let want = try wanted([(f2, "repo.git/config", "[core]\n\tbare = true\n")])
+    /// The tree deleting or moving away a repository's files removes or moves none of them: not
+    /// its HEAD (which would make a later write live once the HEAD came back), not the rest
+    /// (which would strip the person's repository), not in the same plan as a write either.
+    @Test func aRepositorysFilesAreNeitherRemovedNorMovedAway() throws {
+        let disk = MemoryDisk(entries: ["repo.git/HEAD": .file(head), "repo.git/config": .file("[core]\n"),
+                                        "repo.git/refs/heads/main": .file("x\n")])
+        let known = try wanted([(f1, "repo.git/HEAD", head), (f2, "repo.git/config", "[core]\n"), (f3, "repo.git/refs/heads/main", "x\n")])
+        let deleted = ProjectWriter.plan(wanted: [:], known: known, open: [], disk: disk)
+        #expect(deleted.actions.isEmpty)
+        #expect(deleted.held == [f1: .repository, f2: .repository, f3: .repository])
+        #expect(deleted.known == known, "still known where they are")
+        let headGoneConfigWritten = ProjectWriter.plan(wanted: try wanted([(f2, "repo.git/config", "[core]\n\tfsmonitor = x\n")]),
+                                                       known: known, open: [], disk: disk)
+        #expect(headGoneConfigWritten.actions.isEmpty && headGoneConfigWritten.held.count == 3)
+        let movedOut = ProjectWriter.plan(wanted: try wanted([(f1, "repo.git/HEAD", head), (f2, "new/config", "[core]\n"), (f3, "new/refs/heads/main", "x\n")]),
+                                          known: known, open: [], disk: disk)
+        #expect(movedOut.actions.isEmpty && movedOut.held == [f2: .repository, f3: .repository])
+        // Another system's repository folder is kept the same way.
+        let hg = MemoryDisk(entries: [".hg/hgrc": .file("[ui]\n"), ".hg/requires": .file("store\n")])
+        let hgKnown = try wanted([(f1, ".hg/hgrc", "[ui]\n"), (f2, ".hg/requires", "store\n")])
+        let hgPlan = ProjectWriter.plan(wanted: try wanted([(f2, "requires.txt", "store\n")]), known: hgKnown, open: [], disk: hg)
+        #expect(hgPlan.actions.isEmpty && hgPlan.held == [f1: .repository, f2: .repository])
+    }
+
+    /// A folder whose HEAD git would not take is an ordinary one: its files are removed, moved
+    /// and written as any others.
+    @Test func aFolderWithAnOrdinaryHeadIsOrdinary() throws {
+        var disk = MemoryDisk(entries: ["notes/HEAD": .file("# Heading\n"), "notes/config": .file("f(x)\n")])
+        let known = try wanted([(f1, "notes/HEAD", "# Heading\n"), (f2, "notes/config", "f(x)\n")])
+        let want = try wanted([(f2, "notes/config.txt", "f(x)\n"), (f3, "notes/new.txt", "<A17>\n")])
         let plan = ProjectWriter.plan(wanted: want, known: known, open: [], disk: disk)
         #expect(plan.held.isEmpty)
         disk.perform(plan.actions)
-        #expect(disk.entries["repo.git/HEAD"] == nil && disk.entries["repo.git/config"] == .file("[core]\n\tbare = true\n"))
+        #expect(disk.entries["notes/HEAD"] == nil && disk.entries["notes/config.txt"] == .file("f(x)\n") && disk.entries["notes/new.txt"] == .file("<A17>\n"))
     }
 }
 

@@ -29,11 +29,11 @@ public protocol ProjectDisk {
 ///    then the removal of folders a removal or rename emptied (only if nothing at all is left);
 /// 5. nothing makes or changes a version-control repository, held as `repository`: no file
 ///    named `HEAD` whose text git would take for a repository's (`GitRepositoryLook`) is written
-///    or moved into place, nothing is written or moved into a folder (the root included) whose
-///    `HEAD` on disk git would take, or could (a link, or a file that is not UTF-8 text), nor
-///    into another system's repository folder (`RepositoryFolders`: `.hg`, `.jj`, ...). Every
-///    write a pass makes is a partner's change, and these tools run commands their
-///    repository's configuration names.
+///    or moved into place, and nothing is written, removed, moved into or moved out of a folder
+///    (the root included) whose `HEAD` on disk git would take, or could (a link, or a file that
+///    is not UTF-8 text), nor another system's repository folder (`RepositoryFolders`: `.hg`,
+///    `.jj`, ...). Every step a pass takes is a partner's change, and these tools run commands
+///    their repository's configuration names.
 ///
 /// Pure: it reads `ProjectDisk` and returns a `Plan`; `DiskProject` carries plans out, each write
 /// atomically (a temporary file renamed into place).
@@ -135,7 +135,7 @@ private struct Planner<Disk: ProjectDisk> {
     }
 
     /// Why `text` may not be put at `path` by a write or a move, nil when it may: an `obstacle`,
-    /// or a git repository it would make or change (rule 5).
+    /// or a repository it would make or change (rule 5).
     func obstacle(_ path: ProjectPath, text: String) -> ProjectWriter.Hold? {
         if GitRepositoryLook.isHeadName(path.name), GitRepositoryLook.looksLikeHead(text) { return .repository }
         if path.components.contains(where: RepositoryFolders.isMetadataName) { return .repository }
@@ -143,9 +143,16 @@ private struct Planner<Disk: ProjectDisk> {
         return inRepository(path) ? .repository : nil
     }
 
+    /// Whether a file at `path` is a repository's own, which no removal or move takes away
+    /// (rule 5): in another system's repository folder, or in a folder whose `HEAD` git takes.
+    func isRepositorys(_ path: ProjectPath) -> Bool {
+        path.components.contains(where: RepositoryFolders.isMetadataName) || inRepository(path)
+    }
+
     /// Whether a folder `path` is in (the root included) holds a `HEAD` git would take, or could,
-    /// for a repository's. Each folder is looked at once per plan: only the removals, which come
-    /// first, can change what a folder's `HEAD` is, as every other step is held by this rule.
+    /// for a repository's, on the disk as the plan found it. Each folder is looked at once per
+    /// plan: no step of it can change what a folder's `HEAD` is, as this rule holds every removal,
+    /// move or write that would.
     func inRepository(_ path: ProjectPath) -> Bool {
         for folder in [""] + path.ancestors {
             if let known = folders.repositories[folder] {
@@ -160,7 +167,7 @@ private struct Planner<Disk: ProjectDisk> {
             }
             var found = false
             if let head = try? ProjectPath(folder.isEmpty ? "HEAD" : folder + "/HEAD") {
-                switch entry(head) {
+                switch disk.entry(at: head) {
                 case .symbolicLink: found = true
                 case .file(let text): found = text.map(GitRepositoryLook.looksLikeHead) ?? true
                 case .absent, .folder, .other: found = false
@@ -239,6 +246,10 @@ private struct Planner<Disk: ProjectDisk> {
             case .absent:
                 plan.known[file] = nil
             case .file(known.text):
+                if isRepositorys(known.path) {
+                    hold(file, .repository)
+                    continue
+                }
                 record(.remove(known.path))
                 plan.known[file] = nil
             case .symbolicLink: hold(file, .linkOnPath)
@@ -254,6 +265,9 @@ private struct Planner<Disk: ProjectDisk> {
             guard let known = plan.known[file], known.path != target.path else { continue }
             if open.contains(known.path) || open.contains(target.path) { hold(file, .openInEditor); continue }
             switch entry(known.path) {
+            case .file(known.text) where isRepositorys(known.path):
+                hold(file, .repository)
+                continue
             case .file(known.text): break
             case .absent:
                 // Gone from its old place: the write phase puts it at the new one.
