@@ -2,7 +2,8 @@ import Glibc
 
 extension ProjectScanner {
     /// Whether the scan would leave `path` (under the folder `root`) out by the ignore rules:
-    /// it lies in `.git` or another system's repository folder (`RepositoryFolders`), or the `.gitignore` and `.quireignore` files on its way, read as the
+    /// it lies in `.git` or another system's repository folder (`RepositoryFolders`), or the
+    /// `.gitignore` and `.quireignore` files on its way, read as the
     /// scan reads them (each folder opened from the root without following links, no ignore file
     /// that is a link or a special file, none that `FolderTrust` refuses in a folder others may
     /// write in, none over `limits.ignoreFileBytes`), rule it or a folder on its way out. An
