@@ -12,42 +12,21 @@ import Testing
 @Suite(.serialized) struct GitFolderHoldTests {
     private static let config = Array("[core]\n\tfsmonitor = \"touch /tmp/quire-pwned\"\n".utf8)
 
-    /// A host and a joiner of the host's `files`, linked, once `a.txt` reached the joiner.
-    private func pair(_ files: [String: [UInt8]], name: String, port: UInt64, log: LogCapture)
-        throws -> (net: PeerTestNetwork, host: Daemon, joiner: Daemon, root: String, copy: String, keep: (Any, TestEditor)) {
+    /// A host sharing `files` and `a.txt`, and a joiner of it, linked (`JoinedPair`).
+    private func joined(_ files: [String: [UInt8]], name: String, port: UInt64, log: LogCapture) throws -> JoinedPair {
         let root = try ProjectFixture.folder(files.merging(["a.txt": Array("a\n".utf8)]) { $1 }, name: name)
-        let net = PeerTestNetwork()
-        let host = net.makeDaemon(port, log: log), joiner = net.makeDaemon(port + 10, log: log)
-        let transports = [RecordingTransport(), RecordingTransport()]   // held weakly by the daemons
-        host.transport = transports[0]
-        joiner.transport = transports[1]
-        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
-        hostEditor.initialize(user: "ann")
-        joinerEditor.initialize(user: "mallory")
-        let reply = hostEditor.request("project/share", ["root": .string(root)])
-        let shared = try #require(reply["result"], "\(reply)")
-        let key = try #require(shared["key"]?.stringValue)
-        let copy = DaemonProcess.temporaryDirectory(name + "-join") + "/copy"
-        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(copy)])
-        let wire = try net.link(joiner, host, scope: .project(key: key))
-        #expect(ProjectPeerTests.settle(net, [host, joiner]) { ProjectFixture.read(copy + "/a.txt") == "a\n" })
-        return (net, host, joiner, root, copy, ((wire, transports, hostEditor), joinerEditor))
-    }
-
-    /// The joiner's person writes the files; the joiner scans them and sends them to the host.
-    private func writeOnJoiner(_ files: [String: [UInt8]], in copy: String, of joiner: Daemon) throws {
-        for (path, bytes) in files { try ProjectFixture.write(bytes, to: copy + "/" + path) }
-        for project in joiner.projects.projects.values { project.needsScan = true }
+        return try JoinedPair(root: root, name: name, ports: (port, port + 10), hostLog: log, joinerLog: log)
     }
 
     @Test func aPartnersBareRepositoryIsNotMadeOnTheHostsDisk() throws {
         let log = LogCapture()
-        let (net, host, joiner, root, copy, keep) = try pair([:], name: "git-bare", port: 48_880, log: log)
+        let pair = try joined([:], name: "git-bare", port: 48_880, log: log)
+        let (net, host, joiner, root) = (pair.net, pair.host, pair.joiner, pair.root)
         let files = ["evil/HEAD": Array("ref: refs/heads/main\n".utf8), "evil/config": Self.config,
                      "evil/objects/info/packs": Array("\n".utf8), "evil/refs/heads/main": Array(String(repeating: "ab", count: 20).utf8 + [0x0A]),
                      "detached/HEAD": Array((String(repeating: "0f", count: 20) + "\n").utf8), "detached/objects/x": Array("x\n".utf8),
                      "detached/refs/x": Array("x\n".utf8), "plain.txt": Array("plain\n".utf8)]
-        try writeOnJoiner(files, in: copy, of: joiner)
+        try pair.writeOnJoiner(files)
         let project = try #require(host.projects.projects.values.first)
         #expect(ProjectPeerTests.settle(net, [host, joiner]) {
             ProjectFixture.read(root + "/plain.txt") == "plain\n" && ProjectFixture.read(root + "/detached/refs/x") == "x\n"
@@ -61,7 +40,7 @@ import Testing
         for folder in ["evil", "detached"] {
             #expect(GitCheck.takesForRepository(root + "/" + folder) != true, "git does not take \(folder) for a repository")
         }
-        _ = keep
+        _ = pair
     }
 
     /// A repository the person keeps in the project (a test fixture, say): a partner's change to
@@ -70,7 +49,8 @@ import Testing
         let log = LogCapture()
         let fixture = ["fixture.git/HEAD": Array("ref:  refs/heads/main\n".utf8), "fixture.git/config": Array("[core]\n\tbare = true\n".utf8),
                        "fixture.git/objects/info/packs": Array("\n".utf8), "fixture.git/refs/heads/main": Array("x\n".utf8)]
-        let (net, host, joiner, root, copy, keep) = try pair(fixture, name: "git-fixture", port: 48_900, log: log)
+        let pair = try joined(fixture, name: "git-fixture", port: 48_900, log: log)
+        let (net, host, joiner, root, copy) = (pair.net, pair.host, pair.joiner, pair.root, pair.copy)
         #expect(GitCheck.takesForRepository(root + "/fixture.git") != false, "git takes the host's fixture for a repository")
         #expect(ProjectPeerTests.settle(net, [host, joiner]) { ProjectFixture.read(copy + "/fixture.git/config") != nil })
         #expect(!FileManager.default.fileExists(atPath: copy + "/fixture.git/HEAD"), "the host's HEAD is not made on the joiner's disk")
@@ -78,11 +58,11 @@ import Testing
         // The joiner's person changes the repository's config through their editor.
         let joined = try #require(joiner.projects.projects.values.first)
         let joinedConfig = try #require(joined.view.files[try ProjectPath("fixture.git/config")])
-        let editor = keep.1
+        let editor = pair.joinerEditor
         editor.open(joined.uri(of: joinedConfig), text: "")
         #expect(editor.string == "[core]\n\tbare = true\n")
         editor.edit(editor.text.count..<editor.text.count, with: "\tfsmonitor = \"touch /tmp/quire-pwned\"\n")
-        try writeOnJoiner(["plain.txt": Array("plain\n".utf8)], in: copy, of: joiner)
+        try pair.writeOnJoiner(["plain.txt": Array("plain\n".utf8)])
         let project = try #require(host.projects.projects.values.first)
         let config = try #require(project.view.files[try ProjectPath("fixture.git/config")])
         #expect(ProjectPeerTests.settle(net, [host, joiner]) {
@@ -93,19 +73,20 @@ import Testing
             log.all.contains { $0.contains("fixture.git/config not written: it would make or change a version-control repository") }
         }, "\(log.all.suffix(5))")
         #expect(ProjectFixture.read(root + "/fixture.git/config") == "[core]\n\tbare = true\n", "but not on its disk")
-        _ = keep
+        _ = pair
     }
 
     /// Files named `HEAD` that git would not take for a repository's, and the files beside them,
     /// are written as any other.
     @Test func anOrdinaryFileNamedHeadIsWritten() throws {
         let log = LogCapture()
-        let (net, host, joiner, root, copy, keep) = try pair([:], name: "git-ordinary", port: 48_920, log: log)
+        let pair = try joined([:], name: "git-ordinary", port: 48_920, log: log)
+        let (net, host, joiner, root) = (pair.net, pair.host, pair.joiner, pair.root)
         let files = ["notes/HEAD": Array("# Heading <A17>\n".utf8), "notes/config": Array("f(x)\n".utf8),
                      "bom/HEAD": Array([0xEF, 0xBB, 0xBF] + "ref: refs/heads/main\n".utf8), "short/HEAD": Array("0f0f\n".utf8)]
-        try writeOnJoiner(files, in: copy, of: joiner)
+        try pair.writeOnJoiner(files)
         #expect(ProjectPeerTests.settle(net, [host, joiner]) { files.allSatisfy { FileManager.default.contents(atPath: root + "/" + $0.key).map(Array.init) == $0.value } },
                 "\(log.all.suffix(5))")
-        _ = keep
+        _ = pair
     }
 }

@@ -14,21 +14,8 @@ import QuireTestSupport
         let root = try ProjectFixture.folder([
             ".gitignore": Array(".env\nsecrets/\n".utf8), ".env": Array("TOKEN=secret\n".utf8), "a.txt": Array("a\n".utf8),
         ], name: "ignored-paths")
-        let net = PeerTestNetwork()
-        let host = net.makeDaemon(2600), joiner = net.makeDaemon(2700)
-        let hostTransport = RecordingTransport(), joinerTransport = RecordingTransport()
-        host.transport = hostTransport
-        joiner.transport = joinerTransport
-        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
-        hostEditor.initialize(user: "ann")
-        joinerEditor.initialize(user: "mallory")
-        let reply = hostEditor.request("project/share", ["root": .string(root)])
-        let shared = try #require(reply["result"], "\(reply)")
-        let key = try #require(shared["key"]?.stringValue)
-        let directory = DaemonProcess.temporaryDirectory("ignored-join") + "/copy"
-        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
-        let wire = try net.link(joiner, host, scope: .project(key: key))
-        #expect(ProjectPeerTests.settle(net, [host, joiner]) { ProjectFixture.read(directory + "/a.txt") == "a\n" })
+        let pair = try JoinedPair(root: root, name: "ignored", ports: (2600, 2700))
+        let (net, host, joiner, hostEditor, key, directory) = (pair.net, pair.host, pair.joiner, pair.hostEditor, pair.key, pair.copy)
         // The partner's program empties its copy of the ignore file and makes the two files.
         try ProjectFixture.write([], to: directory + "/.gitignore")
         try ProjectFixture.write(Array("TOKEN=partner\n".utf8), to: directory + "/.env")
@@ -59,6 +46,6 @@ import QuireTestSupport
         #expect(ifShared["result"]?["shared"] == .bool(false), "\(ifShared)")
         _ = ProjectPeerTests.settle(net, [host, joiner]) { false }
         #expect(ProjectFixture.read(directory + "/.env") == "TOKEN=partner\n", "the secret never reached the partner")
-        _ = (wire, hostTransport, joinerTransport)
+        _ = pair
     }
 }

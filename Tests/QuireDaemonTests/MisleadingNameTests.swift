@@ -11,21 +11,9 @@ import Testing
 @Suite(.serialized) struct MisleadingNameTests {
     @Test func aPartnersMisleadingFileNamesAreNotMadeOnDisk() throws {
         let root = try ProjectFixture.folder(["a.txt": Array("a\n".utf8)], name: "misleading")
-        let net = PeerTestNetwork()
         let log = LogCapture()
-        let host = net.makeDaemon(48_860, log: log), joiner = net.makeDaemon(48_870)
-        let hostTransport = RecordingTransport(), joinerTransport = RecordingTransport()
-        host.transport = hostTransport
-        joiner.transport = joinerTransport
-        let hostEditor = TestEditor(daemon: host), joinerEditor = TestEditor(daemon: joiner)
-        hostEditor.initialize(user: "ann")
-        joinerEditor.initialize(user: "mallory")
-        let shared = try #require(hostEditor.request("project/share", ["root": .string(root)])["result"])
-        let key = try #require(shared["key"]?.stringValue)
-        let directory = DaemonProcess.temporaryDirectory("misleading-join") + "/copy"
-        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(directory)])
-        let wire = try net.link(joiner, host, scope: .project(key: key))
-        #expect(ProjectPeerTests.settle(net, [host, joiner]) { ProjectFixture.read(directory + "/a.txt") == "a\n" })
+        let pair = try JoinedPair(root: root, name: "misleading", ports: (48_860, 48_870), hostLog: log)
+        let (net, host, joiner, key, directory) = (pair.net, pair.host, pair.joiner, pair.key, pair.copy)
         let names = ["invoice\u{202E}txt.exe", "esc\u{9B}31m.txt", "line\u{2028}break.txt"]
         for name in names { try ProjectFixture.write(Array("payload\n".utf8), to: directory + "/" + name) }
         try ProjectFixture.write(Array("plain\n".utf8), to: directory + "/plain.txt")
@@ -37,7 +25,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: root + "/" + name), "\(name.debugDescription) is not made on the host's disk")
         }
         #expect(log.all.contains { $0.contains("not written: its name holds a character that reorders") }, "\(log.all.suffix(5))")
-        _ = wire
+        _ = pair
     }
 
     /// A join line's project name is the default folder's name: one that would pass for another

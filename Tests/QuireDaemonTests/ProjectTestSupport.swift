@@ -6,6 +6,7 @@ import QuireProject
 import QuireProtocol
 import QuireTestSupport
 import ReplicatingTypes
+import Testing
 
 /// A transport that records what the daemon asks of it (no network).
 final class RecordingTransport: PeerTransport {
@@ -153,5 +154,52 @@ final class ManualSchedule {
         let work = due
         due = []
         for item in work { item.work() }
+    }
+}
+
+/// A host (`ann`) sharing `root` and a joiner (`mallory`) of it, each with a test editor, linked
+/// over a test wire once the joiner has the project's `a.txt`: how the tests of what a partner's
+/// files may do on a daemon's disk begin. Keeps the transports and the wire alive with it.
+final class JoinedPair {
+    let net = PeerTestNetwork()
+    let host: Daemon
+    let joiner: Daemon
+    let hostEditor: TestEditor
+    let joinerEditor: TestEditor
+    let key: String
+    let root: String
+    /// The joiner's copy of the project.
+    let copy: String
+    private let kept: [Any]
+
+    /// `root` must hold `a.txt` with `a\n`; `name` names the joiner's folder.
+    init(root: String, name: String, ports: (host: UInt64, joiner: UInt64), hostLog: LogCapture? = nil, joinerLog: LogCapture? = nil) throws {
+        self.root = root
+        host = net.makeDaemon(ports.host, log: hostLog)
+        joiner = net.makeDaemon(ports.joiner, log: joinerLog)
+        let transports = [RecordingTransport(), RecordingTransport()]   // held weakly by the daemons
+        host.transport = transports[0]
+        joiner.transport = transports[1]
+        hostEditor = TestEditor(daemon: host)
+        joinerEditor = TestEditor(daemon: joiner)
+        hostEditor.initialize(user: "ann")
+        joinerEditor.initialize(user: "mallory")
+        let reply = hostEditor.request("project/share", ["root": .string(root)])
+        let shared = try #require(reply["result"], "\(reply)")
+        key = try #require(shared["key"]?.stringValue)
+        copy = DaemonProcess.temporaryDirectory(name + "-join") + "/copy"
+        _ = joinerEditor.request("project/join", ["line": try #require(shared["line"]), "directory": .string(copy)])
+        let wire = try net.link(joiner, host, scope: .project(key: key))
+        kept = [transports, wire]
+        #expect(settle { ProjectFixture.read(self.copy + "/a.txt") == "a\n" })
+    }
+
+    /// `ProjectPeerTests.settle` of the two daemons.
+    func settle(_ condition: () -> Bool) -> Bool { ProjectPeerTests.settle(net, [host, joiner], until: condition) }
+
+    /// The joiner's person writes `files` into its copy; the joiner scans them at its next round.
+    func writeOnJoiner(_ files: [String: [UInt8]]) throws {
+        for (path, bytes) in files { try ProjectFixture.write(bytes, to: copy + "/" + path) }
+        for project in joiner.projects.projects.values { project.needsScan = true }
     }
 }

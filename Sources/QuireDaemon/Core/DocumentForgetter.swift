@@ -84,17 +84,22 @@ final class DocumentForgetter {
             } else if rounds < Self.maximumRounds, nextRound[document.id].map({ $0.sweep <= sweeps }) ?? true,
                       stability.startRound(document, forget: true) {
                 rounds += 1
-                // A count whose next round fell due long ago is stale (the document was kept
-                // meanwhile, say an editor showed it): it starts again from the first delay.
-                let last = nextRound[document.id].flatMap { sweeps - $0.sweep > Self.retrySweeps ? nil : $0.rounds } ?? 0
+                // A stale count starts again from the first delay.
+                let last = nextRound[document.id].flatMap { isStale($0) ? nil : $0.rounds } ?? 0
                 let started = last + 1
                 nextRound[document.id] = (sweeps + Self.retryDelay(afterRounds: started), started)
             }
         }
         // Only stale counts go (they would start again anyway): a holder that is away keeps its
         // documents at one round per `retrySweeps`, however many they are.
-        if nextRound.count > Self.sweepLimit { nextRound = nextRound.filter { sweeps - $0.value.sweep <= Self.retrySweeps } }
+        if nextRound.count > Self.sweepLimit { nextRound = nextRound.filter { !isStale($0.value) } }
         flush()
+    }
+
+    /// Whether a document's round count is stale: its next round fell due long ago (the document
+    /// was kept meanwhile, say an editor showed it), so it no longer says how often it failed.
+    private func isStale(_ next: (sweep: Int, rounds: Int)) -> Bool {
+        sweeps - next.sweep > Self.retrySweeps
     }
 
     /// A forget round of `document` started here reached every holder: it goes at the next flush.
