@@ -223,8 +223,7 @@ final class ProjectWatcher: @unchecked Sendable {
             if !isOwn(watch: watch, mask: mask, cookie: cookie, name: name) {
                 own = false
                 if foreignEvents.count < 8 {
-                    let text = String(decoding: name, as: UTF8.self)
-                    foreignEvents.append(ForeignEvent(mask: mask, path: folder.isEmpty || text.isEmpty ? folder + text : folder + "/" + text))
+                    foreignEvents.append(ForeignEvent(mask: mask, path: Self.path(folder, String(decoding: name, as: UTF8.self))))
                 }
             }
         }
@@ -255,11 +254,16 @@ final class ProjectWatcher: @unchecked Sendable {
             return take(Expected(folder: folder, name: text, kind: mask & UInt32(IN_ISDIR) != 0 ? .folderRemoved : .removed))
         }
         if mask & UInt32(IN_CREATE) != 0, mask & UInt32(IN_ISDIR) != 0 {
-            let path = folder.isEmpty ? text : folder + "/" + text
+            let path = Self.path(folder, text)
             if madeFolders.remove(path) == nil { createdFolders.insert(path) }
             return true
         }
         return false
+    }
+
+    /// `name` in `folder`, relative to the root ("" for either: the other alone).
+    private static func path(_ folder: String, _ name: String) -> String {
+        folder.isEmpty || name.isEmpty ? folder + name : folder + "/" + name
     }
 
     /// Takes one expected event; whether it was expected.

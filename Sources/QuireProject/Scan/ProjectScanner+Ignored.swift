@@ -40,7 +40,7 @@ public struct IgnoreLookup {
     /// Whether `path` is left out (see `ProjectScanner.isIgnored`).
     /// - Complexity: O(1) when its folder was walked to before; else as `isIgnored`.
     public mutating func isIgnored(_ path: ProjectPath) -> Bool {
-        if path.components.contains(where: { $0 == ".git" || RepositoryFolders.isMetadataName($0) }) { return true }
+        if path.components.contains(where: RepositoryFolders.isLeftOutByScans) { return true }
         let folders = [""] + path.ancestors
         guard let last = folders.last else { return false }
         if self.folders[last] == nil { walk(to: folders, of: path) }

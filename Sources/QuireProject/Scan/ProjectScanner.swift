@@ -227,7 +227,7 @@ public struct ProjectScanner: Sendable {
 
             // A repository's own folder is never a project's: git's, or another system's
             // (whose configuration a partner must not read, nor write: `RepositoryFolders`).
-            for rawName in listing where rawName != Array(".git".utf8) && !RepositoryFolders.isMetadataName(Substring(String(decoding: rawName, as: UTF8.self))) {
+            for rawName in listing where !RepositoryFolders.isLeftOutByScans(Substring(String(decoding: rawName, as: UTF8.self))) {
                 let shownPath = Self.joined(path, Self.shownName(rawName))
                 guard let name = String(validating: rawName, as: UTF8.self) else {
                     result.leftOut.append(LeftOut(path: shownPath, reason: .unusableName("it is not UTF-8")))

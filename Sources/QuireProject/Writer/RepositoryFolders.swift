@@ -10,6 +10,12 @@
 public enum RepositoryFolders {
     public static let names = [".hg", ".jj", ".svn", ".bzr", "_darcs", ".pijul"]
 
+    /// Whether a scan leaves a folder named `name` out as a repository's own: `.git`, or one of
+    /// `names` (`ProjectScanner`, `IgnoreLookup`).
+    public static func isLeftOutByScans(_ name: Substring) -> Bool {
+        name == ".git" || isMetadataName(name)
+    }
+
     /// Whether `name` is one of `names`, in any ASCII letter case.
     public static func isMetadataName(_ name: Substring) -> Bool {
         names.contains { candidate in
